@@ -1,0 +1,103 @@
+/*===- kiln/model_abi.h - What a compiled Kiln model exports ------*- C -*-===*
+ *
+ * A model compiled by Kiln is one shared object that exports exactly two C
+ * symbols:
+ *
+ *   const kiln_abi_model *kiln_abi_describe(void);
+ *   int32_t kiln_abi_run(const kiln_abi_run_args *args);
+ *
+ * `kiln_abi_describe` returns a pointer to read-only data inside the object;
+ * the first field of that data is always `abi_version`, so a loader can refuse
+ * an object of another version before it reads anything else.
+ *
+ * Application code does not use this header directly: it uses the runtime
+ * (`kiln/runtime.h`), which opens the object, checks the version and the CPU
+ * features, validates every input, and only then calls `kiln_abi_run`. The
+ * compiler (lib/Target) emits exactly these layouts.
+ *
+ * Rules of change: fields are only appended; anything else bumps
+ * KILN_ABI_VERSION.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef KILN_MODEL_ABI_H
+#define KILN_MODEL_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the layouts below. A runtime loads only models of its version. */
+#define KILN_ABI_VERSION 1u
+
+/* Element types. The numbers are ONNX's TensorProto.DataType numbers, so that a
+ * value read from an ONNX model needs no translation. Only grows. */
+typedef enum kiln_dtype {
+  KILN_DTYPE_INVALID = 0,
+  KILN_DTYPE_F32 = 1,
+  KILN_DTYPE_U8 = 2,
+  KILN_DTYPE_I8 = 3,
+  KILN_DTYPE_U16 = 4,
+  KILN_DTYPE_I16 = 5,
+  KILN_DTYPE_I32 = 6,
+  KILN_DTYPE_I64 = 7,
+  /* 8 is ONNX's STRING, which Kiln does not support. */
+  KILN_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
+  KILN_DTYPE_F16 = 10,
+  KILN_DTYPE_F64 = 11,
+  KILN_DTYPE_U32 = 12,
+  KILN_DTYPE_U64 = 13,
+  KILN_DTYPE_BF16 = 16
+} kiln_dtype;
+
+/* One input or output of the model. Shapes are static: every entry of `shape`
+ * is >= 0. Tensors are dense, row-major (C order), without padding. */
+typedef struct kiln_abi_tensor {
+  const char *name;     /* the ONNX graph input/output name, NUL-terminated */
+  int32_t dtype;        /* a kiln_dtype */
+  int32_t rank;         /* number of entries in `shape` */
+  const int64_t *shape; /* `rank` dimensions */
+} kiln_abi_tensor;
+
+/* The model descriptor. */
+typedef struct kiln_abi_model {
+  uint32_t abi_version;       /* == KILN_ABI_VERSION; always the first field */
+  uint32_t reserved;          /* zero */
+  const char *target_triple;  /* e.g. "x86_64-unknown-linux-gnu" */
+  const char *cpu;            /* the CPU the code was tuned for, e.g. "znver4" */
+  const char *cpu_features;   /* features the code requires, comma-separated
+                                 without signs, e.g. "avx2,fma,avx512f"; "" for
+                                 none. A runtime refuses a model that needs a
+                                 feature the running CPU lacks, or one the
+                                 runtime cannot check. */
+  const char *producer;       /* e.g. "kiln 0.1.0" */
+  int64_t num_inputs;
+  const kiln_abi_tensor *inputs;
+  int64_t num_outputs;
+  const kiln_abi_tensor *outputs;
+  uint64_t workspace_size;    /* bytes of scratch memory `run` needs, 0 if none */
+  uint64_t workspace_align;   /* alignment of that memory in bytes, power of 2 */
+} kiln_abi_model;
+
+/* Arguments of one run. The runtime has validated everything before the call:
+ * the model code trusts these pointers. */
+typedef struct kiln_abi_run_args {
+  uint32_t abi_version;       /* == KILN_ABI_VERSION */
+  int32_t num_threads;        /* > 0 */
+  const void *const *inputs;  /* num_inputs pointers, in descriptor order */
+  void *const *outputs;       /* num_outputs pointers, in descriptor order */
+  void *workspace;            /* workspace_size bytes, or NULL if that is 0 */
+} kiln_abi_run_args;
+
+/* Return codes of kiln_abi_run. */
+#define KILN_ABI_RUN_OK 0
+#define KILN_ABI_RUN_BAD_ARGS 1   /* version mismatch or a NULL pointer */
+#define KILN_ABI_RUN_NO_MEMORY 2  /* an internal allocation failed */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_MODEL_ABI_H */

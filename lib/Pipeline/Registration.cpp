@@ -1,0 +1,19 @@
+//===- Registration.cpp - Register Kiln's dialects and passes -------------===//
+
+#include "lib/Pipeline/Registration.h"
+
+#include "dialects/Graph/GraphDialect.h"
+#include "dialects/Graph/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace kiln {
+
+void registerDialects(mlir::DialectRegistry &registry) {
+  registry.insert<graph::GraphDialect, mlir::func::FuncDialect>();
+}
+
+void registerPassesAndPipelines() { graph::registerGraphPasses(); }
+
+} // namespace kiln

@@ -1,0 +1,22 @@
+//===- Registration.h - Register Kiln's dialects and passes -----*- C++ -*-===//
+
+#ifndef KILN_LIB_PIPELINE_REGISTRATION_H
+#define KILN_LIB_PIPELINE_REGISTRATION_H
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace kiln {
+
+/// Adds every Kiln dialect, and the upstream dialects Kiln's pipelines
+/// produce, to `registry`.
+void registerDialects(mlir::DialectRegistry &registry);
+
+/// Registers every Kiln pass (`--kiln-...`) and pipeline with the global
+/// registry, for kiln-opt and for textual pipelines.
+void registerPassesAndPipelines();
+
+} // namespace kiln
+
+#endif // KILN_LIB_PIPELINE_REGISTRATION_H

@@ -1,0 +1,32 @@
+# Lit configuration of Kiln's tests: textual IR through kiln-opt, and the
+# tools on small models.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "Kiln"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
+# Folders that hold other kinds of tests (unit, python) or inputs.
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "unit", "python", "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%kiln_src_root", config.kiln_src_root))
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
+
+tools = [ToolSubst("kiln-opt", unresolved="fatal")]
+for optional in ["kiln-compile", "kiln-run"]:
+    if os.path.exists(os.path.join(config.kiln_tools_dir, optional)):
+        tools.append(ToolSubst(optional))
+        config.available_features.add(optional)
+llvm_config.add_tool_substitutions(tools, [config.kiln_tools_dir, config.llvm_tools_dir])

@@ -1,0 +1,27 @@
+//===- kiln-opt.cpp - Kiln's mlir-opt -------------------------------------===//
+//
+// Runs any Kiln or upstream pass or pipeline on textual IR. Every upstream
+// dialect and pass is registered as in mlir-opt, plus Kiln's dialects, passes
+// (`--kiln-...`) and pipelines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Pipeline/Registration.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllPasses();
+  kiln::registerDialects(registry);
+  kiln::registerPassesAndPipelines();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "Kiln optimizer driver: runs Kiln and MLIR passes\n",
+      registry));
+}
