@@ -1,0 +1,220 @@
+/*===- kiln/runtime.h - The Kiln runtime's C API -----------------*- C -*-===*
+ *
+ * libkiln_runtime opens a model compiled by Kiln (one shared object exporting
+ * the ABI of kiln/model_abi.h), checks that it can run here, and runs it on
+ * buffers owned by the caller. Everything the caller passes is validated; a
+ * mistake is reported as a status, never undefined behaviour.
+ *
+ * Conventions:
+ *   - Handles are opaque. An object returned through an out-parameter is owned
+ *     by the caller and freed by the matching *_release / *_free function.
+ *   - A function returning kiln_status returns NULL on success; any other value
+ *     is an error the caller owns and must free with kiln_status_free().
+ *   - Each function states whether it may be called concurrently.
+ *   - Enums and structs only grow at the end.
+ *
+ * Opening a model runs its code (its constructors, then its entry points):
+ * open only models you trust. "Never trusting the caller" is about the
+ * arguments of this API, not about the model object itself.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/model_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define KILN_RUNTIME_API
+#else
+#define KILN_RUNTIME_API __attribute__((visibility("default")))
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Status
+ *===----------------------------------------------------------------------===*/
+
+/* What went wrong. Only grows at the end. (The _t suffix leaves the name
+ * kiln_status_code to the accessor below.) */
+typedef enum kiln_status_code_e {
+  KILN_STATUS_OK = 0,
+  KILN_STATUS_INVALID_ARGUMENT = 1, /* the caller passed something wrong */
+  KILN_STATUS_NOT_FOUND = 2,        /* a file or a name does not exist */
+  KILN_STATUS_ABI_MISMATCH = 3,     /* not a Kiln model, or another version */
+  KILN_STATUS_UNSUPPORTED_CPU = 4,  /* wrong architecture or missing feature */
+  KILN_STATUS_IO = 5,               /* a file exists but cannot be read */
+  KILN_STATUS_OUT_OF_MEMORY = 6,
+  KILN_STATUS_INTERNAL = 7,     /* a bug in the runtime or the model */
+  KILN_STATUS_INVALID_MODEL = 8 /* a Kiln model with a broken descriptor,
+                                   or a file that is not a shared object */
+} kiln_status_code_t;
+
+/* An error: a code and a message. NULL means OK. Owned by whoever received
+ * it; immutable, so it may be read from several threads. */
+typedef struct kiln_status_s *kiln_status;
+
+/* The code of `status`; KILN_STATUS_OK for NULL. Thread-safe. */
+KILN_RUNTIME_API kiln_status_code_t kiln_status_code(kiln_status status);
+
+/* The message of `status`, NUL-terminated, one line, never NULL ("OK" for
+ * NULL). Valid until the status is freed. Thread-safe. */
+KILN_RUNTIME_API const char *kiln_status_message(kiln_status status);
+
+/* A static name for `code`, e.g. "INVALID_ARGUMENT". Thread-safe. */
+KILN_RUNTIME_API const char *kiln_status_code_name(kiln_status_code_t code);
+
+/* Frees `status`; NULL is accepted. Not concurrently with other uses of the
+ * same status. */
+KILN_RUNTIME_API void kiln_status_free(kiln_status status);
+
+/*===----------------------------------------------------------------------===*
+ * Element types and CPU features
+ *===----------------------------------------------------------------------===*/
+
+/* A static short name for `dtype` ("f32", "i64", "bool", "bf16", ...), or NULL
+ * if `dtype` is not a kiln_dtype. Thread-safe. */
+KILN_RUNTIME_API const char *kiln_dtype_name(int32_t dtype);
+
+/* Bytes per element of `dtype`, or 0 if it is not a kiln_dtype. Thread-safe. */
+KILN_RUNTIME_API size_t kiln_dtype_size(int32_t dtype);
+
+/* The CPU features this runtime can check for the architecture of
+ * `target_triple` (e.g. "x86_64-unknown-linux-gnu", "aarch64-linux-gnu"), as
+ * a static comma-separated list in LLVM's spelling ("avx2,fma,..."). NULL
+ * means the machine the runtime runs on. Returns "" for an architecture the
+ * runtime does not know. A compiler records in a model's `cpu_features` only
+ * names from this list: the runtime refuses any other. Thread-safe. */
+KILN_RUNTIME_API const char *
+kiln_runtime_known_cpu_features(const char *target_triple);
+
+/* 1 if the running CPU (and the OS) supports `feature`, 0 if not, -1 if the
+ * runtime cannot check that name on this architecture. Thread-safe. */
+KILN_RUNTIME_API int kiln_runtime_cpu_supports(const char *feature);
+
+/* The model ABI version this runtime loads (KILN_ABI_VERSION at its build).
+ * Thread-safe. */
+KILN_RUNTIME_API uint32_t kiln_runtime_abi_version(void);
+
+/*===----------------------------------------------------------------------===*
+ * Models
+ *===----------------------------------------------------------------------===*/
+
+/* An opened model: the loaded object, its checked descriptor, its workspace
+ * and its thread count. */
+typedef struct kiln_model kiln_model;
+
+/* Options of kiln_model_open. Initialise with kiln_model_options_init() and
+ * then set fields, so that fields added later get their defaults. */
+typedef struct kiln_model_options {
+  /* Threads the model may use; 0 picks the default: the KILN_NUM_THREADS
+   * environment variable if it holds an integer in [1, 4096], else the number
+   * of online CPUs. */
+  int32_t num_threads;
+} kiln_model_options;
+
+/* Sets every field of `options` to its default. Thread-safe. */
+KILN_RUNTIME_API void kiln_model_options_init(kiln_model_options *options);
+
+/* Opens the model object at `path` (dlopen with RTLD_NOW | RTLD_LOCAL; a path
+ * without '/' is taken relative to the current directory, not searched for)
+ * and checks it: both ABI symbols present, the ABI version, the architecture
+ * of its target triple, every required CPU feature, and the descriptor
+ * itself. Allocates the model's workspace. `options` may be NULL for the
+ * defaults. On success stores a new handle in `*out_model` that the caller
+ * owns and frees with kiln_model_release(); on failure stores NULL (when
+ * `out_model` is not NULL) and returns the error. Thread-safe. */
+KILN_RUNTIME_API kiln_status kiln_model_open(const char *path,
+                                             const kiln_model_options *options,
+                                             kiln_model **out_model);
+
+/* Frees `model` and unloads its object when no other handle uses it. NULL is
+ * accepted. Must not run concurrently with any other call on `model`; every
+ * pointer obtained from `model` becomes invalid. */
+KILN_RUNTIME_API void kiln_model_release(kiln_model *model);
+
+/* The model's descriptor, as checked by kiln_model_open (target triple, CPU,
+ * features, producer, ...). Owned by the model; valid until it is released.
+ * NULL for a NULL model. Thread-safe. */
+KILN_RUNTIME_API const kiln_abi_model *
+kiln_model_descriptor(const kiln_model *model);
+
+/* Number of inputs / outputs; 0 for a NULL model. Thread-safe. */
+KILN_RUNTIME_API size_t kiln_model_num_inputs(const kiln_model *model);
+KILN_RUNTIME_API size_t kiln_model_num_outputs(const kiln_model *model);
+
+/* Description of one input or output. The pointers are owned by the model and
+ * valid until it is released. */
+typedef struct kiln_tensor_info {
+  const char *name; /* NUL-terminated, unique among inputs (outputs) */
+  int32_t dtype;    /* a kiln_dtype */
+  int32_t rank;
+  const int64_t *shape; /* `rank` entries, each >= 0 */
+  size_t byte_size;     /* bytes of the dense row-major tensor */
+} kiln_tensor_info;
+
+/* Fills `*out_info` for input (output) number `index`. INVALID_ARGUMENT for a
+ * NULL pointer or an index out of range. Thread-safe. */
+KILN_RUNTIME_API kiln_status kiln_model_input_info(const kiln_model *model,
+                                                   size_t index,
+                                                   kiln_tensor_info *out_info);
+KILN_RUNTIME_API kiln_status kiln_model_output_info(const kiln_model *model,
+                                                    size_t index,
+                                                    kiln_tensor_info *out_info);
+
+/* Stores in `*out_index` the index of the input (output) named `name`;
+ * NOT_FOUND if there is none. Thread-safe. */
+KILN_RUNTIME_API kiln_status kiln_model_find_input(const kiln_model *model,
+                                                   const char *name,
+                                                   size_t *out_index);
+KILN_RUNTIME_API kiln_status kiln_model_find_output(const kiln_model *model,
+                                                    const char *name,
+                                                    size_t *out_index);
+
+/* Sets the number of threads later runs use; `num_threads` must be in
+ * [1, 4096]. Thread-safe: waits for a run in progress on `model`. */
+KILN_RUNTIME_API kiln_status kiln_model_set_num_threads(kiln_model *model,
+                                                        int32_t num_threads);
+
+/* The number of threads runs use; 0 for a NULL model. Thread-safe. */
+KILN_RUNTIME_API int32_t kiln_model_num_threads(const kiln_model *model);
+
+/* One tensor passed to kiln_model_run, owned by the caller. Dense, row-major
+ * (C order), without padding. For an input the runtime and the model only
+ * read `data`. */
+typedef struct kiln_tensor {
+  int32_t dtype;        /* a kiln_dtype; must equal the model's */
+  int32_t rank;         /* must equal the model's */
+  const int64_t *shape; /* `rank` entries; must equal the model's */
+  void *data;           /* may be NULL only when byte_size is 0 */
+  size_t byte_size;     /* must equal the model's byte size exactly */
+} kiln_tensor;
+
+/* Runs `model` once: reads `num_inputs` inputs and writes `num_outputs`
+ * outputs, each in the model's order (see kiln_model_find_input). Before
+ * calling the model, checks the counts, every pointer, dtype, rank, dimension
+ * and byte size against the descriptor (INVALID_ARGUMENT, with a message such
+ * as "input 'x' (#0): expected shape [1,3,224,224], got [1,3,224,225]"), and
+ * that no output buffer overlaps another buffer. On error the outputs are
+ * unspecified.
+ *
+ * Thread-safe: runs on one handle are serialised by a lock inside the handle
+ * (they share its workspace). To run in parallel, open the model once per
+ * thread; handles share the loaded code but not their workspaces. */
+KILN_RUNTIME_API kiln_status kiln_model_run(kiln_model *model,
+                                            const kiln_tensor *inputs,
+                                            size_t num_inputs,
+                                            const kiln_tensor *outputs,
+                                            size_t num_outputs);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_H */

@@ -1,0 +1,662 @@
+//===- Model.cpp - Opening, checking and running a compiled model ---------===//
+//
+// The C API of kiln/runtime.h for models. kiln_model_open trusts nothing in
+// the object it loads beyond the two ABI symbols: the descriptor is checked
+// field by field before anything else reads it, and kiln_model_run checks
+// every argument against that descriptor before calling the model's code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuFeatures.h"
+#include "Status.h"
+
+#include "kiln/runtime.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace kiln::runtime;
+
+namespace {
+
+// Limits on a descriptor, far above any real model, that keep every size
+// computation in range.
+constexpr int32_t kMaxRank = 64;
+constexpr int64_t kMaxTensors = 1 << 20;
+constexpr uint64_t kMaxWorkspaceAlign = 1u << 20;
+constexpr int32_t kMaxThreads = 4096;
+constexpr size_t kMinWorkspaceAlign = 64;
+
+using DescribeFn = const kiln_abi_model *(*)();
+using RunFn = int32_t (*)(const kiln_abi_run_args *);
+
+// Formats `rank` dimensions as "[1,3,224,224]".
+std::string formatShape(const int64_t *shape, int32_t rank) {
+  std::string text = "[";
+  for (int32_t i = 0; i < rank; ++i) {
+    if (i)
+      text += ',';
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+const char *dtypeNameOr(int32_t dtype, const char *fallback) {
+  const char *name = kiln_dtype_name(dtype);
+  return name ? name : fallback;
+}
+
+// The default thread count: KILN_NUM_THREADS if valid, else the online CPUs.
+int32_t defaultNumThreads() {
+  if (const char *env = std::getenv("KILN_NUM_THREADS")) {
+    char *end = nullptr;
+    errno = 0;
+    long value = std::strtol(env, &end, 10);
+    if (errno == 0 && end != env && *end == '\0' && value >= 1 &&
+        value <= kMaxThreads)
+      return static_cast<int32_t>(value);
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus < 1)
+    return 1;
+  return cpus > kMaxThreads ? kMaxThreads : static_cast<int32_t>(cpus);
+}
+
+struct AlignedFree {
+  void operator()(void *p) const { std::free(p); }
+};
+
+} // namespace
+
+struct kiln_model {
+  void *library = nullptr;
+  const kiln_abi_model *descriptor = nullptr;
+  RunFn run = nullptr;
+  std::vector<kiln_tensor_info> inputs;
+  std::vector<kiln_tensor_info> outputs;
+  void *workspace = nullptr;
+  std::mutex mutex; // serialises runs, and runs with set_num_threads
+  int32_t numThreads = 1;
+
+  ~kiln_model() {
+    std::free(workspace);
+    if (library)
+      dlclose(library);
+  }
+};
+
+namespace {
+
+// Checks one tensor of the descriptor and fills `info`. `kind` is "input" or
+// "output".
+kiln_status checkDescriptorTensor(const kiln_abi_tensor &tensor,
+                                  const char *kind, int64_t index,
+                                  kiln_tensor_info &info) {
+  if (!tensor.name)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: %s #%lld has no name", kind,
+                      static_cast<long long>(index));
+  // Names come from the object: bound what we read of them.
+  if (strnlen(tensor.name, 4096) == 4096)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: %s #%lld has a name longer than 4095 "
+                      "bytes",
+                      kind, static_cast<long long>(index));
+  size_t elementSize = kiln_dtype_size(tensor.dtype);
+  if (elementSize == 0)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: %s '%s' (#%lld) has unknown dtype %d",
+                      kind, tensor.name, static_cast<long long>(index),
+                      tensor.dtype);
+  if (tensor.rank < 0 || tensor.rank > kMaxRank)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: %s '%s' (#%lld) has rank %d, expected "
+                      "0 to %d",
+                      kind, tensor.name, static_cast<long long>(index),
+                      tensor.rank, kMaxRank);
+  if (tensor.rank > 0 && !tensor.shape)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: %s '%s' (#%lld) has rank %d and no "
+                      "shape",
+                      kind, tensor.name, static_cast<long long>(index),
+                      tensor.rank);
+  size_t bytes = elementSize;
+  for (int32_t d = 0; d < tensor.rank; ++d) {
+    int64_t dim = tensor.shape[d];
+    if (dim < 0)
+      return makeStatus(KILN_STATUS_INVALID_MODEL,
+                        "invalid model: %s '%s' (#%lld) has negative "
+                        "dimension %lld in shape %s",
+                        kind, tensor.name, static_cast<long long>(index),
+                        static_cast<long long>(dim),
+                        formatShape(tensor.shape, tensor.rank).c_str());
+    if (dim != 0 && bytes > SIZE_MAX / static_cast<uint64_t>(dim))
+      return makeStatus(KILN_STATUS_INVALID_MODEL,
+                        "invalid model: %s '%s' (#%lld) of shape %s is too "
+                        "large",
+                        kind, tensor.name, static_cast<long long>(index),
+                        formatShape(tensor.shape, tensor.rank).c_str());
+    bytes *= static_cast<size_t>(dim);
+  }
+  info.name = tensor.name;
+  info.dtype = tensor.dtype;
+  info.rank = tensor.rank;
+  info.shape = tensor.shape;
+  info.byte_size = bytes;
+  return nullptr;
+}
+
+kiln_status checkDescriptorTensors(int64_t count,
+                                   const kiln_abi_tensor *tensors,
+                                   const char *kind,
+                                   std::vector<kiln_tensor_info> &infos) {
+  if (count < 0 || count > kMaxTensors)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: %lld %ss, expected 0 to %lld",
+                      static_cast<long long>(count), kind,
+                      static_cast<long long>(kMaxTensors));
+  if (count > 0 && !tensors)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: %lld %ss and no %s array",
+                      static_cast<long long>(count), kind, kind);
+  infos.resize(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    if (kiln_status status =
+            checkDescriptorTensor(tensors[i], kind, i, infos[i]))
+      return status;
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t j = 0; j < i; ++j)
+      if (std::strcmp(infos[i].name, infos[j].name) == 0)
+        return makeStatus(KILN_STATUS_INVALID_MODEL,
+                          "invalid model: %ss #%lld and #%lld are both named "
+                          "'%s'",
+                          kind, static_cast<long long>(j),
+                          static_cast<long long>(i), infos[i].name);
+  return nullptr;
+}
+
+// Checks that every feature of the comma-separated `features` is known, then
+// that the running CPU has it. Unknown names are reported first, so the
+// message does not depend on the machine.
+kiln_status checkCpuFeatures(std::string_view features) {
+  std::vector<std::string_view> names;
+  while (!features.empty()) {
+    size_t comma = features.find(',');
+    std::string_view name = features.substr(0, comma);
+    features = comma == std::string_view::npos ? std::string_view()
+                                               : features.substr(comma + 1);
+    while (!name.empty() && name.front() == ' ')
+      name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ')
+      name.remove_suffix(1);
+    if (!name.empty())
+      names.push_back(name);
+  }
+  for (std::string_view name : names)
+    if (hostSupportsCpuFeature(name) < 0)
+      return makeStatus(KILN_STATUS_UNSUPPORTED_CPU,
+                        "model requires CPU feature '%.*s', which this "
+                        "runtime cannot check on %s (known: %s)",
+                        static_cast<int>(name.size()), name.data(),
+                        archName(hostArch()), knownCpuFeatures(hostArch()));
+  for (std::string_view name : names)
+    if (hostSupportsCpuFeature(name) == 0)
+      return makeStatus(KILN_STATUS_UNSUPPORTED_CPU,
+                        "model requires CPU feature '%.*s', which this CPU "
+                        "(or OS) does not support",
+                        static_cast<int>(name.size()), name.data());
+  return nullptr;
+}
+
+kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
+  if (d->abi_version != KILN_ABI_VERSION)
+    return makeStatus(KILN_STATUS_ABI_MISMATCH,
+                      "model ABI version %u, but this runtime loads version "
+                      "%u; recompile the model with a matching Kiln",
+                      d->abi_version, KILN_ABI_VERSION);
+  if (d->reserved != 0)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: reserved field is %u, expected 0",
+                      d->reserved);
+  if (!d->target_triple)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: no target triple");
+  if (!d->cpu_features)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: no CPU feature list");
+  if (strnlen(d->target_triple, 256) == 256 ||
+      strnlen(d->cpu_features, 65536) == 65536)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: target triple or CPU feature list too "
+                      "long");
+  Arch arch = archOfTriple(d->target_triple);
+  if (arch != hostArch())
+    return makeStatus(KILN_STATUS_UNSUPPORTED_CPU,
+                      "model compiled for '%s' (%s), but this machine is %s",
+                      d->target_triple, archName(arch), archName(hostArch()));
+  if (kiln_status status = checkCpuFeatures(d->cpu_features))
+    return status;
+  if (kiln_status status = checkDescriptorTensors(d->num_inputs, d->inputs,
+                                                  "input", model.inputs))
+    return status;
+  if (kiln_status status = checkDescriptorTensors(d->num_outputs, d->outputs,
+                                                  "output", model.outputs))
+    return status;
+  if (d->workspace_align > kMaxWorkspaceAlign ||
+      (d->workspace_align & (d->workspace_align - 1)) != 0)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: workspace alignment %llu is not a power "
+                      "of 2 up to %llu",
+                      static_cast<unsigned long long>(d->workspace_align),
+                      static_cast<unsigned long long>(kMaxWorkspaceAlign));
+  return nullptr;
+}
+
+// Allocates the workspace: aligned to max(workspace_align, 64), its size
+// rounded up to that alignment as aligned_alloc requires.
+kiln_status allocateWorkspace(const kiln_abi_model *d, kiln_model &model) {
+  if (d->workspace_size == 0)
+    return nullptr;
+  size_t align = d->workspace_align > kMinWorkspaceAlign
+                     ? static_cast<size_t>(d->workspace_align)
+                     : kMinWorkspaceAlign;
+  if (d->workspace_size > SIZE_MAX - align)
+    return makeStatus(KILN_STATUS_OUT_OF_MEMORY,
+                      "cannot allocate a workspace of %llu bytes",
+                      static_cast<unsigned long long>(d->workspace_size));
+  size_t size =
+      (static_cast<size_t>(d->workspace_size) + align - 1) & ~(align - 1);
+  model.workspace = std::aligned_alloc(align, size);
+  if (!model.workspace)
+    return makeStatus(KILN_STATUS_OUT_OF_MEMORY,
+                      "cannot allocate a workspace of %llu bytes",
+                      static_cast<unsigned long long>(d->workspace_size));
+  return nullptr;
+}
+
+kiln_status openModel(const char *path, const kiln_model_options *options,
+                      kiln_model **outModel) {
+  if (!outModel)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_open: out_model is NULL");
+  *outModel = nullptr;
+  if (!path || !*path)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_open: path is NULL or empty");
+  kiln_model_options defaults;
+  kiln_model_options_init(&defaults);
+  if (!options)
+    options = &defaults;
+  if (options->num_threads < 0 || options->num_threads > kMaxThreads)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_open: num_threads is %d, expected 0 "
+                      "(default) to %d",
+                      options->num_threads, kMaxThreads);
+
+  struct stat info;
+  if (stat(path, &info) != 0) {
+    int error = errno;
+    return makeStatus(error == ENOENT || error == ENOTDIR
+                          ? KILN_STATUS_NOT_FOUND
+                          : KILN_STATUS_IO,
+                      "cannot open model '%s': %s", path, std::strerror(error));
+  }
+  if (!S_ISREG(info.st_mode))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "cannot open model '%s': not a regular file", path);
+  if (access(path, R_OK) != 0)
+    return makeStatus(KILN_STATUS_IO, "cannot open model '%s': %s", path,
+                      std::strerror(errno));
+
+  // dlopen searches the library path for a name without '/'; a model path is
+  // a file path.
+  std::string filePath = path;
+  if (filePath.find('/') == std::string::npos)
+    filePath = "./" + filePath;
+
+  auto model = std::unique_ptr<kiln_model>(new kiln_model);
+  dlerror();
+  model->library = dlopen(filePath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!model->library) {
+    const char *error = dlerror();
+    return makeStatus(KILN_STATUS_INVALID_MODEL, "cannot load model '%s': %s",
+                      path, error ? error : "unknown dlopen error");
+  }
+  auto describe =
+      reinterpret_cast<DescribeFn>(dlsym(model->library, "kiln_abi_describe"));
+  model->run = reinterpret_cast<RunFn>(dlsym(model->library, "kiln_abi_run"));
+  if (!describe || !model->run)
+    return makeStatus(KILN_STATUS_ABI_MISMATCH,
+                      "'%s' is not a Kiln model: it does not export %s", path,
+                      !describe ? "kiln_abi_describe" : "kiln_abi_run");
+  model->descriptor = describe();
+  if (!model->descriptor)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model '%s': kiln_abi_describe returned NULL",
+                      path);
+  if (kiln_status status = checkDescriptor(model->descriptor, *model))
+    return status;
+  if (kiln_status status = allocateWorkspace(model->descriptor, *model))
+    return status;
+  model->numThreads =
+      options->num_threads ? options->num_threads : defaultNumThreads();
+  *outModel = model.release();
+  return nullptr;
+}
+
+// Checks one caller tensor against the model's description of it.
+kiln_status checkRunTensor(const kiln_tensor &t, const kiln_tensor_info &info,
+                           const char *kind, size_t index) {
+  if (t.dtype != info.dtype)
+    return makeStatus(
+        KILN_STATUS_INVALID_ARGUMENT,
+        "%s '%s' (#%zu): expected dtype %s, got %s", kind, info.name, index,
+        dtypeNameOr(info.dtype, "?"),
+        dtypeNameOr(t.dtype,
+                    ("unknown (" + std::to_string(t.dtype) + ")").c_str()));
+  if (t.rank < 0 || (t.rank > 0 && !t.shape))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' (#%zu): %s", kind,
+                      info.name, index,
+                      t.rank < 0 ? "negative rank" : "shape is NULL");
+  bool sameShape = t.rank == info.rank;
+  for (int32_t d = 0; sameShape && d < t.rank; ++d)
+    sameShape = t.shape[d] == info.shape[d];
+  if (!sameShape) {
+    std::string got = t.rank > kMaxRank ? "rank " + std::to_string(t.rank)
+                                        : formatShape(t.shape, t.rank);
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "%s '%s' (#%zu): expected shape %s, got %s", kind,
+                      info.name, index,
+                      formatShape(info.shape, info.rank).c_str(), got.c_str());
+  }
+  if (t.byte_size != info.byte_size)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "%s '%s' (#%zu): expected %zu bytes, got %zu", kind,
+                      info.name, index, info.byte_size, t.byte_size);
+  if (!t.data && t.byte_size != 0)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "%s '%s' (#%zu): data is NULL", kind, info.name, index);
+  return nullptr;
+}
+
+bool overlaps(const kiln_tensor &a, const kiln_tensor &b) {
+  if (a.byte_size == 0 || b.byte_size == 0)
+    return false;
+  auto a0 = reinterpret_cast<uintptr_t>(a.data);
+  auto b0 = reinterpret_cast<uintptr_t>(b.data);
+  return a0 < b0 + b.byte_size && b0 < a0 + a.byte_size;
+}
+
+kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
+                     size_t numInputs, const kiln_tensor *outputs,
+                     size_t numOutputs) {
+  if (!model)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_run: model is NULL");
+  if (numInputs != model->inputs.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "expected %zu inputs, got %zu", model->inputs.size(),
+                      numInputs);
+  if (numOutputs != model->outputs.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "expected %zu outputs, got %zu", model->outputs.size(),
+                      numOutputs);
+  if ((numInputs && !inputs) || (numOutputs && !outputs))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_run: %s array is NULL",
+                      numInputs && !inputs ? "inputs" : "outputs");
+  std::vector<const void *> inputPtrs(numInputs);
+  std::vector<void *> outputPtrs(numOutputs);
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (kiln_status status =
+            checkRunTensor(inputs[i], model->inputs[i], "input", i))
+      return status;
+    inputPtrs[i] = inputs[i].data;
+  }
+  for (size_t i = 0; i < numOutputs; ++i) {
+    if (kiln_status status =
+            checkRunTensor(outputs[i], model->outputs[i], "output", i))
+      return status;
+    outputPtrs[i] = outputs[i].data;
+  }
+  for (size_t i = 0; i < numOutputs; ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (overlaps(outputs[i], outputs[j]))
+        return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                          "output '%s' (#%zu) overlaps output '%s' (#%zu)",
+                          model->outputs[i].name, i, model->outputs[j].name, j);
+    for (size_t j = 0; j < numInputs; ++j)
+      if (overlaps(outputs[i], inputs[j]))
+        return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                          "output '%s' (#%zu) overlaps input '%s' (#%zu)",
+                          model->outputs[i].name, i, model->inputs[j].name, j);
+  }
+
+  std::lock_guard<std::mutex> lock(model->mutex);
+  kiln_abi_run_args args;
+  args.abi_version = KILN_ABI_VERSION;
+  args.num_threads = model->numThreads;
+  args.inputs = inputPtrs.data();
+  args.outputs = outputPtrs.data();
+  args.workspace = model->workspace;
+  int32_t result = model->run(&args);
+  switch (result) {
+  case KILN_ABI_RUN_OK:
+    return nullptr;
+  case KILN_ABI_RUN_NO_MEMORY:
+    return makeStatus(KILN_STATUS_OUT_OF_MEMORY, "model ran out of memory");
+  case KILN_ABI_RUN_BAD_ARGS:
+    return makeStatus(KILN_STATUS_INTERNAL,
+                      "model refused the arguments the runtime checked "
+                      "(kiln_abi_run returned %d)",
+                      result);
+  default:
+    return makeStatus(KILN_STATUS_INTERNAL,
+                      "kiln_abi_run failed with unknown code %d", result);
+  }
+}
+
+kiln_status tensorInfo(const kiln_model *model, size_t index,
+                       kiln_tensor_info *outInfo, bool input) {
+  const char *kind = input ? "input" : "output";
+  if (!model || !outInfo)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_%s_info: %s is NULL", kind,
+                      !model ? "model" : "out_info");
+  const auto &infos = input ? model->inputs : model->outputs;
+  if (index >= infos.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "%s index %zu out of range: the model has %zu %ss", kind,
+                      index, infos.size(), kind);
+  *outInfo = infos[index];
+  return nullptr;
+}
+
+kiln_status findTensor(const kiln_model *model, const char *name,
+                       size_t *outIndex, bool input) {
+  const char *kind = input ? "input" : "output";
+  if (!model || !name || !outIndex)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_find_%s: %s is NULL", kind,
+                      !model  ? "model"
+                      : !name ? "name"
+                              : "out_index");
+  const auto &infos = input ? model->inputs : model->outputs;
+  for (size_t i = 0; i < infos.size(); ++i)
+    if (std::strcmp(infos[i].name, name) == 0) {
+      *outIndex = i;
+      return nullptr;
+    }
+  return makeStatus(KILN_STATUS_NOT_FOUND, "the model has no %s named '%s'",
+                    kind, name);
+}
+
+} // namespace
+
+extern "C" {
+
+void kiln_model_options_init(kiln_model_options *options) {
+  if (!options)
+    return;
+  std::memset(options, 0, sizeof(*options));
+  options->num_threads = 0;
+}
+
+kiln_status kiln_model_open(const char *path, const kiln_model_options *options,
+                            kiln_model **out_model) {
+  return guard([&] { return openModel(path, options, out_model); });
+}
+
+void kiln_model_release(kiln_model *model) { delete model; }
+
+const kiln_abi_model *kiln_model_descriptor(const kiln_model *model) {
+  return model ? model->descriptor : nullptr;
+}
+
+size_t kiln_model_num_inputs(const kiln_model *model) {
+  return model ? model->inputs.size() : 0;
+}
+
+size_t kiln_model_num_outputs(const kiln_model *model) {
+  return model ? model->outputs.size() : 0;
+}
+
+kiln_status kiln_model_input_info(const kiln_model *model, size_t index,
+                                  kiln_tensor_info *out_info) {
+  return guard([&] { return tensorInfo(model, index, out_info, true); });
+}
+
+kiln_status kiln_model_output_info(const kiln_model *model, size_t index,
+                                   kiln_tensor_info *out_info) {
+  return guard([&] { return tensorInfo(model, index, out_info, false); });
+}
+
+kiln_status kiln_model_find_input(const kiln_model *model, const char *name,
+                                  size_t *out_index) {
+  return guard([&] { return findTensor(model, name, out_index, true); });
+}
+
+kiln_status kiln_model_find_output(const kiln_model *model, const char *name,
+                                   size_t *out_index) {
+  return guard([&] { return findTensor(model, name, out_index, false); });
+}
+
+kiln_status kiln_model_set_num_threads(kiln_model *model, int32_t num_threads) {
+  if (!model)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_set_num_threads: model is NULL");
+  if (num_threads < 1 || num_threads > kMaxThreads)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "number of threads must be 1 to %d, got %d", kMaxThreads,
+                      num_threads);
+  std::lock_guard<std::mutex> lock(model->mutex);
+  model->numThreads = num_threads;
+  return nullptr;
+}
+
+int32_t kiln_model_num_threads(const kiln_model *model) {
+  if (!model)
+    return 0;
+  std::lock_guard<std::mutex> lock(const_cast<kiln_model *>(model)->mutex);
+  return model->numThreads;
+}
+
+kiln_status kiln_model_run(kiln_model *model, const kiln_tensor *inputs,
+                           size_t num_inputs, const kiln_tensor *outputs,
+                           size_t num_outputs) {
+  return guard([&] {
+    return runModel(model, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+const char *kiln_dtype_name(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_F32:
+    return "f32";
+  case KILN_DTYPE_U8:
+    return "u8";
+  case KILN_DTYPE_I8:
+    return "i8";
+  case KILN_DTYPE_U16:
+    return "u16";
+  case KILN_DTYPE_I16:
+    return "i16";
+  case KILN_DTYPE_I32:
+    return "i32";
+  case KILN_DTYPE_I64:
+    return "i64";
+  case KILN_DTYPE_BOOL:
+    return "bool";
+  case KILN_DTYPE_F16:
+    return "f16";
+  case KILN_DTYPE_F64:
+    return "f64";
+  case KILN_DTYPE_U32:
+    return "u32";
+  case KILN_DTYPE_U64:
+    return "u64";
+  case KILN_DTYPE_BF16:
+    return "bf16";
+  default:
+    return nullptr;
+  }
+}
+
+size_t kiln_dtype_size(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_U8:
+  case KILN_DTYPE_I8:
+  case KILN_DTYPE_BOOL:
+    return 1;
+  case KILN_DTYPE_U16:
+  case KILN_DTYPE_I16:
+  case KILN_DTYPE_F16:
+  case KILN_DTYPE_BF16:
+    return 2;
+  case KILN_DTYPE_F32:
+  case KILN_DTYPE_I32:
+  case KILN_DTYPE_U32:
+    return 4;
+  case KILN_DTYPE_I64:
+  case KILN_DTYPE_F64:
+  case KILN_DTYPE_U64:
+    return 8;
+  default:
+    return 0;
+  }
+}
+
+const char *kiln_runtime_known_cpu_features(const char *target_triple) {
+  try {
+    return knownCpuFeatures(target_triple ? archOfTriple(target_triple)
+                                          : hostArch());
+  } catch (...) {
+    return "";
+  }
+}
+
+int kiln_runtime_cpu_supports(const char *feature) {
+  if (!feature)
+    return -1;
+  try {
+    return hostSupportsCpuFeature(feature);
+  } catch (...) {
+    return -1;
+  }
+}
+
+uint32_t kiln_runtime_abi_version(void) { return KILN_ABI_VERSION; }
+
+} // extern "C"

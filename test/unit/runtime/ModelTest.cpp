@@ -1,0 +1,432 @@
+//===- ModelTest.cpp - libkiln_runtime on fake models ---------------------===//
+
+#include "kiln/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+std::string fakeModel(const char *name) {
+  return std::string(KILN_FAKE_MODEL_DIR) + "/" + name + ".so";
+}
+
+// Owns a status and exposes it to gtest.
+struct Status {
+  kiln_status status;
+  Status(kiln_status s) : status(s) {}
+  ~Status() { kiln_status_free(status); }
+  Status(const Status &) = delete;
+  kiln_status_code_t code() const { return kiln_status_code(status); }
+  std::string message() const { return kiln_status_message(status); }
+};
+
+// Opens a fake model and expects it to fail with `code`; returns the message.
+std::string openFails(const char *name, kiln_status_code_t code) {
+  kiln_model *model = reinterpret_cast<kiln_model *>(0x1);
+  Status status = kiln_model_open(fakeModel(name).c_str(), nullptr, &model);
+  EXPECT_EQ(status.code(), code) << status.message();
+  EXPECT_EQ(model, nullptr);
+  kiln_model_release(model);
+  return status.message();
+}
+
+class AddModel : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Status status =
+        kiln_model_open(fakeModel("fake_add").c_str(), nullptr, &model);
+    ASSERT_EQ(status.status, nullptr) << status.message();
+    for (int i = 0; i < 6; ++i) {
+      a[i] = float(i);
+      b[i] = 10.0f * float(i);
+    }
+    inputs[0] = {KILN_DTYPE_F32, 2, shape, a, sizeof(a)};
+    inputs[1] = {KILN_DTYPE_F32, 2, shape, b, sizeof(b)};
+    outputs[0] = {KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)};
+    outputs[1] = {KILN_DTYPE_I32, 0, nullptr, &threads, sizeof(threads)};
+  }
+  void TearDown() override { kiln_model_release(model); }
+
+  Status run() { return kiln_model_run(model, inputs, 2, outputs, 2); }
+
+  kiln_model *model = nullptr;
+  int64_t shape[2] = {2, 3};
+  float a[6], b[6], sum[6] = {};
+  int32_t threads = 0;
+  kiln_tensor inputs[2];
+  kiln_tensor outputs[2];
+};
+
+TEST_F(AddModel, DescribesInputsAndOutputs) {
+  ASSERT_EQ(kiln_model_num_inputs(model), 2u);
+  ASSERT_EQ(kiln_model_num_outputs(model), 2u);
+  kiln_tensor_info info;
+  ASSERT_EQ(Status(kiln_model_input_info(model, 1, &info)).code(),
+            KILN_STATUS_OK);
+  EXPECT_STREQ(info.name, "b");
+  EXPECT_EQ(info.dtype, KILN_DTYPE_F32);
+  ASSERT_EQ(info.rank, 2);
+  EXPECT_EQ(info.shape[0], 2);
+  EXPECT_EQ(info.shape[1], 3);
+  EXPECT_EQ(info.byte_size, 24u);
+  ASSERT_EQ(Status(kiln_model_output_info(model, 1, &info)).code(),
+            KILN_STATUS_OK);
+  EXPECT_STREQ(info.name, "threads");
+  EXPECT_EQ(info.rank, 0);
+  EXPECT_EQ(info.byte_size, 4u);
+
+  Status outOfRange = kiln_model_output_info(model, 2, &info);
+  EXPECT_EQ(outOfRange.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(outOfRange.message().find("out of range"), std::string::npos);
+
+  size_t index = 99;
+  EXPECT_EQ(Status(kiln_model_find_output(model, "sum:0", &index)).code(),
+            KILN_STATUS_OK);
+  EXPECT_EQ(index, 0u);
+  Status missing = kiln_model_find_input(model, "c", &index);
+  EXPECT_EQ(missing.code(), KILN_STATUS_NOT_FOUND);
+  EXPECT_EQ(missing.message(), "the model has no input named 'c'");
+
+  const kiln_abi_model *descriptor = kiln_model_descriptor(model);
+  ASSERT_NE(descriptor, nullptr);
+  EXPECT_STREQ(descriptor->producer, "kiln runtime tests");
+}
+
+TEST_F(AddModel, RunsAndReusesTheModel) {
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    Status status = run();
+    ASSERT_EQ(status.status, nullptr) << status.message();
+    for (int i = 0; i < 6; ++i)
+      EXPECT_EQ(sum[i], 11.0f * float(i));
+  }
+}
+
+TEST_F(AddModel, SetsNumThreads) {
+  EXPECT_EQ(Status(kiln_model_set_num_threads(model, 3)).code(),
+            KILN_STATUS_OK);
+  EXPECT_EQ(kiln_model_num_threads(model), 3);
+  ASSERT_EQ(run().code(), KILN_STATUS_OK);
+  EXPECT_EQ(threads, 3);
+  Status zero = kiln_model_set_num_threads(model, 0);
+  EXPECT_EQ(zero.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(zero.message(), "number of threads must be 1 to 4096, got 0");
+  EXPECT_EQ(Status(kiln_model_set_num_threads(model, -2)).code(),
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Status(kiln_model_set_num_threads(nullptr, 2)).code(),
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(kiln_model_num_threads(model), 3);
+}
+
+TEST_F(AddModel, RejectsWrongCounts) {
+  Status fewer = kiln_model_run(model, inputs, 1, outputs, 2);
+  EXPECT_EQ(fewer.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(fewer.message(), "expected 2 inputs, got 1");
+  Status more = kiln_model_run(model, inputs, 2, outputs, 3);
+  EXPECT_EQ(more.message(), "expected 2 outputs, got 3");
+}
+
+TEST_F(AddModel, RejectsNullPointers) {
+  EXPECT_EQ(Status(kiln_model_run(nullptr, inputs, 2, outputs, 2)).code(),
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Status(kiln_model_run(model, nullptr, 2, outputs, 2)).message(),
+            "kiln_model_run: inputs array is NULL");
+  EXPECT_EQ(Status(kiln_model_run(model, inputs, 2, nullptr, 2)).message(),
+            "kiln_model_run: outputs array is NULL");
+  inputs[1].data = nullptr;
+  EXPECT_EQ(run().message(), "input 'b' (#1): data is NULL");
+  inputs[1].data = b;
+  inputs[0].shape = nullptr;
+  EXPECT_EQ(run().message(), "input 'a' (#0): shape is NULL");
+}
+
+TEST_F(AddModel, RejectsWrongDtype) {
+  inputs[1].dtype = KILN_DTYPE_I32;
+  Status status = run();
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(), "input 'b' (#1): expected dtype f32, got i32");
+  inputs[1].dtype = 77;
+  EXPECT_EQ(run().message(),
+            "input 'b' (#1): expected dtype f32, got unknown (77)");
+}
+
+TEST_F(AddModel, RejectsWrongShapeAndRank) {
+  int64_t wrong[2] = {2, 4};
+  inputs[0].shape = wrong;
+  EXPECT_EQ(run().message(), "input 'a' (#0): expected shape [2,3], got [2,4]");
+  int64_t rank3[3] = {2, 3, 1};
+  outputs[0].shape = rank3;
+  outputs[0].rank = 3;
+  inputs[0].shape = shape;
+  EXPECT_EQ(run().message(),
+            "output 'sum:0' (#0): expected shape [2,3], got [2,3,1]");
+  outputs[0].rank = -1;
+  EXPECT_EQ(run().message(), "output 'sum:0' (#0): negative rank");
+  outputs[0].rank = 1000000;
+  EXPECT_EQ(run().message(),
+            "output 'sum:0' (#0): expected shape [2,3], got rank 1000000");
+}
+
+TEST_F(AddModel, RejectsWrongByteSize) {
+  inputs[0].byte_size = 20;
+  EXPECT_EQ(run().message(), "input 'a' (#0): expected 24 bytes, got 20");
+  inputs[0].byte_size = 28;
+  EXPECT_EQ(run().message(), "input 'a' (#0): expected 24 bytes, got 28");
+}
+
+TEST_F(AddModel, RejectsOverlappingOutputs) {
+  outputs[1].data = reinterpret_cast<char *>(sum) + 20;
+  EXPECT_EQ(run().message(),
+            "output 'threads' (#1) overlaps output 'sum:0' (#0)");
+  outputs[1].data = &threads;
+  outputs[0].data = a;
+  EXPECT_EQ(run().message(), "output 'sum:0' (#0) overlaps input 'a' (#0)");
+}
+
+TEST_F(AddModel, SerialisesConcurrentRuns) {
+  std::vector<std::thread> workers;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t)
+    workers.emplace_back([&, t] {
+      float localSum[6];
+      int32_t localThreads;
+      kiln_tensor outs[2] = {
+          {KILN_DTYPE_F32, 2, shape, localSum, sizeof(localSum)},
+          {KILN_DTYPE_I32, 0, nullptr, &localThreads, sizeof(localThreads)}};
+      for (int i = 0; i < 50; ++i) {
+        Status status = kiln_model_run(model, inputs, 2, outs, 2);
+        if (status.status || localSum[5] != 55.0f)
+          ++failures[t];
+      }
+    });
+  for (std::thread &w : workers)
+    w.join();
+  for (int f : failures)
+    EXPECT_EQ(f, 0);
+}
+
+TEST(ModelOpen, DefaultThreadsFromEnvironment) {
+  setenv("KILN_NUM_THREADS", "5", 1);
+  kiln_model *model = nullptr;
+  ASSERT_EQ(
+      Status(kiln_model_open(fakeModel("fake_add").c_str(), nullptr, &model))
+          .code(),
+      KILN_STATUS_OK);
+  EXPECT_EQ(kiln_model_num_threads(model), 5);
+  kiln_model_release(model);
+
+  // An invalid value is ignored: the default is the number of online CPUs.
+  setenv("KILN_NUM_THREADS", "0x", 1);
+  ASSERT_EQ(
+      Status(kiln_model_open(fakeModel("fake_add").c_str(), nullptr, &model))
+          .code(),
+      KILN_STATUS_OK);
+  EXPECT_GE(kiln_model_num_threads(model), 1);
+  EXPECT_EQ(kiln_model_num_threads(model),
+            std::max(1, int(std::thread::hardware_concurrency())));
+  kiln_model_release(model);
+
+  // Options win over the environment.
+  setenv("KILN_NUM_THREADS", "5", 1);
+  kiln_model_options options;
+  kiln_model_options_init(&options);
+  EXPECT_EQ(options.num_threads, 0);
+  options.num_threads = 2;
+  ASSERT_EQ(
+      Status(kiln_model_open(fakeModel("fake_add").c_str(), &options, &model))
+          .code(),
+      KILN_STATUS_OK);
+  EXPECT_EQ(kiln_model_num_threads(model), 2);
+  kiln_model_release(model);
+  unsetenv("KILN_NUM_THREADS");
+
+  options.num_threads = -1;
+  Status bad = kiln_model_open(fakeModel("fake_add").c_str(), &options, &model);
+  EXPECT_EQ(bad.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(model, nullptr);
+}
+
+TEST(ModelOpen, RejectsBadArguments) {
+  kiln_model *model = nullptr;
+  EXPECT_EQ(Status(kiln_model_open(nullptr, nullptr, &model)).code(),
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Status(kiln_model_open("", nullptr, &model)).code(),
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      Status(kiln_model_open(fakeModel("fake_add").c_str(), nullptr, nullptr))
+          .code(),
+      KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      Status(kiln_model_open(KILN_FAKE_MODEL_DIR, nullptr, &model)).message(),
+      std::string("cannot open model '") + KILN_FAKE_MODEL_DIR +
+          "': not a regular file");
+  // NULL handles are accepted where documented.
+  kiln_model_release(nullptr);
+  EXPECT_EQ(kiln_model_num_inputs(nullptr), 0u);
+  EXPECT_EQ(kiln_model_num_threads(nullptr), 0);
+  EXPECT_EQ(kiln_model_descriptor(nullptr), nullptr);
+}
+
+TEST(ModelOpen, MissingFile) {
+  std::string message = openFails("does_not_exist", KILN_STATUS_NOT_FOUND);
+  EXPECT_EQ(message, "cannot open model '" + fakeModel("does_not_exist") +
+                         "': No such file or directory");
+}
+
+TEST(ModelOpen, FileThatIsNotASharedObject) {
+  std::string path = fakeModel("not_a_model");
+  FILE *file = std::fopen(path.c_str(), "w");
+  ASSERT_NE(file, nullptr);
+  std::fputs("this is not an ELF file\n", file);
+  std::fclose(file);
+  std::string message = openFails("not_a_model", KILN_STATUS_INVALID_MODEL);
+  EXPECT_EQ(message.rfind("cannot load model '" + path + "': ", 0), 0u)
+      << message;
+}
+
+TEST(ModelOpen, SharedObjectWithoutTheAbi) {
+  std::string message = openFails("fake_no_run", KILN_STATUS_ABI_MISMATCH);
+  EXPECT_NE(
+      message.find("is not a Kiln model: it does not export kiln_abi_run"),
+      std::string::npos)
+      << message;
+}
+
+TEST(ModelOpen, AbiVersionMismatch) {
+  EXPECT_EQ(openFails("fake_bad_version", KILN_STATUS_ABI_MISMATCH),
+            "model ABI version 999, but this runtime loads version 1; "
+            "recompile the model with a matching Kiln");
+}
+
+TEST(ModelOpen, UnknownCpuFeature) {
+  std::string message =
+      openFails("fake_unknown_feature", KILN_STATUS_UNSUPPORTED_CPU);
+  EXPECT_EQ(message.rfind("model requires CPU feature 'nonexistentfeature', "
+                          "which this runtime cannot check",
+                          0),
+            0u)
+      << message;
+}
+
+TEST(ModelOpen, CpuFeatureCheckedAgainstTheHost) {
+  kiln_model *model = nullptr;
+  Status real =
+      kiln_model_open(fakeModel("fake_real_feature").c_str(), nullptr, &model);
+  EXPECT_EQ(real.status, nullptr) << real.message();
+  kiln_model_release(model);
+  model = nullptr;
+
+  Status fp16 =
+      kiln_model_open(fakeModel("fake_avx512fp16").c_str(), nullptr, &model);
+#if defined(__x86_64__)
+  if (kiln_runtime_cpu_supports("avx512fp16") == 1) {
+    EXPECT_EQ(fp16.status, nullptr) << fp16.message();
+  } else {
+    EXPECT_EQ(fp16.code(), KILN_STATUS_UNSUPPORTED_CPU);
+    EXPECT_EQ(fp16.message(), "model requires CPU feature 'avx512fp16', which "
+                              "this CPU (or OS) does not support");
+  }
+#else
+  EXPECT_EQ(fp16.code(), KILN_STATUS_UNSUPPORTED_CPU);
+#endif
+  kiln_model_release(model);
+}
+
+TEST(ModelOpen, OtherArchitecture) {
+  std::string message =
+      openFails("fake_other_arch", KILN_STATUS_UNSUPPORTED_CPU);
+  EXPECT_NE(message.find("but this machine is"), std::string::npos) << message;
+}
+
+TEST(ModelOpen, BrokenDescriptors) {
+  EXPECT_EQ(openFails("fake_negative_dim", KILN_STATUS_INVALID_MODEL),
+            "invalid model: input 'b' (#1) has negative dimension -3 in shape "
+            "[2,-3]");
+  EXPECT_EQ(openFails("fake_null_name", KILN_STATUS_INVALID_MODEL),
+            "invalid model: output #0 has no name");
+  std::string huge = openFails("fake_huge_shape", KILN_STATUS_INVALID_MODEL);
+  EXPECT_NE(huge.find("is too large"), std::string::npos) << huge;
+  EXPECT_EQ(openFails("fake_bad_rank", KILN_STATUS_INVALID_MODEL),
+            "invalid model: input 'b' (#1) has rank -1, expected 0 to 64");
+  EXPECT_EQ(openFails("fake_duplicate_name", KILN_STATUS_INVALID_MODEL),
+            "invalid model: inputs #0 and #1 are both named 'a'");
+  EXPECT_EQ(openFails("fake_bad_align", KILN_STATUS_INVALID_MODEL),
+            "invalid model: workspace alignment 48 is not a power of 2 up to "
+            "1048576");
+}
+
+TEST(ModelRun, ModelFailureBecomesStatus) {
+  kiln_model *model = nullptr;
+  ASSERT_EQ(Status(kiln_model_open(fakeModel("fake_run_fails").c_str(), nullptr,
+                                   &model))
+                .code(),
+            KILN_STATUS_OK);
+  int64_t shape[2] = {2, 3};
+  float a[6] = {}, b[6] = {}, sum[6];
+  int32_t threads;
+  kiln_tensor inputs[2] = {{KILN_DTYPE_F32, 2, shape, a, sizeof(a)},
+                           {KILN_DTYPE_F32, 2, shape, b, sizeof(b)}};
+  kiln_tensor outputs[2] = {{KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)},
+                            {KILN_DTYPE_I32, 0, nullptr, &threads, 4}};
+  Status status = kiln_model_run(model, inputs, 2, outputs, 2);
+  EXPECT_EQ(status.code(), KILN_STATUS_OUT_OF_MEMORY);
+  EXPECT_EQ(status.message(), "model ran out of memory");
+  kiln_model_release(model);
+}
+
+TEST(Status, NullIsOk) {
+  EXPECT_EQ(kiln_status_code(nullptr), KILN_STATUS_OK);
+  EXPECT_STREQ(kiln_status_message(nullptr), "OK");
+  kiln_status_free(nullptr);
+  EXPECT_STREQ(kiln_status_code_name(KILN_STATUS_ABI_MISMATCH), "ABI_MISMATCH");
+}
+
+TEST(Dtype, NamesAndSizes) {
+  EXPECT_STREQ(kiln_dtype_name(KILN_DTYPE_F32), "f32");
+  EXPECT_STREQ(kiln_dtype_name(KILN_DTYPE_BF16), "bf16");
+  EXPECT_EQ(kiln_dtype_name(8), nullptr); // ONNX STRING
+  EXPECT_EQ(kiln_dtype_name(-1), nullptr);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_F16), 2u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_U64), 8u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_BOOL), 1u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_INVALID), 0u);
+}
+
+TEST(CpuFeatures, KnownList) {
+  std::string x86 = kiln_runtime_known_cpu_features("x86_64-unknown-linux-gnu");
+  EXPECT_NE(x86.find("avx2"), std::string::npos);
+  EXPECT_NE(x86.find("avx512fp16"), std::string::npos);
+  EXPECT_NE(x86.find("avxvnni"), std::string::npos);
+  std::string arm = kiln_runtime_known_cpu_features("aarch64-linux-gnu");
+  EXPECT_NE(arm.find("i8mm"), std::string::npos);
+  EXPECT_STREQ(kiln_runtime_known_cpu_features("riscv64"), "");
+  std::string host = kiln_runtime_known_cpu_features(nullptr);
+#if defined(__x86_64__)
+  EXPECT_EQ(host, x86);
+  EXPECT_EQ(kiln_runtime_cpu_supports("sse2"), 1);
+  EXPECT_EQ(kiln_runtime_cpu_supports("i8mm"), -1);
+#elif defined(__aarch64__)
+  EXPECT_EQ(host, arm);
+  EXPECT_EQ(kiln_runtime_cpu_supports("neon"), 1);
+#endif
+  EXPECT_EQ(kiln_runtime_cpu_supports("nonexistentfeature"), -1);
+  EXPECT_EQ(kiln_runtime_cpu_supports(nullptr), -1);
+  // Every name in the host's list can be checked.
+  size_t start = 0;
+  while (start < host.size()) {
+    size_t comma = host.find(',', start);
+    std::string name = host.substr(start, comma - start);
+    EXPECT_GE(kiln_runtime_cpu_supports(name.c_str()), 0) << name;
+    start = comma == std::string::npos ? host.size() : comma + 1;
+  }
+  EXPECT_EQ(kiln_runtime_abi_version(), KILN_ABI_VERSION);
+}
+
+} // namespace

@@ -1,0 +1,140 @@
+/*===- fake_model.c - A hand-written model implementing the Kiln ABI ------===*
+ *
+ * Stands in for a compiled model in the runtime's tests. One source, built
+ * several times with a different FAKE_VARIANT each (see CMakeLists.txt):
+ *
+ *   FAKE_ADD            inputs a, b: f32 [2,3]; outputs "sum:0" = a + b and
+ *                       "threads" (i32 scalar) = the thread count it was given
+ *   FAKE_BAD_VERSION    abi_version 999
+ *   FAKE_UNKNOWN_FEATURE requires "avx512fp16,nonexistentfeature"
+ *   FAKE_FEATURE        requires one real feature, FAKE_FEATURE_NAME
+ *   FAKE_OTHER_ARCH     compiled for the other architecture
+ *   FAKE_NEGATIVE_DIM   an input of shape [2,-3]
+ *   FAKE_NULL_NAME      an output without a name
+ *   FAKE_HUGE_SHAPE     an input whose byte size overflows
+ *   FAKE_BAD_RANK       an input of rank -1
+ *   FAKE_DUPLICATE_NAME two inputs named "a"
+ *   FAKE_BAD_ALIGN      workspace alignment 48
+ *   FAKE_NO_RUN         does not export kiln_abi_run
+ *   FAKE_RUN_FAILS      kiln_abi_run returns KILN_ABI_RUN_NO_MEMORY
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "kiln/model_abi.h"
+
+#include <stddef.h>
+
+#define FAKE_ADD 1
+#define FAKE_BAD_VERSION 2
+#define FAKE_UNKNOWN_FEATURE 3
+#define FAKE_FEATURE 4
+#define FAKE_OTHER_ARCH 5
+#define FAKE_NEGATIVE_DIM 6
+#define FAKE_NULL_NAME 7
+#define FAKE_HUGE_SHAPE 8
+#define FAKE_BAD_RANK 9
+#define FAKE_DUPLICATE_NAME 10
+#define FAKE_BAD_ALIGN 11
+#define FAKE_NO_RUN 12
+#define FAKE_RUN_FAILS 13
+
+#ifndef FAKE_VARIANT
+#error "define FAKE_VARIANT"
+#endif
+
+#define EXPORT __attribute__((visibility("default")))
+
+#if defined(__x86_64__)
+#define HOST_TRIPLE "x86_64-unknown-linux-gnu"
+#define OTHER_TRIPLE "aarch64-unknown-linux-gnu"
+#else
+#define HOST_TRIPLE "aarch64-unknown-linux-gnu"
+#define OTHER_TRIPLE "x86_64-unknown-linux-gnu"
+#endif
+
+static const int64_t shape23[] = {2, 3};
+#if FAKE_VARIANT == FAKE_NEGATIVE_DIM
+static const int64_t negativeShape[] = {2, -3};
+#elif FAKE_VARIANT == FAKE_HUGE_SHAPE
+static const int64_t hugeShape[] = {INT64_MAX / 2, 4};
+#endif
+
+static const kiln_abi_tensor inputs[] = {
+    {"a", KILN_DTYPE_F32, 2, shape23},
+#if FAKE_VARIANT == FAKE_NEGATIVE_DIM
+    {"b", KILN_DTYPE_F32, 2, negativeShape},
+#elif FAKE_VARIANT == FAKE_HUGE_SHAPE
+    {"b", KILN_DTYPE_F32, 2, hugeShape},
+#elif FAKE_VARIANT == FAKE_BAD_RANK
+    {"b", KILN_DTYPE_F32, -1, shape23},
+#elif FAKE_VARIANT == FAKE_DUPLICATE_NAME
+    {"a", KILN_DTYPE_F32, 2, shape23},
+#else
+    {"b", KILN_DTYPE_F32, 2, shape23},
+#endif
+};
+
+static const kiln_abi_tensor outputs[] = {
+#if FAKE_VARIANT == FAKE_NULL_NAME
+    {NULL, KILN_DTYPE_F32, 2, shape23},
+#else
+    {"sum:0", KILN_DTYPE_F32, 2, shape23},
+#endif
+    {"threads", KILN_DTYPE_I32, 0, NULL},
+};
+
+static const kiln_abi_model model = {
+#if FAKE_VARIANT == FAKE_BAD_VERSION
+    999u,
+#else
+    KILN_ABI_VERSION,
+#endif
+    0,
+#if FAKE_VARIANT == FAKE_OTHER_ARCH
+    OTHER_TRIPLE,
+#else
+    HOST_TRIPLE,
+#endif
+    "generic",
+#if FAKE_VARIANT == FAKE_UNKNOWN_FEATURE
+    "avx512fp16,nonexistentfeature",
+#elif FAKE_VARIANT == FAKE_FEATURE
+    FAKE_FEATURE_NAME,
+#else
+    "",
+#endif
+    "kiln runtime tests",
+    2,
+    inputs,
+    2,
+    outputs,
+    1000, /* workspace_size */
+#if FAKE_VARIANT == FAKE_BAD_ALIGN
+    48,
+#else
+    128, /* workspace_align */
+#endif
+};
+
+EXPORT const kiln_abi_model *kiln_abi_describe(void) { return &model; }
+
+#if FAKE_VARIANT != FAKE_NO_RUN
+EXPORT int32_t kiln_abi_run(const kiln_abi_run_args *args) {
+  if (FAKE_VARIANT == FAKE_RUN_FAILS)
+    return KILN_ABI_RUN_NO_MEMORY;
+  if (!args || args->abi_version != KILN_ABI_VERSION || args->num_threads < 1 ||
+      !args->workspace || ((uintptr_t)args->workspace & 127) != 0)
+    return KILN_ABI_RUN_BAD_ARGS;
+  const float *a = (const float *)args->inputs[0];
+  const float *b = (const float *)args->inputs[1];
+  float *sum = (float *)args->outputs[0];
+  /* Touch the whole workspace so that ASan sees a short one. */
+  unsigned char *workspace = (unsigned char *)args->workspace;
+  for (int i = 0; i < 1000; ++i)
+    workspace[i] = (unsigned char)i;
+  for (int i = 0; i < 6; ++i)
+    sum[i] = a[i] + b[i];
+  *(int32_t *)args->outputs[1] = args->num_threads;
+  return KILN_ABI_RUN_OK;
+}
+#endif

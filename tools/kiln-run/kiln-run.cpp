@@ -1,0 +1,416 @@
+//===- kiln-run.cpp - Run a compiled Kiln model from the command line -----===//
+//
+// kiln-run MODEL.so --input NAME=FILE ... [--output-dir DIR] [--repeat N]
+//          [--warmup N] [--threads N] [--json]
+//
+// Reads inputs from .npy or ONNX TensorProto files, runs the model through
+// libkiln_runtime, writes each output as DIR/<name>.npy and reports latency.
+// Any error ends the program with one line "kiln-run: error: ..." on stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorFile.h"
+
+#include "kiln/runtime.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+const char *const kUsage =
+    R"(usage: kiln-run MODEL.so --input NAME=FILE ... [options]
+
+Runs a model compiled by kiln-compile and writes its outputs as .npy files.
+
+  --input NAME=FILE   the value of input NAME, read from FILE: a NumPy .npy
+                      file (C order, little-endian; f2 f4 f8 i1 i2 i4 i8 u1
+                      u2 u4 u8 b1) or an ONNX TensorProto .pb file. Give one
+                      per model input, in any order. When the model has
+                      exactly one input, --input FILE is enough. For a bf16
+                      input, a u2 file holding bf16 bit patterns is accepted.
+  --output-dir DIR    where to write the outputs (default: .); output NAME
+                      goes to DIR/NAME.npy, with every character outside
+                      [A-Za-z0-9_.-] replaced by '_' (and "_<index>" added if
+                      two outputs would get the same file). bf16 outputs are
+                      written as u2 bit patterns.
+  --warmup N          untimed runs before the timed ones (default 0)
+  --repeat N          timed runs, N >= 1 (default 1); outputs are those of
+                      the last run
+  --threads N         threads the model may use, N >= 1 (default:
+                      KILN_NUM_THREADS if set, else the number of CPUs)
+  --json              print one JSON object on stdout: {"outputs": {NAME:
+                      PATH, ...}, "median_ms": ..., "min_ms": ...,
+                      "max_ms": ..., "repeat": N, "threads": T}
+  --help              print this text and exit
+
+Options also take the form --option=VALUE. Exit status: 0 on success, 1 on
+any error (one line "kiln-run: error: MESSAGE" on stderr), 2 on a usage error.
+)";
+
+// An error that ends the program: the message and the exit status.
+struct Failure {
+  std::string message;
+  int exitCode = 1;
+};
+
+std::string oneLine(std::string text) {
+  for (char &c : text)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  return text;
+}
+
+int fail(const Failure &failure) {
+  std::fprintf(stderr, "kiln-run: error: %s\n",
+               oneLine(failure.message).c_str());
+  return failure.exitCode;
+}
+
+struct Options {
+  std::string model;
+  std::vector<std::string> inputs; // NAME=FILE or FILE, as given
+  std::string outputDir = ".";
+  long repeat = 1;
+  long warmup = 0;
+  long threads = 0; // 0: the runtime's default
+  bool json = false;
+  bool help = false;
+};
+
+bool parseCount(const std::string &text, long min, long max, long &value) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long parsed = std::strtol(text.c_str(), &end, 10);
+  if (errno || *end || parsed < min || parsed > max)
+    return false;
+  value = parsed;
+  return true;
+}
+
+bool parseArgs(int argc, char **argv, Options &options, Failure &failure) {
+  failure.exitCode = 2;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.size() < 2 || arg.compare(0, 2, "--") != 0 || arg == "--") {
+      if (!options.model.empty()) {
+        failure.message = "unexpected argument '" + arg + "' (the model is '" +
+                          options.model + "')";
+        return false;
+      }
+      options.model = arg;
+      continue;
+    }
+    std::string name = arg, value;
+    bool hasValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      hasValue = true;
+    }
+    if (name == "--help") {
+      options.help = true;
+      continue;
+    }
+    if (name == "--json") {
+      if (hasValue) {
+        failure.message = "--json takes no value";
+        return false;
+      }
+      options.json = true;
+      continue;
+    }
+    if (name != "--input" && name != "--output-dir" && name != "--repeat" &&
+        name != "--warmup" && name != "--threads") {
+      failure.message = "unknown option '" + name + "' (see --help)";
+      return false;
+    }
+    if (!hasValue) {
+      if (i + 1 >= argc) {
+        failure.message = name + " needs a value";
+        return false;
+      }
+      value = argv[++i];
+    }
+    if (name == "--input") {
+      options.inputs.push_back(value);
+    } else if (name == "--output-dir") {
+      if (value.empty()) {
+        failure.message = "--output-dir is empty";
+        return false;
+      }
+      options.outputDir = value;
+    } else {
+      long min = name == "--warmup" ? 0 : 1;
+      long max = name == "--threads" ? 4096 : 1000000000L;
+      long *target = name == "--repeat"   ? &options.repeat
+                     : name == "--warmup" ? &options.warmup
+                                          : &options.threads;
+      if (!parseCount(value, min, max, *target)) {
+        failure.message = name + " expects an integer from " +
+                          std::to_string(min) + " to " + std::to_string(max) +
+                          ", got '" + value + "'";
+        return false;
+      }
+    }
+  }
+  if (!options.help && options.model.empty()) {
+    failure.message = "no model given (see --help)";
+    return false;
+  }
+  failure.exitCode = 1;
+  return true;
+}
+
+// Owns a kiln_status until it is turned into a message.
+std::string takeMessage(kiln_status status) {
+  std::string message = kiln_status_message(status);
+  kiln_status_free(status);
+  return message;
+}
+
+struct ModelHandle {
+  kiln_model *model = nullptr;
+  ~ModelHandle() { kiln_model_release(model); }
+};
+
+std::string sanitizeFileName(const char *name) {
+  std::string result;
+  for (const char *c = name; *c; ++c) {
+    bool keep = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+                (*c >= '0' && *c <= '9') || *c == '_' || *c == '.' || *c == '-';
+    result += keep ? *c : '_';
+  }
+  // "", "." and ".." would not name a file in DIR.
+  if (result.empty() || result == "." || result == "..")
+    result = "_" + result;
+  return result;
+}
+
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    default:
+      if (c < 0x20) {
+        char buffer[8];
+        std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+        out += buffer;
+      } else {
+        out += char(c);
+      }
+    }
+  }
+  return out + "\"";
+}
+
+// Loads every input file and orders them as the model's inputs.
+bool loadInputs(const Options &options, kiln_model *model,
+                std::vector<HostTensor> &tensors, Failure &failure) {
+  size_t numInputs = kiln_model_num_inputs(model);
+  tensors.clear();
+  tensors.resize(numInputs);
+  std::vector<bool> given(numInputs, false);
+  for (const std::string &spec : options.inputs) {
+    size_t index = 0;
+    std::string file;
+    size_t eq = spec.find('=');
+    kiln_status status =
+        eq == std::string::npos
+            ? kiln_status(nullptr)
+            : kiln_model_find_input(model, spec.substr(0, eq).c_str(), &index);
+    if (eq != std::string::npos && !status) {
+      file = spec.substr(eq + 1);
+    } else if (numInputs == 1) {
+      // A single-input model takes --input FILE (even a FILE with '=').
+      kiln_status_free(status);
+      index = 0;
+      file = spec;
+    } else {
+      kiln_status_free(status);
+      failure.message =
+          eq == std::string::npos
+              ? "--input '" + spec + "' names no input; the model has " +
+                    std::to_string(numInputs) + " inputs, use --input NAME=FILE"
+              : "the model has no input named '" + spec.substr(0, eq) + "'";
+      return false;
+    }
+    kiln_tensor_info info;
+    kiln_status_free(kiln_model_input_info(model, index, &info));
+    if (given[index]) {
+      failure.message = "input '" + std::string(info.name) + "' is given twice";
+      return false;
+    }
+    given[index] = true;
+    if (std::string error = readTensorFile(file, tensors[index]);
+        !error.empty()) {
+      failure.message = "input '" + std::string(info.name) + "': " + error;
+      return false;
+    }
+    // bf16 has no NumPy dtype: accept its bit patterns as u16.
+    if (info.dtype == KILN_DTYPE_BF16 && tensors[index].dtype == KILN_DTYPE_U16)
+      tensors[index].dtype = KILN_DTYPE_BF16;
+  }
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (given[i])
+      continue;
+    kiln_tensor_info info;
+    kiln_status_free(kiln_model_input_info(model, i, &info));
+    failure.message = "missing input '" + std::string(info.name) +
+                      "' (give it with --input " + info.name + "=FILE)";
+    return false;
+  }
+  return true;
+}
+
+int runTool(int argc, char **argv) {
+  Options options;
+  Failure failure;
+  if (!parseArgs(argc, argv, options, failure))
+    return fail(failure);
+  if (options.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+
+  kiln_model_options modelOptions;
+  kiln_model_options_init(&modelOptions);
+  modelOptions.num_threads = int32_t(options.threads);
+  ModelHandle handle;
+  if (kiln_status status =
+          kiln_model_open(options.model.c_str(), &modelOptions, &handle.model))
+    return fail({takeMessage(status)});
+  kiln_model *model = handle.model;
+
+  std::vector<HostTensor> inputs;
+  if (!loadInputs(options, model, inputs, failure))
+    return fail(failure);
+  std::vector<kiln_tensor> inputArgs;
+  for (HostTensor &t : inputs)
+    inputArgs.push_back({t.dtype, int32_t(t.shape.size()), t.shape.data(),
+                         t.data(), t.byteSize()});
+
+  size_t numOutputs = kiln_model_num_outputs(model);
+  std::vector<kiln_tensor_info> outputInfos(numOutputs);
+  std::vector<HostTensor> outputs(numOutputs);
+  std::vector<kiln_tensor> outputArgs;
+  for (size_t i = 0; i < numOutputs; ++i) {
+    kiln_status_free(kiln_model_output_info(model, i, &outputInfos[i]));
+    const kiln_tensor_info &info = outputInfos[i];
+    if (!outputs[i].allocate(info.byte_size))
+      return fail(
+          {"out of memory for output '" + std::string(info.name) + "'"});
+    outputArgs.push_back(
+        {info.dtype, info.rank, info.shape, outputs[i].data(), info.byte_size});
+  }
+
+  auto runOnce = [&]() -> kiln_status {
+    return kiln_model_run(model, inputArgs.data(), inputArgs.size(),
+                          outputArgs.data(), outputArgs.size());
+  };
+  for (long i = 0; i < options.warmup; ++i)
+    if (kiln_status status = runOnce())
+      return fail({takeMessage(status)});
+  std::vector<double> times;
+  for (long i = 0; i < options.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    kiln_status status = runOnce();
+    auto end = std::chrono::steady_clock::now();
+    if (status)
+      return fail({takeMessage(status)});
+    times.push_back(
+        std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  double median =
+      n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+
+  // Write the outputs; names that collide after sanitising get their index.
+  std::vector<std::string> paths;
+  std::vector<std::string> usedNames;
+  for (size_t i = 0; i < numOutputs; ++i) {
+    const kiln_tensor_info &info = outputInfos[i];
+    std::string file = sanitizeFileName(info.name);
+    if (std::find(usedNames.begin(), usedNames.end(), file) != usedNames.end())
+      file += "_" + std::to_string(i);
+    usedNames.push_back(file);
+    std::string path = options.outputDir;
+    if (path.back() != '/')
+      path += '/';
+    path += file + ".npy";
+    if (std::string error =
+            writeNpyFile(path, info.dtype, info.shape, info.rank,
+                         outputs[i].data(), info.byte_size);
+        !error.empty())
+      return fail({"output '" + std::string(info.name) + "': " + error});
+    paths.push_back(path);
+  }
+
+  int32_t threads = kiln_model_num_threads(model);
+  if (options.json) {
+    std::string text = "{\"outputs\": {";
+    for (size_t i = 0; i < numOutputs; ++i)
+      text += (i ? ", " : "") + jsonString(outputInfos[i].name) + ": " +
+              jsonString(paths[i]);
+    char numbers[256];
+    std::snprintf(numbers, sizeof(numbers),
+                  "}, \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": "
+                  "%.6f, \"repeat\": %ld, \"threads\": %d}",
+                  median, sorted.front(), sorted.back(), options.repeat,
+                  threads);
+    text += numbers;
+    std::printf("%s\n", text.c_str());
+  } else {
+    for (size_t i = 0; i < numOutputs; ++i) {
+      const kiln_tensor_info &info = outputInfos[i];
+      std::printf(
+          "output '%s': %s %s -> %s\n", info.name, kiln_dtype_name(info.dtype),
+          formatShape(info.shape, size_t(info.rank)).c_str(), paths[i].c_str());
+    }
+    std::printf("%ld run%s (after %ld warm-up), %d thread%s: median %.3f ms, "
+                "min %.3f ms, max %.3f ms\n",
+                options.repeat, options.repeat == 1 ? "" : "s", options.warmup,
+                threads, threads == 1 ? "" : "s", median, sorted.front(),
+                sorted.back());
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return runTool(argc, argv);
+  } catch (const std::bad_alloc &) {
+    return fail({"out of memory"});
+  } catch (const std::exception &e) {
+    return fail({std::string("internal error: ") + e.what()});
+  }
+}
