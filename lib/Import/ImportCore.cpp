@@ -1,0 +1,93 @@
+//===- ImportCore.cpp - Constants and value plumbing ----------------------===//
+//
+// Constant, Identity and Dropout (inference only).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Import/NodeImporter.h"
+
+#include "dialects/Graph/GraphOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+using namespace kiln;
+
+static LogicalResult importConstant(NodeImporter &node) {
+  static const char *const kinds[] = {
+      "value",      "value_float",  "value_floats",  "value_int",
+      "value_ints", "value_string", "value_strings", "sparse_value"};
+  SmallVector<llvm::StringRef> present;
+  for (const char *kind : kinds)
+    if (node.hasAttr(kind))
+      present.push_back(kind);
+  if (present.size() != 1)
+    return node.emitError()
+           << "needs exactly one value attribute, got " << present.size();
+  llvm::StringRef kind = present.front();
+  Builder &b = node.getBuilder();
+  ElementsAttr value;
+  if (kind == "value") {
+    value = node.getTensor(kind);
+  } else if (kind == "value_float") {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                   node.getFloat(kind));
+  } else if (kind == "value_floats") {
+    SmallVector<float> values = node.getFloats(kind);
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({static_cast<int64_t>(values.size())},
+                              b.getF32Type()),
+        ArrayRef<float>(values));
+  } else if (kind == "value_int") {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                   node.getInt(kind));
+  } else if (kind == "value_ints") {
+    SmallVector<int64_t> values = node.getInts(kind);
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({static_cast<int64_t>(values.size())},
+                              b.getI64Type()),
+        ArrayRef<int64_t>(values));
+  } else {
+    return node.emitError() << "attribute '" << kind
+                            << "' is not supported (string and sparse "
+                               "constants)";
+  }
+  if (!value || node.hasFailed())
+    return failure();
+  return node.setResults(
+      node.create<graph::ConstantOp>(cast<TypedAttr>(value)));
+}
+
+static LogicalResult importIdentity(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  return node.setResults(input);
+}
+
+/// Dropout is the identity at inference. Its mask output and training mode
+/// only mean something in training, so a model that uses them is refused.
+static LogicalResult importDropout(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  if (node.isOutputUsed(1))
+    return node.emitError() << "the mask output is used; Kiln imports "
+                               "Dropout for inference only";
+  if (node.getInput(2)) {
+    auto trainingMode =
+        dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(2));
+    if (!trainingMode || !trainingMode.isSplat() ||
+        !trainingMode.getElementType().isInteger(1) ||
+        trainingMode.getSplatValue<bool>())
+      return node.emitError() << "training_mode must be a constant false; "
+                                 "Kiln imports Dropout for inference only";
+  }
+  return node.setResults(input);
+}
+
+void kiln::registerCoreImporters(NodeImporterRegistry &registry) {
+  registry.add("Constant", /*minOpset=*/1, importConstant);
+  registry.add("Dropout", /*minOpset=*/1, importDropout);
+  registry.add("Identity", /*minOpset=*/1, importIdentity);
+}

@@ -1,0 +1,440 @@
+//===- ONNXImporter.cpp - ONNX models into the graph dialect --------------===//
+//
+// The driver: parses the ModelProto, checks the IR version, the opsets and
+// that every node has an importer, then builds `func.func @main` from the
+// graph inputs, the initializers and the nodes in order, and verifies the
+// result. Per-operator work lives in the Import<Family>.cpp files.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Import/ONNXImporter.h"
+#include "lib/Import/ImportState.h"
+#include "lib/Import/NodeImporter.h"
+
+#include "dialects/Graph/GraphDialect.h"
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/GraphShapeUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "onnx/onnx_pb.h"
+#include <google/protobuf/io/coded_stream.h>
+
+#include <climits>
+#include <map>
+
+using namespace mlir;
+using namespace kiln;
+
+/// ONNX IR versions Kiln reads: 3 introduced opset imports; 14 is the newest
+/// at the time of writing (ONNX 1.23). Later versions may carry meaning that
+/// an older reader would silently drop, so they are refused.
+static constexpr int64_t kMinIRVersion = 3;
+static constexpr int64_t kMaxIRVersion = 14;
+
+/// Lets `return fail(emitError(...) << ...);` end the import.
+static OwningOpRef<ModuleOp> fail(const InFlightDiagnostic &) {
+  return nullptr;
+}
+
+static bool isDefaultDomain(llvm::StringRef domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+namespace {
+
+/// One unsupported node, for the single error that lists them all.
+struct UnsupportedNode {
+  std::string name;
+  std::string opType;
+  std::string domain;
+  std::optional<int64_t> opset;
+};
+
+class ModelImporter {
+public:
+  ModelImporter(MLIRContext &context, llvm::StringRef modelPath,
+                llvm::StringRef baseDir, const ImportOptions &options)
+      : context(context), options(options),
+        fileLoc(FileLineColLoc::get(&context, modelPath, 0, 0)) {
+    state.context = &context;
+    state.baseDir = baseDir.str();
+  }
+
+  OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
+
+private:
+  InFlightDiagnostic emitModelError() { return emitError(fileLoc); }
+  LogicalResult checkVersions(const onnx::ModelProto &model);
+  LogicalResult checkNodes(const onnx::GraphProto &graph);
+  LogicalResult checkInputShapeOptions(const onnx::GraphProto &graph);
+  FailureOr<RankedTensorType> convertInputType(const onnx::ValueInfoProto &);
+  LogicalResult importNode(const onnx::NodeProto &node, unsigned index,
+                           OpBuilder &builder);
+  LogicalResult verifyModule(ModuleOp module);
+
+  /// "<name>" or "<OpType>#<index>" for nodes without a name.
+  static std::string getNodeName(const onnx::NodeProto &node, unsigned index) {
+    if (!node.name().empty())
+      return node.name();
+    return node.op_type() + "#" + std::to_string(index);
+  }
+
+  MLIRContext &context;
+  const ImportOptions &options;
+  Location fileLoc;
+  GraphImportState state;
+  /// Opset version by domain ("ai.onnx" is stored as "").
+  std::map<std::string, int64_t> opsets;
+  llvm::StringSet<> initializerNames;
+};
+
+} // namespace
+
+LogicalResult ModelImporter::checkVersions(const onnx::ModelProto &model) {
+  if (!model.has_ir_version() || model.ir_version() == 0)
+    return emitModelError()
+           << "not a valid ONNX model: it has no IR version (is this an "
+              "ONNX file?)";
+  if (!model.has_graph())
+    return emitModelError() << "not a valid ONNX model: it has no graph";
+  int64_t irVersion = model.ir_version();
+  if (irVersion < kMinIRVersion)
+    return emitModelError()
+           << "ONNX IR version " << irVersion
+           << " is too old: Kiln reads IR versions " << kMinIRVersion << " to "
+           << kMaxIRVersion
+           << "; convert the model with onnx.version_converter first";
+  if (irVersion > kMaxIRVersion)
+    return emitModelError()
+           << "ONNX IR version " << irVersion
+           << " is newer than Kiln knows: Kiln reads IR versions "
+           << kMinIRVersion << " to " << kMaxIRVersion;
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
+    std::string domain = isDefaultDomain(opset.domain()) ? "" : opset.domain();
+    opsets[domain] = opset.version();
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::checkNodes(const onnx::GraphProto &graph) {
+  const NodeImporterRegistry &registry = getNodeImporterRegistry();
+  SmallVector<UnsupportedNode> unsupported;
+  bool needsDefaultOpset = false;
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    UnsupportedNode entry{getNodeName(node, index), node.op_type(),
+                          isDefaultDomain(node.domain()) ? "" : node.domain(),
+                          std::nullopt};
+    auto opset = opsets.find(entry.domain);
+    if (opset != opsets.end())
+      entry.opset = opset->second;
+    if (!entry.domain.empty()) {
+      unsupported.push_back(std::move(entry));
+      continue;
+    }
+    if (!entry.opset) {
+      needsDefaultOpset = true;
+      continue;
+    }
+    if (!registry.lookup(entry.opType, *entry.opset))
+      unsupported.push_back(std::move(entry));
+  }
+  if (needsDefaultOpset)
+    return emitModelError() << "not a valid ONNX model: it has ai.onnx nodes "
+                               "but imports no ai.onnx opset";
+  if (unsupported.empty())
+    return success();
+
+  InFlightDiagnostic diag = emitModelError() << "unsupported ONNX operators: ";
+  llvm::StringSet<> customDomains;
+  for (auto [i, entry] : llvm::enumerate(unsupported)) {
+    diag << (i ? ", " : "") << "'" << entry.name << "' (";
+    if (!entry.domain.empty()) {
+      diag << entry.domain << "." << entry.opType;
+      customDomains.insert(entry.domain);
+    } else {
+      diag << entry.opType;
+    }
+    if (entry.opset)
+      diag << ", opset " << *entry.opset;
+    diag << ")";
+  }
+  for (const auto &domain : customDomains)
+    diag.attachNote(fileLoc)
+        << "domain '" << domain.getKey()
+        << "' is not ai.onnx: Kiln imports standard ONNX operators only";
+  return failure();
+}
+
+LogicalResult
+ModelImporter::checkInputShapeOptions(const onnx::GraphProto &graph) {
+  for (const auto &entry : options.inputShapes) {
+    const std::string &name = entry.first;
+    ArrayRef<int64_t> shape = entry.second;
+    bool isInput = llvm::any_of(graph.input(), [&](const auto &input) {
+      return input.name() == name && !initializerNames.contains(name);
+    });
+    if (!isInput) {
+      InFlightDiagnostic diag = emitModelError()
+                                << "a shape is given for '" << name
+                                << "', which is not an input of the model "
+                                   "(inputs:";
+      for (const onnx::ValueInfoProto &input : graph.input())
+        if (!initializerNames.contains(input.name()))
+          diag << " '" << input.name() << "'";
+      return diag << ")";
+    }
+    if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+      return emitModelError()
+             << "the shape given for input '" << name
+             << "' has a negative dimension: " << graph::formatShape(shape);
+  }
+  return success();
+}
+
+FailureOr<RankedTensorType>
+ModelImporter::convertInputType(const onnx::ValueInfoProto &input) {
+  const std::string &name = input.name();
+  if (!input.type().has_tensor_type())
+    return emitModelError() << "input '" << name
+                            << "' is not a tensor (sequences, maps and "
+                               "optionals are not supported)";
+  const onnx::TypeProto::Tensor &tensorType = input.type().tensor_type();
+  Type elementType = convertElementType(&context, tensorType.elem_type());
+  if (!elementType)
+    return emitModelError() << "input '" << name << "' has element type "
+                            << getONNXTypeName(tensorType.elem_type())
+                            << ", which Kiln does not support";
+
+  auto given = options.inputShapes.find(name);
+  if (!tensorType.has_shape()) {
+    if (given == options.inputShapes.end())
+      return emitModelError()
+             << "input '" << name
+             << "' has no shape (not even a rank); give one in the import "
+                "options";
+    return RankedTensorType::get(given->second, elementType);
+  }
+  SmallVector<int64_t> shape;
+  for (const onnx::TensorShapeProto::Dimension &dim :
+       tensorType.shape().dim()) {
+    if (dim.value_case() != onnx::TensorShapeProto::Dimension::kDimValue) {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    if (dim.dim_value() < 0)
+      return emitModelError() << "input '" << name
+                              << "' has negative dimension " << dim.dim_value();
+    shape.push_back(dim.dim_value());
+  }
+  if (given != options.inputShapes.end()) {
+    ArrayRef<int64_t> override = given->second;
+    if (override.size() != shape.size())
+      return emitModelError()
+             << "the shape given for input '" << name << "', "
+             << graph::formatShape(override) << ", has rank " << override.size()
+             << " but the model's input has rank " << shape.size() << " ("
+             << graph::formatShape(shape) << ")";
+    for (auto [i, pair] : llvm::enumerate(llvm::zip(shape, override))) {
+      auto [declared, wanted] = pair;
+      if (!ShapedType::isDynamic(declared) && declared != wanted)
+        return emitModelError()
+               << "the shape given for input '" << name << "', "
+               << graph::formatShape(override) << ", differs from the model's "
+               << graph::formatShape(shape) << " in dimension " << i;
+    }
+    shape.assign(override.begin(), override.end());
+  }
+  return RankedTensorType::get(shape, elementType);
+}
+
+LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
+                                        unsigned index, OpBuilder &builder) {
+  std::string name = getNodeName(node, index);
+  Location loc = NameLoc::get(
+      StringAttr::get(&context, name + " (" + node.op_type() + ")"), fileLoc);
+  state.nodeDescriptions.try_emplace(loc, "node '" + name + "' (" +
+                                              node.op_type() + ")");
+  int64_t opset = opsets.at("");
+  NodeImporter importer(state, node, name, opset, builder, loc);
+  for (const std::string &input : node.input())
+    if (!input.empty() && !state.values.count(input))
+      return importer.emitError()
+             << "input '" << input
+             << "' is not a graph input, an initializer or the output of an "
+                "earlier node (ONNX graphs are topologically sorted)";
+  NodeImportFn fn = getNodeImporterRegistry().lookup(node.op_type(), opset);
+  assert(fn && "checkNodes let an unsupported node through");
+  if (failed(fn(importer)) || importer.hasFailed())
+    return failure();
+  return success();
+}
+
+LogicalResult ModelImporter::verifyModule(ModuleOp module) {
+  LogicalResult result = success();
+  auto messages = collectDiagnostics(
+      &context, [&]() { result = verify(module.getOperation()); });
+  for (auto &[loc, message] : messages) {
+    auto description = state.nodeDescriptions.find(loc);
+    if (description != state.nodeDescriptions.end())
+      emitError(loc) << description->second << ": " << message;
+    else
+      emitError(loc) << message;
+  }
+  if (succeeded(result) && messages.empty())
+    return success();
+  if (messages.empty())
+    emitModelError() << "the imported model does not verify";
+  return failure();
+}
+
+OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
+  context.loadDialect<func::FuncDialect, graph::GraphDialect>();
+  if (failed(checkVersions(model)))
+    return nullptr;
+  const onnx::GraphProto &graph = model.graph();
+  if (graph.sparse_initializer_size() > 0)
+    return fail(emitModelError() << "sparse initializer '"
+                                 << graph.sparse_initializer(0).values().name()
+                                 << "' is not supported");
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializerNames.insert(init.name());
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &input : node.input())
+      state.usedNames.insert(input);
+  for (const onnx::ValueInfoProto &output : graph.output())
+    state.usedNames.insert(output.name());
+  if (failed(checkNodes(graph)) || failed(checkInputShapeOptions(graph)))
+    return nullptr;
+
+  // @main's arguments: the graph inputs that are not initializers.
+  SmallVector<Type> argTypes;
+  SmallVector<const onnx::ValueInfoProto *> args;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializerNames.contains(input.name()))
+      continue;
+    FailureOr<RankedTensorType> type = convertInputType(input);
+    if (failed(type))
+      return nullptr;
+    argTypes.push_back(*type);
+    args.push_back(&input);
+  }
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  OpBuilder builder(&context);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(builder, fileLoc, "main",
+                                   builder.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+  for (auto [i, input] : llvm::enumerate(args)) {
+    if (!state.values.try_emplace(input->name(), body->getArgument(i)).second)
+      return fail(emitModelError()
+                  << "graph input '" << input->name() << "' is listed twice");
+    func.setArgAttr(i, "kiln.name", builder.getStringAttr(input->name()));
+  }
+
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    Location loc = NameLoc::get(
+        StringAttr::get(&context, init.name() + " (initializer)"), fileLoc);
+    ElementsAttr value =
+        importTensor(init, state, loc, "initializer '" + init.name() + "'");
+    if (!value)
+      return nullptr;
+    Value constant =
+        graph::ConstantOp::create(builder, loc, cast<TypedAttr>(value));
+    if (!state.values.try_emplace(init.name(), constant).second)
+      return fail(emitModelError()
+                  << "initializer '" << init.name() << "' is defined twice");
+  }
+
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, index, builder)))
+      return nullptr;
+
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value value = state.values.lookup(output.name());
+    if (!value)
+      return fail(emitModelError() << "graph output '" << output.name()
+                                   << "' is not computed by any node, input or "
+                                      "initializer");
+    if (output.type().has_tensor_type() &&
+        output.type().tensor_type().elem_type() != 0) {
+      int32_t declared = output.type().tensor_type().elem_type();
+      Type elementType = convertElementType(&context, declared);
+      Type computed = cast<ShapedType>(value.getType()).getElementType();
+      if (elementType != computed) {
+        return fail(emitModelError()
+                    << "graph output '" << output.name() << "' is declared as "
+                    << getONNXTypeName(declared) << " but computed as "
+                    << computed);
+      }
+    }
+    results.push_back(value);
+  }
+  func::ReturnOp::create(builder, fileLoc, results);
+  func.setType(
+      builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "kiln.name", builder.getStringAttr(output.name()));
+
+  if (failed(verifyModule(*module)))
+    return nullptr;
+  return module;
+}
+
+/// Parses a serialized ModelProto of up to 2 GiB (protobuf's own limit).
+static LogicalResult parseModel(llvm::StringRef bytes, Location loc,
+                                onnx::ModelProto &model) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return emitError(loc) << "the model is larger than 2 GiB, protobuf's "
+                             "limit; save its weights as external data";
+  google::protobuf::io::CodedInputStream input(
+      reinterpret_cast<const uint8_t *>(bytes.data()),
+      static_cast<int>(bytes.size()));
+  input.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage())
+    return emitError(loc) << "not a valid ONNX model: the file is not a "
+                             "serialized ModelProto (truncated or another "
+                             "kind of file)";
+  return success();
+}
+
+OwningOpRef<ModuleOp> kiln::importONNXFile(MLIRContext &context,
+                                           const std::string &path,
+                                           const ImportOptions &options) {
+  Location loc = FileLineColLoc::get(&context, path, 0, 0);
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    emitError(loc) << "cannot read ONNX model '" << path
+                   << "': " << buffer.getError().message();
+    return nullptr;
+  }
+  onnx::ModelProto model;
+  if (failed(parseModel((*buffer)->getBuffer(), loc, model)))
+    return nullptr;
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  return ModelImporter(context, path, dir.empty() ? "." : dir, options)
+      .run(model);
+}
+
+OwningOpRef<ModuleOp> kiln::importONNXBytes(MLIRContext &context,
+                                            const std::string &bytes,
+                                            const std::string &baseDir,
+                                            const ImportOptions &options) {
+  llvm::StringRef name = "<in-memory ONNX model>";
+  onnx::ModelProto model;
+  if (failed(
+          parseModel(bytes, FileLineColLoc::get(&context, name, 0, 0), model)))
+    return nullptr;
+  return ModelImporter(context, name, baseDir, options).run(model);
+}
