@@ -1,0 +1,494 @@
+#!/usr/bin/env python3
+"""Runs ONNX's backend node tests through Kiln and classifies each one.
+
+For every node test of the installed onnx package
+(onnx.backend.test.loader.load_model_tests(kind="node")): write the model to a
+temporary folder, compile it with kiln-compile, run each data set with kiln-run
+and compare every output with the test's expected output at the test's
+tolerances (NaNs compare equal; dtype and shape must match exactly).
+
+Classes:
+  pass         every output of every data set matches
+  fail         wrong numbers, dtype or shape, or kiln-run reported an error
+  unsupported  kiln-compile refused the model with a clean error
+               ("kiln-compile: error: ..."), e.g. unsupported ONNX operators
+  crash        kiln-compile or kiln-run died from a signal, timed out, or
+               exited without a clean error line: always a bug
+
+Kiln compiles static shapes only. An integer or bool graph input that feeds a
+shape-determining operand (Reshape's shape, Slice's starts, a Reduce's axes,
+see SHAPE_OPERANDS) is frozen into an initializer holding the test's own
+value; the summary says how many tests ran that way.
+
+Usage (with the venv's python):
+  tools/conformance.py                         # all node tests, 2 processes
+  tools/conformance.py --shard 0/4 --check     # every 4th test, as CI does
+  tools/conformance.py --write-expected-failures test/conformance/expected-failures.txt
+"""
+
+import argparse
+import collections
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_EXPECTED = ROOT / "test" / "conformance" / "expected-failures.txt"
+
+# Operands (by input index) that decide an output's shape or an axis. An
+# integer/bool graph input feeding one of them is frozen into an initializer.
+_REDUCE = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+           "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+           "ReduceSumSquare"}
+SHAPE_OPERANDS = {
+    "Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
+    "Slice": (1, 2, 3, 4), "Pad": (1, 3), "Resize": (3,), "Squeeze": (1,),
+    "Unsqueeze": (1,), "TopK": (1,), "Split": (1,), "OneHot": (1,),
+    "Range": (0, 1, 2), "CenterCropPad": (1, 2), "Col2Im": (1, 2),
+    "CumSum": (1,), "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
+    "STFT": (1, 3), "HannWindow": (0,), "HammingWindow": (0,),
+    "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2),
+    **{op: (1,) for op in _REDUCE},
+}
+
+# Element types kiln-run reads and writes (.npy); bf16 travels as u2 bits.
+KILN_RUN_DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32",
+                   "int64", "uint8", "uint16", "uint32", "uint64", "bool",
+                   "bfloat16"}
+
+
+def default_build():
+    return Path(os.environ.get("KILN_BUILD_DIR", ROOT / "build"))
+
+
+def load_node_tests():
+    import onnx.backend.test.loader as loader
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = loader.load_model_tests(kind="node")
+    return sorted(cases, key=lambda c: c.name)
+
+
+def select(cases, pattern=None, shard=None, limit=None):
+    """The deterministic share of `cases` to run: filter, then shard, then limit."""
+    if pattern:
+        rx = re.compile(pattern)
+        cases = [c for c in cases if rx.search(c.name)]
+    if shard:
+        index, count = shard
+        cases = [c for i, c in enumerate(cases) if i % count == index]
+    if limit is not None:
+        cases = cases[:limit]
+    return cases
+
+
+# --------------------------------------------------------------------------
+# One test.
+
+
+def to_array(value):
+    if isinstance(value, onnx.TensorProto):
+        return numpy_helper.to_array(value)
+    if isinstance(value, (list, tuple, dict)) or value is None:
+        return value  # a sequence, map or absent optional: not a tensor
+    return np.asarray(value)
+
+
+def load_model(case):
+    if case.model is not None:
+        model = onnx.ModelProto()
+        model.CopyFrom(case.model)
+        return model
+    return onnx.load(os.path.join(case.model_dir, "model.onnx"))
+
+
+def graph_inputs(model):
+    inits = {t.name for t in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in inits]
+
+
+def shape_like_inputs(model):
+    """Names of graph inputs consumed as a shape-determining operand."""
+    names = {i.name for i in graph_inputs(model)}
+    found = set()
+    for node in model.graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        for index in SHAPE_OPERANDS.get(node.op_type, ()):
+            if index < len(node.input) and node.input[index] in names:
+                found.add(node.input[index])
+    return found
+
+
+def freeze(model, values):
+    """Turns graph inputs `values` ({name: array}) into initializers."""
+    kept = [i for i in model.graph.input if i.name not in values]
+    del model.graph.input[:]
+    model.graph.input.extend(kept)
+    for name, value in values.items():
+        model.graph.initializer.append(numpy_helper.from_array(value, name))
+
+
+def first_error_line(stderr, tool):
+    """The first "TOOL: error: ..." line without its prefix, else None."""
+    prefix = f"{tool}: error: "
+    for line in stderr.splitlines():
+        if line.startswith(prefix):
+            return line[len(prefix):].strip()
+    return None
+
+
+def looks_crashed(stderr):
+    markers = ("Stack dump", "LLVM ERROR", "Assertion", "PLEASE submit a bug",
+               "terminate called", "Segmentation fault", "AddressSanitizer")
+    return any(m in stderr for m in markers)
+
+
+class Outcome(Exception):
+    def __init__(self, status, reason):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def call(args, timeout, tool, workdir):
+    """Runs a tool; returns stdout, or raises Outcome(crash|...) on trouble."""
+    try:
+        proc = subprocess.run([str(a) for a in args], capture_output=True,
+                              text=True, errors="replace", timeout=timeout,
+                              cwd=workdir)
+    except subprocess.TimeoutExpired:
+        raise Outcome("crash", f"{tool} timed out after {timeout} s")
+    stderr = proc.stderr.replace(str(workdir) + "/", "")
+    if proc.returncode < 0:
+        sig = signal.Signals(-proc.returncode).name
+        tail = stderr.strip().splitlines()[:1]
+        raise Outcome("crash", f"{tool} died from {sig}"
+                      + (f": {tail[0][:200]}" if tail else ""))
+    if proc.returncode != 0:
+        message = first_error_line(stderr, tool)
+        if message is None or looks_crashed(stderr):
+            tail = stderr.strip().splitlines()[:1]
+            raise Outcome("crash", f"{tool} exited {proc.returncode} without a "
+                          f"clean error" + (f": {tail[0][:200]}" if tail else ""))
+        return None, message
+    return proc.stdout, None
+
+
+def save_input(path, value):
+    if value.dtype.name == "bfloat16":
+        value = value.view(np.uint16)
+    np.save(path, np.ascontiguousarray(value))
+
+
+def compare(name, have, want, rtol, atol):
+    """None when `have` matches `want`, else why not."""
+    if want.dtype.name == "bfloat16" and have.dtype == np.uint16:
+        have = have.view(want.dtype)
+    if have.dtype != want.dtype:
+        return f"output {name}: dtype {have.dtype}, expected {want.dtype}"
+    if have.shape != want.shape:
+        return f"output {name}: shape {have.shape}, expected {want.shape}"
+    if want.dtype.kind in "fc" or want.dtype.name == "bfloat16":
+        a = have.astype(np.float64) if want.dtype.kind != "c" else have
+        b = want.astype(np.float64) if want.dtype.kind != "c" else want
+        with np.errstate(invalid="ignore"):
+            close = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+        if not close.all():
+            bad = int((~close).sum())
+            i = tuple(int(k) for k in np.argwhere(~close)[0])
+            return (f"output {name}: {bad}/{close.size} values differ "
+                    f"(at {i}: {a[i]!r} vs {b[i]!r}; rtol {rtol}, atol {atol})")
+        return None
+    if not np.array_equal(have, want):
+        bad = int((have != want).sum())
+        return f"output {name}: {bad}/{want.size} values differ"
+    return None
+
+
+def run_case(case, build, timeout, keep_dir=None):
+    """Classifies one node test; returns a result dict."""
+    start = time.monotonic()
+    result = {"name": case.name, "status": "pass", "reason": "", "frozen": [],
+              "ops": []}
+    workdir = Path(tempfile.mkdtemp(prefix="kiln-conf-"))
+    try:
+        model = load_model(case)
+        result["ops"] = sorted({n.op_type for n in model.graph.node})
+        inputs = graph_inputs(model)
+        shape_like = shape_like_inputs(model)
+        compiled = {}  # frozen values -> (so path) per distinct freeze
+        for ds_index, (ds_inputs, ds_outputs) in enumerate(case.data_sets):
+            values = [to_array(v) for v in ds_inputs]
+            want = [to_array(v) for v in ds_outputs]
+            named = dict(zip((i.name for i in inputs), values))
+            frozen = {n: v for n, v in named.items()
+                      if n in shape_like and isinstance(v, np.ndarray)
+                      and v.dtype.kind in "iub"}
+            result["frozen"] = sorted(frozen)
+            key = tuple((n, v.dtype.str, v.shape, v.tobytes())
+                        for n, v in sorted(frozen.items()))
+            if key not in compiled:
+                variant = load_model(case)
+                if frozen:
+                    freeze(variant, frozen)
+                sub = workdir / f"m{len(compiled)}"
+                sub.mkdir()
+                onnx.save(variant, str(sub / "model.onnx"))
+                _, error = call([build / "bin" / "kiln-compile", "model.onnx",
+                                 "-o", "model.so"], timeout, "kiln-compile", sub)
+                if error is not None:
+                    raise Outcome("unsupported", error)
+                compiled[key] = sub / "model.so"
+            so = compiled[key]
+            feeds = {n: v for n, v in named.items() if n not in frozen}
+            args = [build / "bin" / "kiln-run", so, "--json", "--threads", "1",
+                    "--output-dir", workdir / f"out{ds_index}"]
+            for i, (name, value) in enumerate(feeds.items()):
+                if not isinstance(value, np.ndarray):
+                    raise Outcome("fail", f"runner: input {name} is a "
+                                  f"{type(value).__name__}, not a tensor; "
+                                  f"kiln-compile should have refused the model")
+                if value.dtype.name not in KILN_RUN_DTYPES:
+                    raise Outcome("fail", f"runner: input {name} has dtype "
+                                  f"{value.dtype}, which kiln-run cannot read")
+                path = workdir / f"in{ds_index}_{i}.npy"
+                save_input(path, value)
+                args += ["--input", f"{name}={path}"]
+            stdout, error = call(args, timeout, "kiln-run", workdir)
+            if error is not None:
+                raise Outcome("fail", f"kiln-run: {error}")
+            outputs = json.loads(stdout)["outputs"]
+            for out, expected in zip(model.graph.output, want):
+                if not isinstance(expected, np.ndarray):
+                    raise Outcome("fail", f"output {out.name} is a "
+                                  f"{type(expected).__name__}, not a tensor")
+                if out.name not in outputs:
+                    raise Outcome("fail", f"output {out.name} missing from "
+                                  f"kiln-run's outputs")
+                have = np.load(outputs[out.name], allow_pickle=False)
+                why = compare(out.name, have, expected, case.rtol, case.atol)
+                if why:
+                    raise Outcome("fail", why)
+    except Outcome as outcome:
+        result["status"] = outcome.status
+        result["reason"] = outcome.reason
+    except Exception as error:  # the runner's own trouble: report, don't hide
+        result["status"] = "fail"
+        result["reason"] = f"runner: {type(error).__name__}: {error}"
+    finally:
+        if keep_dir:
+            shutil.copytree(workdir, Path(keep_dir) / case.name,
+                            dirs_exist_ok=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+    result["reason"] = " ".join(result["reason"].split())[:300]
+    result["seconds"] = round(time.monotonic() - start, 2)
+    return result
+
+
+# --------------------------------------------------------------------------
+# Many tests.
+
+_CASES = []
+_ARGS = None
+
+
+def _worker(index):
+    return run_case(_CASES[index], _ARGS.build, _ARGS.timeout, _ARGS.keep)
+
+
+def read_expected(path):
+    """{name: reason} from an expected-failure list."""
+    entries = {}
+    if not path or not Path(path).exists():
+        return entries
+    for line in Path(path).read_text().splitlines():
+        name, _, reason = line.partition("#")
+        name = name.strip()
+        if name:
+            entries[name] = reason.strip()
+    return entries
+
+
+EXPECTED_HEADER = """\
+# ONNX node tests that Kiln does not pass yet, one per line, with the reason
+# from the classification (status: first line of the error).
+# Generated by: tools/conformance.py --write-expected-failures FILE
+# `tools/conformance.py --check` fails when a test not listed here does not
+# pass, or when a listed test now passes: the list only shrinks.
+"""
+
+
+def write_expected(path, results, all_names):
+    """Rewrites the list: entries of the tests run are replaced, others kept."""
+    entries = read_expected(path)
+    for r in results:
+        entries.pop(r["name"], None)
+        if r["status"] != "pass":
+            entries[r["name"]] = f"{r['status']}: {r['reason']}"
+    known = set(all_names)
+    lines = [f"{n}  # {entries[n]}" for n in sorted(entries) if n in known]
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(EXPECTED_HEADER + "\n".join(lines) + "\n")
+    return len(lines)
+
+
+def op_of_unsupported(reason):
+    """The operators named by an "unsupported ONNX operators" error."""
+    return re.findall(r"\(([A-Za-z0-9_.]+)(?:, opset \d+)?\)", reason)
+
+
+def summarize(results, total_tests, elapsed, jobs):
+    counts = collections.Counter(r["status"] for r in results)
+    frozen = sum(1 for r in results if r["frozen"])
+    n = len(results)
+    print()
+    print(f"ran {n} of {total_tests} ONNX node tests in {elapsed:.0f} s "
+          f"({jobs} processes)")
+    print("  " + ", ".join(f"{counts[k]} {k}" for k in
+                           ("pass", "fail", "unsupported", "crash")))
+    if n:
+        print(f"  pass rate over the tests run: {100 * counts['pass'] / n:.1f}%")
+    print(f"  pass rate over all {total_tests} node tests: "
+          f"{100 * counts['pass'] / total_tests:.1f}%"
+          + ("" if n == total_tests else " (partial run: untested count as not passing)"))
+    print(f"  {frozen} tests ran with shape-like integer inputs frozen into "
+          f"initializers")
+    by_op = collections.Counter()
+    for r in results:
+        if r["status"] == "unsupported":
+            ops = op_of_unsupported(r["reason"]) if "unsupported ONNX operators" in r["reason"] else []
+            for op in set(ops) or {"(other error) " + "/".join(r["ops"][:3])}:
+                by_op[("unsupported", op)] += 1
+        elif r["status"] in ("fail", "crash"):
+            by_op[(r["status"], "/".join(r["ops"][:3]))] += 1
+    if by_op:
+        print("  most common reasons (status, operator: tests):")
+        for (status, op), k in by_op.most_common(15):
+            print(f"    {status:11} {op}: {k}")
+    crashes = [r for r in results if r["status"] == "crash"]
+    if crashes:
+        print()
+        print(f"!!! {len(crashes)} CRASHES: each one is a bug "
+              f"(reproduce with --filter '^NAME$' --keep DIR):")
+        for r in crashes:
+            print(f"!!!   {r['name']}: {r['reason']}")
+    return counts
+
+
+def check(results, expected):
+    """Lines describing unexpected results; empty when the check passes."""
+    problems = []
+    for r in results:
+        listed = r["name"] in expected
+        if r["status"] != "pass" and not listed:
+            problems.append(f"unexpected {r['status']}: {r['name']}: {r['reason']}")
+        elif r["status"] == "pass" and listed:
+            problems.append(f"now passes, remove it from the list: {r['name']}")
+    return problems
+
+
+def parse_shard(text):
+    m = re.fullmatch(r"(\d+)/(\d+)", text)
+    if not m or int(m.group(1)) >= int(m.group(2)):
+        raise argparse.ArgumentTypeError("--shard expects I/N with 0 <= I < N")
+    return int(m.group(1)), int(m.group(2))
+
+
+def main(argv=None):
+    global _CASES, _ARGS
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", type=Path, default=default_build(),
+                        help="build folder holding bin/kiln-compile and "
+                             "bin/kiln-run (default: $KILN_BUILD_DIR or build/)")
+    parser.add_argument("--jobs", "-j", type=int, default=2)
+    parser.add_argument("--filter", help="run the tests whose name matches REGEX")
+    parser.add_argument("--shard", type=parse_shard,
+                        help="I/N: run every N-th test starting at I (sorted by name)")
+    parser.add_argument("--limit", type=int, help="run at most N tests")
+    parser.add_argument("--timeout", type=float, default=60,
+                        help="seconds per tool call (default 60)")
+    parser.add_argument("--json", type=Path, help="write per-test results here")
+    parser.add_argument("--expected-failures", type=Path, default=None,
+                        help=f"expected-failure list (default for --check: "
+                             f"{DEFAULT_EXPECTED.relative_to(ROOT)})")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when a test not in the list does not pass, "
+                             "or a listed test passes")
+    parser.add_argument("--write-expected-failures", type=Path, metavar="FILE",
+                        help="update FILE with the non-passing tests of this run")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="keep each test's model, inputs and outputs in DIR/NAME")
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="print only tests that do not pass")
+    args = parser.parse_args(argv)
+    args.build = args.build.resolve()
+    for tool in ("kiln-compile", "kiln-run"):
+        if not (args.build / "bin" / tool).exists():
+            parser.error(f"{args.build / 'bin' / tool} does not exist (--build)")
+    if args.check and args.expected_failures is None:
+        args.expected_failures = DEFAULT_EXPECTED
+
+    all_cases = load_node_tests()
+    cases = select(all_cases, args.filter, args.shard, args.limit)
+    _CASES, _ARGS = cases, args
+    print(f"{len(cases)} of {len(all_cases)} ONNX node tests (onnx "
+          f"{onnx.__version__}), {args.jobs} processes, build {args.build}",
+          flush=True)
+
+    start = time.monotonic()
+    results = []
+    width = len(str(len(cases)))
+    context = multiprocessing.get_context("fork")
+    with context.Pool(max(1, args.jobs)) as pool:
+        for r in pool.imap_unordered(_worker, range(len(cases))):
+            results.append(r)
+            if args.quiet and r["status"] == "pass":
+                continue
+            line = (f"[{len(results):>{width}}/{len(cases)}] {r['status']:11} "
+                    f"{r['name']} ({r['seconds']:.1f} s)")
+            if r["status"] != "pass":
+                line += f": {r['reason'][:160]}"
+            print(line, flush=True)
+    elapsed = time.monotonic() - start
+    results.sort(key=lambda r: r["name"])
+
+    summarize(results, len(all_cases), elapsed, args.jobs)
+    if args.json:
+        args.json.write_text(json.dumps(
+            {"onnx": onnx.__version__, "total_node_tests": len(all_cases),
+             "seconds": round(elapsed, 1), "results": results}, indent=1) + "\n")
+    if args.write_expected_failures:
+        n = write_expected(args.write_expected_failures, results,
+                           [c.name for c in all_cases])
+        print(f"wrote {n} expected failures to {args.write_expected_failures}")
+    if args.check:
+        problems = check(results, read_expected(args.expected_failures))
+        if problems:
+            print()
+            print(f"conformance check FAILED ({len(problems)}), against "
+                  f"{args.expected_failures}:")
+            for p in problems:
+                print("  " + p)
+            return 1
+        print(f"conformance check passed against {args.expected_failures}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
