@@ -11,5 +11,7 @@ include "dialects/Graph/GraphBase.td"
 include "dialects/Graph/GraphCoreOps.td"
 include "dialects/Graph/GraphElementwiseOps.td"
 include "dialects/Graph/GraphNNOps.td"
+include "dialects/Graph/GraphReductionOps.td"
+include "dialects/Graph/GraphShapeOps.td"
 
 #endif // KILN_GRAPH_OPS

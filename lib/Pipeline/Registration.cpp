@@ -1,7 +1,9 @@
 //===- Registration.cpp - Register Kiln's dialects and passes -------------===//
 
 #include "lib/Pipeline/Registration.h"
+#include "lib/Pipeline/Pipelines.h"
 
+#include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "dialects/Graph/GraphDialect.h"
 #include "dialects/Graph/Transforms/Passes.h"
 
@@ -14,6 +16,10 @@ void registerDialects(mlir::DialectRegistry &registry) {
   registry.insert<graph::GraphDialect, mlir::func::FuncDialect>();
 }
 
-void registerPassesAndPipelines() { graph::registerGraphPasses(); }
+void registerPassesAndPipelines() {
+  graph::registerGraphPasses();
+  registerGraphToLinalgPasses();
+  registerPipelines();
+}
 
 } // namespace kiln

@@ -1,0 +1,52 @@
+//===- GraphToLinalg.h - Graph to linalg conversion -------------*- C++ -*-===//
+//
+// The lowering of the graph dialect to linalg/tensor/arith/math. Patterns are
+// grouped by op family, one file each, as the dialect's ops are.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CONVERSION_GRAPHTOLINALG_GRAPHTOLINALG_H
+#define KILN_CONVERSION_GRAPHTOLINALG_GRAPHTOLINALG_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "conversion/GraphToLinalg/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "conversion/GraphToLinalg/Passes.h.inc"
+
+/// Converts the graph dialect's types to what linalg computes on: unsigned
+/// integer element types become signless of the same width.
+class GraphTypeConverter : public mlir::TypeConverter {
+public:
+  GraphTypeConverter();
+};
+
+/// All patterns of the conversion.
+void populateGraphToLinalgPatterns(const mlir::TypeConverter &converter,
+                                   mlir::RewritePatternSet &patterns);
+
+// One function per op family (see dialects/Graph/Graph*Ops.td).
+void populateCoreToLinalgPatterns(const mlir::TypeConverter &converter,
+                                  mlir::RewritePatternSet &patterns);
+void populateElementwiseToLinalgPatterns(const mlir::TypeConverter &converter,
+                                         mlir::RewritePatternSet &patterns);
+void populateNNToLinalgPatterns(const mlir::TypeConverter &converter,
+                                mlir::RewritePatternSet &patterns);
+void populateShapeToLinalgPatterns(const mlir::TypeConverter &converter,
+                                   mlir::RewritePatternSet &patterns);
+void populateReductionToLinalgPatterns(const mlir::TypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
+
+} // namespace kiln
+
+#endif // KILN_CONVERSION_GRAPHTOLINALG_GRAPHTOLINALG_H

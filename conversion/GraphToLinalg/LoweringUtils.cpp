@@ -1,0 +1,103 @@
+//===- LoweringUtils.cpp - Helpers shared by graph lowerings --------------===//
+
+#include "conversion/GraphToLinalg/LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+SmallVector<OpFoldResult> getBroadcastSizes(OpBuilder &b, Location loc,
+                                            RankedTensorType resultType,
+                                            ValueRange operands) {
+  int64_t rank = resultType.getRank();
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = resultType.getDimSize(d);
+    if (!ShapedType::isDynamic(size)) {
+      sizes.push_back(b.getIndexAttr(size));
+      continue;
+    }
+    // Take the dimension from an operand that has it at full size: one whose
+    // aligned dimension is not a static 1.
+    OpFoldResult found;
+    for (Value operand : operands) {
+      auto type = cast<RankedTensorType>(operand.getType());
+      int64_t offset = rank - type.getRank();
+      if (d < offset)
+        continue;
+      int64_t operandSize = type.getDimSize(d - offset);
+      if (operandSize == 1)
+        continue;
+      found = ShapedType::isDynamic(operandSize)
+                  ? OpFoldResult(
+                        tensor::DimOp::create(b, loc, operand, d - offset)
+                            .getResult())
+                  : OpFoldResult(b.getIndexAttr(operandSize));
+      break;
+    }
+    sizes.push_back(found ? found : OpFoldResult(b.getIndexAttr(1)));
+  }
+  return sizes;
+}
+
+Value createEmptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                        ArrayRef<OpFoldResult> sizes) {
+  return tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+}
+
+Value buildBroadcastElementwise(OpBuilder &b, Location loc,
+                                RankedTensorType resultType,
+                                ValueRange operands, ScalarBodyBuilder body) {
+  int64_t rank = resultType.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value operand : operands) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    int64_t offset = rank - type.getRank();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      bool broadcast =
+          type.getDimSize(d) == 1 && resultType.getDimSize(d + offset) != 1;
+      exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx)
+                                : getAffineDimExpr(d + offset, ctx));
+    }
+    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+
+  Value init = createEmptyTensor(
+      b, loc, resultType, getBroadcastSizes(b, loc, resultType, operands));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, operands, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value result = body(nested, nestedLoc, args.drop_back());
+        linalg::YieldOp::create(nested, nestedLoc, result);
+      });
+  Value result = generic.getResult(0);
+  if (result.getType() != resultType)
+    result = tensor::CastOp::create(b, loc, resultType, result);
+  return result;
+}
+
+Value createScalarConstant(OpBuilder &b, Location loc, Type type,
+                           double value) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
+  if (isa<IndexType>(type))
+    return arith::ConstantIndexOp::create(b, loc, static_cast<int64_t>(value));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+bool isUnsignedInteger(Type graphElementType) {
+  return graphElementType.isUnsignedInteger();
+}
+
+} // namespace kiln

@@ -1,0 +1,47 @@
+//===- LoweringUtils.h - Helpers shared by graph lowerings ------*- C++ -*-===//
+
+#ifndef KILN_CONVERSION_GRAPHTOLINALG_LOWERINGUTILS_H
+#define KILN_CONVERSION_GRAPHTOLINALG_LOWERINGUTILS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace kiln {
+
+/// Computes one result element from one element of each operand.
+using ScalarBodyBuilder = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+
+/// Builds a linalg.generic producing `resultType` from `operands` elementwise
+/// with numpy broadcasting: each operand is aligned to the right of the
+/// result, and a size-1 dimension against a larger one is read at index 0.
+/// `operands` are tensors of any element types (signless); `body` receives
+/// one scalar per operand and returns the result scalar.
+mlir::Value buildBroadcastElementwise(mlir::OpBuilder &b, mlir::Location loc,
+                                      mlir::RankedTensorType resultType,
+                                      mlir::ValueRange operands,
+                                      ScalarBodyBuilder body);
+
+/// The sizes of `resultType` as OpFoldResults, taking dynamic dimensions from
+/// the broadcast of `operands` (tensor.dim of the first operand that holds
+/// the dimension at full size).
+llvm::SmallVector<mlir::OpFoldResult>
+getBroadcastSizes(mlir::OpBuilder &b, mlir::Location loc,
+                  mlir::RankedTensorType resultType, mlir::ValueRange operands);
+
+/// tensor.empty of `type`, with the dynamic sizes taken from `sizes`.
+mlir::Value createEmptyTensor(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::RankedTensorType type,
+                              llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
+/// A scalar constant of `type` (a float, integer or index type).
+mlir::Value createScalarConstant(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Type type, double value);
+
+/// Whether a graph-level element type is an unsigned integer (ui8 ... ui64),
+/// whose lowering must use the unsigned arith ops.
+bool isUnsignedInteger(mlir::Type graphElementType);
+
+} // namespace kiln
+
+#endif // KILN_CONVERSION_GRAPHTOLINALG_LOWERINGUTILS_H

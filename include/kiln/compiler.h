@@ -1,0 +1,75 @@
+//===- kiln/compiler.h - Kiln's compiler as a C++ library -------*- C++ -*-===//
+//
+// The API behind kiln-compile and the Python package: compile an ONNX model
+// (or graph-dialect IR) into a shared object, or stop at any stage and get its
+// IR. Only standard C++ types cross this interface.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_H
+#define KILN_COMPILER_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// Where compilation stops and what it writes.
+enum class EmitStage {
+  Graph,       ///< the optimised graph dialect (text)
+  Linalg,      ///< linalg/tensor/arith/math on tensors (text)
+  LLVM,        ///< optimised LLVM IR with the model ABI (text)
+  Assembly,    ///< target assembly (text)
+  Object,      ///< a relocatable object
+  SharedObject ///< the model .so (the default)
+};
+
+struct CompileOptions {
+  /// "x86-64", "aarch64" or "nvptx".
+  std::string target = "x86-64";
+  /// An LLVM CPU name; empty means the host CPU for the host's architecture
+  /// and a generic CPU for another.
+  std::string cpu;
+  /// LLVM features to add or remove, e.g. "+avx2,-avx512f".
+  std::string features;
+  EmitStage emit = EmitStage::SharedObject;
+  /// Static shapes for inputs, by name, replacing symbolic dimensions.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Run the graph-level optimisations.
+  bool optimizeGraph = true;
+  /// Fill CompileResult::report.
+  bool report = false;
+};
+
+struct CompileResult {
+  bool ok = false;
+  /// On failure, every error message, one per line, each naming the ONNX
+  /// node (name and op type) where there is one.
+  std::string error;
+  /// With CompileOptions::report: ops per stage, one line each.
+  std::string report;
+};
+
+/// Compiles the model at `inputPath` (an .onnx file, or a .mlir file in the
+/// graph dialect) and writes the chosen stage to `outputPath` ("-" for
+/// standard output).
+CompileResult compileFile(const std::string &inputPath,
+                          const std::string &outputPath,
+                          const CompileOptions &options);
+
+/// The same for a serialized ONNX ModelProto held in memory; external data
+/// files are looked up in `baseDir` (refused when it is empty).
+CompileResult compileONNXBytes(const std::string &bytes,
+                               const std::string &baseDir,
+                               const std::string &outputPath,
+                               const CompileOptions &options);
+
+/// Parses a stage name as --emit takes it (graph, linalg, llvm, asm, obj,
+/// so); returns false for an unknown name.
+bool parseEmitStage(const std::string &name, EmitStage &stage);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_H

@@ -1,0 +1,93 @@
+//===- Pipelines.cpp - Kiln's pass pipelines ------------------------------===//
+
+#include "lib/Pipeline/Pipelines.h"
+
+#include "conversion/GraphToLinalg/GraphToLinalg.h"
+#include "dialects/Graph/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+void buildGraphOptimizationPipeline(OpPassManager &pm,
+                                    const GraphOptimizationOptions &options) {
+  if (!options.enable)
+    return;
+  pm.addNestedPass<func::FuncOp>(graph::createGraphInferShapes());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void buildLowerToLinalgPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertGraphToLinalg());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void buildCPUCodegenPipeline(OpPassManager &pm,
+                             const CPUCodegenOptions &options) {
+  if (options.fuseElementwise)
+    pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Tensors to buffers. Function results become output parameters that the
+  // caller provides, and the buffers that were returned are written in place.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::buildBufferDeallocationPipeline(pm);
+
+  // Loops, then the LLVM dialect.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcToLLVM;
+  funcToLLVM.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void registerPipelines() {
+  PassPipelineRegistration<>(
+      "kiln-graph-optimize", "Graph-level optimisation of the graph dialect",
+      [](OpPassManager &pm) {
+        buildGraphOptimizationPipeline(pm, GraphOptimizationOptions());
+      });
+  PassPipelineRegistration<>(
+      "kiln-lower-to-linalg",
+      "Lowers the graph dialect to linalg, tensor, arith and math",
+      [](OpPassManager &pm) { buildLowerToLinalgPipeline(pm); });
+  PassPipelineRegistration<>(
+      "kiln-cpu-codegen",
+      "Bufferizes linalg on tensors and lowers it to the LLVM dialect",
+      [](OpPassManager &pm) {
+        buildCPUCodegenPipeline(pm, CPUCodegenOptions());
+      });
+}
+
+} // namespace kiln

@@ -1,0 +1,48 @@
+//===- Pipelines.h - Kiln's pass pipelines ----------------------*- C++ -*-===//
+//
+// The stages of compilation as pass pipelines. Each is a function of an
+// options struct, and each is registered with kiln-opt under its flag so that
+// a stage can be run alone on textual IR:
+//
+//   kiln-graph-optimize    graph dialect -> optimised graph dialect
+//   kiln-lower-to-linalg   graph dialect -> linalg/tensor/arith/math
+//   kiln-cpu-codegen       linalg on tensors -> LLVM dialect for a CPU
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_PIPELINE_PIPELINES_H
+#define KILN_LIB_PIPELINE_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace kiln {
+
+struct GraphOptimizationOptions {
+  /// Refine shapes, canonicalize, fold constants and remove dead values.
+  bool enable = true;
+};
+
+/// Graph-level optimisation on the graph dialect.
+void buildGraphOptimizationPipeline(mlir::OpPassManager &pm,
+                                    const GraphOptimizationOptions &options);
+
+/// Lowering of the graph dialect to linalg and friends on tensors.
+void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
+
+struct CPUCodegenOptions {
+  /// Fuse elementwise linalg ops into their producers before bufferization.
+  bool fuseElementwise = true;
+};
+
+/// CPU code generation: bufferization (function results become caller-owned
+/// output buffers), loops, and lowering to the LLVM dialect with the bare
+/// pointer calling convention (one pointer per tensor argument).
+void buildCPUCodegenPipeline(mlir::OpPassManager &pm,
+                             const CPUCodegenOptions &options);
+
+/// Registers the pipelines above with the global pipeline registry.
+void registerPipelines();
+
+} // namespace kiln
+
+#endif // KILN_LIB_PIPELINE_PIPELINES_H

@@ -1,0 +1,108 @@
+//===- Linker.cpp - Link a model object into a shared object --------------===//
+
+#include "lib/Target/Linker.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace llvm;
+
+namespace kiln {
+
+/// Folders that hold the target's libc.so.6 and libm.so.6.
+static std::vector<std::string> libraryDirs(TargetArch arch) {
+  if (arch == TargetArch::AArch64)
+    return {"/usr/aarch64-linux-gnu/lib", "/lib/aarch64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu"};
+  return {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64"};
+}
+
+static Expected<std::string> findLibrary(TargetArch arch, StringRef name) {
+  for (const std::string &dir : libraryDirs(arch)) {
+    SmallString<128> path(dir);
+    sys::path::append(path, name);
+    if (sys::fs::exists(path))
+      return path.str().str();
+  }
+  return createStringError("cannot find " + name.str() +
+                           " for the target (is its C library installed? "
+                           "tools/setup.sh installs the AArch64 one)");
+}
+
+static std::string findLinker() {
+  if (const char *env = std::getenv("KILN_LLD"))
+    return env;
+  return KILN_DEFAULT_LLD;
+}
+
+Error linkSharedObject(const std::string &object, const std::string &outputPath,
+                       const TargetInfo &target) {
+  SmallString<128> objectPath;
+  int fd;
+  if (std::error_code ec =
+          sys::fs::createTemporaryFile("kiln-model", "o", fd, objectPath))
+    return createStringError("cannot create a temporary file: " +
+                             ec.message());
+  FileRemover removeObject(objectPath);
+  {
+    raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << object;
+    if (os.has_error())
+      return createStringError("cannot write " + objectPath.str().str());
+  }
+  Expected<std::string> libm = findLibrary(target.arch, "libm.so.6");
+  if (!libm)
+    return libm.takeError();
+  Expected<std::string> libc = findLibrary(target.arch, "libc.so.6");
+  if (!libc)
+    return libc.takeError();
+
+  std::string linker = findLinker();
+  SmallVector<StringRef> args = {linker,
+                                 "-shared",
+                                 "--eh-frame-hdr",
+                                 "-z",
+                                 "relro",
+                                 "-z",
+                                 "now",
+                                 "-z",
+                                 "noexecstack",
+                                 "--gc-sections",
+                                 "--as-needed",
+                                 "-soname",
+                                 sys::path::filename(outputPath),
+                                 "-o",
+                                 outputPath,
+                                 objectPath,
+                                 *libm,
+                                 *libc};
+
+  SmallString<128> errorPath;
+  if (std::error_code ec =
+          sys::fs::createTemporaryFile("kiln-link", "txt", errorPath))
+    return createStringError("cannot create a temporary file: " +
+                             ec.message());
+  FileRemover removeErrors(errorPath);
+  std::optional<StringRef> redirects[] = {std::nullopt, errorPath.str(),
+                                          errorPath.str()};
+  std::string message;
+  int rc = sys::ExecuteAndWait(linker, args, std::nullopt, redirects, 0, 0,
+                               &message);
+  if (rc != 0) {
+    auto errors = MemoryBuffer::getFile(errorPath);
+    std::string text = errors ? (*errors)->getBuffer().trim().str() : "";
+    return createStringError("linking with " + linker + " failed" +
+                             (message.empty() ? "" : ": " + message) +
+                             (text.empty() ? "" : ":\n" + text));
+  }
+  return Error::success();
+}
+
+} // namespace kiln

@@ -1,0 +1,42 @@
+//===- ModelABI.h - Emit the model ABI of include/kiln/model_abi.h -*- C++ -*-//
+
+#ifndef KILN_LIB_TARGET_MODELABI_H
+#define KILN_LIB_TARGET_MODELABI_H
+
+#include "lib/Target/TargetInfo.h"
+
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// One input or output as the model ABI describes it.
+struct TensorSignature {
+  std::string name;
+  int32_t dtype = 0; // a kiln_dtype
+  std::vector<int64_t> shape;
+};
+
+/// What the model's entry function takes: inputs, then outputs, one pointer
+/// each (the bare-pointer calling convention of the CPU pipeline).
+struct ModelSignature {
+  std::vector<TensorSignature> inputs;
+  std::vector<TensorSignature> outputs;
+  uint64_t workspaceSize = 0;
+  uint64_t workspaceAlign = 64;
+};
+
+/// Adds `kiln_abi_describe` and `kiln_abi_run` to `module`, the latter
+/// calling `entryName`, and gives every other definition internal linkage so
+/// that the shared object exports the ABI and nothing else.
+llvm::Error emitModelABI(llvm::Module &module, const std::string &entryName,
+                         const ModelSignature &signature,
+                         const TargetInfo &target);
+
+} // namespace kiln
+
+#endif // KILN_LIB_TARGET_MODELABI_H

@@ -1,0 +1,129 @@
+//===- TargetInfo.cpp - What Kiln compiles for ----------------------------===//
+
+#include "lib/Target/TargetInfo.h"
+
+#include "kiln/runtime.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <mutex>
+
+using namespace llvm;
+
+namespace kiln {
+
+void initializeLLVMTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    InitializeAllTargetInfos();
+    InitializeAllTargets();
+    InitializeAllTargetMCs();
+    InitializeAllAsmPrinters();
+    InitializeAllAsmParsers();
+  });
+}
+
+Expected<TargetInfo> resolveTarget(const std::string &target,
+                                   const std::string &cpu,
+                                   const std::string &features) {
+  initializeLLVMTargets();
+  TargetInfo info;
+  Triple host(sys::getDefaultTargetTriple());
+  if (target == "x86-64" || target == "x86_64") {
+    info.arch = TargetArch::X86_64;
+    info.triple = "x86_64-unknown-linux-gnu";
+  } else if (target == "aarch64" || target == "arm64") {
+    info.arch = TargetArch::AArch64;
+    info.triple = "aarch64-unknown-linux-gnu";
+  } else if (target == "nvptx") {
+    return createStringError("the nvptx target is not supported yet");
+  } else {
+    return createStringError("unknown target '" + target +
+                             "' (expected x86-64, aarch64 or nvptx)");
+  }
+  Triple triple(info.triple);
+  bool isHost = triple.getArch() == host.getArch();
+
+  info.cpu = cpu;
+  if (info.cpu.empty() || info.cpu == "native" || info.cpu == "host")
+    info.cpu = isHost ? sys::getHostCPUName().str() : "generic";
+  if (info.cpu.empty() || info.cpu == "generic")
+    info.cpu = info.arch == TargetArch::X86_64 ? "x86-64" : "generic";
+
+  std::string error;
+  const llvm::Target *llvmTarget = TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return createStringError("no LLVM target for " + info.triple + ": " +
+                             error);
+
+  // The CPU's own features, plus those of the host when compiling for it,
+  // then the user's additions and removals.
+  SmallVector<std::string> featureList;
+  if ((cpu.empty() || cpu == "native" || cpu == "host") && isHost) {
+    for (const auto &feature : sys::getHostCPUFeatures())
+      featureList.push_back((feature.second ? "+" : "-") +
+                            feature.first().str());
+  }
+  for (StringRef feature : split(features, ',')) {
+    feature = feature.trim();
+    if (feature.empty())
+      continue;
+    if (feature[0] != '+' && feature[0] != '-')
+      return createStringError("feature '" + feature.str() +
+                               "' must start with + or -");
+    featureList.push_back(feature.str());
+  }
+  info.llvmFeatures = join(featureList, ",");
+
+  // Ask the subtarget which features end up enabled, and check the CPU name.
+  std::unique_ptr<MCSubtargetInfo> subtarget(
+      llvmTarget->createMCSubtargetInfo(triple, info.cpu, info.llvmFeatures));
+  if (!subtarget || !subtarget->isCPUStringValid(info.cpu))
+    return createStringError("unknown CPU '" + info.cpu + "' for target " +
+                             target);
+  // Record the enabled features among those the runtime can check on the
+  // running machine: the runtime refuses any other name.
+  StringSet<> known;
+  for (const SubtargetFeatureKV &kv : subtarget->getAllProcessorFeatures())
+    known.insert(kv.Key);
+  SmallVector<std::string> required;
+  SmallVector<StringRef> checkable;
+  StringRef(kiln_runtime_known_cpu_features(info.triple.c_str()))
+      .split(checkable, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef name : checkable)
+    if (known.contains(name) && subtarget->checkFeatures(("+" + name).str()))
+      required.push_back(name.str());
+  info.requiredFeatures = join(required, ",");
+
+  auto has = [&](StringRef name) { return is_contained(required, name); };
+  if (info.arch == TargetArch::X86_64)
+    info.vectorWidthF32 = has("avx512f") ? 16 : has("avx") ? 8 : 4;
+  else
+    info.vectorWidthF32 = 4;
+  return info;
+}
+
+Expected<std::unique_ptr<TargetMachine>>
+TargetInfo::createTargetMachine() const {
+  initializeLLVMTargets();
+  std::string error;
+  Triple llvmTriple(triple);
+  const llvm::Target *target = TargetRegistry::lookupTarget(llvmTriple, error);
+  if (!target)
+    return createStringError(error);
+  llvm::TargetOptions options;
+  std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
+      llvmTriple, cpu, llvmFeatures, options, Reloc::PIC_, std::nullopt,
+      CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return createStringError("cannot create a target machine for " + triple);
+  return machine;
+}
+
+} // namespace kiln

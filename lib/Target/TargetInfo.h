@@ -1,0 +1,48 @@
+//===- TargetInfo.h - What Kiln compiles for --------------------*- C++ -*-===//
+
+#ifndef KILN_LIB_TARGET_TARGETINFO_H
+#define KILN_LIB_TARGET_TARGETINFO_H
+
+#include "llvm/Support/Error.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <memory>
+#include <string>
+
+namespace kiln {
+
+enum class TargetArch { X86_64, AArch64, NVPTX };
+
+/// A resolved compilation target: the triple, CPU and LLVM feature string,
+/// and the features a model compiled for it requires at run time.
+struct TargetInfo {
+  TargetArch arch = TargetArch::X86_64;
+  std::string triple;
+  std::string cpu;
+  /// LLVM's feature string, e.g. "+avx2,+fma,-avx512f".
+  std::string llvmFeatures;
+  /// Features the generated code needs, among those the runtime can check,
+  /// comma-separated without signs (see kiln_abi_model::cpu_features).
+  std::string requiredFeatures;
+  /// Width of the widest fp32 vector register in elements (16 for AVX-512,
+  /// 8 for AVX2, 4 for NEON); codegen blocks by it.
+  int vectorWidthF32 = 4;
+
+  /// Creates an LLVM target machine for this target (PIC, O3).
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+  createTargetMachine() const;
+};
+
+/// Resolves `--target`, `--cpu` and `--features` as kiln-compile takes them.
+/// An empty `cpu` means the host CPU when compiling for the host architecture
+/// and a generic CPU otherwise; `features` adds to or removes from the CPU's.
+llvm::Expected<TargetInfo> resolveTarget(const std::string &target,
+                                         const std::string &cpu,
+                                         const std::string &features);
+
+/// Registers LLVM's targets once per process.
+void initializeLLVMTargets();
+
+} // namespace kiln
+
+#endif // KILN_LIB_TARGET_TARGETINFO_H

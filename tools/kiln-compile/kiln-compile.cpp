@@ -1,0 +1,114 @@
+//===- kiln-compile.cpp - Compile a model into a shared object ------------===//
+
+#include "kiln/compiler.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace {
+
+cl::OptionCategory category("kiln-compile options");
+
+cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx | graph.mlir>"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for standard output)"),
+                                cl::value_desc("file"), cl::Required,
+                                cl::cat(category));
+cl::opt<std::string> target("target",
+                            cl::desc("Target: x86-64 (default) or aarch64 "
+                                     "(nvptx is not supported yet)"),
+                            cl::init("x86-64"), cl::cat(category));
+cl::opt<std::string> cpu("cpu",
+                         cl::desc("LLVM CPU name (default: the host CPU for "
+                                  "the host architecture, generic otherwise)"),
+                         cl::cat(category));
+cl::opt<std::string> features("features",
+                              cl::desc("LLVM target features to add or "
+                                       "remove, e.g. +avx2,-avx512f"),
+                              cl::cat(category));
+cl::opt<std::string> emit("emit",
+                          cl::desc("Stop after a stage and write it: graph, "
+                                   "linalg, llvm, asm, obj or so (default)"),
+                          cl::init("so"), cl::cat(category));
+cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Static shape of an input, replacing symbolic dimensions: "
+             "NAME=D0xD1x... (repeatable)"),
+    cl::value_desc("name=shape"), cl::cat(category));
+cl::opt<bool> noGraphOpt("no-graph-opt",
+                         cl::desc("Skip the graph-level optimisations"),
+                         cl::cat(category));
+cl::opt<bool> report("report",
+                     cl::desc("Print the op counts after each stage on "
+                              "standard error"),
+                     cl::cat(category));
+
+/// Parses NAME=D0xD1x...; a scalar is NAME= with nothing after it.
+bool parseInputShape(StringRef text, kiln::CompileOptions &options,
+                     std::string &error) {
+  auto [name, dims] = text.rsplit('=');
+  if (name.empty() || name.size() == text.size()) {
+    error = "--input-shape expects NAME=D0xD1x..., got '" + text.str() + "'";
+    return false;
+  }
+  std::vector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  dims.split(parts, 'x', -1, /*KeepEmpty=*/false);
+  for (StringRef part : parts) {
+    int64_t value;
+    if (part.getAsInteger(10, value) || value < 0) {
+      error = "--input-shape: '" + part.str() + "' in '" + text.str() +
+              "' is not a dimension (a non-negative integer)";
+      return false;
+    }
+    shape.push_back(value);
+  }
+  options.inputShapes[name.str()] = shape;
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Kiln: compile an ONNX model (or graph-dialect IR) into one shared "
+      "object\n\n"
+      "  kiln-compile model.onnx -o model.so\n"
+      "  kiln-compile model.onnx --emit=graph -o -\n");
+
+  kiln::CompileOptions options;
+  options.target = target;
+  options.cpu = cpu;
+  options.features = features;
+  options.optimizeGraph = !noGraphOpt;
+  options.report = report;
+  if (!kiln::parseEmitStage(emit, options.emit)) {
+    errs() << "kiln-compile: error: unknown --emit stage '" << emit
+           << "' (expected graph, linalg, llvm, asm, obj or so)\n";
+    return 1;
+  }
+  for (const std::string &shape : inputShapes) {
+    std::string error;
+    if (!parseInputShape(shape, options, error)) {
+      errs() << "kiln-compile: error: " << error << "\n";
+      return 1;
+    }
+  }
+
+  kiln::CompileResult result =
+      kiln::compileFile(inputPath, outputPath, options);
+  if (report)
+    errs() << result.report;
+  if (!result.ok) {
+    errs() << "kiln-compile: error: " << result.error << "\n";
+    return 1;
+  }
+  return 0;
+}
