@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,8 @@ Runs a model compiled by kiln-compile and writes its outputs as .npy files.
                       per model input, in any order. When the model has
                       exactly one input, --input FILE is enough. For a bf16
                       input, a u2 file holding bf16 bit patterns is accepted.
-  --output-dir DIR    where to write the outputs (default: .); output NAME
+  --output-dir DIR    where to write the outputs (default: ., created if
+                      missing); output NAME
                       goes to DIR/NAME.npy, with every character outside
                       [A-Za-z0-9_.-] replaced by '_' (and "_<index>" added if
                       two outputs would get the same file). bf16 outputs are
@@ -353,6 +355,11 @@ int runTool(int argc, char **argv) {
       n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 
   // Write the outputs; names that collide after sanitising get their index.
+  std::error_code mkdirError;
+  std::filesystem::create_directories(options.outputDir, mkdirError);
+  if (mkdirError)
+    return fail({"cannot create the output folder '" + options.outputDir +
+                 "': " + mkdirError.message()});
   std::vector<std::string> paths;
   std::vector<std::string> usedNames;
   for (size_t i = 0; i < numOutputs; ++i) {
