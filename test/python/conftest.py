@@ -1,0 +1,6 @@
+"""Shared fixtures of Kiln's Python tests."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs everything Kiln needs on a Debian 12 (bookworm) machine, and does
+# nothing that is already done:
+#   - LLVM, MLIR, Clang, lld and OpenMP 22 from Debian's packages
+#   - the ONNX and protobuf development packages, GoogleTest, ccache, ninja
+#   - qemu-user and an AArch64 cross sysroot (for the aarch64 target)
+#   - a Python virtual environment at .venv with tools/requirements.txt
+# Usage: tools/setup.sh [--quiet]
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+quiet=0
+[[ "${1:-}" == "--quiet" ]] && quiet=1
+say() { [[ $quiet == 1 ]] || echo "setup: $*"; }
+die() { echo "setup: error: $*" >&2; exit 1; }
+
+packages=(
+  llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22 libomp-22-dev
+  llvm-22-tools clang-format-22
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  cmake ninja-build ccache libgtest-dev libgmock-dev
+  qemu-user libc6-dev-arm64-cross libgcc-12-dev-arm64-cross
+  libstdc++-12-dev-arm64-cross
+  python3-venv
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing Debian packages: ${missing[*]}"
+  sudo=""
+  if [[ $(id -u) != 0 ]]; then
+    command -v sudo >/dev/null || die "need root (or sudo) to install: ${missing[*]}"
+    sudo=sudo
+  fi
+  $sudo apt-get update -qq || die "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null ||
+    die "apt-get could not install: ${missing[*]}"
+else
+  say "Debian packages: all present"
+fi
+[[ -x /usr/lib/llvm-22/bin/mlir-tblgen ]] || die "MLIR 22 is not where expected (/usr/lib/llvm-22)"
+
+# Python: a virtual environment in the checkout, rebuilt when the pinned
+# requirements change.
+venv="$root/.venv"
+stamp="$venv/.kiln-requirements"
+python=${KILN_PYTHON:-python3}
+if [[ ! -f "$stamp" ]] || ! cmp -s "$stamp" "$root/tools/requirements.txt"; then
+  say "creating the Python environment in .venv"
+  [[ -x "$venv/bin/python" ]] || "$python" -m venv "$venv" ||
+    die "cannot create a virtual environment with $python"
+  "$venv/bin/pip" install -q --disable-pip-version-check \
+    -r "$root/tools/requirements.txt" || die "pip could not install tools/requirements.txt"
+  cp "$root/tools/requirements.txt" "$stamp"
+else
+  say "Python environment: up to date"
+fi
+say "done"

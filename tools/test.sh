@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Kiln's whole test suite, from a fresh clone: installs what is missing
+# (tools/setup.sh), builds once into build/ (ccache keeps rebuilds fast), then
+# runs the lit tests, the unit tests (ctest), the Python tests (pytest) and
+# the format check, and prints one summary line:
+#   kiln: N passed, N failed
+# Usage: tools/test.sh            (KILN_BUILD_DIR overrides build/)
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+build=${KILN_BUILD_DIR:-$root/build}
+llvm=/usr/lib/llvm-22
+
+tools/setup.sh --quiet || exit 1
+export PATH="$llvm/bin:$PATH"
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+ccache --max-size=5G >/dev/null 2>&1 || true
+
+step() { echo; echo "== $*"; }
+
+step "configure and build ($build)"
+if [[ ! -f "$build/build.ninja" ]]; then
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER="$llvm/bin/clang" \
+    -DCMAKE_CXX_COMPILER="$llvm/bin/clang++" \
+    -DLLVM_EXTERNAL_LIT="$llvm/bin/lit" \
+    -DPython3_EXECUTABLE="$root/.venv/bin/python" >/dev/null || exit 1
+fi
+ninja -C "$build" || { echo "kiln: the build failed"; exit 1; }
+
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+step "lit tests"
+PATH="$root/.venv/bin:$PATH" "$llvm/bin/lit" -sv "$build/test" 2>&1 | tee "$log"
+lit_pass=$(grep -E '^\s+(Passed|Expectedly Failed|Unsupported)\s*:' "$log" | awk -F: '{s+=$2} END {print s+0}')
+lit_fail=$(grep -E '^\s+(Failed|Unexpectedly Passed|Unresolved|Timed Out)\s*:' "$log" | awk -F: '{s+=$2} END {print s+0}')
+echo "lit: $lit_pass passed, $lit_fail failed"
+passed=$((passed + lit_pass)); failed=$((failed + lit_fail))
+
+step "unit tests (ctest)"
+ctest --test-dir "$build" --output-on-failure -j2 2>&1 | tee "$log"
+ct_total=$(sed -nE 's/.* tests failed out of ([0-9]+).*/\1/p' "$log" | tail -1)
+ct_fail=$(sed -nE 's/.* ([0-9]+) tests failed out of.*/\1/p' "$log" | tail -1)
+ct_total=${ct_total:-0}; ct_fail=${ct_fail:-0}
+if [[ $ct_total == 0 ]] && ! grep -q "No tests were found" "$log"; then ct_fail=1; fi
+passed=$((passed + ct_total - ct_fail)); failed=$((failed + ct_fail))
+
+if [[ -d test/python ]]; then
+  step "Python tests (pytest)"
+  PYTHONPATH="$build/python:$root/python:${PYTHONPATH:-}" KILN_BUILD_DIR="$build" \
+    "$root/.venv/bin/python" -m pytest -q test/python 2>&1 | tee "$log"
+  py_pass=$(grep -oE '[0-9]+ passed' "$log" | tail -1 | grep -oE '[0-9]+')
+  py_fail=$(grep -oE '[0-9]+ (failed|error)' "$log" | awk '{s+=$1} END {print s+0}')
+  passed=$((passed + ${py_pass:-0})); failed=$((failed + ${py_fail:-0}))
+fi
+
+step "format check (clang-format, LLVM style)"
+mapfile -t sources < <(git ls-files '*.c' '*.cpp' '*.h')
+if "$llvm/bin/clang-format" --dry-run --Werror "${sources[@]}" 2>"$log"; then
+  echo "format: ${#sources[@]} files clean"
+  passed=$((passed + 1))
+else
+  head -20 "$log"
+  echo "format: files differ from clang-format; run tools/format.sh"
+  failed=$((failed + 1))
+fi
+
+echo
+echo "kiln: $passed passed, $failed failed"
+[[ $failed == 0 ]]
