@@ -1,16 +1,181 @@
 //===- ImportReduction.cpp - Reduction operators --------------------------===//
 //
-// ReduceSum, ReduceMean, ReduceMax and their kin, ArgMax, ArgMin.
+// ReduceSum, ReduceMean, ReduceMax and their kin, Softmax, LogSoftmax,
+// Hardmax, ArgMax, ArgMin and CumSum.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lib/Import/NodeImporter.h"
 
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/GraphShapeUtils.h"
 
 using namespace mlir;
 using namespace kiln;
 
+/// Turns possibly negative ONNX axes of a rank-`rank` input into the sorted,
+/// non-negative axes that graph ops take; an error names the node when one is
+/// out of range or repeated.
+static LogicalResult normalizeAxes(NodeImporter &node, ArrayRef<int64_t> axes,
+                                   int64_t rank,
+                                   SmallVectorImpl<int64_t> &normalized) {
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank)
+      return node.emitError() << "axis " << axis << " is out of range for an "
+                              << "input of rank " << rank << " (expected [-"
+                              << rank << ", " << rank - 1 << "])";
+    normalized.push_back(axis < 0 ? axis + rank : axis);
+  }
+  llvm::sort(normalized);
+  if (std::adjacent_find(normalized.begin(), normalized.end()) !=
+      normalized.end())
+    return node.emitError()
+           << "axes " << graph::formatShape(axes) << " name a dimension twice";
+  return success();
+}
+
+/// Reads a constant integer input (an axes list or an axis) into `values`.
+/// The input must be a graph constant: Kiln needs axes at compile time.
+static LogicalResult getConstantInts(NodeImporter &node, unsigned index,
+                                     StringRef what,
+                                     SmallVectorImpl<int64_t> &values) {
+  auto attr =
+      dyn_cast_or_null<DenseIntElementsAttr>(node.getConstantInput(index));
+  if (!attr)
+    return node.emitError() << "input '" << what
+                            << "' must be a constant integer tensor (an "
+                               "initializer or a Constant node): Kiln needs "
+                               "it at compile time";
+  for (const APInt &value : attr.getValues<APInt>())
+    values.push_back(value.getSExtValue());
+  return success();
+}
+
+/// Whether `input` has a float element type; else an error naming the node.
+static LogicalResult requireFloat(NodeImporter &node, Value input) {
+  Type element = cast<ShapedType>(input.getType()).getElementType();
+  if (isa<FloatType>(element))
+    return success();
+  return node.emitError() << "Kiln computes " << node.getOpType()
+                          << " on float tensors only, got " << element;
+}
+
+/// ReduceX. Its axes are an attribute before `axesInputSince` and an optional
+/// input from then on, with `noop_with_empty_axes` choosing what an empty list
+/// means.
+template <typename OpTy, int64_t axesInputSince, bool floatOnly = false>
+static LogicalResult importReduce(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  if (floatOnly && failed(requireFloat(node, input)))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  bool keepdims = node.getInt("keepdims", 1) != 0;
+  SmallVector<int64_t> axes;
+  bool noop = false;
+  if (node.getOpset() >= axesInputSince) {
+    noop = node.getInt("noop_with_empty_axes", 0) != 0;
+    if (node.getInput(1) && failed(getConstantInts(node, 1, "axes", axes)))
+      return failure();
+  } else {
+    axes = node.getInts("axes");
+  }
+  if (node.hasFailed())
+    return failure();
+  SmallVector<int64_t> normalized;
+  if (failed(normalizeAxes(node, axes, rank, normalized)))
+    return failure();
+  // An empty list reduces everything unless noop_with_empty_axes is set.
+  if (normalized.empty() && !noop)
+    normalized = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  return node.setResults(
+      node.create<OpTy>(input, ArrayRef<int64_t>(normalized), keepdims));
+}
+
+/// Softmax, LogSoftmax and Hardmax. Before opset 13 the input was coerced to
+/// 2-D at `axis` (default 1): the graph op normalises over every axis from
+/// `axis` on. From 13 on, over `axis` alone (default -1).
+template <typename OpTy>
+static LogicalResult importSoftmaxLike(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  if (!std::is_same_v<OpTy, graph::HardmaxOp> &&
+      failed(requireFloat(node, input)))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  bool coerce2D = node.getOpset() < 13;
+  int64_t axis = node.getInt("axis", coerce2D ? 1 : -1);
+  if (node.hasFailed())
+    return failure();
+  if (rank == 0)
+    return node.emitError() << "needs an input of rank >= 1";
+  SmallVector<int64_t> axes;
+  if (failed(normalizeAxes(node, {axis}, rank, axes)))
+    return failure();
+  if (coerce2D)
+    axes = llvm::to_vector(llvm::seq<int64_t>(axes.front(), rank));
+  return node.setResults(node.create<OpTy>(input, ArrayRef<int64_t>(axes)));
+}
+
+/// ArgMax and ArgMin (select_last_index since opset 12, default 0).
+template <typename OpTy>
+static LogicalResult importArgReduce(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  int64_t axis = node.getInt("axis", 0);
+  bool keepdims = node.getInt("keepdims", 1) != 0;
+  bool selectLast = node.getInt("select_last_index", 0) != 0;
+  if (node.hasFailed())
+    return failure();
+  SmallVector<int64_t> axes;
+  if (failed(normalizeAxes(node, {axis}, rank, axes)))
+    return failure();
+  return node.setResults(node.create<OpTy>(
+      input, static_cast<uint64_t>(axes.front()), keepdims, selectLast));
+}
+
+/// CumSum: the axis is a constant input (a scalar or one element).
+static LogicalResult importCumSum(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input || !node.getInput(1))
+    return node.emitError() << "needs inputs x and axis";
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  bool exclusive = node.getInt("exclusive", 0) != 0;
+  bool reverse = node.getInt("reverse", 0) != 0;
+  SmallVector<int64_t> axis;
+  if (node.hasFailed() || failed(getConstantInts(node, 1, "axis", axis)))
+    return failure();
+  if (axis.size() != 1)
+    return node.emitError()
+           << "input 'axis' must hold one value, got " << axis.size();
+  SmallVector<int64_t> axes;
+  if (failed(normalizeAxes(node, axis, rank, axes)))
+    return failure();
+  return node.setResults(node.create<graph::CumSumOp>(
+      input, static_cast<uint64_t>(axes.front()), exclusive, reverse));
+}
+
 void kiln::registerReductionImporters(NodeImporterRegistry &registry) {
-  (void)registry;
+  using namespace graph;
+  // ReduceSum took its axes as an input from opset 13, the others from 18.
+  registry.add("ReduceSum", 1, importReduce<ReduceSumOp, 13>);
+  registry.add("ReduceMean", 1, importReduce<ReduceMeanOp, 18>);
+  registry.add("ReduceMax", 1, importReduce<ReduceMaxOp, 18>);
+  registry.add("ReduceMin", 1, importReduce<ReduceMinOp, 18>);
+  registry.add("ReduceProd", 1, importReduce<ReduceProdOp, 18>);
+  registry.add("ReduceL1", 1, importReduce<ReduceL1Op, 18>);
+  registry.add("ReduceL2", 1, importReduce<ReduceL2Op, 18, true>);
+  registry.add("ReduceLogSum", 1, importReduce<ReduceLogSumOp, 18, true>);
+  registry.add("ReduceLogSumExp", 1, importReduce<ReduceLogSumExpOp, 18, true>);
+  registry.add("ReduceSumSquare", 1, importReduce<ReduceSumSquareOp, 18>);
+  registry.add("Softmax", 1, importSoftmaxLike<SoftmaxOp>);
+  registry.add("LogSoftmax", 1, importSoftmaxLike<LogSoftmaxOp>);
+  registry.add("Hardmax", 1, importSoftmaxLike<HardmaxOp>);
+  registry.add("ArgMax", 1, importArgReduce<ArgMaxOp>);
+  registry.add("ArgMin", 1, importArgReduce<ArgMinOp>);
+  registry.add("CumSum", 11, importCumSum);
 }

@@ -1,0 +1,131 @@
+//===- GraphReductionOps.cpp - Reductions, softmax and scans --------------===//
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/GraphShapeUtils.h"
+
+using namespace mlir;
+using namespace kiln::graph;
+
+/// Why `axes` are not dimensions of a rank-`rank` tensor listed in strictly
+/// increasing order, or an empty string when they are.
+static std::string describeBadAxes(ArrayRef<int64_t> axes, int64_t rank) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (axis < 0 || axis >= rank) {
+      os << "axis " << axis << " is out of range for rank " << rank
+         << " (axes must be in [0, " << rank << "))";
+      break;
+    }
+    if (i > 0 && axes[i - 1] >= axis) {
+      os << "axes " << formatShape(axes) << " must be strictly increasing";
+      break;
+    }
+  }
+  return message;
+}
+
+static LogicalResult checkAxes(std::optional<Location> loc,
+                               ArrayRef<int64_t> axes, int64_t rank) {
+  std::string message = describeBadAxes(axes, rank);
+  if (message.empty())
+    return success();
+  return emitOptionalError(loc, message);
+}
+
+/// The type of `input` reduced over `axes`.
+static LogicalResult inferReducedType(std::optional<Location> loc, Type input,
+                                      ArrayRef<int64_t> axes, bool keepdims,
+                                      Type elementType,
+                                      SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(input);
+  if (failed(checkAxes(loc, axes, type.getRank())))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0, e = type.getRank(); d < e; ++d) {
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(type.getDimSize(d));
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  inferred.push_back(RankedTensorType::get(shape, elementType));
+  return success();
+}
+
+#define KILN_REDUCE_INFER(OpTy)                                                \
+  LogicalResult OpTy::inferReturnTypes(                                        \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    Type input = adaptor.getInput().getType();                                 \
+    return inferReducedType(                                                   \
+        loc, input, adaptor.getAxes(), adaptor.getKeepdims(),                  \
+        cast<ShapedType>(input).getElementType(), inferred);                   \
+  }
+
+KILN_REDUCE_INFER(ReduceSumOp)
+KILN_REDUCE_INFER(ReduceMeanOp)
+KILN_REDUCE_INFER(ReduceMaxOp)
+KILN_REDUCE_INFER(ReduceMinOp)
+KILN_REDUCE_INFER(ReduceProdOp)
+KILN_REDUCE_INFER(ReduceL1Op)
+KILN_REDUCE_INFER(ReduceL2Op)
+KILN_REDUCE_INFER(ReduceLogSumOp)
+KILN_REDUCE_INFER(ReduceLogSumExpOp)
+KILN_REDUCE_INFER(ReduceSumSquareOp)
+
+#undef KILN_REDUCE_INFER
+
+//===----------------------------------------------------------------------===//
+// Softmax, LogSoftmax, Hardmax
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifySoftmaxLike(Operation *op, ArrayRef<int64_t> axes) {
+  if (axes.empty())
+    return op->emitOpError("needs at least one axis");
+  auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+  std::string message = describeBadAxes(axes, type.getRank());
+  if (!message.empty())
+    return op->emitOpError(message);
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return verifySoftmaxLike(*this, getAxes());
+}
+LogicalResult LogSoftmaxOp::verify() {
+  return verifySoftmaxLike(*this, getAxes());
+}
+LogicalResult HardmaxOp::verify() {
+  return verifySoftmaxLike(*this, getAxes());
+}
+
+//===----------------------------------------------------------------------===//
+// ArgMax, ArgMin
+//===----------------------------------------------------------------------===//
+
+#define KILN_ARG_REDUCE_INFER(OpTy)                                            \
+  LogicalResult OpTy::inferReturnTypes(                                        \
+      MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,      \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    int64_t axis = adaptor.getAxis();                                          \
+    return inferReducedType(loc, adaptor.getInput().getType(), {axis},         \
+                            adaptor.getKeepdims(),                             \
+                            IntegerType::get(context, 64), inferred);          \
+  }
+
+KILN_ARG_REDUCE_INFER(ArgMaxOp)
+KILN_ARG_REDUCE_INFER(ArgMinOp)
+
+#undef KILN_ARG_REDUCE_INFER
+
+//===----------------------------------------------------------------------===//
+// CumSum
+//===----------------------------------------------------------------------===//
+
+LogicalResult CumSumOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  if (getAxis() < 0 || getAxis() >= rank)
+    return emitOpError("axis ")
+           << getAxis() << " is out of range for rank " << rank;
+  return success();
+}

@@ -1,0 +1,101 @@
+// Every verifier and type inference error of the reduction family.
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+func.func @reduce_axis_out_of_range(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+2 {{axis 2 is out of range for rank 2 (axes must be in [0, 2))}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reduce_sum %x {axes = array<i64: 2>, keepdims = false} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @reduce_negative_axis(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+2 {{axis -1 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reduce_mean %x {axes = array<i64: -1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @reduce_axes_unsorted(%x: tensor<2x3xf32>) -> tensor<f32> {
+  // expected-error @+2 {{axes [1,0] must be strictly increasing}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reduce_max %x {axes = array<i64: 1, 0>, keepdims = false} : (tensor<2x3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @reduce_wrong_result(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+2 {{'graph.reduce_min' op inferred type(s) 'tensor<2x1xf32>' are incompatible with return type(s) of operation 'tensor<2xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.reduce_min %x {axes = array<i64: 1>, keepdims = true} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @reduce_l2_int(%x: tensor<2x3xi32>) -> tensor<2xi32> {
+  // expected-error @+1 {{'graph.reduce_l2' op operand #0 must be ranked tensor of}}
+  %0 = graph.reduce_l2 %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x3xi32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+func.func @softmax_no_axes(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'graph.softmax' op needs at least one axis}}
+  %0 = graph.softmax %x {axes = array<i64>} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @log_softmax_axis_out_of_range(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'graph.log_softmax' op axis 3 is out of range for rank 2}}
+  %0 = graph.log_softmax %x {axes = array<i64: 3>} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @hardmax_axes_repeated(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'graph.hardmax' op axes [1,1] must be strictly increasing}}
+  %0 = graph.hardmax %x {axes = array<i64: 1, 1>} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @softmax_int(%x: tensor<2x3xi32>) -> tensor<2x3xi32> {
+  // expected-error @+1 {{'graph.softmax' op operand #0 must be ranked tensor of}}
+  %0 = graph.softmax %x {axes = array<i64: 1>} : tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+
+// -----
+
+func.func @argmax_axis_out_of_range(%x: tensor<2x3xf32>) -> tensor<2xi64> {
+  // expected-error @+2 {{axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.argmax %x {axis = 2 : i64, keepdims = false, select_last_index = false} : (tensor<2x3xf32>) -> tensor<2xi64>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
+func.func @argmin_result_not_i64(%x: tensor<2x3xf32>) -> tensor<2xi32> {
+  // expected-error @+1 {{'graph.argmin' op result #0 must be ranked tensor of 64-bit signless integer values}}
+  %0 = graph.argmin %x {axis = 1 : i64, keepdims = false, select_last_index = false} : (tensor<2x3xf32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+func.func @cumsum_axis_out_of_range(%x: tensor<5xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{'graph.cumsum' op axis 1 is out of range for rank 1}}
+  %0 = graph.cumsum %x {axis = 1 : i64, exclusive = false, reverse = false} : tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
