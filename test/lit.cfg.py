@@ -13,10 +13,12 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 # Folders that hold other kinds of tests (unit, python) or inputs.
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "unit", "python", "Inputs"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "unit", "python", "Inputs", "import", "conformance"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%kiln_src_root", config.kiln_src_root))
+# The Python of Kiln's virtual environment (numpy, onnx).
+config.substitutions.append(("%python", config.python_executable))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

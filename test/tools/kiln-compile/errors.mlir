@@ -1,0 +1,23 @@
+// Bad command lines and models get one clear error line and a non-zero exit.
+// RUN: not kiln-compile %s --emit=bogus -o - 2>&1 | FileCheck %s --check-prefix=EMIT
+// RUN: not kiln-compile %s --target=sparc -o - 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not kiln-compile %s --cpu=no-such-cpu -o %t.so 2>&1 | FileCheck %s --check-prefix=CPU
+// RUN: not kiln-compile %s --features=avx2 -o %t.so 2>&1 | FileCheck %s --check-prefix=FEATURE
+// RUN: not kiln-compile %s -o - 2>&1 | FileCheck %s --check-prefix=STDOUT
+// RUN: not kiln-compile %s --input-shape=a=2xq -o %t.so 2>&1 | FileCheck %s --check-prefix=SHAPE
+// RUN: not kiln-compile %S/Inputs/dynamic.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=DYNAMIC
+// RUN: not kiln-compile %t.missing.onnx -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
+
+func.func @main(%a: tensor<4xf32> {kiln.name = "a"}) -> (tensor<4xf32> {kiln.name = "y"}) {
+  %0 = graph.relu %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// EMIT: kiln-compile: error: unknown --emit stage 'bogus' (expected graph, linalg, llvm, asm, obj or so)
+// TARGET: kiln-compile: error: {{.*}}unknown target 'sparc' (expected x86-64, aarch64 or nvptx)
+// CPU: kiln-compile: error: {{.*}}unknown CPU 'no-such-cpu' for target x86-64
+// FEATURE: kiln-compile: error: {{.*}}feature 'avx2' must start with + or -
+// STDOUT: kiln-compile: error: {{.*}}a shared object cannot be written to standard output
+// SHAPE: kiln-compile: error: --input-shape: 'q' in 'a=2xq' is not a dimension
+// DYNAMIC: kiln-compile: error: {{.*}}input 'x' has a dynamic shape 'tensor<?x4xf32>'; give it a static one with --input-shape
+// MISSING: kiln-compile: error: {{.*}}missing.onnx
