@@ -53,6 +53,34 @@ ct_total=${ct_total:-0}; ct_fail=${ct_fail:-0}
 if [[ $ct_total == 0 ]] && ! grep -q "No tests were found" "$log"; then ct_fail=1; fi
 passed=$((passed + ct_total - ct_fail)); failed=$((failed + ct_fail))
 
+step "bad-input tests under AddressSanitizer and UBSan ($build-asan)"
+# The importer's and the runtime's unit tests hold every bad-input case
+# (malformed models, hostile external data, wrong tensors at run time); they
+# run again in a sanitizer build, where any memory error fails them.
+asan="$build-asan"
+if [[ ! -f "$asan/build.ninja" ]]; then
+  cmake -G Ninja -S "$root" -B "$asan" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_ENABLE_SANITIZERS=ON \
+    -DCMAKE_C_COMPILER="$llvm/bin/clang" \
+    -DCMAKE_CXX_COMPILER="$llvm/bin/clang++" \
+    -DLLVM_EXTERNAL_LIT="$llvm/bin/lit" \
+    -DPython3_EXECUTABLE="$root/.venv/bin/python" >/dev/null || exit 1
+fi
+asan_tests=(kiln_runtime_tests KilnImportTests)
+if ninja -C "$asan" kiln-run "${asan_tests[@]}" >"$log" 2>&1; then
+  for t in "${asan_tests[@]}"; do
+    (cd "$asan" &&
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        "$asan/bin/$t" --gtest_brief=1) 2>&1 | tee "$log"
+    t_pass=$(sed -nE 's/^\[  PASSED  \] ([0-9]+) tests?.*/\1/p' "$log" | tail -1)
+    t_fail=$(sed -nE 's/^\[  FAILED  \] ([0-9]+) tests?, listed below.*/\1/p' "$log" | tail -1)
+    [[ -z "$t_pass$t_fail" ]] && t_fail=1  # crashed before its summary
+    passed=$((passed + ${t_pass:-0})); failed=$((failed + ${t_fail:-0}))
+  done
+else
+  tail -30 "$log"; echo "the sanitizer build failed"; failed=$((failed + 1))
+fi
+
 if [[ -d test/python ]]; then
   step "Python tests (pytest)"
   PYTHONPATH="$build/python:$root/python:${PYTHONPATH:-}" KILN_BUILD_DIR="$build" \

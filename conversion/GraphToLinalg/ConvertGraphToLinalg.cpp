@@ -65,8 +65,8 @@ struct ConvertGraphToLinalgPass
     populateReturnOpTypeConversionPattern(patterns, converter);
     populateCallOpTypeConversionPattern(patterns, converter);
 
-    if (failed(applyFullConversion(getOperation(), target,
-                                   std::move(patterns))))
+    if (failed(
+            applyFullConversion(getOperation(), target, std::move(patterns))))
       signalPassFailure();
   }
 };

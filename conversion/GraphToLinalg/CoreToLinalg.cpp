@@ -19,8 +19,8 @@ struct ConstantLowering : OpConversionPattern<graph::ConstantOp> {
   LogicalResult
   matchAndRewrite(graph::ConstantOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
+    auto type =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     TypedAttr value = op.getValue();
     if (value.getType() != type) {
       if (auto dense = dyn_cast<DenseElementsAttr>(value))

@@ -33,11 +33,11 @@ SmallVector<OpFoldResult> getBroadcastSizes(OpBuilder &b, Location loc,
       int64_t operandSize = type.getDimSize(d - offset);
       if (operandSize == 1)
         continue;
-      found = ShapedType::isDynamic(operandSize)
-                  ? OpFoldResult(
-                        tensor::DimOp::create(b, loc, operand, d - offset)
-                            .getResult())
-                  : OpFoldResult(b.getIndexAttr(operandSize));
+      found =
+          ShapedType::isDynamic(operandSize)
+              ? OpFoldResult(tensor::DimOp::create(b, loc, operand, d - offset)
+                                 .getResult())
+              : OpFoldResult(b.getIndexAttr(operandSize));
       break;
     }
     sizes.push_back(found ? found : OpFoldResult(b.getIndexAttr(1)));

@@ -44,9 +44,9 @@ namespace kiln {
 
 bool parseEmitStage(const std::string &name, EmitStage &stage) {
   static const std::map<std::string, EmitStage> stages = {
-      {"graph", EmitStage::Graph},   {"linalg", EmitStage::Linalg},
-      {"llvm", EmitStage::LLVM},     {"asm", EmitStage::Assembly},
-      {"obj", EmitStage::Object},    {"so", EmitStage::SharedObject}};
+      {"graph", EmitStage::Graph}, {"linalg", EmitStage::Linalg},
+      {"llvm", EmitStage::LLVM},   {"asm", EmitStage::Assembly},
+      {"obj", EmitStage::Object},  {"so", EmitStage::SharedObject}};
   auto it = stages.find(name);
   if (it == stages.end())
     return false;
@@ -141,8 +141,7 @@ FailureOr<ModelSignature> getModelSignature(func::FuncOp main) {
                               << "' is not a ranked tensor: " << type;
     if (!ranked.hasStaticShape())
       return main.emitError()
-             << kind << " '" << tensor.name
-             << "' has a dynamic shape " << type
+             << kind << " '" << tensor.name << "' has a dynamic shape " << type
              << "; give it a static one with --input-shape "
                 "NAME=D0xD1x... (a compiled model has static shapes)";
     tensor.dtype = dtypeOf(ranked.getElementType());
@@ -155,9 +154,9 @@ FailureOr<ModelSignature> getModelSignature(func::FuncOp main) {
     return tensor;
   };
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-    auto tensor = describe(main.getArgument(i).getType(),
-                           main.getArgAttrOfType<StringAttr>(i, "kiln.name"),
-                           "input", i);
+    auto tensor =
+        describe(main.getArgument(i).getType(),
+                 main.getArgAttrOfType<StringAttr>(i, "kiln.name"), "input", i);
     if (failed(tensor))
       return failure();
     signature.inputs.push_back(*tensor);
@@ -186,10 +185,9 @@ std::string countOps(ModuleOp module, StringRef stage) {
   std::string line;
   llvm::raw_string_ostream os(line);
   os << stage << ": " << total << " ops (";
-  llvm::interleaveComma(counts, os,
-                        [&](auto &entry) {
-                          os << entry.first << ": " << entry.second;
-                        });
+  llvm::interleaveComma(counts, os, [&](auto &entry) {
+    os << entry.first << ": " << entry.second;
+  });
   os << ")\n";
   return line;
 }
@@ -198,12 +196,10 @@ std::string countOps(ModuleOp module, StringRef stage) {
 llvm::Error writeOutput(const std::string &path, llvm::StringRef data,
                         bool binary) {
   std::error_code ec;
-  llvm::ToolOutputFile file(path, ec,
-                            binary ? llvm::sys::fs::OF_None
-                                   : llvm::sys::fs::OF_Text);
+  llvm::ToolOutputFile file(
+      path, ec, binary ? llvm::sys::fs::OF_None : llvm::sys::fs::OF_Text);
   if (ec)
-    return llvm::createStringError("cannot open " + path + ": " +
-                                   ec.message());
+    return llvm::createStringError("cannot open " + path + ": " + ec.message());
   file.os() << data;
   file.os().flush();
   if (file.os().has_error())
@@ -354,7 +350,8 @@ private:
   }
 
   LogicalResult emitError(llvm::Error error) {
-    mlir::emitError(UnknownLoc::get(&context)) << llvm::toString(std::move(error));
+    mlir::emitError(UnknownLoc::get(&context))
+        << llvm::toString(std::move(error));
     return failure();
   }
 

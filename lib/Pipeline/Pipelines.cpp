@@ -2,6 +2,7 @@
 
 #include "lib/Pipeline/Pipelines.h"
 
+#include "codegen/CPU/Passes.h"
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "dialects/Graph/Transforms/Passes.h"
 
@@ -53,6 +54,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm);
 
   // Loops, then the LLVM dialect.
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUReorderLoops());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createLowerAffinePass());

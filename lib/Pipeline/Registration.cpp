@@ -3,6 +3,7 @@
 #include "lib/Pipeline/Registration.h"
 #include "lib/Pipeline/Pipelines.h"
 
+#include "codegen/CPU/Passes.h"
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "dialects/Graph/GraphDialect.h"
 #include "dialects/Graph/Transforms/Passes.h"
@@ -19,6 +20,7 @@ void registerDialects(mlir::DialectRegistry &registry) {
 void registerPassesAndPipelines() {
   graph::registerGraphPasses();
   registerGraphToLinalgPasses();
+  cpu::registerCPUPasses();
   registerPipelines();
 }
 

@@ -48,8 +48,7 @@ Error linkSharedObject(const std::string &object, const std::string &outputPath,
   int fd;
   if (std::error_code ec =
           sys::fs::createTemporaryFile("kiln-model", "o", fd, objectPath))
-    return createStringError("cannot create a temporary file: " +
-                             ec.message());
+    return createStringError("cannot create a temporary file: " + ec.message());
   FileRemover removeObject(objectPath);
   {
     raw_fd_ostream os(fd, /*shouldClose=*/true);
@@ -87,8 +86,7 @@ Error linkSharedObject(const std::string &object, const std::string &outputPath,
   SmallString<128> errorPath;
   if (std::error_code ec =
           sys::fs::createTemporaryFile("kiln-link", "txt", errorPath))
-    return createStringError("cannot create a temporary file: " +
-                             ec.message());
+    return createStringError("cannot create a temporary file: " + ec.message());
   FileRemover removeErrors(errorPath);
   std::optional<StringRef> redirects[] = {std::nullopt, errorPath.str(),
                                           errorPath.str()};

@@ -76,8 +76,8 @@ public:
              const TargetInfo &target) {
     Function *entry = module.getFunction(entryName);
     if (!entry)
-      return createStringError("the model has no entry function '" +
-                               entryName + "'");
+      return createStringError("the model has no entry function '" + entryName +
+                               "'");
     size_t numArgs = signature.inputs.size() + signature.outputs.size();
     if (entry->arg_size() != numArgs)
       return createStringError("entry function takes " +
@@ -107,9 +107,8 @@ public:
          tensors(signature.outputs, "kiln.outputs"),
          ConstantInt::get(i64Ty, signature.workspaceSize),
          ConstantInt::get(i64Ty, signature.workspaceAlign)});
-    auto *descGlobal =
-        new GlobalVariable(module, modelTy, true, GlobalValue::PrivateLinkage,
-                           desc, "kiln.model");
+    auto *descGlobal = new GlobalVariable(
+        module, modelTy, true, GlobalValue::PrivateLinkage, desc, "kiln.model");
 
     auto makeExported = [&](FunctionType *type, StringRef name) {
       Function *fn =
@@ -138,9 +137,9 @@ public:
     b.CreateCondBr(isNull, bad, version);
     b.SetInsertPoint(version);
     Value *abi = b.CreateLoad(i32Ty, b.CreateStructGEP(runArgsTy, args, 0));
-    b.CreateCondBr(b.CreateICmpEQ(abi, ConstantInt::get(i32Ty,
-                                                        KILN_ABI_VERSION)),
-                   call, bad);
+    b.CreateCondBr(
+        b.CreateICmpEQ(abi, ConstantInt::get(i32Ty, KILN_ABI_VERSION)), call,
+        bad);
     b.SetInsertPoint(bad);
     b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_BAD_ARGS));
 
@@ -152,8 +151,8 @@ public:
       callArgs.push_back(
           b.CreateLoad(ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, inputs, i)));
     for (size_t i = 0; i < signature.outputs.size(); ++i)
-      callArgs.push_back(b.CreateLoad(
-          ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, outputs, i)));
+      callArgs.push_back(
+          b.CreateLoad(ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, outputs, i)));
     b.CreateCall(entry, callArgs);
     b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
     return Error::success();

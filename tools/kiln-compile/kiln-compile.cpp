@@ -13,11 +13,12 @@ namespace {
 
 cl::OptionCategory category("kiln-compile options");
 
-cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx | graph.mlir>"),
+cl::opt<std::string> inputPath(cl::Positional,
+                               cl::desc("<model.onnx | graph.mlir>"),
                                cl::Required, cl::cat(category));
-cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for standard output)"),
-                                cl::value_desc("file"), cl::Required,
-                                cl::cat(category));
+cl::opt<std::string>
+    outputPath("o", cl::desc("Output file ('-' for standard output)"),
+               cl::value_desc("file"), cl::Required, cl::cat(category));
 cl::opt<std::string> target("target",
                             cl::desc("Target: x86-64 (default) or aarch64 "
                                      "(nvptx is not supported yet)"),

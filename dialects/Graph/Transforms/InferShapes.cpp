@@ -38,10 +38,10 @@ struct GraphInferShapesPass
       if (op->getDialect() != getGraphDialect(op))
         return;
       SmallVector<Type> inferred;
-      if (failed(op.inferReturnTypes(
-              op->getContext(), op->getLoc(), op->getOperands(),
-              op->getAttrDictionary(), op->getPropertiesStorage(),
-              op->getRegions(), inferred)))
+      if (failed(op.inferReturnTypes(op->getContext(), op->getLoc(),
+                                     op->getOperands(), op->getAttrDictionary(),
+                                     op->getPropertiesStorage(),
+                                     op->getRegions(), inferred)))
         return;
       for (auto [result, type] : llvm::zip_equal(op->getResults(), inferred)) {
         auto current = dyn_cast<RankedTensorType>(result.getType());

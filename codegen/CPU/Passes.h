@@ -1,0 +1,25 @@
+//===- Passes.h - CPU code generation passes --------------------*- C++ -*-===//
+
+#ifndef KILN_CODEGEN_CPU_PASSES_H
+#define KILN_CODEGEN_CPU_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+
+namespace kiln::cpu {
+
+#define GEN_PASS_DECL
+#include "codegen/CPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/CPU/Passes.h.inc"
+
+/// Patterns of kiln-cpu-reorder-loops: generalize contractions and move the
+/// unit-stride output loop innermost.
+void populateReorderLoopsPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace kiln::cpu
+
+#endif // KILN_CODEGEN_CPU_PASSES_H

@@ -1,0 +1,61 @@
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-reorder-loops | FileCheck %s
+
+// matmul: (i, j, k) becomes (i, k, j), so the inner loop walks B and C rows.
+// CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[B:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @matmul
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @matmul(%a: memref<64x32xf32>, %b: memref<32x128xf32>, %c: memref<64x128xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x128xf32>) outs(%c : memref<64x128xf32>)
+  return
+}
+
+// -----
+
+// A stride-1 convolution: the output width loop goes innermost, after the
+// three reduction loops (channels, kernel rows, kernel columns).
+// CHECK-LABEL: func.func @conv
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]
+func.func @conv(%x: memref<1x8x18x18xf32>, %w: memref<16x8x3x3xf32>, %y: memref<1x16x16x16xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x8x18x18xf32>, memref<16x8x3x3xf32>) outs(%y : memref<1x16x16x16xf32>)
+  return
+}
+
+// -----
+
+// With stride 2 the input is not contiguous along the output width: unchanged.
+// CHECK-LABEL: func.func @conv_stride2
+// CHECK: linalg.conv_2d_nchw_fchw
+func.func @conv_stride2(%x: memref<1x8x17x17xf32>, %w: memref<16x8x3x3xf32>, %y: memref<1x16x8x8xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%x, %w : memref<1x8x17x17xf32>, memref<16x8x3x3xf32>) outs(%y : memref<1x16x8x8xf32>)
+  return
+}
+
+// -----
+
+// A reduction over the last axis is already unit-stride innermost: unchanged.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: linalg.reduce
+func.func @row_sum(%x: memref<8x32xf32>, %y: memref<8xf32>) {
+  linalg.reduce ins(%x : memref<8x32xf32>) outs(%y : memref<8xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+// Elementwise ops have no reduction loop: unchanged.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: linalg.add
+func.func @elementwise(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %c: memref<4x8xf32>) {
+  linalg.add ins(%a, %b : memref<4x8xf32>, memref<4x8xf32>) outs(%c : memref<4x8xf32>)
+  return
+}
