@@ -5,11 +5,7 @@
 
 #include "dialects/Graph/GraphOps.h"
 
-#include "llvm/Support/ManagedStatic.h"
-
 #include "onnx/onnx_pb.h"
-
-#include <mutex>
 
 using namespace mlir;
 using namespace kiln;

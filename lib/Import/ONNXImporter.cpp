@@ -372,10 +372,12 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
       Type elementType = convertElementType(&context, declared);
       Type computed = cast<ShapedType>(value.getType()).getElementType();
       if (elementType != computed) {
+        std::string computedName;
+        llvm::raw_string_ostream(computedName) << computed;
         return fail(emitModelError()
                     << "graph output '" << output.name() << "' is declared as "
                     << getONNXTypeName(declared) << " but computed as "
-                    << computed);
+                    << computedName);
       }
     }
     results.push_back(value);

@@ -1,0 +1,237 @@
+//===- ImportModelTest.cpp - Model-level checks of the importer -----------===//
+
+#include "test/unit/import/ImportTestUtils.h"
+
+#include <gtest/gtest.h>
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+class ImportModelTest : public ::testing::Test {
+protected:
+  mlir::MLIRContext context;
+
+  /// x -> Relu -> y with x of `dims`.
+  static ModelBuilder reluModel(std::vector<Dim> dims) {
+    ModelBuilder m;
+    m.addInput("x", std::move(dims));
+    m.addNode("Relu", {"x"}, {"y"}, "r");
+    m.addOutput("y");
+    return m;
+  }
+
+  void expectError(const ImportResult &r, const std::string &text) {
+    EXPECT_FALSE(r.module);
+    EXPECT_NE(r.allErrors().find(text), std::string::npos)
+        << "expected: " << text << "\ngot: " << r.allErrors();
+  }
+};
+
+TEST_F(ImportModelTest, GarbageIsNotAModel) {
+  expectError(importModel(context, "hello, this is not a model\n"),
+              "not a valid ONNX model");
+  expectError(importModel(context, std::string("\xff\xff\xff\xff\xff", 5)),
+              "not a valid ONNX model");
+  expectError(importModel(context, ""), "not a valid ONNX model");
+}
+
+TEST_F(ImportModelTest, TruncatedModel) {
+  ModelBuilder m = reluModel({1, 2});
+  m.addInitializer("w", {100}, std::vector<float>(100, 1.0f));
+  std::string bytes = m.serialize();
+  for (size_t keep : {bytes.size() - 1, bytes.size() / 2, size_t(3)})
+    expectError(importModel(context, bytes.substr(0, keep)),
+                "not a valid ONNX model");
+}
+
+TEST_F(ImportModelTest, IRVersions) {
+  ModelBuilder m = reluModel({1});
+  m.model.set_ir_version(2);
+  expectError(importModel(context, m.serialize()),
+              "ONNX IR version 2 is too old");
+  m.model.set_ir_version(99);
+  expectError(importModel(context, m.serialize()),
+              "ONNX IR version 99 is newer than Kiln knows");
+  for (int64_t version : {3, 10, 14}) {
+    m.model.set_ir_version(version);
+    EXPECT_TRUE(importModel(context, m.serialize()).module) << version;
+  }
+}
+
+TEST_F(ImportModelTest, AiOnnxDomainNameIsDefault) {
+  ModelBuilder m = reluModel({1});
+  m.model.mutable_opset_import(0)->set_domain("ai.onnx");
+  m.graph().mutable_node(0)->set_domain("ai.onnx");
+  EXPECT_TRUE(importModel(context, m.serialize()).module);
+  m.model.clear_opset_import();
+  expectError(importModel(context, m.serialize()), "imports no ai.onnx opset");
+}
+
+TEST_F(ImportModelTest, SymbolicDimsAreDynamic) {
+  ImportResult r = importModel(
+      context, reluModel({std::string("N"), 3, std::string("")}).serialize());
+  ASSERT_TRUE(r.module) << r.allErrors();
+  EXPECT_NE(r.ir.find("tensor<?x3x?xf32>"), std::string::npos) << r.ir;
+}
+
+TEST_F(ImportModelTest, InputShapeOverride) {
+  std::string bytes = reluModel({std::string("N"), 3}).serialize();
+  ImportOptions options;
+  options.inputShapes["x"] = {8, 3};
+  ImportResult r = importModel(context, bytes, "", options);
+  ASSERT_TRUE(r.module) << r.allErrors();
+  EXPECT_NE(r.ir.find("(%arg0: tensor<8x3xf32>"), std::string::npos) << r.ir;
+  EXPECT_NE(r.ir.find("-> (tensor<8x3xf32>"), std::string::npos) << r.ir;
+
+  options.inputShapes["x"] = {8, 3, 1};
+  expectError(importModel(context, bytes, "", options),
+              "has rank 3 but the model's input has rank 2");
+  options.inputShapes["x"] = {8, 4};
+  expectError(importModel(context, bytes, "", options),
+              "differs from the model's [?,3] in dimension 1");
+  options.inputShapes.clear();
+  options.inputShapes["z"] = {1};
+  expectError(importModel(context, bytes, "", options),
+              "a shape is given for 'z', which is not an input of the model "
+              "(inputs: 'x')");
+  options.inputShapes.clear();
+  options.inputShapes["x"] = {-1, 3};
+  expectError(importModel(context, bytes, "", options), "negative dimension");
+}
+
+TEST_F(ImportModelTest, InputWithoutShapeNeedsOverride) {
+  ModelBuilder m = reluModel({});
+  m.graph()
+      .mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->clear_shape();
+  expectError(importModel(context, m.serialize()), "input 'x' has no shape");
+  ImportOptions options;
+  options.inputShapes["x"] = {2, 2};
+  EXPECT_TRUE(importModel(context, m.serialize(), "", options).module);
+}
+
+TEST_F(ImportModelTest, InitializerInputsAreConstants) {
+  ModelBuilder m = reluModel({2});
+  m.addInput("w", {2});
+  m.addInitializer("w", {2}, {1.0f, 2.0f});
+  m.addNode("Add", {"y", "w"}, {"z"}, "add");
+  m.addOutput("z");
+  ImportResult r = importModel(context, m.serialize());
+  ASSERT_TRUE(r.module) << r.allErrors();
+  EXPECT_NE(r.ir.find("func.func @main(%arg0: tensor<2xf32> {kiln.name = "
+                      "\"x\"}) ->"),
+            std::string::npos)
+      << r.ir;
+  EXPECT_NE(r.ir.find("graph.constant dense<[1.000000e+00, 2.000000e+00]>"),
+            std::string::npos)
+      << r.ir;
+}
+
+TEST_F(ImportModelTest, UnknownOperatorsListedTogether) {
+  ModelBuilder m = reluModel({2});
+  m.addNode("FancyOp", {"y"}, {"a"}, "fancy1");
+  m.addNode("Relu", {"a"}, {"b"}, "ok");
+  m.addNode("OtherOp", {"b"}, {"c"});
+  onnx::NodeProto &custom = m.addNode("FusedConv", {"c"}, {"d"}, "fused");
+  custom.set_domain("com.microsoft");
+  onnx::OperatorSetIdProto *ms = m.model.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  m.addOutput("d");
+  ImportResult r = importModel(context, m.serialize());
+  expectError(r, "unsupported ONNX operators: 'fancy1' (FancyOp, opset 17), "
+                 "'OtherOp#3' (OtherOp, opset 17), 'fused' "
+                 "(com.microsoft.FusedConv, opset 1)");
+  expectError(r, "domain 'com.microsoft' is not ai.onnx");
+  EXPECT_EQ(r.errors.size(), 1u) << r.allErrors();
+}
+
+TEST_F(ImportModelTest, UnsupportedElementTypes) {
+  ModelBuilder strings;
+  strings.addInput("s", {2}, onnx::TensorProto::STRING);
+  strings.addNode("Identity", {"s"}, {"y"}, "id");
+  strings.addOutput("y");
+  expectError(importModel(context, strings.serialize()),
+              "input 's' has element type STRING, which Kiln does not "
+              "support");
+
+  ModelBuilder complex = reluModel({2});
+  complex.addEmptyInitializer("c", {1}, onnx::TensorProto::COMPLEX64)
+      .add_float_data(1.0f);
+  expectError(importModel(context, complex.serialize()),
+              "initializer 'c': element type COMPLEX64 is not supported");
+
+  ModelBuilder fp8 = reluModel({2});
+  fp8.addEmptyInitializer("f8", {1}, 17).add_int32_data(0);
+  expectError(importModel(context, fp8.serialize()),
+              "initializer 'f8': element type FLOAT8E4M3FN is not supported");
+}
+
+TEST_F(ImportModelTest, AllElementTypesMapped) {
+  struct Case {
+    int32_t onnx;
+    const char *mlir;
+  } cases[] = {{onnx::TensorProto::FLOAT, "f32"},
+               {onnx::TensorProto::FLOAT16, "f16"},
+               {onnx::TensorProto::BFLOAT16, "bf16"},
+               {onnx::TensorProto::DOUBLE, "f64"},
+               {onnx::TensorProto::INT8, "i8"},
+               {onnx::TensorProto::INT16, "i16"},
+               {onnx::TensorProto::INT32, "i32"},
+               {onnx::TensorProto::INT64, "i64"},
+               {onnx::TensorProto::UINT8, "ui8"},
+               {onnx::TensorProto::UINT16, "ui16"},
+               {onnx::TensorProto::UINT32, "ui32"},
+               {onnx::TensorProto::UINT64, "ui64"},
+               {onnx::TensorProto::BOOL, "i1"}};
+  for (const Case &c : cases) {
+    ModelBuilder m;
+    m.addInput("x", {2}, c.onnx);
+    m.addNode("Identity", {"x"}, {"y"}, "id");
+    m.addOutput("y", c.onnx);
+    ImportResult r = importModel(context, m.serialize());
+    ASSERT_TRUE(r.module) << c.mlir << ": " << r.allErrors();
+    EXPECT_NE(r.ir.find(std::string("tensor<2x") + c.mlir + ">"),
+              std::string::npos)
+        << r.ir;
+  }
+}
+
+TEST_F(ImportModelTest, GraphStructureErrors) {
+  ModelBuilder missing = reluModel({2});
+  missing.addOutput("nowhere");
+  expectError(importModel(context, missing.serialize()),
+              "graph output 'nowhere' is not computed");
+
+  ModelBuilder unsorted;
+  unsorted.addInput("x", {2});
+  unsorted.addNode("Relu", {"t"}, {"y"}, "second");
+  unsorted.addNode("Relu", {"x"}, {"t"}, "first");
+  unsorted.addOutput("y");
+  expectError(importModel(context, unsorted.serialize()),
+              "node 'second' (Relu): input 't' is not a graph input");
+
+  ModelBuilder twice = reluModel({2});
+  twice.addNode("Relu", {"x"}, {"y"}, "again");
+  expectError(importModel(context, twice.serialize()),
+              "node 'again' (Relu): output 'y' is already defined");
+
+  ModelBuilder declared = reluModel({2});
+  declared.graph()
+      .mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->set_elem_type(onnx::TensorProto::INT64);
+  expectError(importModel(context, declared.serialize()),
+              "graph output 'y' is declared as INT64 but computed as f32");
+
+  ModelBuilder noGraph;
+  noGraph.model.clear_graph();
+  expectError(importModel(context, noGraph.serialize()), "has no graph");
+}
+
+} // namespace
