@@ -351,6 +351,26 @@ def op_of_unsupported(reason):
     return re.findall(r"\(([A-Za-z0-9_.]+)(?:, opset \d+)?\)", reason)
 
 
+_SCHEMA_NAMES = None
+
+
+def primary_op(result):
+    """The operator a node test is about: its only node's op type, else the
+    longest ONNX operator name that the test's name starts with (test_reduce_
+    sum_keepdims_expanded -> ReduceSum), else its first few op types."""
+    global _SCHEMA_NAMES
+    if len(result["ops"]) == 1:
+        return result["ops"][0]
+    if _SCHEMA_NAMES is None:
+        _SCHEMA_NAMES = sorted({s.name for s in onnx.defs.get_all_schemas()},
+                               key=len, reverse=True)
+    flat = result["name"].removeprefix("test_").replace("_", "").lower()
+    for op in _SCHEMA_NAMES:
+        if flat.startswith(op.lower()):
+            return op
+    return "/".join(result["ops"][:3]) or "?"
+
+
 def summarize(results, total_tests, elapsed, jobs):
     counts = collections.Counter(r["status"] for r in results)
     frozen = sum(1 for r in results if r["frozen"])
@@ -371,13 +391,13 @@ def summarize(results, total_tests, elapsed, jobs):
     for r in results:
         if r["status"] == "unsupported":
             ops = op_of_unsupported(r["reason"]) if "unsupported ONNX operators" in r["reason"] else []
-            for op in set(ops) or {"(other error) " + "/".join(r["ops"][:3])}:
+            for op in set(ops) or {f"{primary_op(r)} (other error)"}:
                 by_op[("unsupported", op)] += 1
         elif r["status"] in ("fail", "crash"):
-            by_op[(r["status"], "/".join(r["ops"][:3]))] += 1
+            by_op[(r["status"], primary_op(r))] += 1
     if by_op:
         print("  most common reasons (status, operator: tests):")
-        for (status, op), k in by_op.most_common(15):
+        for (status, op), k in by_op.most_common(20):
             print(f"    {status:11} {op}: {k}")
     crashes = [r for r in results if r["status"] == "crash"]
     if crashes:
