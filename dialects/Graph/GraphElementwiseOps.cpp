@@ -3,6 +3,8 @@
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Graph/GraphShapeUtils.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 using namespace mlir;
 using namespace kiln::graph;
 
@@ -10,39 +12,151 @@ using namespace kiln::graph;
 // Broadcasting binary ops
 //===----------------------------------------------------------------------===//
 
-/// Infers the broadcast result type of a binary op; shared by all of them.
-static LogicalResult
-inferBroadcastBinary(std::optional<Location> loc, Value lhsValue,
-                     Value rhsValue,
-                     SmallVectorImpl<Type> &inferredReturnTypes) {
-  auto lhs = cast<RankedTensorType>(lhsValue.getType());
-  auto rhs = cast<RankedTensorType>(rhsValue.getType());
-  if (lhs.getElementType() != rhs.getElementType())
+/// The numpy broadcast of the shapes of `values`, or an error naming them.
+static FailureOr<SmallVector<int64_t>>
+inferBroadcastShape(std::optional<Location> loc, ValueRange values) {
+  SmallVector<int64_t> shape;
+  for (Value value : values) {
+    auto type = cast<RankedTensorType>(value.getType());
+    auto broadcast = broadcastShapes(shape, type.getShape());
+    if (!broadcast) {
+      std::string shapes;
+      for (auto [i, v] : llvm::enumerate(values)) {
+        if (i)
+          shapes += i + 1 == values.size() ? " and " : ", ";
+        shapes += formatShape(cast<RankedTensorType>(v.getType()).getShape());
+      }
+      return emitOptionalError(loc, "operand shapes ", shapes,
+                               " do not broadcast");
+    }
+    shape = std::move(*broadcast);
+  }
+  return shape;
+}
+
+/// Checks that `lhs` and `rhs` have one element type.
+static LogicalResult verifySameElementType(std::optional<Location> loc,
+                                           Value lhs, Value rhs) {
+  Type lhsElement = getElementTypeOrSelf(lhs.getType());
+  Type rhsElement = getElementTypeOrSelf(rhs.getType());
+  if (lhsElement != rhsElement)
     return emitOptionalError(loc, "operands have different element types: ",
-                             lhs.getElementType(), " and ",
-                             rhs.getElementType());
-  auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
-  if (!shape)
-    return emitOptionalError(loc, "operand shapes ",
-                             formatShape(lhs.getShape()), " and ",
-                             formatShape(rhs.getShape()),
-                             " do not broadcast");
-  inferredReturnTypes.push_back(
-      RankedTensorType::get(*shape, lhs.getElementType()));
+                             lhsElement, " and ", rhsElement);
   return success();
 }
 
-#define KILN_BROADCAST_BINARY_OP(OpClass)                                      \
+/// Infers the type of a broadcast binary op: the broadcast shape with
+/// `resultElement`, or the operands' element type when it is null.
+static LogicalResult
+inferBroadcastBinary(std::optional<Location> loc, Value lhs, Value rhs,
+                     Type resultElement,
+                     SmallVectorImpl<Type> &inferredReturnTypes) {
+  if (failed(verifySameElementType(loc, lhs, rhs)))
+    return failure();
+  auto shape = inferBroadcastShape(loc, {lhs, rhs});
+  if (failed(shape))
+    return failure();
+  if (!resultElement)
+    resultElement = getElementTypeOrSelf(lhs.getType());
+  inferredReturnTypes.push_back(RankedTensorType::get(*shape, resultElement));
+  return success();
+}
+
+#define KILN_BROADCAST_BINARY_OP(OpClass, resultElement)                       \
   LogicalResult OpClass::inferReturnTypes(                                     \
-      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,      \
       SmallVectorImpl<Type> &inferredReturnTypes) {                            \
+    (void)context;                                                             \
     return inferBroadcastBinary(loc, adaptor.getLhs(), adaptor.getRhs(),       \
-                                inferredReturnTypes);                          \
+                                resultElement, inferredReturnTypes);           \
   }
 
-KILN_BROADCAST_BINARY_OP(AddOp)
-KILN_BROADCAST_BINARY_OP(SubOp)
-KILN_BROADCAST_BINARY_OP(MulOp)
-KILN_BROADCAST_BINARY_OP(DivOp)
+KILN_BROADCAST_BINARY_OP(AddOp, Type())
+KILN_BROADCAST_BINARY_OP(SubOp, Type())
+KILN_BROADCAST_BINARY_OP(MulOp, Type())
+KILN_BROADCAST_BINARY_OP(DivOp, Type())
+KILN_BROADCAST_BINARY_OP(MaxOp, Type())
+KILN_BROADCAST_BINARY_OP(MinOp, Type())
+KILN_BROADCAST_BINARY_OP(ModOp, Type())
+KILN_BROADCAST_BINARY_OP(PReluOp, Type())
+KILN_BROADCAST_BINARY_OP(ShiftLeftOp, Type())
+KILN_BROADCAST_BINARY_OP(ShiftRightOp, Type())
+KILN_BROADCAST_BINARY_OP(AndOp, Type())
+KILN_BROADCAST_BINARY_OP(OrOp, Type())
+KILN_BROADCAST_BINARY_OP(XorOp, Type())
+KILN_BROADCAST_BINARY_OP(BitwiseAndOp, Type())
+KILN_BROADCAST_BINARY_OP(BitwiseOrOp, Type())
+KILN_BROADCAST_BINARY_OP(BitwiseXorOp, Type())
+KILN_BROADCAST_BINARY_OP(EqualOp, IntegerType::get(context, 1))
+KILN_BROADCAST_BINARY_OP(LessOp, IntegerType::get(context, 1))
+KILN_BROADCAST_BINARY_OP(LessEqualOp, IntegerType::get(context, 1))
+KILN_BROADCAST_BINARY_OP(GreaterOp, IntegerType::get(context, 1))
+KILN_BROADCAST_BINARY_OP(GreaterEqualOp, IntegerType::get(context, 1))
 
 #undef KILN_BROADCAST_BINARY_OP
+
+LogicalResult ModOp::verify() {
+  Type element = getElementTypeOrSelf(getLhs().getType());
+  if (isa<FloatType>(element) && !getFmod())
+    return emitOpError("on ")
+           << element << " needs fmod = true (ONNX defines only fmod for "
+           << "floats)";
+  return success();
+}
+
+LogicalResult
+PowOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                        Adaptor adaptor,
+                        SmallVectorImpl<Type> &inferredReturnTypes) {
+  Type base = getElementTypeOrSelf(adaptor.getLhs().getType());
+  Type exponent = getElementTypeOrSelf(adaptor.getRhs().getType());
+  if (!isa<FloatType>(base) && isa<FloatType>(exponent))
+    return emitOptionalError(loc, "integer base (", base,
+                             ") with a float exponent (", exponent,
+                             ") is not supported");
+  auto shape = inferBroadcastShape(loc, {adaptor.getLhs(), adaptor.getRhs()});
+  if (failed(shape))
+    return failure();
+  inferredReturnTypes.push_back(RankedTensorType::get(*shape, base));
+  return success();
+}
+
+LogicalResult
+WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                          Adaptor adaptor,
+                          SmallVectorImpl<Type> &inferredReturnTypes) {
+  if (failed(verifySameElementType(loc, adaptor.getLhs(), adaptor.getRhs())))
+    return failure();
+  auto shape = inferBroadcastShape(
+      loc, {adaptor.getCondition(), adaptor.getLhs(), adaptor.getRhs()});
+  if (failed(shape))
+    return failure();
+  inferredReturnTypes.push_back(RankedTensorType::get(
+      *shape, getElementTypeOrSelf(adaptor.getLhs().getType())));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Float classification
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferFloatClass(MLIRContext *context, Value input,
+                                     SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(cast<RankedTensorType>(input.getType())
+                         .clone(IntegerType::get(context, 1)));
+  return success();
+}
+
+LogicalResult IsNaNOp::inferReturnTypes(MLIRContext *context,
+                                        std::optional<Location>,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  return inferFloatClass(context, adaptor.getInput(), inferred);
+}
+
+LogicalResult IsInfOp::inferReturnTypes(MLIRContext *context,
+                                        std::optional<Location>,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  return inferFloatClass(context, adaptor.getInput(), inferred);
+}
