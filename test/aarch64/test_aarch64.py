@@ -30,9 +30,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("KILN_BUILD_DIR", ROOT / "build"))
+BUILD = Path(os.environ.get("KILN_BUILD_DIR", ROOT / "build")).resolve()
 AARCH64_BUILD = Path(os.environ.get("KILN_AARCH64_BUILD_DIR",
-                                    ROOT / "build-aarch64"))
+                                    ROOT / "build-aarch64")).resolve()
 SYSROOT = Path(os.environ.get("KILN_AARCH64_SYSROOT", "/usr/aarch64-linux-gnu"))
 LLVM_BIN = Path("/usr/lib/llvm-22/bin")
 KILN_COMPILE = BUILD / "bin" / "kiln-compile"
@@ -314,10 +314,9 @@ def test_conformance_share_under_qemu(tmp_path):
         path.write_text("#!/bin/sh\n" + body)
         path.chmod(0o755)
 
-    def run(build, json_path, *extra):
+    def run(build, json_path, *selection):
         command = [sys.executable, str(conformance), "--build", str(build),
-                   "--shard", CONFORMANCE_SHARD, "--jobs", "2", "--quiet",
-                   "--json", str(json_path), *extra]
+                   "--jobs", "2", "--quiet", "--json", str(json_path), *selection]
         proc = subprocess.run(command, capture_output=True, text=True, timeout=1500)
         assert json_path.exists(), (f"{' '.join(command)} exited "
                                     f"{proc.returncode}:\n{proc.stdout[-3000:]}"
@@ -325,7 +324,7 @@ def test_conformance_share_under_qemu(tmp_path):
         return {r["name"]: r for r in json.loads(json_path.read_text())["results"]}
 
     start = time.monotonic()
-    host = run(BUILD, tmp_path / "host.json")
+    host = run(BUILD, tmp_path / "host.json", "--shard", CONFORMANCE_SHARD)
     passing = sorted(n for n, r in host.items() if r["status"] == "pass")
     if not passing:
         pytest.skip(f"no test of shard {CONFORMANCE_SHARD} passes on the host")
