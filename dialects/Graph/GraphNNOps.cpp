@@ -14,17 +14,16 @@ using namespace kiln::graph;
 
 /// Checks what the result type depends on; shared by the verifier and type
 /// inference so that both name the same problem.
-static LogicalResult checkConvOperands(std::optional<Location> loc,
-                                       RankedTensorType input,
-                                       RankedTensorType weight,
-                                       ArrayRef<int64_t> strides,
-                                       ArrayRef<int64_t> pads,
-                                       ArrayRef<int64_t> dilations,
-                                       int64_t group) {
+static LogicalResult
+checkConvOperands(std::optional<Location> loc, RankedTensorType input,
+                  RankedTensorType weight, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
+                  int64_t group) {
   int64_t rank = input.getRank();
   if (rank < 3)
-    return emitOptionalError(loc, "input must have rank >= 3 (N, C and at "
-                                  "least one spatial dimension), got ",
+    return emitOptionalError(loc,
+                             "input must have rank >= 3 (N, C and at "
+                             "least one spatial dimension), got ",
                              input);
   if (weight.getRank() != rank)
     return emitOptionalError(loc, "weight rank ", weight.getRank(),
@@ -88,8 +87,8 @@ LogicalResult ConvOp::verify() {
   if (Value bias = getBias()) {
     auto biasType = cast<RankedTensorType>(bias.getType());
     if (biasType.getRank() != 1 ||
-        failed(verifyCompatibleShape(biasType.getShape(),
-                                     {weight.getDimSize(0)})))
+        failed(
+            verifyCompatibleShape(biasType.getShape(), {weight.getDimSize(0)})))
       return emitOpError("bias must have one element per filter (")
              << weight.getDimSize(0) << "), got " << biasType;
   }
@@ -110,9 +109,9 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "operands must have rank >= 1, got ", lhs,
                              " and ", rhs);
   if (lhs.getElementType() != rhs.getElementType())
-    return emitOptionalError(loc, "operands have different element types: ",
-                             lhs.getElementType(), " and ",
-                             rhs.getElementType());
+    return emitOptionalError(
+        loc, "operands have different element types: ", lhs.getElementType(),
+        " and ", rhs.getElementType());
   // Promote 1-D operands to matrices as numpy does.
   SmallVector<int64_t> a(lhs.getShape()), b(rhs.getShape());
   if (a.size() == 1)
@@ -121,16 +120,15 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
     b.push_back(1);
   int64_t k1 = a.back(), k2 = b[b.size() - 2];
   if (!ShapedType::isDynamic(k1) && !ShapedType::isDynamic(k2) && k1 != k2)
-    return emitOptionalError(loc, "contraction sizes differ: ",
-                             formatShape(lhs.getShape()), " x ",
-                             formatShape(rhs.getShape()));
+    return emitOptionalError(
+        loc, "contraction sizes differ: ", formatShape(lhs.getShape()), " x ",
+        formatShape(rhs.getShape()));
   auto batch = broadcastShapes(ArrayRef<int64_t>(a).drop_back(2),
                                ArrayRef<int64_t>(b).drop_back(2));
   if (!batch)
     return emitOptionalError(loc, "batch dimensions of ",
                              formatShape(lhs.getShape()), " and ",
-                             formatShape(rhs.getShape()),
-                             " do not broadcast");
+                             formatShape(rhs.getShape()), " do not broadcast");
   SmallVector<int64_t> shape = *batch;
   if (lhs.getRank() > 1)
     shape.push_back(a[a.size() - 2]);
@@ -182,5 +180,287 @@ LogicalResult GemmOp::verify() {
            << formatShape(cType.getShape())
            << " does not broadcast to the result shape "
            << formatShape(result.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConvTransposeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ConvTransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  ArrayRef<int64_t> strides = adaptor.getStrides();
+  ArrayRef<int64_t> pads = adaptor.getPads();
+  ArrayRef<int64_t> dilations = adaptor.getDilations();
+  ArrayRef<int64_t> outputPadding = adaptor.getOutputPadding();
+  int64_t group = adaptor.getGroup();
+  int64_t rank = input.getRank();
+  if (rank < 3)
+    return emitOptionalError(loc,
+                             "input must have rank >= 3 (N, C and at "
+                             "least one spatial dimension), got ",
+                             input);
+  if (weight.getRank() != rank)
+    return emitOptionalError(loc, "weight rank ", weight.getRank(),
+                             " differs from input rank ", rank);
+  size_t spatial = rank - 2;
+  if (strides.size() != spatial || dilations.size() != spatial ||
+      outputPadding.size() != spatial || pads.size() != 2 * spatial)
+    return emitOptionalError(loc, "expected ", spatial,
+                             " strides, dilations and output_padding "
+                             "and ",
+                             2 * spatial, " pads for ", spatial,
+                             " spatial dimensions");
+  if (llvm::any_of(strides, [](int64_t s) { return s <= 0; }) ||
+      llvm::any_of(dilations, [](int64_t d) { return d <= 0; }) ||
+      llvm::any_of(pads, [](int64_t p) { return p < 0; }) ||
+      llvm::any_of(outputPadding, [](int64_t p) { return p < 0; }))
+    return emitOptionalError(loc, "strides and dilations must be positive, "
+                                  "pads and output_padding non-negative");
+  int64_t channels = input.getDimSize(1), weightChannels = weight.getDimSize(0);
+  if (!ShapedType::isDynamic(channels) &&
+      !ShapedType::isDynamic(weightChannels) && channels != weightChannels)
+    return emitOptionalError(loc, "input has ", channels,
+                             " channels but weight has ", weightChannels);
+  if (!ShapedType::isDynamic(weightChannels) && weightChannels % group != 0)
+    return emitOptionalError(loc, "group ", group,
+                             " does not divide the number of channels ",
+                             weightChannels);
+  int64_t perGroup = weight.getDimSize(1);
+  SmallVector<int64_t> shape = {input.getDimSize(0),
+                                ShapedType::isDynamic(perGroup)
+                                    ? ShapedType::kDynamic
+                                    : perGroup * group};
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t in = input.getDimSize(2 + i), k = weight.getDimSize(2 + i);
+    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(k)) {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    int64_t size = strides[i] * (in - 1) + outputPadding[i] +
+                   dilations[i] * (k - 1) + 1 - pads[i] - pads[spatial + i];
+    if (size <= 0)
+      return emitOptionalError(loc, "pads ", formatShape(pads),
+                               " leave no output in spatial dimension ", i);
+    shape.push_back(size);
+  }
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult ConvTransposeOp::verify() {
+  auto input = getInput().getType();
+  auto weight = getWeight().getType();
+  if (input.getElementType() != weight.getElementType())
+    return emitOpError("input element type ")
+           << input.getElementType() << " differs from weight element type "
+           << weight.getElementType();
+  if (Value bias = getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    int64_t filters = getResult().getType().getDimSize(1);
+    if (biasType.getRank() != 1 ||
+        failed(verifyCompatibleShape(biasType.getShape(), {filters})))
+      return emitOpError("bias must have one element per output channel (")
+             << filters << "), got " << biasType;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// Result type of a pooling op over the spatial dimensions of `input`.
+static LogicalResult inferPoolType(std::optional<Location> loc,
+                                   Value inputValue, ArrayRef<int64_t> kernel,
+                                   ArrayRef<int64_t> strides,
+                                   ArrayRef<int64_t> pads,
+                                   ArrayRef<int64_t> dilations, bool ceilMode,
+                                   SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(inputValue.getType());
+  int64_t rank = input.getRank();
+  if (rank < 3)
+    return emitOptionalError(loc,
+                             "input must have rank >= 3 (N, C and at "
+                             "least one spatial dimension), got ",
+                             input);
+  size_t spatial = rank - 2;
+  if (kernel.size() != spatial || strides.size() != spatial ||
+      dilations.size() != spatial || pads.size() != 2 * spatial)
+    return emitOptionalError(
+        loc, "expected ", spatial, " kernel sizes, strides and dilations and ",
+        2 * spatial, " pads for ", spatial, " spatial dimensions, got ",
+        kernel.size(), ", ", strides.size(), ", ", dilations.size(), " and ",
+        pads.size());
+  if (llvm::any_of(kernel, [](int64_t k) { return k <= 0; }) ||
+      llvm::any_of(strides, [](int64_t s) { return s <= 0; }) ||
+      llvm::any_of(dilations, [](int64_t d) { return d <= 0; }) ||
+      llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+    return emitOptionalError(loc, "kernel_shape, strides and dilations must "
+                                  "be positive and pads non-negative");
+  for (size_t i = 0; i < spatial; ++i)
+    if (pads[i] >= kernel[i] || pads[spatial + i] >= kernel[i])
+      return emitOptionalError(loc, "pads ", formatShape(pads),
+                               " must be smaller than the kernel ",
+                               formatShape(kernel));
+  SmallVector<int64_t> shape(input.getShape().take_front(2));
+  for (size_t i = 0; i < spatial; ++i)
+    shape.push_back(convOutputSize(input.getDimSize(2 + i), kernel[i],
+                                   strides[i], pads[i], pads[spatial + i],
+                                   dilations[i], ceilMode));
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  return inferPoolType(loc, adaptor.getInput(), adaptor.getKernelShape(),
+                       adaptor.getStrides(), adaptor.getPads(),
+                       adaptor.getDilations(), adaptor.getCeilMode(), inferred);
+}
+
+LogicalResult AveragePoolOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &inferred) {
+  return inferPoolType(loc, adaptor.getInput(), adaptor.getKernelShape(),
+                       adaptor.getStrides(), adaptor.getPads(),
+                       adaptor.getDilations(), adaptor.getCeilMode(), inferred);
+}
+
+static LogicalResult inferGlobalPoolType(std::optional<Location> loc,
+                                         Value inputValue,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(inputValue.getType());
+  if (input.getRank() < 3)
+    return emitOptionalError(loc,
+                             "input must have rank >= 3 (N, C and at "
+                             "least one spatial dimension), got ",
+                             input);
+  SmallVector<int64_t> shape(input.getShape().take_front(2));
+  shape.append(input.getRank() - 2, 1);
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult GlobalAveragePoolOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  return inferGlobalPoolType(loc, adaptor.getInput(), inferred);
+}
+
+LogicalResult
+GlobalMaxPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  return inferGlobalPoolType(loc, adaptor.getInput(), inferred);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+/// Checks that each of `params` is a vector of one element per channel of
+/// `input` (dimension 1) with the input's element type.
+static LogicalResult checkPerChannel(std::optional<Location> loc, Value input,
+                                     ValueRange params,
+                                     ArrayRef<StringRef> names) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  if (inputType.getRank() < 2)
+    return emitOptionalError(loc, "input must have rank >= 2 (N, C, ...), got ",
+                             inputType);
+  int64_t channels = inputType.getDimSize(1);
+  for (auto [param, name] : llvm::zip_equal(params, names)) {
+    auto type = cast<RankedTensorType>(param.getType());
+    if (type.getElementType() != inputType.getElementType())
+      return emitOptionalError(
+          loc, name, " element type ", type.getElementType(),
+          " differs from the input's ", inputType.getElementType());
+    if (type.getRank() != 1 ||
+        failed(verifyCompatibleShape(type.getShape(), {channels})))
+      return emitOptionalError(loc, name,
+                               " must have one element per channel (", channels,
+                               "), got ", type);
+  }
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  if (failed(checkPerChannel(loc, adaptor.getInput(),
+                             {adaptor.getScale(), adaptor.getBias(),
+                              adaptor.getMean(), adaptor.getVar()},
+                             {"scale", "bias", "mean", "var"})))
+    return failure();
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult
+InstanceNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                 Adaptor adaptor,
+                                 SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (input.getRank() < 3)
+    return emitOptionalError(loc,
+                             "input must have rank >= 3 (N, C and at "
+                             "least one spatial dimension), got ",
+                             input);
+  if (failed(checkPerChannel(loc, adaptor.getInput(),
+                             {adaptor.getScale(), adaptor.getBias()},
+                             {"scale", "bias"})))
+    return failure();
+  inferred.push_back(input);
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t axis = adaptor.getAxis();
+  if (axis >= input.getRank())
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             input.getRank());
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
+  SmallVector<Value> params = {adaptor.getScale()};
+  if (adaptor.getBias())
+    params.push_back(adaptor.getBias());
+  for (Value param : params) {
+    auto type = cast<RankedTensorType>(param.getType());
+    if (type.getElementType() != input.getElementType())
+      return emitOptionalError(
+          loc, "scale and bias element type ", type.getElementType(),
+          " differs from the input's ", input.getElementType());
+    auto shape = broadcastShapes(type.getShape(), normalized);
+    if (type.getRank() > static_cast<int64_t>(normalized.size()) || !shape ||
+        failed(verifyCompatibleShape(*shape, normalized)))
+      return emitOptionalError(loc, "scale or bias of shape ",
+                               formatShape(type.getShape()),
+                               " does not broadcast to the normalized shape ",
+                               formatShape(normalized));
+  }
+  inferred.push_back(input);
+  return success();
+}
+
+LogicalResult LRNOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (input.getRank() < 2)
+    return emitOptionalError(loc, "input must have rank >= 2 (N, C, ...), got ",
+                             input);
+  inferred.push_back(input);
   return success();
 }

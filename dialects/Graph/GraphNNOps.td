@@ -83,4 +83,197 @@ def Graph_GemmOp : Graph_InferOp<"gemm"> {
   let hasVerifier = 1;
 }
 
+def Graph_ConvTransposeOp : Graph_InferOp<"conv_transpose"> {
+  let summary = "N-dimensional transposed convolution (ONNX ConvTranspose)";
+  let description = [{
+    ONNX `ConvTranspose` on NC(D)HW data with a C x M/group x k... weight and
+    an optional bias of M elements. The importer resolves `auto_pad` and
+    `output_shape` into explicit `pads` (all begins, then all ends) and
+    `output_padding`, so that each output size is
+    `stride * (in - 1) + output_padding + dilation * (k - 1) + 1 - pads`.
+
+    ```mlir
+    %y = graph.conv_transpose %x, %w {strides = array<i64: 2, 2>,
+           pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>,
+           output_padding = array<i64: 1, 1>, group = 1}
+         : (tensor<1x64x28x28xf32>, tensor<64x32x3x3xf32>)
+         -> tensor<1x32x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$weight,
+                   Optional<Graph_FloatTensor>:$bias,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$output_padding,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$group);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+class Graph_PoolOp<string mnemonic, string onnxName,
+                   Type tensorType = Graph_FloatTensor>
+    : Graph_InferOp<mnemonic> {
+  let summary = onnxName # " over sliding windows (ONNX " # onnxName # ")";
+  let arguments = (ins tensorType:$input,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                   BoolAttr:$ceil_mode);
+  let results = (outs tensorType:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    int64_t getNumSpatialDims() {
+      return getInput().getType().getRank() - 2;
+    }
+  }];
+}
+
+def Graph_MaxPoolOp : Graph_PoolOp<"max_pool", "MaxPool", Graph_Tensor> {
+  let description = [{
+    ONNX `MaxPool` on NC(D)HW data (its `Indices` output is not supported).
+    `auto_pad` is resolved by the importer into explicit `pads` (all begins,
+    then all ends); padded elements never win. With `ceil_mode`, the output
+    size rounds up, but no window starts in the end padding.
+
+    ```mlir
+    %y = graph.max_pool %x {kernel_shape = array<i64: 3, 3>,
+           strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>,
+           dilations = array<i64: 1, 1>, ceil_mode = false}
+         : (tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32>
+    ```
+  }];
+}
+
+def Graph_AveragePoolOp : Graph_PoolOp<"average_pool", "AveragePool"> {
+  let description = [{
+    ONNX `AveragePool` on NC(D)HW data. Each window is divided by the number
+    of its elements inside the input (`count_include_pad = false`) or inside
+    the input and the explicit pads (`count_include_pad = true`); the extra
+    end elements of `ceil_mode` never count.
+
+    ```mlir
+    %y = graph.average_pool %x {kernel_shape = array<i64: 2, 2>,
+           strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>,
+           dilations = array<i64: 1, 1>, ceil_mode = false,
+           count_include_pad = false}
+         : (tensor<1x64x56x56xf32>) -> tensor<1x64x28x28xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                   BoolAttr:$ceil_mode, BoolAttr:$count_include_pad);
+}
+
+class Graph_GlobalPoolOp<string mnemonic, string onnxName>
+    : Graph_InferOp<mnemonic> {
+  let summary = onnxName # " over all spatial dimensions (ONNX " # onnxName # ")";
+  let description = [{
+    ONNX `}] # onnxName # [{`: reduces every spatial dimension of NC(D)HW data
+    to size 1.
+
+    ```mlir
+    %y = graph.}] # mnemonic # [{ %x : (tensor<1x2048x7x7xf32>) -> tensor<1x2048x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_GlobalAveragePoolOp
+    : Graph_GlobalPoolOp<"global_average_pool", "GlobalAveragePool">;
+def Graph_GlobalMaxPoolOp
+    : Graph_GlobalPoolOp<"global_max_pool", "GlobalMaxPool">;
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+def Graph_BatchNormOp : Graph_InferOp<"batch_norm"> {
+  let summary = "batch normalization with running statistics (ONNX "
+                "BatchNormalization, inference form)";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * scale + bias`, where `scale`, `bias`,
+    `mean` and `var` hold one element per channel (dimension 1 of the input).
+
+    ```mlir
+    %y = graph.batch_norm %x, %scale, %bias, %mean, %var {epsilon = 1.0e-05 : f32}
+         : (tensor<1x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>,
+            tensor<64xf32>, tensor<64xf32>) -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+                   Graph_FloatTensor:$bias, Graph_FloatTensor:$mean,
+                   Graph_FloatTensor:$var, F32Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_InstanceNormOp : Graph_InferOp<"instance_norm"> {
+  let summary = "instance normalization (ONNX InstanceNormalization)";
+  let description = [{
+    Normalizes every (batch, channel) slice of NC(D)HW data over its spatial
+    dimensions, then scales and shifts it by the channel's `scale` and `bias`.
+
+    ```mlir
+    %y = graph.instance_norm %x, %scale, %bias {epsilon = 1.0e-05 : f32}
+         : (tensor<1x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>)
+         -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+                   Graph_FloatTensor:$bias, F32Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_LayerNormOp : Graph_InferOp<"layer_norm"> {
+  let summary = "layer normalization (ONNX LayerNormalization)";
+  let description = [{
+    Normalizes the input over dimensions `axis` to the last (`axis` is
+    non-negative), then multiplies by `scale` and adds `bias` (optional),
+    which broadcast to those dimensions. Statistics are computed in f32 for
+    16-bit inputs (ONNX's `stash_type` 1).
+
+    ```mlir
+    %y = graph.layer_norm %x, %scale, %bias {axis = 2 : i64, epsilon = 1.0e-05 : f32}
+         : (tensor<1x128x768xf32>, tensor<768xf32>, tensor<768xf32>)
+         -> tensor<1x128x768xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+                   Optional<Graph_FloatTensor>:$bias,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$axis,
+                   F32Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_LRNOp : Graph_InferOp<"lrn"> {
+  let summary = "local response normalization across channels (ONNX LRN)";
+  let description = [{
+    `x / (bias + alpha / size * sum(x^2 over a window of size channels)) ^ beta`;
+    the window around channel c spans `[c - (size - 1) / 2, c + size / 2]`.
+
+    ```mlir
+    %y = graph.lrn %x {size = 5 : i64, alpha = 1.0e-04 : f32, beta = 0.75 : f32,
+           bias = 1.0 : f32} : (tensor<1x96x55x55xf32>) -> tensor<1x96x55x55xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$size, F32Attr:$alpha,
+                   F32Attr:$beta, F32Attr:$bias);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 #endif // KILN_GRAPH_NN_OPS

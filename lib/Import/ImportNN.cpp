@@ -136,8 +136,283 @@ static LogicalResult importGemm(NodeImporter &node) {
       transB != 0));
 }
 
+/// Reads kernel_shape, strides, dilations and the pads of a windowed node
+/// (pads resolved from auto_pad). `kernel` holds the default kernel shape
+/// (empty when the attribute is required).
+static LogicalResult getWindowAttrs(NodeImporter &node,
+                                    RankedTensorType inputType,
+                                    SmallVectorImpl<int64_t> &kernel,
+                                    SmallVectorImpl<int64_t> &strides,
+                                    SmallVectorImpl<int64_t> &dilations,
+                                    SmallVectorImpl<int64_t> &pads) {
+  int64_t rank = inputType.getRank();
+  if (rank < 3)
+    return node.emitError() << "input X must have rank >= 3 (N, C and at "
+                               "least one spatial dimension), got "
+                            << inputType;
+  size_t spatial = rank - 2;
+  SmallVector<int64_t> ones(spatial, 1);
+  if (!node.hasAttr("kernel_shape") && kernel.empty())
+    return node.emitError() << "needs the kernel_shape attribute";
+  SmallVector<int64_t> kernelAttr = node.getInts("kernel_shape", kernel);
+  kernel.assign(kernelAttr.begin(), kernelAttr.end());
+  SmallVector<int64_t> stridesAttr = node.getInts("strides", ones);
+  strides.assign(stridesAttr.begin(), stridesAttr.end());
+  SmallVector<int64_t> dilationsAttr = node.getInts("dilations", ones);
+  dilations.assign(dilationsAttr.begin(), dilationsAttr.end());
+  std::string autoPad = node.getString("auto_pad", "NOTSET");
+  if (node.hasFailed())
+    return failure();
+  if (kernel.size() != spatial || strides.size() != spatial ||
+      dilations.size() != spatial)
+    return node.emitError()
+           << "kernel_shape, strides and dilations need " << spatial
+           << " values each (one per spatial dimension), got " << kernel.size()
+           << ", " << strides.size() << " and " << dilations.size();
+  if (llvm::any_of(kernel, [](int64_t k) { return k <= 0; }) ||
+      llvm::any_of(strides, [](int64_t s) { return s <= 0; }) ||
+      llvm::any_of(dilations, [](int64_t d) { return d <= 0; }))
+    return node.emitError()
+           << "kernel_shape, strides and dilations must be positive";
+  if (autoPad == "NOTSET") {
+    SmallVector<int64_t> padsAttr =
+        node.getInts("pads", SmallVector<int64_t>(2 * spatial, 0));
+    pads.assign(padsAttr.begin(), padsAttr.end());
+    if (pads.size() != 2 * spatial)
+      return node.emitError()
+             << "pads needs " << 2 * spatial
+             << " values (begins, then ends), got " << pads.size();
+    if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+      return node.emitError() << "pads must not be negative";
+    return success(!node.hasFailed());
+  }
+  if (autoPad == "VALID") {
+    pads.assign(2 * spatial, 0);
+    return success();
+  }
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
+    return resolveSamePads(node, inputType, kernel, strides, dilations,
+                           autoPad == "SAME_UPPER", pads);
+  return node.emitError() << "auto_pad '" << autoPad
+                          << "' is not NOTSET, VALID, SAME_UPPER or "
+                             "SAME_LOWER";
+}
+
+/// ConvTranspose: `output_shape` and `auto_pad` become explicit pads and
+/// output_padding, as onnxruntime computes them.
+static LogicalResult importConvTranspose(NodeImporter &node) {
+  Value input = node.getInput(0), weight = node.getInput(1),
+        bias = node.getInput(2);
+  if (!input || !weight)
+    return node.emitError() << "needs inputs X and W";
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  int64_t rank = inputType.getRank();
+  if (rank < 3 || weightType.getRank() != rank)
+    return node.emitError() << "input X " << inputType << " and weight W "
+                            << weightType << " need the same rank, at least 3";
+  size_t spatial = rank - 2;
+  std::string autoPad = node.getString("auto_pad", "NOTSET");
+  SmallVector<int64_t> kernel(weightType.getShape().drop_front(2)), strides,
+      dilations, pads;
+  // Pads are worked out here; let getWindowAttrs read them unresolved.
+  SmallVector<int64_t> zeros(spatial, 0);
+  SmallVector<int64_t> outputPadding = node.getInts("output_padding", zeros);
+  SmallVector<int64_t> outputShape = node.getInts("output_shape");
+  int64_t group = node.getInt("group", 1);
+  if (node.hasFailed())
+    return failure();
+  if (group <= 0)
+    return node.emitError() << "group must be positive, got " << group;
+  if (outputPadding.size() != spatial)
+    return node.emitError() << "output_padding needs " << spatial
+                            << " values, got " << outputPadding.size();
+  if (outputShape.size() == spatial + 2)
+    outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
+  if (!outputShape.empty() && outputShape.size() != spatial)
+    return node.emitError() << "output_shape needs " << spatial
+                            << " values, got " << outputShape.size();
+  if (autoPad == "NOTSET" && outputShape.empty()) {
+    if (failed(
+            getWindowAttrs(node, inputType, kernel, strides, dilations, pads)))
+      return failure();
+  } else {
+    // Read kernel, strides and dilations only; pads follow from the output
+    // shape (the input's times the stride for SAME_*).
+    SmallVector<int64_t> ones(spatial, 1);
+    strides = node.getInts("strides", ones);
+    dilations = node.getInts("dilations", ones);
+    if (node.hasFailed())
+      return failure();
+    if (strides.size() != spatial || dilations.size() != spatial)
+      return node.emitError()
+             << "strides and dilations need " << spatial << " values each";
+    pads.assign(2 * spatial, 0);
+    if (autoPad != "VALID" || !outputShape.empty()) {
+      for (size_t i = 0; i < spatial; ++i) {
+        int64_t in = inputType.getDimSize(2 + i);
+        if (ShapedType::isDynamic(in) || ShapedType::isDynamic(kernel[i]))
+          return node.emitError()
+                 << "output_shape and auto_pad need static spatial sizes";
+        int64_t out = outputShape.empty() ? in * strides[i] : outputShape[i];
+        int64_t total = strides[i] * (in - 1) + outputPadding[i] +
+                        (kernel[i] - 1) * dilations[i] + 1 - out;
+        if (total < 0) {
+          // A larger output than the input gives: extend at the end.
+          outputPadding[i] -= total;
+          continue;
+        }
+        bool upper = autoPad == "SAME_UPPER";
+        pads[i] = upper ? total - total / 2 : total / 2;
+        pads[spatial + i] = total - pads[i];
+      }
+    }
+  }
+  return node.setResults(node.create<graph::ConvTransposeOp>(
+      input, weight, bias, ArrayRef<int64_t>(strides), ArrayRef<int64_t>(pads),
+      ArrayRef<int64_t>(dilations), ArrayRef<int64_t>(outputPadding),
+      static_cast<uint64_t>(group)));
+}
+
+static LogicalResult importMaxPool(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  if (node.getNumOutputs() > 1 && node.isOutputUsed(1))
+    return node.emitError() << "the Indices output is not supported";
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> kernel, strides, dilations, pads;
+  if (failed(getWindowAttrs(node, inputType, kernel, strides, dilations, pads)))
+    return failure();
+  bool ceilMode = node.getInt("ceil_mode", 0) != 0;
+  if (node.hasFailed())
+    return failure();
+  return node.setResults(node.create<graph::MaxPoolOp>(
+      input, ArrayRef<int64_t>(kernel), ArrayRef<int64_t>(strides),
+      ArrayRef<int64_t>(pads), ArrayRef<int64_t>(dilations), ceilMode));
+}
+
+static LogicalResult importAveragePool(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> kernel, strides, dilations, pads;
+  if (failed(getWindowAttrs(node, inputType, kernel, strides, dilations, pads)))
+    return failure();
+  bool ceilMode = node.getInt("ceil_mode", 0) != 0;
+  bool countIncludePad = node.getInt("count_include_pad", 0) != 0;
+  if (node.hasFailed())
+    return failure();
+  return node.setResults(node.create<graph::AveragePoolOp>(
+      input, ArrayRef<int64_t>(kernel), ArrayRef<int64_t>(strides),
+      ArrayRef<int64_t>(pads), ArrayRef<int64_t>(dilations), ceilMode,
+      countIncludePad));
+}
+
+template <typename OpTy>
+static LogicalResult importGlobalPool(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  return node.setResults(node.create<OpTy>(input));
+}
+
+/// BatchNormalization in inference form; the running-statistics outputs of
+/// training mode are refused.
+static LogicalResult importBatchNorm(NodeImporter &node) {
+  SmallVector<Value> operands;
+  for (unsigned i = 0; i < 5; ++i) {
+    operands.push_back(node.getInput(i));
+    if (!operands.back())
+      return node.emitError()
+             << "needs inputs X, scale, B, input_mean and input_var";
+  }
+  float epsilon = node.getFloat("epsilon", 1e-5f);
+  if (node.getInt("training_mode", 0) != 0)
+    return node.emitError() << "training_mode is not supported (Kiln "
+                               "compiles inference graphs)";
+  if (node.getOpset() < 9 && node.getInt("spatial", 1) != 1)
+    return node.emitError() << "spatial = 0 is not supported";
+  for (unsigned i = 1; i < node.getNumOutputs(); ++i)
+    if (node.isOutputUsed(i))
+      return node.emitError() << "the training outputs (running mean and "
+                                 "variance) are not supported";
+  if (node.hasFailed())
+    return failure();
+  return node.setResults(node.create<graph::BatchNormOp>(
+      operands[0], operands[1], operands[2], operands[3], operands[4],
+      llvm::APFloat(epsilon)));
+}
+
+static LogicalResult importInstanceNorm(NodeImporter &node) {
+  Value input = node.getInput(0), scale = node.getInput(1),
+        bias = node.getInput(2);
+  if (!input || !scale || !bias)
+    return node.emitError() << "needs inputs input, scale and B";
+  float epsilon = node.getFloat("epsilon", 1e-5f);
+  if (node.hasFailed())
+    return failure();
+  return node.setResults(node.create<graph::InstanceNormOp>(
+      input, scale, bias, llvm::APFloat(epsilon)));
+}
+
+static LogicalResult importLayerNorm(NodeImporter &node) {
+  Value input = node.getInput(0), scale = node.getInput(1),
+        bias = node.getInput(2);
+  if (!input || !scale)
+    return node.emitError() << "needs inputs X and Scale";
+  for (unsigned i = 1; i < node.getNumOutputs(); ++i)
+    if (node.isOutputUsed(i))
+      return node.emitError()
+             << "the Mean and InvStdDev outputs are not supported";
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  int64_t axis = node.getInt("axis", -1);
+  float epsilon = node.getFloat("epsilon", 1e-5f);
+  if (node.hasFailed())
+    return failure();
+  if (axis < -rank || axis >= rank)
+    return node.emitError()
+           << "axis " << axis << " is out of range for rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  return node.setResults(node.create<graph::LayerNormOp>(
+      input, scale, bias, static_cast<uint64_t>(axis), llvm::APFloat(epsilon)));
+}
+
+static LogicalResult importLRN(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  if (!node.hasAttr("size"))
+    return node.emitError() << "needs the size attribute";
+  int64_t size = node.getInt("size");
+  float alpha = node.getFloat("alpha", 1e-4f);
+  float beta = node.getFloat("beta", 0.75f);
+  float bias = node.getFloat("bias", 1.0f);
+  if (node.hasFailed())
+    return failure();
+  if (size <= 0)
+    return node.emitError() << "size must be positive, got " << size;
+  return node.setResults(node.create<graph::LRNOp>(
+      input, static_cast<uint64_t>(size), llvm::APFloat(alpha),
+      llvm::APFloat(beta), llvm::APFloat(bias)));
+}
+
 void kiln::registerNNImporters(NodeImporterRegistry &registry) {
+  registry.add("AveragePool", /*minOpset=*/1, importAveragePool);
+  registry.add("BatchNormalization", /*minOpset=*/6, importBatchNorm);
   registry.add("Conv", /*minOpset=*/1, importConv);
+  registry.add("ConvTranspose", /*minOpset=*/1, importConvTranspose);
   registry.add("Gemm", /*minOpset=*/7, importGemm);
+  registry.add("GlobalAveragePool", /*minOpset=*/1,
+               importGlobalPool<graph::GlobalAveragePoolOp>);
+  registry.add("GlobalMaxPool", /*minOpset=*/1,
+               importGlobalPool<graph::GlobalMaxPoolOp>);
+  registry.add("InstanceNormalization", /*minOpset=*/1, importInstanceNorm);
+  registry.add("LayerNormalization", /*minOpset=*/17, importLayerNorm);
+  registry.add("LRN", /*minOpset=*/1, importLRN);
   registry.add("MatMul", /*minOpset=*/1, importMatMul);
+  registry.add("MaxPool", /*minOpset=*/1, importMaxPool);
 }

@@ -1,0 +1,288 @@
+"""End-to-end tests of the NN operators (convolutions, matrix products, pooling,
+normalizations) against onnxruntime.
+
+Each test builds a one-node ONNX model, compiles it with kiln-compile, runs it
+with kiln-run and compares every output with onnxruntime (dtype, shape, values).
+"""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from kiln_testing import KilnError, assert_matches_onnxruntime, compile_model
+
+RNG = np.random.default_rng(0)
+
+NP_TO_ONNX = {
+    np.float32: TensorProto.FLOAT,
+    np.float16: TensorProto.FLOAT16,
+    np.int32: TensorProto.INT32,
+    np.int64: TensorProto.INT64,
+    np.uint8: TensorProto.UINT8,
+}
+
+
+def data(shape, dtype=np.float32):
+    if np.issubdtype(dtype, np.integer):
+        return RNG.integers(0 if dtype == np.uint8 else -10, 10, size=shape).astype(dtype)
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def model(op, inputs, attrs=None, consts=None, opset=17, names=None, outputs=("y",)):
+    """A one-node model: `inputs` are fed at run time, `consts` are
+    initializers; `names` lists the node's inputs in order when some are
+    left empty."""
+    consts = consts or {}
+    names = names if names is not None else list(inputs) + list(consts)
+    node = helper.make_node(op, names, list(outputs), **(attrs or {}))
+    graph_inputs = [helper.make_tensor_value_info(n, NP_TO_ONNX[v.dtype.type], v.shape)
+                    for n, v in inputs.items()]
+    graph_outputs = [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None)
+                     for o in outputs]
+    inits = [numpy_helper.from_array(v, n) for n, v in consts.items()]
+    graph = helper.make_graph([node], op.lower(), graph_inputs, graph_outputs, inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return onnx.shape_inference.infer_shapes(m, strict_mode=True)
+
+
+def check(m, feeds, tmp_path, **kw):
+    return assert_matches_onnxruntime(m, feeds, tmp_path, **kw)
+
+
+# --- Conv -------------------------------------------------------------------
+
+CONV_CASES = {
+    # name: (x shape, w shape, attrs)
+    "2d": ((1, 3, 9, 9), (4, 3, 3, 3), {}),
+    "2d_stride_pad": ((2, 3, 10, 10), (8, 3, 3, 3),
+                      {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    "2d_asym_pad_dilation": ((1, 2, 11, 9), (3, 2, 3, 2),
+                             {"pads": [0, 1, 2, 1], "dilations": [2, 1]}),
+    "2d_grouped": ((1, 4, 8, 8), (6, 2, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),
+    "2d_depthwise": ((1, 5, 8, 8), (5, 1, 3, 3),
+                     {"group": 5, "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    "2d_depthwise_multiplier": ((1, 3, 7, 7), (6, 1, 3, 3), {"group": 3}),
+    "2d_same_upper": ((1, 2, 7, 7), (3, 2, 4, 4),
+                      {"auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+    "2d_same_lower": ((1, 2, 7, 7), (3, 2, 4, 4), {"auto_pad": "SAME_LOWER"}),
+    "1d": ((2, 3, 12), (4, 3, 3), {"strides": [2], "pads": [1, 2]}),
+    "1d_grouped": ((1, 4, 10), (4, 2, 3), {"group": 2}),
+    "1d_depthwise": ((1, 4, 10), (4, 1, 3), {"group": 4, "dilations": [2]}),
+    "3d": ((1, 2, 5, 6, 7), (3, 2, 2, 3, 3), {"pads": [1, 0, 1, 0, 1, 1]}),
+    "3d_grouped": ((1, 4, 4, 5, 5), (2, 2, 2, 2, 2), {"group": 2}),
+    "3d_depthwise": ((1, 3, 4, 5, 5), (3, 1, 2, 2, 2), {"group": 3}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONV_CASES))
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv(case, bias, tmp_path):
+    x_shape, w_shape, attrs = CONV_CASES[case]
+    x = data(x_shape)
+    consts = {"w": data(w_shape)}
+    if bias:
+        consts["b"] = data((w_shape[0],))
+    check(model("Conv", {"x": x}, attrs, consts), {"x": x}, tmp_path)
+
+
+def test_conv_weight_as_input(tmp_path):
+    x, w = data((1, 3, 6, 6)), data((2, 3, 3, 3))
+    check(model("Conv", {"x": x, "w": w}), {"x": x, "w": w}, tmp_path)
+
+
+def test_conv_f16(tmp_path):
+    x = data((1, 4, 8, 8), np.float16)
+    consts = {"w": data((4, 4, 3, 3), np.float16), "b": data((4,), np.float16)}
+    check(model("Conv", {"x": x}, {"pads": [1, 1, 1, 1]}, consts), {"x": x}, tmp_path,
+          rtol=1e-2, atol=1e-2)
+
+
+# --- ConvTranspose ----------------------------------------------------------
+
+CONV_TRANSPOSE_CASES = {
+    "2d": ((1, 3, 4, 4), (3, 2, 3, 3), {}),
+    "2d_stride_pad": ((1, 4, 5, 5), (4, 3, 3, 3),
+                      {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]}),
+    "2d_grouped_dilated": ((1, 4, 4, 5), (4, 2, 2, 3),
+                           {"group": 2, "dilations": [2, 1], "strides": [1, 2]}),
+    "2d_large_pads": ((1, 2, 6, 6), (2, 2, 2, 2), {"pads": [2, 1, 2, 3]}),
+    "2d_output_shape": ((1, 2, 3, 3), (2, 3, 3, 3),
+                        {"strides": [3, 2], "output_shape": [10, 8]}),
+    "1d": ((2, 3, 5), (3, 4, 3), {"strides": [2]}),
+    "3d": ((1, 2, 3, 3, 3), (2, 2, 2, 2, 2), {"strides": [2, 1, 2]}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONV_TRANSPOSE_CASES))
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv_transpose(case, bias, tmp_path):
+    x_shape, w_shape, attrs = CONV_TRANSPOSE_CASES[case]
+    x = data(x_shape)
+    consts = {"w": data(w_shape)}
+    if bias:
+        consts["b"] = data((w_shape[1] * attrs.get("group", 1),))
+    check(model("ConvTranspose", {"x": x}, attrs, consts), {"x": x}, tmp_path)
+
+
+# --- MatMul and Gemm --------------------------------------------------------
+
+MATMUL_CASES = [
+    ((3, 4), (4, 5)),
+    ((2, 3, 4), (4, 5)),
+    ((2, 1, 3, 4), (5, 4, 6)),
+    ((2, 3, 4), (2, 4, 5)),
+    ((4,), (4, 5)),
+    ((2, 3, 4), (4,)),
+    ((4,), (4,)),
+    ((1, 4), (3, 4, 2)),
+]
+
+
+@pytest.mark.parametrize("shapes", MATMUL_CASES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_matmul(shapes, tmp_path):
+    a, b = data(shapes[0]), data(shapes[1])
+    check(model("MatMul", {"a": a, "b": b}), {"a": a, "b": b}, tmp_path)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float16])
+def test_matmul_types(dtype, tmp_path):
+    a, b = data((2, 3, 4), dtype), data((4, 5), dtype)
+    tol = {"rtol": 1e-2, "atol": 1e-2} if dtype == np.float16 else {}
+    check(model("MatMul", {"a": a, "b": b}), {"a": a, "b": b}, tmp_path, **tol)
+
+
+GEMM_CASES = {
+    "plain": ({}, (3, 4), (4, 5), None),
+    "trans_b_bias": ({"transB": 1}, (2, 8), (6, 8), (6,)),
+    "trans_a": ({"transA": 1}, (4, 3), (4, 5), (3, 5)),
+    "alpha_beta": ({"alpha": 0.5, "beta": 2.0, "transA": 1, "transB": 1}, (4, 3), (5, 4), (1, 5)),
+    "beta_only": ({"beta": -1.5}, (3, 4), (4, 5), (3, 1)),
+    "scalar_c": ({}, (3, 4), (4, 5), ()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GEMM_CASES))
+def test_gemm(case, tmp_path):
+    attrs, a_shape, b_shape, c_shape = GEMM_CASES[case]
+    a = data(a_shape)
+    consts = {"b": data(b_shape)}
+    if c_shape is not None:
+        consts["c"] = data(c_shape)
+    check(model("Gemm", {"a": a}, attrs, consts), {"a": a}, tmp_path)
+
+
+# --- Pooling ----------------------------------------------------------------
+
+POOL_CASES = {
+    "2d": ((1, 3, 8, 8), {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    "2d_pads": ((2, 2, 7, 7), {"kernel_shape": [3, 3], "strides": [2, 2],
+                               "pads": [1, 1, 1, 1]}),
+    "2d_ceil": ((1, 2, 7, 8), {"kernel_shape": [3, 2], "strides": [2, 2],
+                               "ceil_mode": 1}),
+    "2d_ceil_pads": ((1, 1, 6, 6), {"kernel_shape": [3, 3], "strides": [2, 2],
+                                    "pads": [1, 1, 1, 1], "ceil_mode": 1}),
+    "2d_same_upper": ((1, 2, 7, 7), {"kernel_shape": [3, 3], "strides": [2, 2],
+                                     "auto_pad": "SAME_UPPER"}),
+    "2d_dilated": ((1, 2, 9, 9), {"kernel_shape": [2, 2], "dilations": [2, 2]}),
+    "1d": ((1, 3, 11), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
+    "3d": ((1, 2, 5, 6, 6), {"kernel_shape": [2, 3, 3], "strides": [1, 2, 2],
+                             "pads": [0, 1, 1, 1, 1, 1]}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(POOL_CASES))
+def test_max_pool(case, tmp_path):
+    shape, attrs = POOL_CASES[case]
+    x = data(shape)
+    check(model("MaxPool", {"x": x}, attrs, opset=19), {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("case", sorted(POOL_CASES))
+@pytest.mark.parametrize("count_include_pad", [0, 1])
+def test_average_pool(case, count_include_pad, tmp_path):
+    shape, attrs = POOL_CASES[case]
+    x = data(shape)
+    attrs = dict(attrs, count_include_pad=count_include_pad)
+    check(model("AveragePool", {"x": x}, attrs, opset=19), {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16])
+def test_max_pool_types(dtype, tmp_path):
+    x = data((1, 2, 6, 6), dtype)
+    attrs = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]}
+    check(model("MaxPool", {"x": x}, attrs, opset=12), {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("op", ["GlobalAveragePool", "GlobalMaxPool"])
+@pytest.mark.parametrize("shape", [(2, 3, 5, 7), (1, 4, 6), (1, 2, 3, 4, 5)])
+def test_global_pool(op, shape, tmp_path):
+    x = data(shape)
+    check(model(op, {"x": x}), {"x": x}, tmp_path)
+
+
+def test_max_pool_indices_refused(tmp_path):
+    x = data((1, 1, 4, 4))
+    m = model("MaxPool", {"x": x}, {"kernel_shape": [2, 2]}, outputs=("y", "i"))
+    with pytest.raises(KilnError, match="Indices output is not supported"):
+        compile_model(m, tmp_path)
+
+
+# --- Normalization ----------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 3), (1, 4, 6)])
+def test_batch_norm(shape, tmp_path):
+    x = data(shape)
+    c = shape[1]
+    consts = {"scale": data((c,)), "bias": data((c,)), "mean": data((c,)),
+              "var": RNG.uniform(0.5, 2.0, c).astype(np.float32)}
+    check(model("BatchNormalization", {"x": x}, {"epsilon": 1e-3}, consts), {"x": x},
+          tmp_path)
+
+
+def test_batch_norm_training_refused(tmp_path):
+    x = data((2, 3, 4))
+    consts = {n: data((3,)) for n in ("scale", "bias", "mean", "var")}
+    m = model("BatchNormalization", {"x": x}, {"training_mode": 1}, consts,
+              outputs=("y", "running_mean", "running_var"))
+    with pytest.raises(KilnError, match="training_mode is not supported"):
+        compile_model(m, tmp_path)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (1, 4, 7)])
+def test_instance_norm(shape, tmp_path):
+    x = data(shape)
+    consts = {"scale": data((shape[1],)), "bias": data((shape[1],))}
+    check(model("InstanceNormalization", {"x": x}, {"epsilon": 1e-4}, consts), {"x": x},
+          tmp_path)
+
+
+@pytest.mark.parametrize("axis,scale_shape,bias", [
+    (-1, (16,), True),
+    (-1, (16,), False),
+    (1, (6, 16), True),
+    (1, (16,), True),
+    (0, (2, 6, 16), True),
+])
+def test_layer_norm(axis, scale_shape, bias, tmp_path):
+    x = data((2, 6, 16))
+    consts = {"scale": data(scale_shape)}
+    if bias:
+        consts["bias"] = data(scale_shape)
+    check(model("LayerNormalization", {"x": x}, {"axis": axis, "epsilon": 1e-5}, consts),
+          {"x": x}, tmp_path)
+
+
+def test_layer_norm_f16(tmp_path):
+    x = data((2, 8, 32), np.float16)
+    consts = {"scale": data((32,), np.float16), "bias": data((32,), np.float16)}
+    check(model("LayerNormalization", {"x": x}, {}, consts), {"x": x}, tmp_path,
+          rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("size", [1, 3, 5])
+def test_lrn(size, tmp_path):
+    x = data((2, 6, 5, 5))
+    attrs = {"size": size, "alpha": 1e-2, "beta": 0.75, "bias": 2.0}
+    check(model("LRN", {"x": x}, attrs), {"x": x}, tmp_path)
