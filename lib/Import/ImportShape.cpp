@@ -1,16 +1,834 @@
 //===- ImportShape.cpp - Shape and data-movement operators ----------------===//
 //
-// Reshape, Transpose, Concat, Slice, Gather and their kin.
+// Reshape, Transpose, Concat, Slice, Gather and their kin. Inputs that
+// decide a result's shape (Reshape's shape, Slice's starts...) must be
+// constants and become attributes; a node whose such input is computed at
+// run time is refused, since Kiln compiles static shapes. Ops are built
+// through `createFolded`, which folds them when their operands are
+// constants: exporters compute shapes with Shape -> Gather -> Concat, and
+// folding turns that arithmetic into the constant a later Reshape needs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lib/Import/NodeImporter.h"
 
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/GraphShapeUtils.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace kiln;
+using kiln::graph::formatShape;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Replaces the results of `op` by constants where it folds.
+static SmallVector<Value> foldAtImport(NodeImporter &node, Operation *op) {
+  SmallVector<Value> results(op->getResults());
+  SmallVector<Attribute> operands;
+  for (Value operand : op->getOperands()) {
+    Attribute attr;
+    matchPattern(operand, m_Constant(&attr));
+    operands.push_back(attr);
+  }
+  SmallVector<OpFoldResult> folded;
+  if (failed(op->fold(operands, folded)) ||
+      folded.size() != op->getNumResults())
+    return results;
+  OpBuilder &b = node.getBuilder();
+  for (auto [i, result] : llvm::enumerate(folded)) {
+    if (auto value = dyn_cast<Value>(result)) {
+      results[i] = value;
+      continue;
+    }
+    auto attr = dyn_cast<TypedAttr>(cast<Attribute>(result));
+    if (!attr || attr.getType() != op->getResult(i).getType())
+      return SmallVector<Value>(op->getResults());
+    results[i] = graph::ConstantOp::create(b, node.getLoc(), attr);
+  }
+  op->erase();
+  return results;
+}
+
+/// Creates `OpTy` with inferred result types and folds it when it can.
+template <typename OpTy, typename... Args>
+static Value createFolded(NodeImporter &node, Args &&...args) {
+  Operation *op = node.createOp<OpTy>(std::forward<Args>(args)...);
+  if (!op)
+    return {};
+  return foldAtImport(node, op).front();
+}
+
+static Value createConstant(NodeImporter &node, ElementsAttr value) {
+  return graph::ConstantOp::create(node.getBuilder(), node.getLoc(),
+                                   cast<TypedAttr>(value));
+}
+
+static RankedTensorType getType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// The integer values of constant input `i`. Emits an error naming `what`
+/// and returns std::nullopt when the input is not a constant.
+static std::optional<SmallVector<int64_t>>
+getConstantInts(NodeImporter &node, unsigned i, StringRef what) {
+  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(node.getConstantInput(i));
+  if (!dense) {
+    node.emitError() << what
+                     << " must be a constant (an initializer or a Constant "
+                        "node) for Kiln to compile static shapes";
+    return std::nullopt;
+  }
+  SmallVector<int64_t> values;
+  for (const APInt &v : dense.getValues<APInt>())
+    values.push_back(dense.getElementType().isUnsignedInteger()
+                         ? static_cast<int64_t>(v.getZExtValue())
+                         : v.getSExtValue());
+  return values;
+}
+
+/// The values of a constant float or integer input as doubles.
+static std::optional<SmallVector<double>>
+getConstantDoubles(NodeImporter &node, unsigned i, StringRef what) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(i));
+  if (!dense) {
+    node.emitError() << what
+                     << " must be a constant (an initializer or a Constant "
+                        "node) for Kiln to compile static shapes";
+    return std::nullopt;
+  }
+  SmallVector<double> values;
+  if (isa<FloatType>(dense.getElementType())) {
+    for (const APFloat &v : dense.getValues<APFloat>())
+      values.push_back(v.convertToDouble());
+  } else {
+    for (const APInt &v : dense.getValues<APInt>())
+      values.push_back(static_cast<double>(v.getSExtValue()));
+  }
+  return values;
+}
+
+/// Normalises `axis` of a tensor of `rank` dimensions to [0, rank); emits an
+/// error and returns std::nullopt when it is out of range.
+static std::optional<int64_t> normalizeAxis(NodeImporter &node, int64_t axis,
+                                            int64_t rank) {
+  if (axis < -rank || axis >= rank) {
+    node.emitError() << "axis " << axis << " is out of range for rank " << rank;
+    return std::nullopt;
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// A graph.reshape to a fully known shape, where a dynamic size (at most
+/// one) is written -1.
+static Value reshapeTo(NodeImporter &node, Value input,
+                       ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> entries;
+  for (int64_t size : shape)
+    entries.push_back(ShapedType::isDynamic(size) ? -1 : size);
+  if (llvm::count(entries, -1) > 1) {
+    node.emitError() << "the result shape " << formatShape(shape)
+                     << " has more than one dynamic dimension";
+    return {};
+  }
+  return createFolded<graph::ReshapeOp>(
+      node, input, node.getBuilder().getDenseI64ArrayAttr(entries),
+      node.getBuilder().getBoolAttr(true));
+}
+
+static Value transpose(NodeImporter &node, Value input,
+                       ArrayRef<int64_t> perm) {
+  return createFolded<graph::TransposeOp>(
+      node, input, node.getBuilder().getDenseI64ArrayAttr(perm));
+}
+
+//===----------------------------------------------------------------------===//
+// Reshape, Flatten, Squeeze, Unsqueeze, Transpose
+//===----------------------------------------------------------------------===//
+
+static LogicalResult importReshape(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  SmallVector<int64_t> shape;
+  if (node.getOpset() < 5) {
+    shape = node.getInts("shape");
+  } else {
+    auto values = getConstantInts(node, 1, "the shape input");
+    if (!values)
+      return failure();
+    shape = *values;
+  }
+  Builder &b = node.getBuilder();
+  return node.setResults(createFolded<graph::ReshapeOp>(
+      node, input, b.getDenseI64ArrayAttr(shape),
+      b.getBoolAttr(node.getInt("allowzero", 0) != 0)));
+}
+
+static LogicalResult importFlatten(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  ArrayRef<int64_t> shape = getType(input).getShape();
+  int64_t rank = shape.size();
+  int64_t axis = node.getInt("axis", 1);
+  if (axis < -rank || axis > rank)
+    return node.emitError()
+           << "axis " << axis << " is out of range for rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  auto product = [](ArrayRef<int64_t> sizes) {
+    int64_t p = 1;
+    for (int64_t s : sizes) {
+      if (ShapedType::isDynamic(s))
+        return ShapedType::kDynamic;
+      p *= s;
+    }
+    return p;
+  };
+  return node.setResults(reshapeTo(
+      node, input,
+      {product(shape.take_front(axis)), product(shape.drop_front(axis))}));
+}
+
+static LogicalResult importSqueeze(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  ArrayRef<int64_t> shape = getType(input).getShape();
+  int64_t rank = shape.size();
+  SmallVector<int64_t> axes;
+  if (node.getOpset() < 13) {
+    axes = node.getInts("axes");
+  } else if (node.getInput(1)) {
+    auto values = getConstantInts(node, 1, "the axes input");
+    if (!values)
+      return failure();
+    axes = *values;
+  }
+  SmallVector<bool> removed(rank, false);
+  if (axes.empty()) {
+    for (int64_t d = 0; d < rank; ++d)
+      removed[d] = shape[d] == 1;
+  }
+  for (int64_t axis : axes) {
+    auto d = normalizeAxis(node, axis, rank);
+    if (!d)
+      return failure();
+    if (shape[*d] != 1 && !ShapedType::isDynamic(shape[*d]))
+      return node.emitError()
+             << "cannot squeeze dimension " << *d << " of size " << shape[*d];
+    removed[*d] = true;
+  }
+  SmallVector<int64_t> result;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!removed[d])
+      result.push_back(shape[d]);
+  return node.setResults(reshapeTo(node, input, result));
+}
+
+static LogicalResult importUnsqueeze(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  ArrayRef<int64_t> shape = getType(input).getShape();
+  SmallVector<int64_t> axes;
+  if (node.getOpset() < 13) {
+    axes = node.getInts("axes");
+  } else {
+    auto values = getConstantInts(node, 1, "the axes input");
+    if (!values)
+      return failure();
+    axes = *values;
+  }
+  int64_t rank = shape.size() + axes.size();
+  SmallVector<bool> inserted(rank, false);
+  for (int64_t axis : axes) {
+    auto d = normalizeAxis(node, axis, rank);
+    if (!d)
+      return failure();
+    if (inserted[*d])
+      return node.emitError() << "axis " << axis << " is repeated";
+    inserted[*d] = true;
+  }
+  SmallVector<int64_t> result;
+  const int64_t *next = shape.begin();
+  for (int64_t d = 0; d < rank; ++d)
+    result.push_back(inserted[d] ? 1 : *next++);
+  return node.setResults(reshapeTo(node, input, result));
+}
+
+static LogicalResult importTranspose(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  int64_t rank = getType(input).getRank();
+  SmallVector<int64_t> perm = node.getInts("perm");
+  if (!node.hasAttr("perm"))
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  return node.setResults(transpose(node, input, perm));
+}
+
+//===----------------------------------------------------------------------===//
+// Concat, Split, Slice
+//===----------------------------------------------------------------------===//
+
+static LogicalResult importConcat(NodeImporter &node) {
+  SmallVector<Value> inputs;
+  for (unsigned i = 0, e = node.getNumInputs(); i < e; ++i)
+    if (Value input = node.getInput(i))
+      inputs.push_back(input);
+  if (inputs.empty())
+    return node.emitError() << "needs at least one input";
+  auto axis = normalizeAxis(node, node.getInt("axis", 1),
+                            getType(inputs.front()).getRank());
+  if (!axis)
+    return failure();
+  return node.setResults(createFolded<graph::ConcatOp>(
+      node, inputs, node.getBuilder().getI64IntegerAttr(*axis)));
+}
+
+static LogicalResult importSplit(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  RankedTensorType type = getType(input);
+  auto axis = normalizeAxis(node, node.getInt("axis", 0), type.getRank());
+  if (!axis)
+    return failure();
+  int64_t axisSize = type.getDimSize(*axis);
+  SmallVector<int64_t> sizes;
+  if (node.hasAttr("split")) {
+    sizes = node.getInts("split");
+  } else if (node.getInput(1)) {
+    auto values = getConstantInts(node, 1, "the split input");
+    if (!values)
+      return failure();
+    sizes = *values;
+  } else {
+    if (ShapedType::isDynamic(axisSize))
+      return node.emitError() << "cannot split the dynamic axis " << *axis
+                              << " without explicit sizes";
+    int64_t count = node.hasAttr("num_outputs") ? node.getInt("num_outputs")
+                                                : node.getNumOutputs();
+    if (count <= 0)
+      return node.emitError() << "needs at least one output";
+    // Equal pieces; from opset 18 the last one may be smaller.
+    int64_t piece = (axisSize + count - 1) / count;
+    if (node.getOpset() < 18 && axisSize % count != 0)
+      return node.emitError()
+             << "axis " << *axis << " of size " << axisSize
+             << " does not split into " << count << " equal pieces";
+    for (int64_t i = 0, left = axisSize; i < count; ++i) {
+      sizes.push_back(std::min(piece, left));
+      left -= sizes.back();
+    }
+  }
+  Builder &b = node.getBuilder();
+  Operation *op = node.createOp<graph::SplitOp>(
+      input, b.getI64IntegerAttr(*axis), b.getDenseI64ArrayAttr(sizes));
+  if (!op)
+    return failure();
+  return node.setResults(op->getResults());
+}
+
+static LogicalResult importSlice(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  RankedTensorType type = getType(input);
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if (node.getOpset() < 10) {
+    starts = node.getInts("starts");
+    ends = node.getInts("ends");
+    axes = node.getInts("axes");
+  } else {
+    auto s = getConstantInts(node, 1, "the starts input");
+    auto e = s ? getConstantInts(node, 2, "the ends input") : std::nullopt;
+    if (!s || !e)
+      return failure();
+    starts = *s;
+    ends = *e;
+    if (node.getInput(3)) {
+      auto a = getConstantInts(node, 3, "the axes input");
+      if (!a)
+        return failure();
+      axes = *a;
+    }
+    if (node.getInput(4)) {
+      auto st = getConstantInts(node, 4, "the steps input");
+      if (!st)
+        return failure();
+      steps = *st;
+    }
+  }
+  if (axes.empty())
+    for (int64_t d = 0, e = starts.size(); d < e; ++d)
+      axes.push_back(d);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return node.emitError() << "starts, ends, axes and steps differ in length";
+  SmallVector<int64_t> allStarts(rank, 0), allEnds(type.getShape()),
+      allSteps(rank, 1);
+  for (auto [start, end, axis, step] : llvm::zip(starts, ends, axes, steps)) {
+    auto d = normalizeAxis(node, axis, rank);
+    if (!d)
+      return failure();
+    int64_t size = type.getDimSize(*d);
+    if (ShapedType::isDynamic(size))
+      return node.emitError() << "cannot slice the dynamic dimension " << *d;
+    if (step == 0)
+      return node.emitError() << "step of axis " << axis << " is 0";
+    // ONNX: negative indices count from the end, then clamp.
+    if (start < 0)
+      start += size;
+    if (end < 0)
+      end += size;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, size);
+      end = std::clamp<int64_t>(end, 0, size);
+    } else {
+      start = std::clamp<int64_t>(start, 0, std::max<int64_t>(size - 1, 0));
+      end = std::clamp<int64_t>(end, -1, size - 1);
+    }
+    allStarts[*d] = start;
+    allEnds[*d] = end;
+    allSteps[*d] = step;
+  }
+  Builder &b = node.getBuilder();
+  return node.setResults(createFolded<graph::SliceOp>(
+      node, input, b.getDenseI64ArrayAttr(allStarts),
+      b.getDenseI64ArrayAttr(allEnds), b.getDenseI64ArrayAttr(allSteps)));
+}
+
+//===----------------------------------------------------------------------===//
+// Gathers
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+static LogicalResult importGatherWithAxis(NodeImporter &node) {
+  Value data = node.getInput(0), indices = node.getInput(1);
+  if (!data || !indices)
+    return node.emitError() << "needs data and indices";
+  auto axis =
+      normalizeAxis(node, node.getInt("axis", 0), getType(data).getRank());
+  if (!axis)
+    return failure();
+  return node.setResults(createFolded<OpTy>(
+      node, data, indices, node.getBuilder().getI64IntegerAttr(*axis)));
+}
+
+static LogicalResult importGatherND(NodeImporter &node) {
+  Value data = node.getInput(0), indices = node.getInput(1);
+  if (!data || !indices)
+    return node.emitError() << "needs data and indices";
+  return node.setResults(node.create<graph::GatherNDOp>(
+      data, indices,
+      node.getBuilder().getI64IntegerAttr(node.getInt("batch_dims", 0))));
+}
+
+//===----------------------------------------------------------------------===//
+// Shape, Size, ConstantOfShape, Range: constants at compile time
+//===----------------------------------------------------------------------===//
+
+static Value createI64Constant(NodeImporter &node, ArrayRef<int64_t> shape,
+                               ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get(shape, node.getBuilder().getI64Type());
+  return createConstant(node, DenseIntElementsAttr::get(type, values));
+}
+
+static LogicalResult importShape(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  ArrayRef<int64_t> shape = getType(input).getShape();
+  int64_t rank = shape.size();
+  int64_t start = node.getInt("start", 0);
+  int64_t end = node.getInt("end", rank);
+  if (start < 0)
+    start += rank;
+  if (end < 0)
+    end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  ArrayRef<int64_t> taken = shape.slice(start, end - start);
+  if (llvm::any_of(taken, ShapedType::isDynamic))
+    return node.emitError()
+           << "the input shape " << formatShape(shape) << " is not static";
+  return node.setResults(
+      createI64Constant(node, {static_cast<int64_t>(taken.size())}, taken));
+}
+
+static LogicalResult importSize(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  RankedTensorType type = getType(input);
+  if (!type.hasStaticShape())
+    return node.emitError() << "the input shape "
+                            << formatShape(type.getShape()) << " is not static";
+  return node.setResults(createI64Constant(node, {}, {type.getNumElements()}));
+}
+
+static LogicalResult importConstantOfShape(NodeImporter &node) {
+  auto shape = getConstantInts(node, 0, "the shape input");
+  if (!shape)
+    return failure();
+  if (llvm::any_of(*shape, [](int64_t s) { return s < 0; }))
+    return node.emitError()
+           << "the shape " << formatShape(*shape) << " has a negative size";
+  Builder &b = node.getBuilder();
+  Attribute value = b.getZeroAttr(b.getF32Type());
+  if (node.hasAttr("value")) {
+    auto dense = dyn_cast_or_null<DenseElementsAttr>(node.getTensor("value"));
+    if (!dense || dense.getNumElements() != 1)
+      return node.emitError() << "value must be a tensor of one element";
+    value = dense.getValues<Attribute>()[0];
+  }
+  auto type = RankedTensorType::get(*shape, cast<TypedAttr>(value).getType());
+  return node.setResults(
+      createConstant(node, DenseElementsAttr::get(type, value)));
+}
+
+static LogicalResult importRange(NodeImporter &node) {
+  auto start = dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(0));
+  auto limit = dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(1));
+  auto delta = dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(2));
+  if (!start || !limit || !delta)
+    return node.emitError() << "start, limit and delta must be constants for "
+                               "Kiln to compile static shapes";
+  Type elementType = start.getElementType();
+  auto scalar = [&](DenseElementsAttr attr) {
+    if (isa<FloatType>(attr.getElementType()))
+      return (*attr.getValues<APFloat>().begin()).convertToDouble();
+    return static_cast<double>(
+        (*attr.getValues<APInt>().begin()).getSExtValue());
+  };
+  double first = scalar(start), last = scalar(limit), step = scalar(delta);
+  if (step == 0)
+    return node.emitError() << "delta is 0";
+  int64_t count = std::max<int64_t>(
+      0, static_cast<int64_t>(std::ceil((last - first) / step)));
+  auto type = RankedTensorType::get({count}, elementType);
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < count; ++i) {
+    if (auto floatType = dyn_cast<FloatType>(elementType))
+      values.push_back(FloatAttr::get(floatType, first + i * step));
+    else
+      values.push_back(
+          IntegerAttr::get(elementType, static_cast<int64_t>(first) +
+                                            i * static_cast<int64_t>(step)));
+  }
+  return node.setResults(
+      createConstant(node, DenseElementsAttr::get(type, values)));
+}
+
+//===----------------------------------------------------------------------===//
+// Expand, Tile, Pad
+//===----------------------------------------------------------------------===//
+
+static LogicalResult importExpand(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  auto shape = getConstantInts(node, 1, "the shape input");
+  if (!shape)
+    return failure();
+  return node.setResults(createFolded<graph::ExpandOp>(
+      node, input, node.getBuilder().getDenseI64ArrayAttr(*shape)));
+}
+
+static LogicalResult importTile(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  auto repeats = getConstantInts(node, 1, "the repeats input");
+  if (!repeats)
+    return failure();
+  return node.setResults(node.create<graph::TileOp>(
+      input, node.getBuilder().getDenseI64ArrayAttr(*repeats)));
+}
+
+static LogicalResult importPad(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  int64_t rank = getType(input).getRank();
+  std::string mode = node.getString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return node.emitError() << "mode '" << mode << "' is not supported";
+  SmallVector<int64_t> pads;
+  double value = 0.0;
+  if (node.getOpset() < 11) {
+    pads = node.getInts(node.getOpset() < 2 ? "paddings" : "pads");
+    value = node.getFloat("value", 0.0f);
+  } else {
+    auto p = getConstantInts(node, 1, "the pads input");
+    if (!p)
+      return failure();
+    pads = *p;
+    if (node.getInput(2)) {
+      auto v = getConstantDoubles(node, 2, "the constant_value input");
+      if (!v)
+        return failure();
+      if (v->size() != 1)
+        return node.emitError() << "constant_value must have one element";
+      value = v->front();
+    }
+    if (node.getInput(3)) {
+      auto axes = getConstantInts(node, 3, "the axes input");
+      if (!axes)
+        return failure();
+      if (pads.size() != 2 * axes->size())
+        return node.emitError() << "expected " << 2 * axes->size()
+                                << " pads for " << axes->size() << " axes";
+      SmallVector<int64_t> all(2 * rank, 0);
+      for (auto [i, axis] : llvm::enumerate(*axes)) {
+        auto d = normalizeAxis(node, axis, rank);
+        if (!d)
+          return failure();
+        all[*d] = pads[i];
+        all[*d + rank] = pads[i + axes->size()];
+      }
+      pads = all;
+    }
+  }
+  Builder &b = node.getBuilder();
+  return node.setResults(node.create<graph::PadOp>(
+      input, b.getDenseI64ArrayAttr(pads), b.getStringAttr(mode),
+      b.getF64FloatAttr(value)));
+}
+
+//===----------------------------------------------------------------------===//
+// DepthToSpace, SpaceToDepth: reshape, transpose, reshape
+//===----------------------------------------------------------------------===//
+
+static LogicalResult importDepthToSpace(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  RankedTensorType type = getType(input);
+  int64_t bs = node.getInt("blocksize", 0);
+  if (type.getRank() != 4 || !type.hasStaticShape() || bs <= 0 ||
+      type.getDimSize(1) % (bs * bs) != 0)
+    return node.emitError() << "needs a static NCHW input whose channels "
+                               "divide by blocksize^2, got "
+                            << type << " and blocksize " << bs;
+  int64_t n = type.getDimSize(0), c = type.getDimSize(1),
+          h = type.getDimSize(2), w = type.getDimSize(3);
+  bool crd = node.getString("mode", "DCR") == "CRD";
+  Value x = crd ? reshapeTo(node, input, {n, c / (bs * bs), bs, bs, h, w})
+                : reshapeTo(node, input, {n, bs, bs, c / (bs * bs), h, w});
+  if (!x)
+    return failure();
+  x = crd ? transpose(node, x, {0, 1, 4, 2, 5, 3})
+          : transpose(node, x, {0, 3, 4, 1, 5, 2});
+  if (!x)
+    return failure();
+  return node.setResults(
+      reshapeTo(node, x, {n, c / (bs * bs), h * bs, w * bs}));
+}
+
+static LogicalResult importSpaceToDepth(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  RankedTensorType type = getType(input);
+  int64_t bs = node.getInt("blocksize", 0);
+  if (type.getRank() != 4 || !type.hasStaticShape() || bs <= 0 ||
+      type.getDimSize(2) % bs != 0 || type.getDimSize(3) % bs != 0)
+    return node.emitError() << "needs a static NCHW input whose height and "
+                               "width divide by blocksize, got "
+                            << type << " and blocksize " << bs;
+  int64_t n = type.getDimSize(0), c = type.getDimSize(1),
+          h = type.getDimSize(2), w = type.getDimSize(3);
+  Value x = reshapeTo(node, input, {n, c, h / bs, bs, w / bs, bs});
+  if (!x || !(x = transpose(node, x, {0, 3, 5, 1, 2, 4})))
+    return failure();
+  return node.setResults(reshapeTo(node, x, {n, c * bs * bs, h / bs, w / bs}));
+}
+
+//===----------------------------------------------------------------------===//
+// Trilu, OneHot
+//===----------------------------------------------------------------------===//
+
+static LogicalResult importTrilu(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  int64_t k = 0;
+  if (node.getInput(1)) {
+    auto values = getConstantInts(node, 1, "the k input");
+    if (!values)
+      return failure();
+    if (values->size() != 1)
+      return node.emitError() << "k must have one element";
+    k = values->front();
+  }
+  if (getType(input).getRank() < 2)
+    return node.emitError() << "the input must have rank >= 2";
+  OpBuilder &b = node.getBuilder();
+  return node.setResults(
+      graph::TriluOp::create(b, node.getLoc(), input,
+                             b.getBoolAttr(node.getInt("upper", 1) != 0),
+                             b.getI64IntegerAttr(k))
+          .getResult());
+}
+
+static LogicalResult importOneHot(NodeImporter &node) {
+  Value indices = node.getInput(0), values = node.getInput(2);
+  if (!indices || !values || !node.getInput(1))
+    return node.emitError() << "needs indices, depth and values";
+  auto depth = getConstantDoubles(node, 1, "the depth input");
+  if (!depth)
+    return failure();
+  if (depth->size() != 1 || depth->front() < 1)
+    return node.emitError() << "depth must be one positive value";
+  if (!isa<IntegerType>(getType(indices).getElementType()))
+    return node.emitError() << "Kiln supports integer indices only, got "
+                            << getType(indices).getElementType();
+  auto axis = normalizeAxis(node, node.getInt("axis", -1),
+                            getType(indices).getRank() + 1);
+  if (!axis)
+    return failure();
+  Builder &b = node.getBuilder();
+  return node.setResults(node.create<graph::OneHotOp>(
+      indices, values,
+      b.getI64IntegerAttr(static_cast<int64_t>(depth->front())),
+      b.getI64IntegerAttr(*axis)));
+}
+
+//===----------------------------------------------------------------------===//
+// Resize, Upsample
+//===----------------------------------------------------------------------===//
+
+/// Builds graph.resize from scales or sizes (one of them non-empty).
+static LogicalResult buildResize(NodeImporter &node, Value input,
+                                 SmallVector<double> scales,
+                                 SmallVector<int64_t> sizes, StringRef mode,
+                                 StringRef transform, StringRef nearestMode) {
+  RankedTensorType type = getType(input);
+  int64_t rank = type.getRank();
+  if (!type.hasStaticShape())
+    return node.emitError() << "needs a static input shape, got " << type;
+  if (mode == "cubic")
+    return node.emitError() << "cubic resizing is not supported";
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+    return node.emitError() << "mode '" << mode << "' is not supported";
+  if (transform == "tf_crop_and_resize" || transform == "half_pixel_symmetric")
+    return node.emitError() << "coordinate_transformation_mode '" << transform
+                            << "' is not supported";
+  if (!sizes.empty()) {
+    if (static_cast<int64_t>(sizes.size()) != rank)
+      return node.emitError() << "expected " << rank << " sizes";
+    scales.clear();
+    for (auto [size, in] : llvm::zip(sizes, type.getShape()))
+      scales.push_back(in == 0 ? 1.0 : static_cast<double>(size) / in);
+  } else {
+    if (static_cast<int64_t>(scales.size()) != rank)
+      return node.emitError()
+             << "expected " << rank << " scales, got " << scales.size();
+    for (auto [scale, in] : llvm::zip(scales, type.getShape()))
+      sizes.push_back(static_cast<int64_t>(std::floor(in * scale)));
+  }
+  Builder &b = node.getBuilder();
+  return node.setResults(node.create<graph::ResizeOp>(
+      input, b.getDenseI64ArrayAttr(sizes), b.getDenseF64ArrayAttr(scales),
+      b.getStringAttr(mode == "nearest" ? "nearest" : "linear"),
+      b.getStringAttr(transform), b.getStringAttr(nearestMode)));
+}
+
+/// Resize and Upsample before opset 11: scales only, asymmetric
+/// coordinates, and nearest rounding down when enlarging (up when
+/// shrinking), as onnxruntime computes them.
+static LogicalResult importResizeScalesOnly(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  SmallVector<double> scales;
+  if (node.getOpType() == "Upsample" && node.getOpset() < 9) {
+    for (float s : node.getFloats("scales"))
+      scales.push_back(s);
+  } else {
+    auto values = getConstantDoubles(node, 1, "the scales input");
+    if (!values)
+      return failure();
+    scales = *values;
+  }
+  bool shrinks = llvm::any_of(scales, [](double s) { return s < 1.0; });
+  return buildResize(node, input, scales, {}, node.getString("mode", "nearest"),
+                     "asymmetric", shrinks ? "ceil" : "floor");
+}
+
+static LogicalResult importResize(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  if (node.getInt("antialias", 0) != 0)
+    return node.emitError() << "antialiasing is not supported";
+  if (node.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return node.emitError() << "keep_aspect_ratio_policy other than stretch "
+                               "is not supported";
+  if (node.hasAttr("axes"))
+    return node.emitError() << "the axes attribute is not supported";
+  SmallVector<double> scales;
+  SmallVector<int64_t> sizes;
+  if (node.getInput(3)) {
+    auto values = getConstantInts(node, 3, "the sizes input");
+    if (!values)
+      return failure();
+    sizes = *values;
+  } else if (node.getInput(2)) {
+    auto values = getConstantDoubles(node, 2, "the scales input");
+    if (!values)
+      return failure();
+    scales = *values;
+  }
+  if (sizes.empty() && scales.empty())
+    return node.emitError() << "needs scales or sizes";
+  return buildResize(
+      node, input, scales, sizes, node.getString("mode", "nearest"),
+      node.getString("coordinate_transformation_mode", "half_pixel"),
+      node.getString("nearest_mode", "round_prefer_floor"));
+}
 
 void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
-  (void)registry;
+  registry.add("Concat", /*minOpset=*/1, importConcat);
+  registry.add("ConstantOfShape", /*minOpset=*/9, importConstantOfShape);
+  registry.add("DepthToSpace", /*minOpset=*/1, importDepthToSpace);
+  registry.add("Expand", /*minOpset=*/8, importExpand);
+  registry.add("Flatten", /*minOpset=*/1, importFlatten);
+  registry.add("Gather", /*minOpset=*/1, importGatherWithAxis<graph::GatherOp>);
+  registry.add("GatherElements", /*minOpset=*/11,
+               importGatherWithAxis<graph::GatherElementsOp>);
+  registry.add("GatherND", /*minOpset=*/11, importGatherND);
+  registry.add("OneHot", /*minOpset=*/9, importOneHot);
+  registry.add("Pad", /*minOpset=*/1, importPad);
+  registry.add("Range", /*minOpset=*/11, importRange);
+  registry.add("Reshape", /*minOpset=*/1, importReshape);
+  registry.add("Resize", /*minOpset=*/10, importResizeScalesOnly,
+               /*maxOpset=*/10);
+  registry.add("Resize", /*minOpset=*/11, importResize);
+  registry.add("Shape", /*minOpset=*/1, importShape);
+  registry.add("Size", /*minOpset=*/1, importSize);
+  registry.add("Slice", /*minOpset=*/1, importSlice);
+  registry.add("SpaceToDepth", /*minOpset=*/1, importSpaceToDepth);
+  registry.add("Split", /*minOpset=*/1, importSplit);
+  registry.add("Squeeze", /*minOpset=*/1, importSqueeze);
+  registry.add("Tile", /*minOpset=*/6, importTile);
+  registry.add("Transpose", /*minOpset=*/1, importTranspose);
+  registry.add("Trilu", /*minOpset=*/14, importTrilu);
+  registry.add("Unsqueeze", /*minOpset=*/1, importUnsqueeze);
+  registry.add("Upsample", /*minOpset=*/7, importResizeScalesOnly,
+               /*maxOpset=*/9);
 }

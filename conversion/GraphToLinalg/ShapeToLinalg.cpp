@@ -1,0 +1,753 @@
+//===- ShapeToLinalg.cpp - Lowering of the shape op family ----------------===//
+//
+// Data movement becomes tensor ops where one fits (collapse/expand_shape for
+// reshapes, extract_slice/insert_slice for slices, splits and concatenation,
+// linalg.transpose) and a linalg.generic over the result otherwise: each
+// result element computes the position it reads and takes it with
+// tensor.extract (gathers, padding, tiling, resizing). Indices read from
+// tensors are wrapped when negative and clamped to the dimension, so an
+// index out of range (undefined in ONNX) never reads outside the tensor.
+//
+// The lowerings need static shapes; an op whose shape is still dynamic is
+// left for an error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/GraphToLinalg/GraphToLinalg.h"
+#include "conversion/GraphToLinalg/LoweringUtils.h"
+
+#include "dialects/Graph/GraphOps.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+RankedTensorType getTensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+bool allStatic(TypeRange types) {
+  return llvm::all_of(
+      types, [](Type t) { return cast<RankedTensorType>(t).hasStaticShape(); });
+}
+
+Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+/// Computes one result element from the result's indices and one scalar of
+/// each input.
+using IndexedBodyBuilder = llvm::function_ref<Value(
+    OpBuilder &, Location, ArrayRef<Value> indices, ValueRange args)>;
+
+/// A linalg.generic producing `resultType` whose body sees the result
+/// indices (linalg.index) and the elements of `inputs` read through
+/// `inputMaps`.
+Value buildIndexedGeneric(OpBuilder &b, Location loc,
+                          RankedTensorType resultType, ValueRange inputs,
+                          ArrayRef<AffineMap> inputMaps,
+                          IndexedBodyBuilder body) {
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value init = tensor::EmptyOp::create(b, loc, resultType.getShape(),
+                                       resultType.getElementType());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{resultType}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        SmallVector<Value> indices;
+        for (int64_t d = 0; d < rank; ++d)
+          indices.push_back(linalg::IndexOp::create(nested, nestedLoc, d));
+        Value result = body(nested, nestedLoc, indices, args.drop_back());
+        linalg::YieldOp::create(nested, nestedLoc, result);
+      });
+  return generic.getResult(0);
+}
+
+/// Converts an index element read from a tensor of graph element type
+/// `graphType` to `index`.
+Value toIndex(OpBuilder &b, Location loc, Value value, Type graphType) {
+  if (isUnsignedInteger(graphType) || graphType.isInteger(1))
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), value);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+}
+
+/// Clamps an index into [low, high].
+Value clampIndex(OpBuilder &b, Location loc, Value index, int64_t low,
+                 int64_t high) {
+  index = arith::MaxSIOp::create(b, loc, index, indexConstant(b, loc, low));
+  return arith::MinSIOp::create(b, loc, index,
+                                indexConstant(b, loc, std::max(high, low)));
+}
+
+/// Wraps a negative index by adding `size`, then clamps it into [0, size).
+Value wrapAndClamp(OpBuilder &b, Location loc, Value index, int64_t size) {
+  Value zero = indexConstant(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped =
+      arith::AddIOp::create(b, loc, index, indexConstant(b, loc, size));
+  index = arith::SelectOp::create(b, loc, negative, wrapped, index);
+  return clampIndex(b, loc, index, 0, size - 1);
+}
+
+template <typename Op> struct StaticLowering : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  using Adaptor = typename Op::Adaptor;
+
+  LogicalResult
+  matchAndRewrite(Op op, Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!allStatic(op->getOperandTypes()) || !allStatic(op->getResultTypes()))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    SmallVector<Type> resultTypes;
+    if (failed(this->getTypeConverter()->convertTypes(op->getResultTypes(),
+                                                      resultTypes)))
+      return rewriter.notifyMatchFailure(op, "result type not convertible");
+    return lower(op, adaptor, resultTypes, rewriter);
+  }
+
+  virtual LogicalResult lower(Op op, Adaptor adaptor,
+                              ArrayRef<Type> resultTypes,
+                              ConversionPatternRewriter &rewriter) const = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Reshape and transpose
+//===----------------------------------------------------------------------===//
+
+struct ReshapeLowering : StaticLowering<graph::ReshapeOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::ReshapeOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inType = getTensorType(input);
+    auto outType = cast<RankedTensorType>(resultTypes[0]);
+    if (inType == outType) {
+      rewriter.replaceOp(op, input);
+      return success();
+    }
+    // Through a 1-D tensor of every element: collapse, then expand.
+    auto flatType = RankedTensorType::get({inType.getNumElements()},
+                                          inType.getElementType());
+    Value flat = input;
+    if (inType.getRank() == 0) {
+      flat = tensor::ExpandShapeOp::create(rewriter, loc, flatType, input,
+                                           ArrayRef<ReassociationIndices>{});
+    } else if (inType.getRank() > 1) {
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, inType.getRank()));
+      flat = tensor::CollapseShapeOp::create(
+          rewriter, loc, flatType, input, ArrayRef<ReassociationIndices>{all});
+    }
+    Value result = flat;
+    if (outType.getRank() == 0) {
+      result = tensor::CollapseShapeOp::create(
+          rewriter, loc, outType, flat, ArrayRef<ReassociationIndices>{});
+    } else if (outType.getRank() > 1) {
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, outType.getRank()));
+      result = tensor::ExpandShapeOp::create(
+          rewriter, loc, outType, flat, ArrayRef<ReassociationIndices>{all});
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct TransposeLowering : StaticLowering<graph::TransposeOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::TransposeOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto outType = cast<RankedTensorType>(resultTypes[0]);
+    Value init = tensor::EmptyOp::create(
+        rewriter, op.getLoc(), outType.getShape(), outType.getElementType());
+    auto transpose = linalg::TransposeOp::create(
+        rewriter, op.getLoc(), adaptor.getInput(), init, op.getPerm());
+    rewriter.replaceOp(op, transpose.getResult());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Concat, split, slice
+//===----------------------------------------------------------------------===//
+
+/// tensor.insert_slice of each input where the pieces are contiguous in the
+/// result (every dimension before the axis has size 1), so that they
+/// bufferize to plain copies; else one linalg.generic that reads, for each
+/// result element, the input holding it.
+struct ConcatLowering : StaticLowering<graph::ConcatOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::ConcatOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outType = cast<RankedTensorType>(resultTypes[0]);
+    int64_t rank = outType.getRank(), axis = op.getAxis();
+    SmallVector<Value> inputs;
+    SmallVector<int64_t> starts;
+    int64_t offset = 0;
+    for (Value input : adaptor.getInputs()) {
+      int64_t size = getTensorType(input).getDimSize(axis);
+      if (size == 0)
+        continue;
+      inputs.push_back(input);
+      starts.push_back(offset);
+      offset += size;
+    }
+    if (inputs.size() == 1) {
+      rewriter.replaceOp(op, inputs.front());
+      return success();
+    }
+    bool contiguous = llvm::all_of(outType.getShape().take_front(axis),
+                                   [](int64_t s) { return s == 1; });
+    if (contiguous) {
+      Value result = tensor::EmptyOp::create(rewriter, loc, outType.getShape(),
+                                             outType.getElementType());
+      for (auto [input, start] : llvm::zip(inputs, starts)) {
+        SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+        offsets[axis] = rewriter.getIndexAttr(start);
+        SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+            rewriter.getContext(), getTensorType(input).getShape());
+        SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+        result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
+                                               offsets, sizes, strides);
+      }
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    Value result = buildIndexedGeneric(
+        rewriter, loc, outType, {}, {},
+        [&](OpBuilder &b, Location nestedLoc, ArrayRef<Value> ivs,
+            ValueRange) -> Value {
+          Value value;
+          for (auto [input, start] : llvm::zip(inputs, starts)) {
+            int64_t size = getTensorType(input).getDimSize(axis);
+            SmallVector<Value> at(ivs);
+            Value local = arith::SubIOp::create(
+                b, nestedLoc, ivs[axis], indexConstant(b, nestedLoc, start));
+            at[axis] = clampIndex(b, nestedLoc, local, 0, size - 1);
+            Value element = tensor::ExtractOp::create(b, nestedLoc, input, at);
+            if (!value) {
+              value = element;
+              continue;
+            }
+            Value here = arith::CmpIOp::create(
+                b, nestedLoc, arith::CmpIPredicate::sge, ivs[axis],
+                indexConstant(b, nestedLoc, start));
+            value = arith::SelectOp::create(b, nestedLoc, here, element, value);
+          }
+          return value;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Reads `input` at `offsets[d] + steps[d] * i` along every dimension `d`
+/// with one linalg.generic (a strided, possibly reversed, window). The
+/// element is read with tensor.extract: an input indexing map would make
+/// linalg derive the loop bounds from the larger input.
+Value buildStridedWindow(OpBuilder &b, Location loc, Value input,
+                         RankedTensorType resultType, ArrayRef<int64_t> offsets,
+                         ArrayRef<int64_t> steps) {
+  return buildIndexedGeneric(
+      b, loc, resultType, {}, {},
+      [&](OpBuilder &nested, Location nestedLoc, ArrayRef<Value> ivs,
+          ValueRange) -> Value {
+        SmallVector<Value> at;
+        for (auto [d, iv] : llvm::enumerate(ivs)) {
+          Value scaled =
+              arith::MulIOp::create(nested, nestedLoc, iv,
+                                    indexConstant(nested, nestedLoc, steps[d]));
+          at.push_back(arith::AddIOp::create(
+              nested, nestedLoc, scaled,
+              indexConstant(nested, nestedLoc, offsets[d])));
+        }
+        return tensor::ExtractOp::create(nested, nestedLoc, input, at);
+      });
+}
+
+struct SplitLowering : StaticLowering<graph::SplitOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::SplitOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    int64_t axis = op.getAxis();
+    int64_t rank = op.getInput().getType().getRank();
+    SmallVector<Value> results;
+    SmallVector<int64_t> offsets(rank, 0), steps(rank, 1);
+    for (Type type : resultTypes) {
+      auto outType = cast<RankedTensorType>(type);
+      results.push_back(buildStridedWindow(
+          rewriter, op.getLoc(), adaptor.getInput(), outType, offsets, steps));
+      offsets[axis] += outType.getDimSize(axis);
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct SliceLowering : StaticLowering<graph::SliceOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::SliceOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(
+        op, buildStridedWindow(rewriter, op.getLoc(), adaptor.getInput(),
+                               cast<RankedTensorType>(resultTypes[0]),
+                               op.getStarts(), op.getSteps()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Gathers
+//===----------------------------------------------------------------------===//
+
+struct GatherLowering : StaticLowering<graph::GatherOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::GatherOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto outType = cast<RankedTensorType>(resultTypes[0]);
+    Value data = adaptor.getData();
+    auto dataType = getTensorType(data);
+    int64_t axis = op.getAxis();
+    int64_t indexRank = op.getIndices().getType().getRank();
+    int64_t rank = outType.getRank();
+    Type indexType = op.getIndices().getType().getElementType();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < indexRank; ++i)
+      exprs.push_back(getAffineDimExpr(axis + i, ctx));
+    Value result = buildIndexedGeneric(
+        rewriter, op.getLoc(), outType, adaptor.getIndices(),
+        AffineMap::get(rank, 0, exprs, ctx),
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
+            ValueRange args) -> Value {
+          Value position =
+              wrapAndClamp(b, loc, toIndex(b, loc, args[0], indexType),
+                           dataType.getDimSize(axis));
+          SmallVector<Value> at(ivs.take_front(axis));
+          at.push_back(position);
+          llvm::append_range(at, ivs.drop_front(axis + indexRank));
+          return tensor::ExtractOp::create(b, loc, data, at);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct GatherElementsLowering : StaticLowering<graph::GatherElementsOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::GatherElementsOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto outType = cast<RankedTensorType>(resultTypes[0]);
+    Value data = adaptor.getData();
+    int64_t axis = op.getAxis();
+    int64_t axisSize = getTensorType(data).getDimSize(axis);
+    Type indexType = op.getIndices().getType().getElementType();
+    Value result = buildIndexedGeneric(
+        rewriter, op.getLoc(), outType, adaptor.getIndices(),
+        rewriter.getMultiDimIdentityMap(outType.getRank()),
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
+            ValueRange args) -> Value {
+          SmallVector<Value> at(ivs);
+          at[axis] = wrapAndClamp(b, loc, toIndex(b, loc, args[0], indexType),
+                                  axisSize);
+          return tensor::ExtractOp::create(b, loc, data, at);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct GatherNDLowering : StaticLowering<graph::GatherNDOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::GatherNDOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto outType = cast<RankedTensorType>(resultTypes[0]);
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = getTensorType(data);
+    auto indicesType = getTensorType(indices);
+    int64_t batchDims = op.getBatchDims();
+    int64_t indexRank = indicesType.getRank();
+    int64_t depth = indicesType.getDimSize(indexRank - 1);
+    Type indexType = op.getIndices().getType().getElementType();
+    Value result = buildIndexedGeneric(
+        rewriter, op.getLoc(), outType, {}, {},
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
+            ValueRange) -> Value {
+          SmallVector<Value> at(ivs.take_front(batchDims));
+          SmallVector<Value> indexAt(ivs.take_front(indexRank - 1));
+          indexAt.push_back(Value());
+          for (int64_t j = 0; j < depth; ++j) {
+            indexAt.back() = indexConstant(b, loc, j);
+            Value raw = tensor::ExtractOp::create(b, loc, indices, indexAt);
+            at.push_back(wrapAndClamp(b, loc, toIndex(b, loc, raw, indexType),
+                                      dataType.getDimSize(batchDims + j)));
+          }
+          llvm::append_range(at, ivs.drop_front(indexRank - 1));
+          return tensor::ExtractOp::create(b, loc, data, at);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Expand, tile, pad
+//===----------------------------------------------------------------------===//
+
+struct ExpandLowering : StaticLowering<graph::ExpandOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::ExpandOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Value result = buildBroadcastElementwise(
+        rewriter, op.getLoc(), cast<RankedTensorType>(resultTypes[0]),
+        adaptor.getInput(),
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct TileLowering : StaticLowering<graph::TileOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::TileOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Value input = adaptor.getInput();
+    auto inType = getTensorType(input);
+    Value result = buildIndexedGeneric(
+        rewriter, op.getLoc(), cast<RankedTensorType>(resultTypes[0]), {}, {},
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
+            ValueRange) -> Value {
+          SmallVector<Value> at;
+          for (auto [d, iv] : llvm::enumerate(ivs))
+            at.push_back(arith::RemUIOp::create(
+                b, loc, iv, indexConstant(b, loc, inType.getDimSize(d))));
+          return tensor::ExtractOp::create(b, loc, input, at);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Every mode as one linalg.generic: the position read is the result index
+/// less the padding before, mirrored (reflect) or clamped (edge, and
+/// constant, which then selects the padding value outside the input).
+struct PadLowering : StaticLowering<graph::PadOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::PadOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Value input = adaptor.getInput();
+    auto inType = getTensorType(input);
+    auto outType = cast<RankedTensorType>(resultTypes[0]);
+    int64_t rank = inType.getRank();
+    StringRef mode = op.getMode();
+    ArrayRef<int64_t> pads = op.getPads();
+    if (inType.getNumElements() == 0) {
+      if (mode != "constant" && outType.getNumElements() != 0)
+        return rewriter.notifyMatchFailure(op, "edge or reflect padding of "
+                                               "an empty tensor");
+    }
+    double padValue = op.getValue().convertToDouble();
+    Value result = buildIndexedGeneric(
+        rewriter, op.getLoc(), outType, {}, {},
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
+            ValueRange) -> Value {
+          Value inside;
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < rank; ++d) {
+            int64_t size = inType.getDimSize(d);
+            Value position = arith::SubIOp::create(
+                b, loc, ivs[d], indexConstant(b, loc, pads[d]));
+            if (mode == "reflect" && size > 1) {
+              // -p -> p, and size - 1 + p -> size - 1 - p.
+              Value zero = indexConstant(b, loc, 0);
+              Value negated = arith::SubIOp::create(b, loc, zero, position);
+              position = arith::MaxSIOp::create(b, loc, position, negated);
+              Value last = indexConstant(b, loc, 2 * (size - 1));
+              Value mirrored = arith::SubIOp::create(b, loc, last, position);
+              position = arith::MinSIOp::create(b, loc, position, mirrored);
+            }
+            if (mode == "constant") {
+              Value ok =
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        position, indexConstant(b, loc, size));
+              inside = inside ? arith::AndIOp::create(b, loc, inside, ok) : ok;
+            }
+            at.push_back(clampIndex(b, loc, position, 0, size - 1));
+          }
+          if (inType.getNumElements() == 0)
+            return createScalarConstant(b, loc, outType.getElementType(),
+                                        padValue);
+          Value element = tensor::ExtractOp::create(b, loc, input, at);
+          if (!inside)
+            return element;
+          Value fill =
+              createScalarConstant(b, loc, outType.getElementType(), padValue);
+          return arith::SelectOp::create(b, loc, inside, element, fill);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Trilu, one-hot
+//===----------------------------------------------------------------------===//
+
+struct TriluLowering : StaticLowering<graph::TriluOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::TriluOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto outType = cast<RankedTensorType>(resultTypes[0]);
+    int64_t rank = outType.getRank();
+    bool upper = op.getUpper();
+    int64_t k = op.getK();
+    Value result = buildIndexedGeneric(
+        rewriter, op.getLoc(), outType, adaptor.getInput(),
+        rewriter.getMultiDimIdentityMap(rank),
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
+            ValueRange args) -> Value {
+          Value diff =
+              arith::SubIOp::create(b, loc, ivs[rank - 1], ivs[rank - 2]);
+          Value keep = arith::CmpIOp::create(b, loc,
+                                             upper ? arith::CmpIPredicate::sge
+                                                   : arith::CmpIPredicate::sle,
+                                             diff, indexConstant(b, loc, k));
+          Value zero =
+              createScalarConstant(b, loc, outType.getElementType(), 0.0);
+          return arith::SelectOp::create(b, loc, keep, args[0], zero);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct OneHotLowering : StaticLowering<graph::OneHotOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::OneHotOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outType = cast<RankedTensorType>(resultTypes[0]);
+    int64_t rank = outType.getRank(), axis = op.getAxis();
+    int64_t depth = op.getDepth();
+    Value values = adaptor.getValues();
+    Value off = tensor::ExtractOp::create(
+        rewriter, loc, values, ValueRange{indexConstant(rewriter, loc, 0)});
+    Value on = tensor::ExtractOp::create(
+        rewriter, loc, values, ValueRange{indexConstant(rewriter, loc, 1)});
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        exprs.push_back(getAffineDimExpr(d, ctx));
+    Type indexType = op.getIndices().getType().getElementType();
+    Value result = buildIndexedGeneric(
+        rewriter, loc, outType, adaptor.getIndices(),
+        AffineMap::get(rank, 0, exprs, ctx),
+        [&](OpBuilder &b, Location nestedLoc, ArrayRef<Value> ivs,
+            ValueRange args) -> Value {
+          Value index = toIndex(b, nestedLoc, args[0], indexType);
+          Value zero = indexConstant(b, nestedLoc, 0);
+          Value negative = arith::CmpIOp::create(
+              b, nestedLoc, arith::CmpIPredicate::slt, index, zero);
+          Value wrapped = arith::AddIOp::create(
+              b, nestedLoc, index, indexConstant(b, nestedLoc, depth));
+          index =
+              arith::SelectOp::create(b, nestedLoc, negative, wrapped, index);
+          Value hit = arith::CmpIOp::create(
+              b, nestedLoc, arith::CmpIPredicate::eq, index, ivs[axis]);
+          return arith::SelectOp::create(b, nestedLoc, hit, on, off);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+/// Resize as ONNX's reference computes it: every result index is mapped to a
+/// (fractional) input coordinate in f32, then rounded (nearest) or
+/// interpolated between its two neighbours in every resized dimension
+/// (linear).
+struct ResizeLowering : StaticLowering<graph::ResizeOp> {
+  using StaticLowering::StaticLowering;
+
+  /// The input coordinate of result index `iv` along one dimension.
+  static Value originalCoordinate(OpBuilder &b, Location loc, Value iv,
+                                  StringRef transform, double scale,
+                                  int64_t inSize, int64_t outSize) {
+    Type f32 = b.getF32Type();
+    auto constant = [&](double v) {
+      return createScalarConstant(b, loc, f32, v);
+    };
+    Value x = arith::UIToFPOp::create(
+        b, loc, f32, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), iv));
+    if (transform == "align_corners") {
+      if (outSize == 1)
+        return constant(0.0);
+      return arith::MulFOp::create(
+          b, loc, x, constant(static_cast<double>(inSize - 1) / (outSize - 1)));
+    }
+    if (transform == "asymmetric")
+      return arith::DivFOp::create(b, loc, x, constant(scale));
+    if (transform == "pytorch_half_pixel" && outSize == 1)
+      return constant(0.0);
+    // half_pixel and pytorch_half_pixel.
+    Value shifted = arith::AddFOp::create(b, loc, x, constant(0.5));
+    Value scaled = arith::DivFOp::create(b, loc, shifted, constant(scale));
+    return arith::SubFOp::create(b, loc, scaled, constant(0.5));
+  }
+
+  LogicalResult lower(graph::ResizeOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Value input = adaptor.getInput();
+    auto inType = getTensorType(input);
+    auto outType = cast<RankedTensorType>(resultTypes[0]);
+    int64_t rank = inType.getRank();
+    if (inType.getNumElements() == 0)
+      return rewriter.notifyMatchFailure(op, "empty input");
+    StringRef transform = op.getCoordinateTransformationMode();
+    StringRef nearestMode = op.getNearestMode();
+    bool linear = op.getMode() == "linear";
+    ArrayRef<double> scales = op.getScales();
+    Type elementType = outType.getElementType();
+    Value result = buildIndexedGeneric(
+        rewriter, op.getLoc(), outType, {}, {},
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
+            ValueRange) -> Value {
+          Type f32 = b.getF32Type();
+          auto toIdx = [&](Value f) -> Value {
+            Value i = arith::FPToSIOp::create(b, loc, b.getI64Type(), f);
+            return arith::IndexCastOp::create(b, loc, b.getIndexType(), i);
+          };
+          // For each dimension: the low and high positions and the weight
+          // of the high one (linear), or the one position (nearest).
+          SmallVector<Value> low, high, weight;
+          for (int64_t d = 0; d < rank; ++d) {
+            int64_t inSize = inType.getDimSize(d);
+            int64_t outSize = outType.getDimSize(d);
+            if (inSize == outSize && scales[d] == 1.0) {
+              low.push_back(ivs[d]);
+              high.push_back(Value());
+              weight.push_back(Value());
+              continue;
+            }
+            Value x = originalCoordinate(b, loc, ivs[d], transform, scales[d],
+                                         inSize, outSize);
+            if (!linear) {
+              Value rounded;
+              if (nearestMode == "floor") {
+                rounded = math::FloorOp::create(b, loc, x);
+              } else if (nearestMode == "ceil") {
+                rounded = math::CeilOp::create(b, loc, x);
+              } else if (nearestMode == "round_prefer_ceil") {
+                rounded = math::FloorOp::create(
+                    b, loc,
+                    arith::AddFOp::create(
+                        b, loc, x, createScalarConstant(b, loc, f32, 0.5)));
+              } else {
+                rounded = math::CeilOp::create(
+                    b, loc,
+                    arith::SubFOp::create(
+                        b, loc, x, createScalarConstant(b, loc, f32, 0.5)));
+              }
+              low.push_back(clampIndex(b, loc, toIdx(rounded), 0, inSize - 1));
+              high.push_back(Value());
+              weight.push_back(Value());
+              continue;
+            }
+            x = arith::MaximumFOp::create(
+                b, loc, x, createScalarConstant(b, loc, f32, 0.0));
+            x = arith::MinimumFOp::create(
+                b, loc, x,
+                createScalarConstant(b, loc, f32,
+                                     static_cast<double>(inSize - 1)));
+            Value floor = math::FloorOp::create(b, loc, x);
+            Value lowIndex = clampIndex(b, loc, toIdx(floor), 0, inSize - 1);
+            Value highIndex =
+                clampIndex(b, loc,
+                           arith::AddIOp::create(b, loc, lowIndex,
+                                                 indexConstant(b, loc, 1)),
+                           0, inSize - 1);
+            low.push_back(lowIndex);
+            high.push_back(highIndex);
+            weight.push_back(arith::SubFOp::create(b, loc, x, floor));
+          }
+          if (!linear)
+            return tensor::ExtractOp::create(b, loc, input, low);
+          // Sum over the corners of the interpolation cell, in f32.
+          SmallVector<int64_t> interpolated;
+          for (int64_t d = 0; d < rank; ++d)
+            if (weight[d])
+              interpolated.push_back(d);
+          Value sum = createScalarConstant(b, loc, f32, 0.0);
+          Value one = createScalarConstant(b, loc, f32, 1.0);
+          for (int64_t corner = 0, e = int64_t(1) << interpolated.size();
+               corner < e; ++corner) {
+            SmallVector<Value> at(low);
+            Value factor = one;
+            for (auto [bit, d] : llvm::enumerate(interpolated)) {
+              bool useHigh = (corner >> bit) & 1;
+              if (useHigh)
+                at[d] = high[d];
+              Value w = useHigh ? weight[d]
+                                : arith::SubFOp::create(b, loc, one, weight[d]);
+              factor = arith::MulFOp::create(b, loc, factor, w);
+            }
+            Value element = tensor::ExtractOp::create(b, loc, input, at);
+            if (element.getType() != f32)
+              element = arith::ExtFOp::create(b, loc, f32, element);
+            sum = arith::AddFOp::create(
+                b, loc, sum, arith::MulFOp::create(b, loc, factor, element));
+          }
+          if (elementType == f32)
+            return sum;
+          if (elementType.getIntOrFloatBitWidth() > 32)
+            return arith::ExtFOp::create(b, loc, elementType, sum);
+          return arith::TruncFOp::create(b, loc, elementType, sum);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateShapeToLinalgPatterns(const TypeConverter &converter,
+                                   RewritePatternSet &patterns) {
+  patterns.add<ConcatLowering, ExpandLowering, GatherElementsLowering,
+               GatherLowering, GatherNDLowering, OneHotLowering, PadLowering,
+               ReshapeLowering, ResizeLowering, SliceLowering, SplitLowering,
+               TileLowering, TransposeLowering, TriluLowering>(
+      converter, patterns.getContext());
+}
+
+} // namespace kiln
