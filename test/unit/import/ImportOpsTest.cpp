@@ -60,9 +60,9 @@ TEST_F(ImportOpsTest, MismatchedElementTypesErrorAtNode) {
       << r.allErrors();
 }
 
-TEST_F(ImportOpsTest, ReluOfIntegerFailsVerificationAtNode) {
+TEST_F(ImportOpsTest, ReluOfBoolFailsVerificationAtNode) {
   ModelBuilder m;
-  m.addInput("a", {2}, onnx::TensorProto::INT32);
+  m.addInput("a", {2}, onnx::TensorProto::BOOL);
   m.addNode("Relu", {"a"}, {"y"}, "r");
   m.addOutput("y");
   ImportResult r = importModel(context, m.serialize());
