@@ -1,0 +1,219 @@
+// RUN: kiln-opt %s -split-input-file --kiln-convert-graph-to-linalg | FileCheck %s
+
+// CHECK-LABEL: func.func @reshape
+// CHECK: %[[F:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1, 2]] : tensor<2x3x4xf32> into tensor<24xf32>
+// CHECK: tensor.expand_shape %[[F]] {{\[\[}}0, 1]] output_shape [2, 12] : tensor<24xf32> into tensor<2x12xf32>
+func.func @reshape(%x: tensor<2x3x4xf32>) -> tensor<2x12xf32> {
+  %0 = graph.reshape %x {shape = array<i64: 0, -1>, allow_zero = false} : (tensor<2x3x4xf32>) -> tensor<2x12xf32>
+  return %0 : tensor<2x12xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reshape_scalar
+// CHECK: tensor.collapse_shape %{{.+}} [] : tensor<1xf32> into tensor<f32>
+func.func @reshape_scalar(%x: tensor<1x1xf32>) -> tensor<f32> {
+  %0 = graph.reshape %x {shape = array<i64>, allow_zero = false} : (tensor<1x1xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<2x3x4xf32>) outs(%{{.+}} : tensor<4x2x3xf32>) permutation = [2, 0, 1]
+func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  %0 = graph.transpose %x {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  return %0 : tensor<4x2x3xf32>
+}
+
+// -----
+
+// Pieces contiguous in the result are inserted slices.
+// CHECK-LABEL: func.func @concat_outer
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<5x3xf32>
+// CHECK: %[[A:.+]] = tensor.insert_slice %{{.+}} into %[[E]][0, 0] [2, 3] [1, 1]
+// CHECK: tensor.insert_slice %{{.+}} into %[[A]][2, 0] [3, 3] [1, 1]
+func.func @concat_outer(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) -> tensor<5x3xf32> {
+  %0 = graph.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+// Elsewhere each element selects the input that holds it.
+// CHECK-LABEL: func.func @concat_inner
+// CHECK: linalg.generic
+// CHECK: tensor.extract
+// CHECK: tensor.extract
+// CHECK: arith.cmpi sge
+// CHECK: arith.select
+func.func @concat_inner(%a: tensor<2x1xi64>, %b: tensor<2x3xi64>) -> tensor<2x4xi64> {
+  %0 = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x1xi64>, tensor<2x3xi64>) -> tensor<2x4xi64>
+  return %0 : tensor<2x4xi64>
+}
+
+// -----
+
+// A reversed, strided window: index 7 - 2 * i of dimension 1.
+// CHECK-LABEL: func.func @slice
+// CHECK: linalg.generic
+// CHECK: %[[J:.+]] = linalg.index 1
+// CHECK: %[[M2:.+]] = arith.constant -2 : index
+// CHECK: %[[S:.+]] = arith.muli %[[J]], %[[M2]]
+// CHECK: %[[C7:.+]] = arith.constant 7 : index
+// CHECK: %[[P:.+]] = arith.addi %[[S]], %[[C7]]
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %[[P]]] : tensor<4x8xf32>
+func.func @slice(%x: tensor<4x8xf32>) -> tensor<2x4xf32> {
+  %0 = graph.slice %x {starts = array<i64: 0, 7>, ends = array<i64: 4, -1>, steps = array<i64: 2, -2>} : (tensor<4x8xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @split
+// CHECK-COUNT-2: linalg.generic
+func.func @split(%x: tensor<3x6xf32>) -> (tensor<3x2xf32>, tensor<3x4xf32>) {
+  %0:2 = graph.split %x {axis = 1 : i64, sizes = array<i64: 2, 4>} : (tensor<3x6xf32>) -> (tensor<3x2xf32>, tensor<3x4xf32>)
+  return %0#0, %0#1 : tensor<3x2xf32>, tensor<3x4xf32>
+}
+
+// -----
+
+// A negative index is wrapped, then clamped into the axis.
+// CHECK-LABEL: func.func @gather
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}} : tensor<2xi64>)
+// CHECK: ^bb0(%[[I:.+]]: i64, %{{.+}}: f32):
+// CHECK: %[[IX:.+]] = arith.index_cast %[[I]] : i64 to index
+// CHECK: arith.cmpi slt, %[[IX]]
+// CHECK: arith.select
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<3x5xf32>
+func.func @gather(%d: tensor<3x5xf32>, %i: tensor<2xi64>) -> tensor<3x2xf32> {
+  %0 = graph.gather %d, %i {axis = 1 : i64} : (tensor<3x5xf32>, tensor<2xi64>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_elements
+// CHECK: linalg.generic
+// CHECK: arith.index_cast %{{.+}} : i32 to index
+// CHECK: tensor.extract %{{.+}} : tensor<2x3xf32>
+func.func @gather_elements(%d: tensor<2x3xf32>, %i: tensor<2x2xi32>) -> tensor<2x2xf32> {
+  %0 = graph.gather_elements %d, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x2xi32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_nd
+// CHECK: linalg.generic
+// CHECK-COUNT-2: tensor.extract %{{.+}} : tensor<4x2xi64>
+// CHECK: tensor.extract %{{.+}} : tensor<2x2x3xf32>
+func.func @gather_nd(%d: tensor<2x2x3xf32>, %i: tensor<4x2xi64>) -> tensor<4x3xf32> {
+  %0 = graph.gather_nd %d, %i {batch_dims = 0 : i64} : (tensor<2x2x3xf32>, tensor<4x2xi64>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2) -> (d1, 0)>
+// CHECK-LABEL: func.func @expand
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #{{.+}}]
+func.func @expand(%x: tensor<3x1xf32>) -> tensor<2x3x6xf32> {
+  %0 = graph.expand %x {shape = array<i64: 2, 1, 6>} : (tensor<3x1xf32>) -> tensor<2x3x6xf32>
+  return %0 : tensor<2x3x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @tile
+// CHECK: linalg.generic
+// CHECK: arith.remui
+// CHECK: arith.remui
+// CHECK: tensor.extract %{{.+}} : tensor<2x3xi64>
+func.func @tile(%x: tensor<2x3xi64>) -> tensor<4x9xi64> {
+  %0 = graph.tile %x {repeats = array<i64: 2, 3>} : (tensor<2x3xi64>) -> tensor<4x9xi64>
+  return %0 : tensor<4x9xi64>
+}
+
+// -----
+
+// Constant padding reads a clamped position and selects the padding value
+// outside the input.
+// CHECK-LABEL: func.func @pad_constant
+// CHECK: linalg.generic
+// CHECK: arith.cmpi ult
+// CHECK: %[[V:.+]] = tensor.extract
+// CHECK: %[[FILL:.+]] = arith.constant 1.500000e+00 : f32
+// CHECK: arith.select %{{.+}}, %[[V]], %[[FILL]]
+func.func @pad_constant(%x: tensor<3xf32>) -> tensor<6xf32> {
+  %0 = graph.pad %x {pads = array<i64: 1, 2>, mode = "constant", value = 1.5 : f64} : (tensor<3xf32>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+// Reflection mirrors the position at both ends: min(|p|, 2 * (size - 1) - |p|).
+// CHECK-LABEL: func.func @pad_reflect
+// CHECK: linalg.generic
+// CHECK: arith.maxsi
+// CHECK: %[[C4:.+]] = arith.constant 4 : index
+// CHECK: %[[M:.+]] = arith.subi %[[C4]], %{{.+}}
+// CHECK: arith.minsi %{{.+}}, %[[M]]
+// CHECK-NOT: arith.select
+func.func @pad_reflect(%x: tensor<3xf32>) -> tensor<6xf32> {
+  %0 = graph.pad %x {pads = array<i64: 2, 1>, mode = "reflect", value = 0.0 : f64} : (tensor<3xf32>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @trilu
+// CHECK: linalg.generic
+// CHECK: arith.cmpi sle
+// CHECK: arith.select
+func.func @trilu(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %0 = graph.trilu %x {upper = false, k = -1 : i64} : tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @one_hot
+// CHECK-DAG: %[[OFF:.+]] = tensor.extract %{{.+}}[%{{.+}}] : tensor<2xf32>
+// CHECK-DAG: %[[ON:.+]] = tensor.extract %{{.+}}[%{{.+}}] : tensor<2xf32>
+// CHECK: linalg.generic
+// CHECK: arith.cmpi eq
+// CHECK: arith.select %{{.+}}, %[[ON]], %[[OFF]]
+func.func @one_hot(%i: tensor<3xi64>, %v: tensor<2xf32>) -> tensor<3x4xf32> {
+  %0 = graph.one_hot %i, %v {depth = 4 : i64, axis = 1 : i64} : (tensor<3xi64>, tensor<2xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @resize_nearest
+// CHECK: linalg.generic
+// CHECK: arith.divf
+// CHECK: math.floor
+// CHECK: tensor.extract
+// CHECK-NOT: arith.mulf
+func.func @resize_nearest(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  %0 = graph.resize %x {sizes = array<i64: 1, 1, 4, 4>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Bilinear: four corners, each weighted.
+// CHECK-LABEL: func.func @resize_linear
+// CHECK: linalg.generic
+// CHECK-COUNT-4: tensor.extract
+// CHECK: linalg.yield
+func.func @resize_linear(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  %0 = graph.resize %x {sizes = array<i64: 1, 1, 4, 4>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear", coordinate_transformation_mode = "half_pixel", nearest_mode = "floor"} : (tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
