@@ -5,6 +5,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
@@ -15,6 +18,10 @@ namespace kiln::cpu {
 
 #define GEN_PASS_REGISTRATION
 #include "codegen/CPU/Passes.h.inc"
+
+/// Patterns of kiln-cpu-conv-to-im2col: NCHW 2-D convolutions on tensors
+/// become an im2col copy and a contraction.
+void populateConvToIm2ColPatterns(mlir::RewritePatternSet &patterns);
 
 /// Patterns of kiln-cpu-reorder-loops: generalize contractions and move the
 /// unit-stride output loop innermost.

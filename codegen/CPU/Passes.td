@@ -35,4 +35,63 @@ def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def CPUConvToIm2Col : Pass<"kiln-cpu-conv-to-im2col", "mlir::func::FuncOp"> {
+  let summary = "Rewrites 2-D convolutions as an im2col copy and a contraction";
+  let description = [{
+    Turns each `linalg.conv_2d_nchw_fchw` on tensors into an explicit im2col
+    tensor (one row per filter tap, one column per output pixel; no copy for
+    a 1x1 stride-1 convolution) and a matmul-like `linalg.generic`. The copy
+    keeps the output rows and columns apart so that its inner loop reads an
+    input row with unit stride. The contraction then gets the
+    register-blocked, vectorized code of `kiln-cpu-tile-and-vectorize`,
+    whose innermost vectors run along the output pixels. Runs on tensors,
+    before bufferization.
+
+    Before:
+    ```mlir
+    %y = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x64x58x58xf32>, tensor<64x64x3x3xf32>)
+                                  outs(%init : tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
+    ```
+    After: a `linalg.generic` filling `tensor<1x64x3x3x56x56xf32>` from `%x`,
+    collapsed to `tensor<1x576x3136xf32>`, a contraction `(n, f, p, k)` of the
+    filter `(f, k)` with it into `tensor<1x64x3136xf32>`, and a
+    `tensor.expand_shape` back to NCHW.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncOp"> {
+  let summary = "Register-blocks contractions and turns them into vector FMAs";
+  let description = [{
+    For every linalg contraction on tensors with static shapes (matmul,
+    batch matmul, the contraction of an im2col convolution, ...), tiles the
+    iteration space so that one tile is `rows` x `2 * vector-width` elements of
+    the output over one step of the reduction, vectorizes each tile, and
+    hoists the output tile's loads and stores out of the reduction loop: the
+    accumulators stay in vector registers for the whole reduction, and each
+    step is `rows` broadcasts and `2 * rows` vector FMAs. Runs on tensors,
+    before bufferization, where the accumulator is a loop-carried value
+    whatever views the output goes through. Tile sizes are the
+    largest that divide the shape; an op whose innermost output dimension is
+    not a multiple of the vector width is left for the loop path
+    (`kiln-cpu-reorder-loops`). The vector ops are then lowered to
+    `vector.fma`, loads and stores, ready for `convert-vector-to-llvm`.
+
+    Extending it: the register block (`rows`, and the two vectors per row) is
+    sized for 32 vector registers (AVX-512, NEON); a target with 16 (AVX2)
+    wants fewer rows. Packing the operands into tile-contiguous buffers is the
+    next step for large reductions.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "fp32 elements in one vector register of the target">,
+    Option<"rows", "rows", "int64_t", /*default=*/"8",
+           "output rows in a register block">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 #endif // KILN_CODEGEN_CPU_PASSES

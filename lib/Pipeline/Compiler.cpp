@@ -70,8 +70,10 @@ public:
           std::string line;
           llvm::raw_string_ostream os(line);
           os << formatLocation(diag.getLocation()) << "error: " << diag;
+          // A note's first line only: "see current operation" notes would
+          // print a whole module.
           for (Diagnostic &note : diag.getNotes())
-            os << "\n  note: " << note;
+            os << "\n  note: " << StringRef(note.str()).split('\n').first;
           lines.push_back(line);
           return success();
         }) {}
@@ -289,18 +291,20 @@ private:
     if (options.emit == EmitStage::Linalg)
       return writeText(outputPath, printModule(module));
 
+    llvm::Expected<TargetInfo> target =
+        resolveTarget(options.target, options.cpu, options.features);
+    if (!target)
+      return emitError(target.takeError());
+    CPUCodegenOptions codegen;
+    codegen.vectorWidth = target->vectorWidthF32;
     if (failed(runPasses(module, [&](OpPassManager &pm) {
-          buildCPUCodegenPipeline(pm, CPUCodegenOptions());
+          buildCPUCodegenPipeline(pm, codegen);
         })))
       return failure();
     if (options.report)
       result.report += countOps(module, "llvm");
 
     // LLVM IR, the model ABI, optimisation.
-    llvm::Expected<TargetInfo> target =
-        resolveTarget(options.target, options.cpu, options.features);
-    if (!target)
-      return emitError(target.takeError());
     auto machine = target->createTargetMachine();
     if (!machine)
       return emitError(machine.takeError());

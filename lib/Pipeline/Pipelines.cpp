@@ -7,6 +7,7 @@
 #include "dialects/Graph/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,6 +38,15 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
                              const CPUCodegenOptions &options) {
   if (options.fuseElementwise)
     pm.addPass(createLinalgElementwiseOpFusionPass());
+  if (options.convToIm2Col)
+    pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToIm2Col());
+  // Register-blocked vector code for contractions (loops for the rest, below).
+  if (options.vectorizeContractions) {
+    cpu::CPUTileAndVectorizeOptions vectorize;
+    vectorize.vectorWidth = options.vectorWidth;
+    vectorize.rows = options.rows;
+    pm.addNestedPass<func::FuncOp>(cpu::createCPUTileAndVectorize(vectorize));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -53,14 +63,18 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
 
-  // Loops, then the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(cpu::createCPUReorderLoops());
+  // n-D vector transfers become 1-D ones in registers, not a memory copy.
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

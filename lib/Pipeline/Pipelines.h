@@ -32,6 +32,14 @@ void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
 struct CPUCodegenOptions {
   /// Fuse elementwise linalg ops into their producers before bufferization.
   bool fuseElementwise = true;
+  /// Rewrite 2-D convolutions as im2col plus a contraction.
+  bool convToIm2Col = true;
+  /// Register-block and vectorize contractions.
+  bool vectorizeContractions = true;
+  /// fp32 elements per vector register of the target (TargetInfo).
+  int64_t vectorWidth = 16;
+  /// Output rows per register block.
+  int64_t rows = 8;
 };
 
 /// CPU code generation: bufferization (function results become caller-owned

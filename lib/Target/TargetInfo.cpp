@@ -118,6 +118,10 @@ TargetInfo::createTargetMachine() const {
   if (!target)
     return createStringError(error);
   llvm::TargetOptions options;
+  // Fuse multiplies and adds into FMAs wherever the code allows, as
+  // -ffp-contract=fast does: ONNX fixes no rounding of intermediate products,
+  // and every fast CPU kernel library contracts.
+  options.AllowFPOpFusion = FPOpFusion::Fast;
   std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
       llvmTriple, cpu, llvmFeatures, options, Reloc::PIC_, std::nullopt,
       CodeGenOptLevel::Aggressive));

@@ -1,0 +1,69 @@
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize=vector-width=8 | FileCheck %s --check-prefix=AVX2
+
+// A matmul becomes 8x32 register blocks: N tiles outside M tiles, the output
+// tile read once before the reduction loop and written once after it, and
+// eight broadcast-FMA rows per reduction step.
+// CHECK-LABEL: func.func @matmul
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %c32
+// CHECK:   scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %c8
+// CHECK:     %[[ACC:.+]] = vector.transfer_read %{{.+}}[%[[I]], %[[J]]]{{.*}} : tensor<64x128xf32>, vector<8x32xf32>
+// CHECK:     scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c1 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %[[ACC]])
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+// CHECK:     }
+// CHECK:     vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<64x128xf32>
+// AVX2-LABEL: func.func @matmul
+// AVX2: step %c16
+// AVX2: vector<8x16xf32>
+func.func @matmul(%a: tensor<64x32xf32>, %b: tensor<32x128xf32>, %c: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x128xf32>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %0 : tensor<64x128xf32>
+}
+
+// -----
+
+// A generic op that is a matmul gets the same treatment.
+// CHECK-LABEL: func.func @generic_matmul
+// CHECK-COUNT-8: vector.fma
+func.func @generic_matmul(%a: tensor<16x8xf32>, %b: tensor<8x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%a, %b : tensor<16x8xf32>, tensor<8x64xf32>) outs(%c : tensor<16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %m, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<16x64xf32>
+  return %0 : tensor<16x64xf32>
+}
+
+// -----
+
+// Row count not a multiple of 8: the largest divisor (6) is the row block.
+// CHECK-LABEL: func.func @odd_rows
+// CHECK: step %c6
+// CHECK: vector<6x16xf32>
+func.func @odd_rows(%a: tensor<6x4xf32>, %b: tensor<4x16xf32>, %c: tensor<6x16xf32>) -> tensor<6x16xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<6x4xf32>, tensor<4x16xf32>) outs(%c : tensor<6x16xf32>) -> tensor<6x16xf32>
+  return %0 : tensor<6x16xf32>
+}
+
+// -----
+
+// N not a multiple of the vector width: left for the loop path.
+// CHECK-LABEL: func.func @ragged
+// CHECK: linalg.matmul
+// CHECK-NOT: vector.fma
+func.func @ragged(%a: tensor<8x4xf32>, %b: tensor<4x10xf32>, %c: tensor<8x10xf32>) -> tensor<8x10xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x10xf32>) outs(%c : tensor<8x10xf32>) -> tensor<8x10xf32>
+  return %0 : tensor<8x10xf32>
+}
+
+// -----
+
+// Not a contraction: untouched.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: linalg.add
+func.func @elementwise(%a: tensor<8x32xf32>, %b: tensor<8x32xf32>, %c: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %0 = linalg.add ins(%a, %b : tensor<8x32xf32>, tensor<8x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
