@@ -191,7 +191,8 @@ def call(args, timeout, tool, workdir):
 def save_input(path, value):
     if value.dtype.name == "bfloat16":
         value = value.view(np.uint16)
-    np.save(path, np.ascontiguousarray(value))
+    # Not np.ascontiguousarray: it turns a 0-d (scalar) input into shape (1,).
+    np.save(path, np.array(value, order="C", copy=True))
 
 
 def compare(name, have, want, rtol, atol):
