@@ -28,10 +28,10 @@ func.func @add_wrong_result(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<3x
 
 // -----
 
-func.func @relu_int(%x: tensor<4xi32>) -> tensor<4xi32> {
+func.func @relu_unsigned(%x: tensor<4xui8>) -> tensor<4xui8> {
   // expected-error @+1 {{'graph.relu' op operand #0 must be ranked tensor of}}
-  %0 = graph.relu %x : tensor<4xi32>
-  return %0 : tensor<4xi32>
+  %0 = graph.relu %x : tensor<4xui8>
+  return %0 : tensor<4xui8>
 }
 
 // -----

@@ -145,9 +145,11 @@ TEST_F(KilnRun, ErrorsAreOneLine) {
       {"'" + model + "' --input a=stdout.txt --input b=b.npy", 1,
        "kiln-run: error: input 'a': 'stdout.txt': unknown tensor file type "
        "(expected a .npy file or an ONNX TensorProto .pb file)\n"},
-      {"'" + model + "' --input a=a.npy --input b=b.npy --output-dir nodir", 1,
-       "kiln-run: error: output 'sum:0': cannot write 'nodir/sum_0.npy': No "
-       "such file or directory\n"},
+      // An output folder that cannot be made: a file stands in its path.
+      {"'" + model + "' --input a=a.npy --input b=b.npy --output-dir a.npy/out",
+       1,
+       "kiln-run: error: cannot create the output folder 'a.npy/out': Not a "
+       "directory\n"},
   };
   for (const Case &c : cases) {
     Result r = run(c.args);
