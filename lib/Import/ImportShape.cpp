@@ -652,8 +652,14 @@ static LogicalResult importSpaceToDepth(NodeImporter &node) {
                             << type << " and blocksize " << bs;
   int64_t n = type.getDimSize(0), c = type.getDimSize(1),
           h = type.getDimSize(2), w = type.getDimSize(3);
+  // DCR (the default) puts the block offsets before the channels, CRD after.
+  bool crd = node.getString("mode", "DCR") == "CRD";
   Value x = reshapeTo(node, input, {n, c, h / bs, bs, w / bs, bs});
-  if (!x || !(x = transpose(node, x, {0, 3, 5, 1, 2, 4})))
+  if (!x)
+    return failure();
+  x = crd ? transpose(node, x, {0, 1, 3, 5, 2, 4})
+          : transpose(node, x, {0, 3, 5, 1, 2, 4});
+  if (!x)
     return failure();
   return node.setResults(reshapeTo(node, x, {n, c * bs * bs, h / bs, w / bs}));
 }

@@ -294,6 +294,17 @@ def test_space_to_depth(tmp_path):
     x = data((2, 2, 4, 6))
     m = model("SpaceToDepth", {"x": x}, None, {"blocksize": 2})
     check(m, {"x": x}, tmp_path)
+    # CRD mode (SpaceToDepth-25): the inverse of DepthToSpace CRD.
+    y = data((1, 8, 2, 3))
+    d2s = helper.make_node("DepthToSpace", ["y"], ["s"], blocksize=2, mode="CRD")
+    s2d = helper.make_node("SpaceToDepth", ["s"], ["z"], blocksize=2, mode="CRD")
+    graph = helper.make_graph(
+        [d2s, s2d], "roundtrip", [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape)],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    from kiln_testing import compile_model, run_compiled
+    so = compile_model(m, tmp_path / "crd")
+    np.testing.assert_array_equal(run_compiled(so, {"y": y}, tmp_path / "crd")["z"], y)
 
 
 @pytest.mark.parametrize("upper,k", [(1, 0), (0, -1), (1, 2)])
