@@ -650,6 +650,124 @@ struct CumSumLowering : OpConversionPattern<graph::CumSumOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// TopK
+//===----------------------------------------------------------------------===//
+
+/// TopK in two generics over the input's dimensions plus one (reduction)
+/// dimension j that runs along the axis again:
+///   rank[i]  = #{j : x[j] better than x[i], or equal with j < i}
+///   out[r]   = x[i] and i for the i with rank[i] == r, for r < k.
+/// Quadratic in the axis' length; the ranks form a permutation, so each r
+/// meets exactly one i.
+struct TopKLowering : OpConversionPattern<graph::TopKOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(graph::TopKOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value input = adaptor.getInput();
+    auto type = cast<RankedTensorType>(input.getType());
+    int64_t rank = type.getRank();
+    int64_t axis = op.getAxis();
+    bool largest = op.getLargest();
+    bool isUnsigned =
+        comparesUnsigned(op.getInput().getType().getElementType());
+    Type element = type.getElementType();
+    Type i64 = rewriter.getI64Type();
+
+    // Maps of the (rank + 1)-D space: the tensor's own dimensions, or the
+    // axis replaced by the extra dimension.
+    AffineMap own =
+        AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank);
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      exprs.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+    AffineMap alongExtra = AffineMap::get(rank + 1, 0, exprs, ctx);
+    SmallVector<utils::IteratorType> iterators(rank + 1,
+                                               utils::IteratorType::parallel);
+    iterators[rank] = utils::IteratorType::reduction;
+
+    arith::CmpFPredicate floatBetter =
+        largest ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT;
+    arith::CmpIPredicate intBetter =
+        largest ? (isUnsigned ? arith::CmpIPredicate::ugt
+                              : arith::CmpIPredicate::sgt)
+                : (isUnsigned ? arith::CmpIPredicate::ult
+                              : arith::CmpIPredicate::slt);
+    Value ranksInit =
+        createFilled(rewriter, loc, tensor::getMixedSizes(rewriter, loc, input),
+                     createScalarConstant(rewriter, loc, i64, 0.0));
+    Value ranks =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{ranksInit.getType()},
+            ValueRange{input, input}, ValueRange{ranksInit},
+            {own, alongExtra, own}, iterators,
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value xi = args[0], xj = args[1];
+              Value better, equal;
+              if (isa<FloatType>(element)) {
+                better = arith::CmpFOp::create(b, l, floatBetter, xj, xi);
+                equal = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                              xj, xi);
+              } else {
+                better = arith::CmpIOp::create(b, l, intBetter, xj, xi);
+                equal = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                              xj, xi);
+              }
+              Value i = linalg::IndexOp::create(b, l, axis);
+              Value j = linalg::IndexOp::create(b, l, rank);
+              Value before =
+                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, j, i);
+              Value counts = arith::OrIOp::create(
+                  b, l, better, arith::AndIOp::create(b, l, equal, before));
+              Value one = arith::ExtUIOp::create(b, l, i64, counts);
+              linalg::YieldOp::create(
+                  b, l, ValueRange{arith::AddIOp::create(b, l, args[2], one)});
+            })
+            .getResult(0);
+
+    auto valuesType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getValues().getType()));
+    auto indicesType = cast<RankedTensorType>(op.getIndices().getType());
+    SmallVector<OpFoldResult> outSizes =
+        tensor::getMixedSizes(rewriter, loc, input);
+    outSizes[axis] = rewriter.getIndexAttr(op.getK());
+    Value values =
+        createFilled(rewriter, loc, outSizes,
+                     createScalarConstant(rewriter, loc, element, 0.0));
+    Value indices = createFilled(rewriter, loc, outSizes,
+                                 createScalarConstant(rewriter, loc, i64, 0.0));
+    auto select = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{values.getType(), indices.getType()},
+        ValueRange{input, ranks}, ValueRange{values, indices},
+        {alongExtra, alongExtra, own, own}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value r = arith::IndexCastOp::create(
+              b, l, i64, linalg::IndexOp::create(b, l, axis));
+          Value i = arith::IndexCastOp::create(
+              b, l, i64, linalg::IndexOp::create(b, l, rank));
+          Value hit =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, args[1], r);
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::SelectOp::create(b, l, hit, args[0], args[2]),
+                         arith::SelectOp::create(b, l, hit, i, args[3])});
+        });
+    SmallVector<Value> results = {select.getResult(0), select.getResult(1)};
+    if (results[0].getType() != valuesType)
+      results[0] =
+          tensor::CastOp::create(rewriter, loc, valuesType, results[0]);
+    if (results[1].getType() != indicesType)
+      results[1] =
+          tensor::CastOp::create(rewriter, loc, indicesType, results[1]);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 template <typename Op>
 void addReduce(const TypeConverter &converter, RewritePatternSet &patterns,
                ReduceKind kind) {
@@ -672,10 +790,10 @@ void populateReductionToLinalgPatterns(const TypeConverter &converter,
                                       ReduceKind::LogSumExp);
   addReduce<graph::ReduceSumSquareOp>(converter, patterns,
                                       ReduceKind::SumSquare);
-  patterns.add<SoftmaxLowering<graph::SoftmaxOp>,
-               SoftmaxLowering<graph::LogSoftmaxOp>, HardmaxLowering,
-               ArgReduceLowering<graph::ArgMaxOp>,
-               ArgReduceLowering<graph::ArgMinOp>, CumSumLowering>(
+  patterns.add<
+      SoftmaxLowering<graph::SoftmaxOp>, SoftmaxLowering<graph::LogSoftmaxOp>,
+      HardmaxLowering, ArgReduceLowering<graph::ArgMaxOp>,
+      ArgReduceLowering<graph::ArgMinOp>, CumSumLowering, TopKLowering>(
       converter, patterns.getContext());
 }
 

@@ -129,3 +129,28 @@ LogicalResult CumSumOp::verify() {
            << getAxis() << " is out of range for rank " << rank;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// TopK
+//===----------------------------------------------------------------------===//
+
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t axis = adaptor.getAxis();
+  int64_t k = adaptor.getK();
+  if (failed(checkAxes(loc, {axis}, type.getRank())))
+    return failure();
+  int64_t size = type.getDimSize(axis);
+  if (!ShapedType::isDynamic(size) && k > size)
+    return emitOptionalError(loc, "k = ", k, " is larger than dimension ", axis,
+                             " of ", type, " (", size, ")");
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = k;
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  inferred.push_back(
+      RankedTensorType::get(shape, IntegerType::get(context, 64)));
+  return success();
+}

@@ -157,4 +157,31 @@ def Graph_CumSumOp : Graph_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// TopK
+//===----------------------------------------------------------------------===//
+
+def Graph_TopKOp : Graph_InferOp<"topk"> {
+  let summary = "the k largest or smallest elements along an axis (ONNX TopK)";
+  let description = [{
+    ONNX `TopK` with `k` made an attribute: the `k` largest (or smallest,
+    without `largest`) elements of `input` along `axis` (non-negative) and
+    their indices (i64). Elements come in order, best first; among equal
+    values the lower index comes first. `sorted = false` lets an
+    implementation return them in any order (Kiln sorts anyway).
+
+    ```mlir
+    %values, %indices = graph.topk %x {axis = 1 : i64, k = 3 : i64,
+           largest = true, sorted = true}
+         : (tensor<2x10xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$axis,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$k,
+                   BoolAttr:$largest, BoolAttr:$sorted);
+  let results = (outs Graph_Tensor:$values, Graph_I64Tensor:$indices);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+}
+
 #endif // KILN_GRAPH_REDUCTION_OPS

@@ -1,7 +1,7 @@
 //===- ImportReduction.cpp - Reduction operators --------------------------===//
 //
 // ReduceSum, ReduceMean, ReduceMax and their kin, Softmax, LogSoftmax,
-// Hardmax, ArgMax, ArgMin and CumSum.
+// Hardmax, ArgMax, ArgMin, CumSum and TopK.
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,6 +159,41 @@ static LogicalResult importCumSum(NodeImporter &node) {
       input, static_cast<uint64_t>(axes.front()), exclusive, reverse));
 }
 
+/// TopK: `k` is an attribute before opset 10 and a constant input (one
+/// element) from then on; `largest` and `sorted` exist from opset 11.
+static LogicalResult importTopK(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  int64_t axis = node.getInt("axis", -1);
+  bool largest = node.getInt("largest", 1) != 0;
+  bool sorted = node.getInt("sorted", 1) != 0;
+  SmallVector<int64_t> k;
+  if (node.getOpset() < 10) {
+    k.push_back(node.getInt("k", -1));
+  } else {
+    if (!node.getInput(1))
+      return node.emitError() << "needs input K";
+    if (failed(getConstantInts(node, 1, "K", k)))
+      return failure();
+  }
+  if (node.hasFailed())
+    return failure();
+  if (k.size() != 1 || k.front() < 0)
+    return node.emitError()
+           << "K must be one non-negative value, got " << graph::formatShape(k);
+  SmallVector<int64_t> axes;
+  if (failed(normalizeAxes(node, {axis}, rank, axes)))
+    return failure();
+  Operation *op = node.createOp<graph::TopKOp>(
+      input, static_cast<uint64_t>(axes.front()),
+      static_cast<uint64_t>(k.front()), largest, sorted);
+  if (!op)
+    return failure();
+  return node.setResults(op->getResults());
+}
+
 void kiln::registerReductionImporters(NodeImporterRegistry &registry) {
   using namespace graph;
   // ReduceSum took its axes as an input from opset 13, the others from 18.
@@ -178,4 +213,5 @@ void kiln::registerReductionImporters(NodeImporterRegistry &registry) {
   registry.add("ArgMax", 1, importArgReduce<ArgMaxOp>);
   registry.add("ArgMin", 1, importArgReduce<ArgMinOp>);
   registry.add("CumSum", 11, importCumSum);
+  registry.add("TopK", 1, importTopK);
 }

@@ -227,3 +227,21 @@ func.func @cumsum_exclusive_reverse(%x: tensor<2x5xf64>) -> tensor<2x5xf64> {
   %0 = graph.cumsum %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<2x5xf64>
   return %0 : tensor<2x5xf64>
 }
+
+// -----
+
+// Ranks (how many elements beat each one), then the element of each rank.
+// CHECK-DAG: #[[OWN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[EXTRA:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func @topk_smallest
+// CHECK-SAME: (%[[X:.*]]: tensor<2x5xi32>)
+// CHECK: %[[RANKS:.*]] = linalg.generic {indexing_maps = [#[[OWN]], #[[EXTRA]], #[[OWN]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[X]] : tensor<2x5xi32>, tensor<2x5xi32>) outs(%{{.*}} : tensor<2x5xi64>)
+// CHECK:   arith.cmpi slt
+// CHECK:   arith.cmpi eq
+// CHECK:   arith.extui
+// CHECK: %[[R:.*]]:2 = linalg.generic {indexing_maps = [#[[EXTRA]], #[[EXTRA]], #[[OWN]], #[[OWN]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[RANKS]] : tensor<2x5xi32>, tensor<2x5xi64>) outs(%{{.*}}, %{{.*}} : tensor<2x3xi32>, tensor<2x3xi64>)
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @topk_smallest(%x: tensor<2x5xi32>) -> (tensor<2x3xi32>, tensor<2x3xi64>) {
+  %v, %i = graph.topk %x {axis = 1 : i64, k = 3 : i64, largest = false, sorted = true} : (tensor<2x5xi32>) -> (tensor<2x3xi32>, tensor<2x3xi64>)
+  return %v, %i : tensor<2x3xi32>, tensor<2x3xi64>
+}

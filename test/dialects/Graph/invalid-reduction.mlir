@@ -99,3 +99,29 @@ func.func @cumsum_axis_out_of_range(%x: tensor<5xf32>) -> tensor<5xf32> {
   %0 = graph.cumsum %x {axis = 1 : i64, exclusive = false, reverse = false} : tensor<5xf32>
   return %0 : tensor<5xf32>
 }
+
+// -----
+
+func.func @topk_k_too_large(%x: tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xi64>) {
+  // expected-error @+2 {{k = 4 is larger than dimension 1 of 'tensor<2x3xf32>' (3)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %v, %i = graph.topk %x {axis = 1 : i64, k = 4 : i64, largest = true, sorted = true} : (tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xi64>)
+  return %v, %i : tensor<2x4xf32>, tensor<2x4xi64>
+}
+
+// -----
+
+func.func @topk_axis_out_of_range(%x: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>) {
+  // expected-error @+2 {{axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %v, %i = graph.topk %x {axis = 2 : i64, k = 1 : i64, largest = true, sorted = true} : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>)
+  return %v, %i : tensor<2x1xf32>, tensor<2x1xi64>
+}
+
+// -----
+
+func.func @topk_negative_k(%x: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>) {
+  // expected-error @+1 {{'graph.topk' op attribute 'k' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %v, %i = graph.topk %x {axis = 1 : i64, k = -1 : i64, largest = true, sorted = true} : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>)
+  return %v, %i : tensor<2x1xf32>, tensor<2x1xi64>
+}

@@ -161,3 +161,12 @@ func.func @cumsum(%x: tensor<2x5xf64>) -> tensor<2x5xf64> {
   %0 = graph.cumsum %x {axis = 1 : i64, exclusive = true, reverse = false} : tensor<2x5xf64>
   return %0 : tensor<2x5xf64>
 }
+
+// -----
+
+// CHECK-LABEL: func @topk
+// CHECK: %{{.*}}, %{{.*}} = graph.topk %{{.*}} {axis = 1 : i64, k = 3 : i64, largest = false, sorted = true} : (tensor<2x10xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+func.func @topk(%x: tensor<2x10xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
+  %v, %i = graph.topk %x {axis = 1 : i64, k = 3 : i64, largest = false, sorted = true} : (tensor<2x10xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  return %v, %i : tensor<2x3xf32>, tensor<2x3xi64>
+}

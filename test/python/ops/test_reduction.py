@@ -222,3 +222,29 @@ def test_cumsum_int_negative_axis(tmp_path):
     x = data((4, 5), np.int32)
     check(model("CumSum", x, {"reverse": 1}, {"axis": np.array(-1, np.int32)},
                 opset=11), x, tmp_path)
+
+
+# --- TopK --------------------------------------------------------------------
+
+@pytest.mark.parametrize("opset,attrs,k", [
+    (11, {"axis": 1, "largest": 1, "sorted": 1}, 3),
+    (11, {"axis": -1, "largest": 0, "sorted": 1}, 2),
+    (10, {"axis": 0}, 4),
+])
+def test_topk_ties(opset, attrs, k, tmp_path):
+    # Small integers give ties: the lower index comes first.
+    x = data((4, 6, 3), np.int32, low=0, high=4).astype(np.float32)
+    check(model("TopK", x, attrs, {"k": np.array([k], np.int64)}, opset=opset,
+                outputs=("values", "indices")), x, tmp_path)
+
+
+def test_topk_k_attribute(tmp_path):
+    x = data((3, 7))
+    check(model("TopK", x, {"axis": 1, "k": 2}, opset=9,
+                outputs=("values", "indices")), x, tmp_path)
+
+
+def test_topk_int64_smallest(tmp_path):
+    x = data((3, 7), np.int64)
+    check(model("TopK", x, {"axis": 1, "largest": 0}, {"k": np.array([5], np.int64)},
+                opset=11, outputs=("values", "indices")), x, tmp_path)
