@@ -199,7 +199,7 @@ static LogicalResult getWindowAttrs(NodeImporter &node,
 }
 
 /// ConvTranspose: `output_shape` and `auto_pad` become explicit pads and
-/// output_padding, as onnxruntime computes them.
+/// output_padding, as the ONNX specification computes them.
 static LogicalResult importConvTranspose(NodeImporter &node) {
   Value input = node.getInput(0), weight = node.getInput(1),
         bias = node.getInput(2);
@@ -262,8 +262,10 @@ static LogicalResult importConvTranspose(NodeImporter &node) {
           outputPadding[i] -= total;
           continue;
         }
+        // As ONNX specifies: the odd element at the end for SAME_UPPER, at
+        // the beginning otherwise.
         bool upper = autoPad == "SAME_UPPER";
-        pads[i] = upper ? total - total / 2 : total / 2;
+        pads[i] = upper ? total / 2 : total - total / 2;
         pads[spatial + i] = total - pads[i];
       }
     }

@@ -110,6 +110,12 @@ CONV_TRANSPOSE_CASES = {
     "2d_large_pads": ((1, 2, 6, 6), (2, 2, 2, 2), {"pads": [2, 1, 2, 3]}),
     "2d_output_shape": ((1, 2, 3, 3), (2, 3, 3, 3),
                         {"strides": [3, 2], "output_shape": [10, 8]}),
+    "2d_output_shape_odd": ((1, 2, 4, 4), (2, 3, 3, 3),
+                            {"strides": [2, 2], "output_shape": [8, 7]}),
+    "2d_same_upper": ((1, 2, 3, 3), (2, 3, 3, 3),
+                      {"strides": [2, 2], "auto_pad": "SAME_UPPER"}),
+    "2d_same_lower": ((1, 2, 3, 3), (2, 3, 3, 3),
+                      {"strides": [2, 2], "auto_pad": "SAME_LOWER"}),
     "1d": ((2, 3, 5), (3, 4, 3), {"strides": [2]}),
     "3d": ((1, 2, 3, 3, 3), (2, 2, 2, 2, 2), {"strides": [2, 1, 2]}),
 }
