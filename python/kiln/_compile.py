@@ -1,0 +1,95 @@
+"""kiln.compile: an ONNX model to a shared object (or an intermediate stage)."""
+
+import atexit
+import os
+import shutil
+import tempfile
+
+from . import _kiln
+from ._errors import CompileError
+
+# The file suffix of each stage that `emit` names.
+_SUFFIXES = {"graph": ".mlir", "linalg": ".mlir", "llvm": ".ll", "asm": ".s",
+             "obj": ".o", "so": ".so"}
+
+_temp_dir = None
+
+
+def _temporary_output(emit):
+    """A fresh path in a folder of this process, removed when Python exits."""
+    global _temp_dir
+    if _temp_dir is None:
+        _temp_dir = tempfile.mkdtemp(prefix="kiln-")
+        atexit.register(shutil.rmtree, _temp_dir, ignore_errors=True)
+    fd, path = tempfile.mkstemp(suffix=_SUFFIXES.get(emit, ""), prefix="model-",
+                                dir=_temp_dir)
+    os.close(fd)
+    return path
+
+
+def compile(model, output=None, target=None, cpu=None, features=None,
+            input_shapes=None, emit="so", tuning_db=None, **options):
+    """Compiles an ONNX model with Kiln and returns the path of the result.
+
+    Args:
+      model: a path (str or os.PathLike) to an .onnx file (or a .mlir file in
+        Kiln's graph dialect), or an ``onnx.ModelProto``. A ModelProto must
+        hold its weights: its external data, if any, is refused (save it to a
+        file and pass the path instead).
+      output: where to write the result. By default a fresh file in a
+        temporary folder of this process, deleted when Python exits: pass
+        ``output`` to keep the result.
+      target: "x86-64" (the default), "aarch64" or "nvptx".
+      cpu: an LLVM CPU name; by default the host CPU for the host's
+        architecture, a generic CPU for another.
+      features: LLVM features to add or remove, e.g. "+avx2,-avx512f".
+      input_shapes: {input name: shape} giving symbolic dimensions static
+        values (a compiled model has static shapes).
+      emit: the stage to write: "so" (a model for kiln.load, the default),
+        "obj", "asm", "llvm", "linalg" or "graph".
+      tuning_db: reserved for the auto-tuner's records; not implemented yet,
+        so anything but None raises NotImplementedError.
+      **options: ``optimize_graph`` (bool, default True) runs the graph-level
+        optimisations.
+
+    Returns:
+      The output path, as a str.
+
+    Raises:
+      CompileError: the compiler refused the model; the message is the
+        compiler's.
+      ValueError: an unknown ``emit`` stage.
+      TypeError: an unknown option or a model of an unsupported type.
+
+    The GIL is released while compiling: other Python threads keep running,
+    and several threads may compile at once.
+    """
+    if tuning_db is not None:
+        raise NotImplementedError("kiln.compile: tuning_db is not supported yet "
+                                  "(the auto-tuner is not part of Kiln yet)")
+    optimize_graph = bool(options.pop("optimize_graph", True))
+    if options:
+        raise TypeError("kiln.compile: unknown option(s) "
+                        + ", ".join(sorted(options)))
+    if emit not in _SUFFIXES:
+        raise ValueError(f"kiln.compile: unknown emit stage {emit!r}; expected "
+                         "one of " + ", ".join(_SUFFIXES))
+    output = os.fspath(output) if output is not None else _temporary_output(emit)
+    kwargs = dict(
+        target=target or "", cpu=cpu or "", features=features or "", emit=emit,
+        input_shapes={name: [int(d) for d in shape]
+                      for name, shape in (input_shapes or {}).items()},
+        optimize_graph=optimize_graph)
+
+    if isinstance(model, (str, os.PathLike)):
+        result = _kiln.compiler.compile_file(os.fspath(model), output, **kwargs)
+    elif hasattr(model, "SerializeToString") and hasattr(model, "graph"):
+        # An onnx.ModelProto, without importing onnx here.
+        result = _kiln.compiler.compile_onnx_bytes(model.SerializeToString(), "",
+                                                   output, **kwargs)
+    else:
+        raise TypeError("kiln.compile: model must be a path or an "
+                        f"onnx.ModelProto, not {type(model).__name__}")
+    if not result.ok:
+        raise CompileError(result.error)
+    return output

@@ -1,0 +1,146 @@
+"""kiln.load and kiln.Model: run a compiled model on numpy arrays."""
+
+import os
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _kiln
+from ._errors import InvalidInputError, KilnError
+
+
+class TensorInfo(NamedTuple):
+    """One input or output of a compiled model.
+
+    ``dtype`` is a numpy dtype; a bf16 tensor, which numpy cannot hold, is
+    described (and passed) as uint16 arrays of its raw bits.
+    """
+    name: str
+    dtype: np.dtype
+    shape: tuple
+
+
+class Model:
+    """A compiled model opened by kiln.load.
+
+    Runs on one Model are serialised (they share its scratch memory); to run
+    in parallel, load the model once per thread. The GIL is released while
+    a model runs.
+    """
+
+    def __init__(self, path, num_threads=None):
+        self._path = os.fspath(path)
+        self._model = _kiln.runtime.Model(
+            self._path, 0 if num_threads is None else int(num_threads))
+        self._inputs = [TensorInfo(n, d, s) for n, d, s, _ in self._model.inputs]
+        self._outputs = [TensorInfo(n, d, s) for n, d, s, _ in self._model.outputs]
+        self._input_index = {info.name: i for i, info in enumerate(self._inputs)}
+
+    @property
+    def path(self):
+        """The path the model was loaded from."""
+        return self._path
+
+    @property
+    def inputs(self):
+        """A list of TensorInfo, one per input, in the model's order."""
+        return list(self._inputs)
+
+    @property
+    def outputs(self):
+        """A list of TensorInfo, one per output, in the model's order."""
+        return list(self._outputs)
+
+    @property
+    def num_threads(self):
+        """Threads each run uses; settable (1 to 4096, else ValueError)."""
+        self._check_open()
+        return self._model.num_threads
+
+    @num_threads.setter
+    def num_threads(self, value):
+        self._check_open()
+        self._model.num_threads = int(value)
+
+    @property
+    def target_triple(self):
+        """The target the model was compiled for, e.g. "x86_64-unknown-linux-gnu"."""
+        return self._model.target_triple
+
+    @property
+    def cpu(self):
+        """The CPU the model's code was tuned for."""
+        return self._model.cpu
+
+    def run(self, feeds):
+        """Runs the model once and returns {output name: numpy array}.
+
+        ``feeds`` is a dict {input name: array} naming every input exactly
+        once, or a list (tuple) of arrays in the order of ``inputs``. Each
+        array must have exactly the input's dtype and shape (no conversion
+        is made: a wrong one raises InvalidInputError); a non-contiguous
+        array is copied. The outputs are fresh arrays owned by the caller.
+        """
+        self._check_open()
+        if isinstance(feeds, Mapping):
+            unknown = [name for name in feeds if name not in self._input_index]
+            if unknown:
+                raise InvalidInputError(
+                    "unknown input(s) " + ", ".join(repr(n) for n in unknown)
+                    + "; the model's inputs are " + self._names(self._inputs))
+            missing = [i.name for i in self._inputs if i.name not in feeds]
+            if missing:
+                raise InvalidInputError(
+                    "missing input(s) " + ", ".join(repr(n) for n in missing))
+            ordered = [feeds[info.name] for info in self._inputs]
+        elif isinstance(feeds, (list, tuple)):
+            if len(feeds) != len(self._inputs):
+                raise InvalidInputError(
+                    f"expected {len(self._inputs)} input(s) "
+                    f"({self._names(self._inputs)}), got {len(feeds)}")
+            ordered = list(feeds)
+        else:
+            raise TypeError("Model.run: feeds must be a dict {name: array} or "
+                            f"a list of arrays, not {type(feeds).__name__}")
+        results = self._model.run(ordered)
+        return {info.name: array for info, array in zip(self._outputs, results)}
+
+    __call__ = run
+
+    def close(self):
+        """Unloads the model now (waiting for a run in progress); later
+        calls raise KilnError. Loaded models are also closed when collected."""
+        self._model.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        def describe(infos):
+            return ", ".join(f"{i.name}: {i.dtype} {list(i.shape)}" for i in infos)
+        return (f"<kiln.Model {self._path!r} inputs=({describe(self._inputs)}) "
+                f"outputs=({describe(self._outputs)})>")
+
+    def _check_open(self):
+        if self._model.closed:
+            raise KilnError(f"the model {self._path!r} is closed")
+
+    @staticmethod
+    def _names(infos):
+        return ", ".join(repr(i.name) for i in infos)
+
+
+def load(path, num_threads=None):
+    """Opens a model compiled by kiln.compile (a .so) and returns a Model.
+
+    ``num_threads`` is the number of threads each run uses: by default the
+    KILN_NUM_THREADS environment variable, else the number of CPUs.
+    Raises ModelError if the file is missing or is not a Kiln model this
+    runtime and this CPU can run. Opening a model runs its code: load only
+    models you trust.
+    """
+    return Model(path, num_threads)

@@ -1,0 +1,91 @@
+//===- Compiler.cpp - kiln._kiln.compiler: the compiler's C++ API ---------===//
+//
+// Binds kiln::compileFile and kiln::compileONNXBytes. The GIL is released
+// while compiling: each compilation has its own MLIRContext, so Python
+// threads may compile concurrently. Failures are returned, not raised; the
+// Python package turns them into kiln.CompileError.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/compiler.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+using namespace py::literals;
+
+namespace {
+
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
+kiln::CompileOptions
+makeOptions(const std::string &target, const std::string &cpu,
+            const std::string &features, const std::string &emit,
+            const InputShapes &inputShapes, bool optimizeGraph, bool report) {
+  kiln::CompileOptions options;
+  if (!target.empty())
+    options.target = target;
+  options.cpu = cpu;
+  options.features = features;
+  if (!kiln::parseEmitStage(emit, options.emit))
+    throw py::value_error("unknown emit stage '" + emit +
+                          "'; expected one of graph, linalg, llvm, asm, obj, "
+                          "so");
+  options.inputShapes = inputShapes;
+  options.optimizeGraph = optimizeGraph;
+  options.report = report;
+  return options;
+}
+
+} // namespace
+
+void init_kiln_compiler(py::module_ &&m) {
+  py::class_<kiln::CompileResult>(m, "CompileResult")
+      .def_readonly("ok", &kiln::CompileResult::ok)
+      .def_readonly("error", &kiln::CompileResult::error,
+                    "Every error message, one per line, naming the ONNX node "
+                    "where there is one.")
+      .def_readonly("report", &kiln::CompileResult::report);
+
+  m.def(
+      "compile_file",
+      [](const std::string &input, const std::string &output,
+         const std::string &target, const std::string &cpu,
+         const std::string &features, const std::string &emit,
+         const InputShapes &inputShapes, bool optimizeGraph, bool report) {
+        kiln::CompileOptions options = makeOptions(
+            target, cpu, features, emit, inputShapes, optimizeGraph, report);
+        py::gil_scoped_release noGil;
+        return kiln::compileFile(input, output, options);
+      },
+      "input"_a, "output"_a, py::kw_only(), "target"_a = "", "cpu"_a = "",
+      "features"_a = "", "emit"_a = "so", "input_shapes"_a = InputShapes(),
+      "optimize_graph"_a = true, "report"_a = false,
+      "Compiles an .onnx (or graph-dialect .mlir) file into `output`.");
+
+  m.def(
+      "compile_onnx_bytes",
+      [](const py::bytes &model, const std::string &baseDir,
+         const std::string &output, const std::string &target,
+         const std::string &cpu, const std::string &features,
+         const std::string &emit, const InputShapes &inputShapes,
+         bool optimizeGraph, bool report) {
+        kiln::CompileOptions options = makeOptions(
+            target, cpu, features, emit, inputShapes, optimizeGraph, report);
+        // Copied while the GIL is held; the compiler then runs without it.
+        std::string bytes = model;
+        py::gil_scoped_release noGil;
+        return kiln::compileONNXBytes(bytes, baseDir, output, options);
+      },
+      "model"_a, "base_dir"_a, "output"_a, py::kw_only(), "target"_a = "",
+      "cpu"_a = "", "features"_a = "", "emit"_a = "so",
+      "input_shapes"_a = InputShapes(), "optimize_graph"_a = true,
+      "report"_a = false,
+      "Compiles a serialized ONNX ModelProto into `output`; external data "
+      "is looked up in `base_dir` (refused when it is empty).");
+}

@@ -1,0 +1,318 @@
+//===- Runtime.cpp - kiln._kiln.runtime: the runtime's C API --------------===//
+//
+// Binds a kiln_model handle as the class Model: open, describe, set the
+// thread count, run on numpy arrays. Inputs are checked here against the
+// model's dtypes and shapes (messages in numpy's words); everything else the
+// runtime checks again. Outputs are fresh numpy arrays, 64-byte aligned. The
+// GIL is released while a model opens, runs or changes its thread count.
+//
+// Errors are raised as the classes of kiln/_errors.py: ModelError when a
+// model cannot be opened, InvalidInputError for wrong inputs, KilnError for
+// anything else the runtime reports.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdlib>
+#include <shared_mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+using namespace py::literals;
+
+namespace {
+
+/// Raises the exception class `errorClass` of kiln/_errors.py.
+[[noreturn]] void raiseKilnError(const char *errorClass,
+                                 const std::string &message) {
+  py::object type = py::module_::import("kiln._errors").attr(errorClass);
+  PyErr_SetString(type.ptr(), message.c_str());
+  throw py::error_already_set();
+}
+
+/// Frees `status`, raising `errorClass` with its message when it is an error.
+void check(kiln_status status, const char *errorClass) {
+  if (!status)
+    return;
+  std::string message = kiln_status_message(status);
+  kiln_status_free(status);
+  raiseKilnError(errorClass, message);
+}
+
+/// The numpy dtype holding a kiln_dtype. numpy has no bfloat16: bf16 tensors
+/// are passed as uint16 arrays of the raw bits.
+py::dtype numpyDtype(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_F32:
+    return py::dtype("float32");
+  case KILN_DTYPE_U8:
+    return py::dtype("uint8");
+  case KILN_DTYPE_I8:
+    return py::dtype("int8");
+  case KILN_DTYPE_U16:
+  case KILN_DTYPE_BF16:
+    return py::dtype("uint16");
+  case KILN_DTYPE_I16:
+    return py::dtype("int16");
+  case KILN_DTYPE_I32:
+    return py::dtype("int32");
+  case KILN_DTYPE_I64:
+    return py::dtype("int64");
+  case KILN_DTYPE_BOOL:
+    return py::dtype("bool");
+  case KILN_DTYPE_F16:
+    return py::dtype("float16");
+  case KILN_DTYPE_F64:
+    return py::dtype("float64");
+  case KILN_DTYPE_U32:
+    return py::dtype("uint32");
+  case KILN_DTYPE_U64:
+    return py::dtype("uint64");
+  default:
+    raiseKilnError("ModelError", "the model uses element type " +
+                                     std::to_string(dtype) +
+                                     ", which the Python package cannot map "
+                                     "to a numpy dtype");
+  }
+}
+
+/// "[1,3,224,224]", as the runtime writes shapes.
+template <typename Dims> std::string formatShape(const Dims &dims) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < dims.size(); ++i)
+    os << (i ? "," : "") << dims[i];
+  os << ']';
+  return os.str();
+}
+
+std::string formatShape(const py::array &array) {
+  std::vector<py::ssize_t> dims(array.shape(), array.shape() + array.ndim());
+  return formatShape(dims);
+}
+
+/// One input or output, copied out of the model's descriptor.
+struct TensorInfo {
+  std::string name;
+  int32_t dtype;
+  std::vector<int64_t> shape;
+  size_t byteSize;
+  py::dtype numpy;
+
+  py::tuple toPython() const {
+    py::tuple shapeTuple(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i)
+      shapeTuple[i] = py::int_(shape[i]);
+    return py::make_tuple(name, numpy, shapeTuple,
+                          std::string(kiln_dtype_name(dtype)));
+  }
+};
+
+/// An array of `info`'s dtype and shape, 64-byte aligned, uninitialised.
+py::array allocateOutput(const TensorInfo &info) {
+  size_t bytes = (info.byteSize + 63) & ~size_t(63);
+  void *data = std::aligned_alloc(64, bytes ? bytes : 64);
+  if (!data)
+    throw std::bad_alloc();
+  py::capsule owner(data, [](void *p) { std::free(p); });
+  std::vector<py::ssize_t> shape(info.shape.begin(), info.shape.end());
+  return py::array(info.numpy, shape, data, owner);
+}
+
+/// An opened model. Its inputs and outputs are described once, at open, so
+/// that reading them never touches the handle; the handle itself is guarded
+/// so that close() cannot free it under a run in another thread.
+class Model {
+public:
+  Model(const std::string &path, int32_t numThreads) {
+    kiln_model_options options;
+    kiln_model_options_init(&options);
+    options.num_threads = numThreads;
+    kiln_status status;
+    {
+      py::gil_scoped_release noGil;
+      status = kiln_model_open(path.c_str(), &options, &model);
+    }
+    if (status && kiln_status_code(status) == KILN_STATUS_INVALID_ARGUMENT) {
+      std::string message = kiln_status_message(status);
+      kiln_status_free(status);
+      throw py::value_error(message);
+    }
+    check(status, "ModelError");
+    const kiln_abi_model *d = kiln_model_descriptor(model);
+    targetTriple = d->target_triple;
+    cpu = d->cpu;
+    cpuFeatures = d->cpu_features;
+    producer = d->producer;
+    try {
+      describe(kiln_model_num_inputs(model), kiln_model_input_info, inputs);
+      describe(kiln_model_num_outputs(model), kiln_model_output_info, outputs);
+    } catch (...) {
+      kiln_model_release(model);
+      model = nullptr;
+      throw;
+    }
+  }
+
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+  ~Model() { kiln_model_release(model); }
+
+  void close() {
+    py::gil_scoped_release noGil;
+    std::unique_lock<std::shared_mutex> lock(mutex);
+    kiln_model_release(model);
+    model = nullptr;
+  }
+
+  bool closed() const { return model == nullptr; }
+
+  int32_t getNumThreads() {
+    std::shared_lock<std::shared_mutex> lock(mutex);
+    return kiln_model_num_threads(model);
+  }
+
+  void setNumThreads(int32_t numThreads) {
+    kiln_status status = nullptr;
+    bool wasClosed = false;
+    {
+      py::gil_scoped_release noGil;
+      std::shared_lock<std::shared_mutex> lock(mutex);
+      if (model)
+        status = kiln_model_set_num_threads(model, numThreads);
+      else
+        wasClosed = true;
+    }
+    if (wasClosed)
+      raiseKilnError("KilnError", "the model is closed");
+    if (status && kiln_status_code(status) == KILN_STATUS_INVALID_ARGUMENT) {
+      std::string message = kiln_status_message(status);
+      kiln_status_free(status);
+      throw py::value_error(message);
+    }
+    check(status, "KilnError");
+  }
+
+  /// Runs the model on `feeds`, one array per input in the model's order.
+  py::list run(const py::sequence &feeds) {
+    if (feeds.size() != inputs.size())
+      raiseKilnError("InvalidInputError",
+                     "expected " + std::to_string(inputs.size()) +
+                         " inputs, got " + std::to_string(feeds.size()));
+    py::module_ numpy = py::module_::import("numpy");
+    std::vector<py::array> arrays;
+    std::vector<kiln_tensor> in(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const TensorInfo &info = inputs[i];
+      py::array array = numpy.attr("asarray")(feeds[i]);
+      bool sameShape =
+          array.ndim() == static_cast<py::ssize_t>(info.shape.size());
+      for (size_t d = 0; sameShape && d < info.shape.size(); ++d)
+        sameShape = array.shape(d) == info.shape[d];
+      if (!array.dtype().equal(info.numpy) || !sameShape)
+        raiseKilnError("InvalidInputError",
+                       "input '" + info.name + "': expected " +
+                           std::string(py::str(info.numpy)) + " " +
+                           formatShape(info.shape) + ", got " +
+                           std::string(py::str(array.dtype())) + " " +
+                           formatShape(array));
+      // A strided or misaligned view is copied into a dense array.
+      array =
+          numpy.attr("require")(array, py::none(), py::make_tuple("C", "A"));
+      in[i] = {info.dtype, static_cast<int32_t>(info.shape.size()),
+               info.shape.data(), const_cast<void *>(array.data()),
+               info.byteSize};
+      arrays.push_back(std::move(array));
+    }
+
+    py::list results;
+    std::vector<kiln_tensor> out(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const TensorInfo &info = outputs[i];
+      py::array array = allocateOutput(info);
+      out[i] = {info.dtype, static_cast<int32_t>(info.shape.size()),
+                info.shape.data(), array.mutable_data(), info.byteSize};
+      results.append(std::move(array));
+    }
+
+    kiln_status status = nullptr;
+    bool wasClosed = false;
+    {
+      py::gil_scoped_release noGil;
+      std::shared_lock<std::shared_mutex> lock(mutex);
+      if (model)
+        status =
+            kiln_model_run(model, in.data(), in.size(), out.data(), out.size());
+      else
+        wasClosed = true;
+    }
+    if (wasClosed)
+      raiseKilnError("KilnError", "the model is closed");
+    if (status && kiln_status_code(status) == KILN_STATUS_INVALID_ARGUMENT)
+      check(status, "InvalidInputError");
+    check(status, "KilnError");
+    return results;
+  }
+
+  py::list describeAll(const std::vector<TensorInfo> &infos) const {
+    py::list list;
+    for (const TensorInfo &info : infos)
+      list.append(info.toPython());
+    return list;
+  }
+
+  std::vector<TensorInfo> inputs, outputs;
+  std::string targetTriple, cpu, cpuFeatures, producer;
+
+private:
+  using InfoFn = kiln_status (*)(const kiln_model *, size_t,
+                                 kiln_tensor_info *);
+
+  void describe(size_t count, InfoFn infoFn, std::vector<TensorInfo> &infos) {
+    for (size_t i = 0; i < count; ++i) {
+      kiln_tensor_info info;
+      check(infoFn(model, i, &info), "ModelError");
+      infos.push_back({info.name, info.dtype,
+                       std::vector<int64_t>(info.shape, info.shape + info.rank),
+                       info.byte_size, numpyDtype(info.dtype)});
+    }
+  }
+
+  kiln_model *model = nullptr;
+  std::shared_mutex mutex;
+};
+
+} // namespace
+
+void init_kiln_runtime(py::module_ &&m) {
+  m.def("abi_version", &kiln_runtime_abi_version,
+        "The model ABI version this runtime loads.");
+
+  py::class_<Model>(m, "Model")
+      .def(py::init<const std::string &, int32_t>(), "path"_a,
+           "num_threads"_a = 0,
+           "Opens and checks a compiled model; num_threads 0 is the "
+           "runtime's default.")
+      .def_property_readonly(
+          "inputs", [](const Model &m) { return m.describeAll(m.inputs); },
+          "(name, numpy dtype, shape, element type) per input, in order.")
+      .def_property_readonly(
+          "outputs", [](const Model &m) { return m.describeAll(m.outputs); },
+          "(name, numpy dtype, shape, element type) per output, in order.")
+      .def_property("num_threads", &Model::getNumThreads, &Model::setNumThreads)
+      .def_readonly("target_triple", &Model::targetTriple)
+      .def_readonly("cpu", &Model::cpu)
+      .def_readonly("cpu_features", &Model::cpuFeatures)
+      .def_readonly("producer", &Model::producer)
+      .def("run", &Model::run, "feeds"_a,
+           "Runs the model on one array per input, in order; returns one "
+           "fresh array per output, in order.")
+      .def("close", &Model::close)
+      .def_property_readonly("closed", &Model::closed);
+}
