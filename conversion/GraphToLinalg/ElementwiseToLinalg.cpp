@@ -98,6 +98,35 @@ Value toFloat(OpBuilder &b, Location loc, Value x, Type graphElement,
   return arith::SIToFPOp::create(b, loc, to, x);
 }
 
+// Scalar helpers on one float type.
+Value fconst(OpBuilder &b, Location loc, Value like, double value) {
+  return constant(b, loc, like.getType(), value);
+}
+Value fadd(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::AddFOp::create(b, loc, x, y);
+}
+Value fsub(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::SubFOp::create(b, loc, x, y);
+}
+Value fmul(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MulFOp::create(b, loc, x, y);
+}
+Value fdiv(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::DivFOp::create(b, loc, x, y);
+}
+Value fmax(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MaximumFOp::create(b, loc, x, y);
+}
+Value fmin(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MinimumFOp::create(b, loc, x, y);
+}
+Value fcmp(OpBuilder &b, Location loc, arith::CmpFPredicate pred, Value x,
+           Value y) {
+  return arith::CmpFOp::create(b, loc, pred, x, y);
+}
+Value select(OpBuilder &b, Location loc, Value c, Value x, Value y) {
+  return arith::SelectOp::create(b, loc, c, x, y);
+}
 /// A binary op computed by FloatOp on floats, SIntOp on signed and UIntOp on
 /// unsigned integers.
 template <typename FloatOp, typename SIntOp, typename UIntOp>
@@ -128,29 +157,60 @@ Value compare(OpBuilder &b, Location loc, Operation *op, ValueRange args) {
                                args[0], args[1]);
 }
 
-/// ONNX Mod: C fmod (truncated) or Python % (floored) on integers.
+/// ONNX Mod: C fmod (truncated) or Python % (floored).
 Value modScalar(OpBuilder &b, Location loc, graph::ModOp op, ValueRange args) {
   Value lhs = args[0], rhs = args[1];
-  if (isa<FloatType>(lhs.getType()))
-    return arith::RemFOp::create(b, loc, lhs, rhs);
+  Value zero = constant(b, loc, lhs.getType(), 0);
+  if (isa<FloatType>(lhs.getType())) {
+    Value rem = arith::RemFOp::create(b, loc, lhs, rhs);
+    if (op.getFmod())
+      return rem;
+    // Floored: a non-zero remainder whose sign differs from the divisor's
+    // moves by one divisor; a zero one takes the divisor's sign.
+    Value isZero = fcmp(b, loc, arith::CmpFPredicate::OEQ, rem, zero);
+    Value signsDiffer = arith::XOrIOp::create(
+        b, loc, fcmp(b, loc, arith::CmpFPredicate::OLT, rem, zero),
+        fcmp(b, loc, arith::CmpFPredicate::OLT, rhs, zero));
+    Value adjusted = select(b, loc, signsDiffer,
+                            arith::AddFOp::create(b, loc, rem, rhs), rem);
+    return select(b, loc, isZero, math::CopySignOp::create(b, loc, rem, rhs),
+                  adjusted);
+  }
   if (isUnsignedInteger(operandElement(op)))
     return arith::RemUIOp::create(b, loc, lhs, rhs);
   Value rem = arith::RemSIOp::create(b, loc, lhs, rhs);
   if (op.getFmod())
     return rem;
-  // Floored: move a non-zero remainder whose sign differs from the
-  // divisor's by one divisor.
-  Value zero = constant(b, loc, lhs.getType(), 0);
   Value nonZero =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rem, zero);
-  Value remNegative =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rem, zero);
-  Value rhsNegative =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rhs, zero);
-  Value signsDiffer = arith::XOrIOp::create(b, loc, remNegative, rhsNegative);
+  Value signsDiffer = arith::XOrIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rem, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rhs, zero));
   Value adjust = arith::AndIOp::create(b, loc, nonZero, signsDiffer);
-  Value adjusted = arith::AddIOp::create(b, loc, rem, rhs);
-  return arith::SelectOp::create(b, loc, adjust, adjusted, rem);
+  return select(b, loc, adjust, arith::AddIOp::create(b, loc, rem, rhs), rem);
+}
+
+/// ONNX BitShift with the amount read as unsigned: an amount of at least the
+/// bit width shifts everything out (sign fill for a signed right shift).
+template <bool left>
+Value shiftScalar(OpBuilder &b, Location loc, Operation *op, ValueRange args) {
+  Value x = args[0], amount = args[1];
+  Type type = x.getType();
+  unsigned width = type.getIntOrFloatBitWidth();
+  Value widthValue = constant(b, loc, type, width);
+  Value tooFar = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                       amount, widthValue);
+  if (!left && !isUnsignedInteger(operandElement(op))) {
+    Value clamped =
+        select(b, loc, tooFar, constant(b, loc, type, width - 1), amount);
+    return arith::ShRSIOp::create(b, loc, x, clamped);
+  }
+  Value zero = constant(b, loc, type, 0);
+  Value safe = select(b, loc, tooFar, zero, amount);
+  Value shifted = left ? Value(arith::ShLIOp::create(b, loc, x, safe))
+                       : Value(arith::ShRUIOp::create(b, loc, x, safe));
+  return select(b, loc, tooFar, zero, shifted);
 }
 
 /// ONNX Pow. Integer powers are computed in f64 and truncated back, which is
@@ -258,35 +318,6 @@ void addMathUnary(const TypeConverter &converter, RewritePatternSet &patterns) {
                     });
 }
 
-// Scalar helpers on one float type.
-Value fconst(OpBuilder &b, Location loc, Value like, double value) {
-  return constant(b, loc, like.getType(), value);
-}
-Value fadd(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::AddFOp::create(b, loc, x, y);
-}
-Value fsub(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::SubFOp::create(b, loc, x, y);
-}
-Value fmul(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::MulFOp::create(b, loc, x, y);
-}
-Value fdiv(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::DivFOp::create(b, loc, x, y);
-}
-Value fmax(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::MaximumFOp::create(b, loc, x, y);
-}
-Value fmin(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::MinimumFOp::create(b, loc, x, y);
-}
-Value fcmp(OpBuilder &b, Location loc, arith::CmpFPredicate pred, Value x,
-           Value y) {
-  return arith::CmpFOp::create(b, loc, pred, x, y);
-}
-Value select(OpBuilder &b, Location loc, Value c, Value x, Value y) {
-  return arith::SelectOp::create(b, loc, c, x, y);
-}
 /// min(1, max(0, x)).
 Value clamp01(OpBuilder &b, Location loc, Value x) {
   return fmin(b, loc, fmax(b, loc, x, fconst(b, loc, x, 0)),
@@ -339,10 +370,8 @@ void populateElementwiseToLinalgPatterns(const TypeConverter &converter,
       });
 
   // Bits and booleans.
-  addElementwise<graph::ShiftLeftOp>(converter, patterns,
-                                     bitwise<arith::ShLIOp>);
-  addElementwise<graph::ShiftRightOp>(converter, patterns,
-                                      bitwise<arith::ShRUIOp>);
+  addElementwise<graph::ShiftLeftOp>(converter, patterns, shiftScalar<true>);
+  addElementwise<graph::ShiftRightOp>(converter, patterns, shiftScalar<false>);
   addElementwise<graph::AndOp>(converter, patterns, bitwise<arith::AndIOp>);
   addElementwise<graph::OrOp>(converter, patterns, bitwise<arith::OrIOp>);
   addElementwise<graph::XorOp>(converter, patterns, bitwise<arith::XOrIOp>);

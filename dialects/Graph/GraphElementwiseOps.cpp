@@ -95,25 +95,11 @@ KILN_BROADCAST_BINARY_OP(GreaterEqualOp, IntegerType::get(context, 1))
 
 #undef KILN_BROADCAST_BINARY_OP
 
-LogicalResult ModOp::verify() {
-  Type element = getElementTypeOrSelf(getLhs().getType());
-  if (isa<FloatType>(element) && !getFmod())
-    return emitOpError("on ")
-           << element << " needs fmod = true (ONNX defines only fmod for "
-           << "floats)";
-  return success();
-}
-
 LogicalResult
 PowOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                         Adaptor adaptor,
                         SmallVectorImpl<Type> &inferredReturnTypes) {
   Type base = getElementTypeOrSelf(adaptor.getLhs().getType());
-  Type exponent = getElementTypeOrSelf(adaptor.getRhs().getType());
-  if (!isa<FloatType>(base) && isa<FloatType>(exponent))
-    return emitOptionalError(loc, "integer base (", base,
-                             ") with a float exponent (", exponent,
-                             ") is not supported");
   auto shape = inferBroadcastShape(loc, {adaptor.getLhs(), adaptor.getRhs()});
   if (failed(shape))
     return failure();

@@ -15,7 +15,6 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 
 // Element type families of ONNX's type constraints.
 def Graph_BoolTensor : RankedTensorOf<[I1]>;
-def Graph_UnsignedTensor : RankedTensorOf<[UI8, UI16, UI32, UI64]>;
 def Graph_NumberTensor : RankedTensorOf<[Graph_Float, I8, I16, I32, I64, UI8,
                                           UI16, UI32, UI64]>;
 def Graph_SignedNumberTensor : RankedTensorOf<[Graph_Float, I8, I16, I32,
@@ -64,7 +63,8 @@ def Graph_ModOp : Graph_BroadcastBinaryOp<"mod", "Mod", Graph_NumberTensor> {
   let description = [{
     ONNX `Mod`. With `fmod` the remainder has the sign of the dividend (C
     `fmod`, truncated division); without it, the sign of the divisor (Python
-    `%`, floored division), which ONNX allows only for integers.
+    `%`, floored division, also on floats where a zero remainder takes the
+    divisor's sign).
 
     ```mlir
     %r = graph.mod %a, %b {fmod = false} : (tensor<6xi32>, tensor<6xi32>) -> tensor<6xi32>
@@ -72,7 +72,6 @@ def Graph_ModOp : Graph_BroadcastBinaryOp<"mod", "Mod", Graph_NumberTensor> {
   }];
   let arguments = (ins Graph_NumberTensor:$lhs, Graph_NumberTensor:$rhs,
                    BoolAttr:$fmod);
-  let hasVerifier = 1;
 }
 
 def Graph_PReluOp : Graph_BroadcastBinaryOp<"prelu", "PRelu",
@@ -87,10 +86,14 @@ def Graph_PReluOp : Graph_BroadcastBinaryOp<"prelu", "PRelu",
   }];
 }
 
+// Shifts by an amount read as unsigned: one of at least the bit width gives
+// 0, or the sign fill for a right shift of a signed integer (ONNX BitShift,
+// signed from opset 28).
 def Graph_ShiftLeftOp : Graph_BroadcastBinaryOp<"shift_left",
-    "BitShift (direction LEFT)", Graph_UnsignedTensor>;
+    "BitShift (direction LEFT)", Graph_IntegerTensor>;
 def Graph_ShiftRightOp : Graph_BroadcastBinaryOp<"shift_right",
-    "BitShift (direction RIGHT)", Graph_UnsignedTensor>;
+    "BitShift (direction RIGHT, arithmetic on signed integers)",
+    Graph_IntegerTensor>;
 
 def Graph_AndOp : Graph_BroadcastBinaryOp<"and", "And", Graph_BoolTensor,
                                           [Commutative]>;
@@ -109,7 +112,8 @@ def Graph_PowOp : Graph_InferOp<"pow"> {
   let summary = "elementwise power with numpy broadcasting (ONNX Pow)";
   let description = [{
     ONNX `Pow`: `base ^ exponent`, broadcast. The exponent may have another
-    element type than the base; the result has the base's.
+    element type than the base; the result has the base's (an integer power
+    is computed in f64 and rounded toward zero).
 
     ```mlir
     %r = graph.pow %x, %e : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>

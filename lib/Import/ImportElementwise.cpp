@@ -97,8 +97,6 @@ static LogicalResult importMod(NodeImporter &node) {
   if (!lhs || !rhs)
     return node.emitError() << "needs two inputs";
   bool fmod = node.getInt("fmod", 0) != 0;
-  if (!fmod && isa<FloatType>(getElementTypeOrSelf(lhs.getType())))
-    return node.emitError() << "fmod = 0 is not defined on floats";
   return node.setResults(
       node.create<graph::ModOp>(lhs, rhs, node.getBuilder().getBoolAttr(fmod)));
 }
