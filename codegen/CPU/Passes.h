@@ -23,6 +23,9 @@ namespace kiln::cpu {
 /// become an im2col copy and a contraction.
 void populateConvToIm2ColPatterns(mlir::RewritePatternSet &patterns);
 
+/// Patterns of kiln-cpu-lower-copies: memref.copy becomes linalg.copy.
+void populateLowerCopiesPatterns(mlir::RewritePatternSet &patterns);
+
 /// Patterns of kiln-cpu-reorder-loops: generalize contractions and move the
 /// unit-stride output loop innermost.
 void populateReorderLoopsPatterns(mlir::RewritePatternSet &patterns);

@@ -5,6 +5,27 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CPULowerCopies : Pass<"kiln-cpu-lower-copies", "mlir::func::FuncOp"> {
+  let summary = "Rewrites memref.copy as linalg.copy";
+  let description = [{
+    Bufferization copies buffers with `memref.copy`, whose LLVM lowering
+    calls a support library (`memrefCopy`) for any copy that is not between
+    two contiguous buffers. A compiled model links no such library, so every
+    copy becomes a `linalg.copy` here and then plain loops, which LLVM turns
+    into `memcpy` where the memory is contiguous.
+
+    Before:
+    ```mlir
+    memref.copy %a, %b : memref<4x4xf32, strided<[8, 1]>> to memref<4x4xf32>
+    ```
+    After:
+    ```mlir
+    linalg.copy ins(%a : memref<4x4xf32, strided<[8, 1]>>) outs(%b : memref<4x4xf32>)
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
   let summary = "Orders the loops of contractions so the innermost one is "
                 "unit-stride";
@@ -88,6 +109,8 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
            "fp32 elements in one vector register of the target">,
     Option<"rows", "rows", "int64_t", /*default=*/"8",
            "output rows in a register block">,
+    Option<"parallel", "parallel", "bool", /*default=*/"false",
+           "make the loop over output tiles an scf.forall">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::scf::SCFDialect",

@@ -93,32 +93,58 @@ std::optional<SmallVector<int64_t>> nOuterOrder(linalg::LinalgOp op) {
   return order;
 }
 
-/// Tiles and vectorizes one contraction; leaves it alone on failure.
+/// Tiles and vectorizes one contraction; leaves it alone on failure. With
+/// `parallel`, the output tiles are an scf.forall (each tile owns its part of
+/// the output), and only the reduction runs as a sequential scf.for inside.
 void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
-                      ArrayRef<int64_t> tileSizes) {
+                      ArrayRef<int64_t> tileSizes, bool parallel) {
+  MLIRContext *ctx = op.getContext();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  // Output tiles: every parallel dimension at its tile size, reductions whole.
+  SmallVector<int64_t> outerSizes(tileSizes), innerSizes(tileSizes.size(), 0);
+  for (auto [i, iterator] : llvm::enumerate(iterators)) {
+    if (iterator == utils::IteratorType::reduction) {
+      outerSizes[i] = 0;
+      innerSizes[i] = tileSizes[i];
+    }
+  }
   rewriter.setInsertionPoint(op);
-  scf::SCFTilingOptions options;
-  options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), tileSizes));
-  // Loop over N tiles outside M tiles: the strip of the right-hand operand
-  // that one N tile reads (K x 2 vectors) then stays in cache while every
-  // row block of the left-hand operand passes over it.
+  scf::SCFTilingOptions outer;
+  outer.setTileSizes(getAsIndexOpFoldResult(ctx, outerSizes));
+  if (parallel)
+    outer.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  // N tiles outside M tiles: the strip of the right-hand operand that one N
+  // tile reads (K x 2 vectors) stays in cache while every row block of the
+  // left-hand operand passes over it.
   if (std::optional<SmallVector<int64_t>> order = nOuterOrder(op))
-    options.setInterchange(*order);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled))
+    outer.setInterchange(*order);
+  FailureOr<scf::SCFTilingResult> outerTiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), outer);
+  if (failed(outerTiled))
     return;
-  rewriter.replaceOp(op, tiled->replacements);
-  for (Operation *tiledOp : tiled->tiledOps) {
-    rewriter.setInsertionPoint(tiledOp);
-    FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
-        rewriter, tiledOp, /*inputVectorSizes=*/{},
-        /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
-        /*flatten1DDepthwiseConv=*/false,
-        /*assumeDynamicDimsMatchVecSizes=*/false,
-        /*createNamedContraction=*/true);
-    if (succeeded(vectorized))
-      rewriter.replaceOp(tiledOp, vectorized->replacements);
+  rewriter.replaceOp(op, outerTiled->replacements);
+
+  for (Operation *tile : outerTiled->tiledOps) {
+    // The reduction, one step at a time.
+    rewriter.setInsertionPoint(tile);
+    scf::SCFTilingOptions inner;
+    inner.setTileSizes(getAsIndexOpFoldResult(ctx, innerSizes));
+    FailureOr<scf::SCFTilingResult> innerTiled =
+        scf::tileUsingSCF(rewriter, cast<TilingInterface>(tile), inner);
+    if (failed(innerTiled))
+      continue;
+    rewriter.replaceOp(tile, innerTiled->replacements);
+    for (Operation *step : innerTiled->tiledOps) {
+      rewriter.setInsertionPoint(step);
+      FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+          rewriter, step, /*inputVectorSizes=*/{},
+          /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
+          /*flatten1DDepthwiseConv=*/false,
+          /*assumeDynamicDimsMatchVecSizes=*/false,
+          /*createNamedContraction=*/true);
+      if (succeeded(vectorized))
+        rewriter.replaceOp(step, vectorized->replacements);
+    }
   }
 }
 
@@ -221,7 +247,7 @@ struct CPUTileAndVectorizePass
     if (work.empty())
       return;
     for (auto &[op, sizes] : work)
-      tileAndVectorize(rewriter, op, sizes);
+      tileAndVectorize(rewriter, op, sizes, parallel);
     if (failed(formContractions(func)))
       return signalPassFailure();
     hoistAccumulators(func);

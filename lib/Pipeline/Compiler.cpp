@@ -297,6 +297,9 @@ private:
       return emitError(target.takeError());
     CPUCodegenOptions codegen;
     codegen.vectorWidth = target->vectorWidthF32;
+    // Multithreading goes through libomp, which Debian ships for x86-64; the
+    // AArch64 target stays single-threaded until its libomp is set up.
+    codegen.parallel = target->arch == TargetArch::X86_64;
     if (failed(runPasses(module, [&](OpPassManager &pm) {
           buildCPUCodegenPipeline(pm, codegen);
         })))
@@ -313,6 +316,8 @@ private:
         translateModuleToLLVMIR(module, llvmContext, "kiln_model");
     if (!llvmModule)
       return module.emitError("cannot translate the model to LLVM IR");
+    signature->usesOpenMP =
+        llvmModule->getFunction("__kmpc_fork_call") != nullptr;
     if (llvm::Error error =
             emitModelABI(*llvmModule, kEntryName, *signature, *target))
       return emitError(std::move(error));
@@ -342,7 +347,8 @@ private:
       return emitError(llvm::createStringError(
           "a shared object cannot be written to standard output; give a "
           "file with -o"));
-    if (llvm::Error error = linkSharedObject(object, outputPath, *target))
+    if (llvm::Error error = linkSharedObject(object, outputPath, *target,
+                                             signature->usesOpenMP))
       return emitError(std::move(error));
     return success();
   }

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -45,6 +46,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
     cpu::CPUTileAndVectorizeOptions vectorize;
     vectorize.vectorWidth = options.vectorWidth;
     vectorize.rows = options.rows;
+    vectorize.parallel = options.parallel;
     pm.addNestedPass<func::FuncOp>(cpu::createCPUTileAndVectorize(vectorize));
   }
   pm.addPass(createCanonicalizerPass());
@@ -62,7 +64,9 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createForallToParallelLoopPass());
 
+  pm.addNestedPass<func::FuncOp>(cpu::createCPULowerCopies());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUReorderLoops());
   // n-D vector transfers become 1-D ones in registers, not a memory copy.
   pm.addPass(createConvertVectorToSCFPass(
@@ -70,6 +74,12 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createLowerAffinePass());
+  if (options.parallel) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    // Inlines the alloca scopes around parallel bodies that allocate nothing;
+    // a scope must not hold the several blocks that control flow makes.
+    pm.addPass(createCanonicalizerPass());
+  }
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -83,6 +93,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   funcToLLVM.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (options.parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

@@ -40,6 +40,9 @@ struct CPUCodegenOptions {
   int64_t vectorWidth = 16;
   /// Output rows per register block.
   int64_t rows = 8;
+  /// Run the output tiles of contractions on several threads (OpenMP: the
+  /// model then needs libomp.so.5, and kiln_abi_run sets its thread count).
+  bool parallel = false;
 };
 
 /// CPU code generation: bufferization (function results become caller-owned

@@ -43,7 +43,7 @@ static std::string findLinker() {
 }
 
 Error linkSharedObject(const std::string &object, const std::string &outputPath,
-                       const TargetInfo &target) {
+                       const TargetInfo &target, bool openMP) {
   SmallString<128> objectPath;
   int fd;
   if (std::error_code ec =
@@ -62,6 +62,13 @@ Error linkSharedObject(const std::string &object, const std::string &outputPath,
   Expected<std::string> libc = findLibrary(target.arch, "libc.so.6");
   if (!libc)
     return libc.takeError();
+  std::string libomp;
+  if (openMP) {
+    Expected<std::string> found = findLibrary(target.arch, "libomp.so.5");
+    if (!found)
+      return found.takeError();
+    libomp = *found;
+  }
 
   std::string linker = findLinker();
   SmallVector<StringRef> args = {linker,
@@ -82,6 +89,8 @@ Error linkSharedObject(const std::string &object, const std::string &outputPath,
                                  objectPath,
                                  *libm,
                                  *libc};
+  if (openMP)
+    args.push_back(libomp);
 
   SmallString<128> errorPath;
   if (std::error_code ec =

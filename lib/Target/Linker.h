@@ -13,10 +13,11 @@ namespace kiln {
 
 /// Links the relocatable `object` into the shared object `outputPath` with
 /// ld.lld (KILN_LLD overrides the path found at build time). The result
-/// depends on the target's libc and libm only.
+/// depends on the target's libc and libm only, and on libomp.so.5 when
+/// `openMP` is set.
 llvm::Error linkSharedObject(const std::string &object,
                              const std::string &outputPath,
-                             const TargetInfo &target);
+                             const TargetInfo &target, bool openMP);
 
 } // namespace kiln
 

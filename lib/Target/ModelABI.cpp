@@ -144,6 +144,15 @@ public:
     b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_BAD_ARGS));
 
     b.SetInsertPoint(call);
+    if (signature.usesOpenMP) {
+      // Parallel regions started by this thread use the caller's count.
+      FunctionCallee setThreads = module.getOrInsertFunction(
+          "omp_set_num_threads",
+          FunctionType::get(Type::getVoidTy(ctx), {i32Ty}, false));
+      Value *threads =
+          b.CreateLoad(i32Ty, b.CreateStructGEP(runArgsTy, args, 1));
+      b.CreateCall(setThreads, {threads});
+    }
     Value *inputs = b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 2));
     Value *outputs = b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 3));
     SmallVector<Value *> callArgs;

@@ -28,6 +28,9 @@ struct ModelSignature {
   std::vector<TensorSignature> outputs;
   uint64_t workspaceSize = 0;
   uint64_t workspaceAlign = 64;
+  /// The code runs parallel regions through OpenMP (libomp): kiln_abi_run
+  /// sets their thread count from its arguments.
+  bool usesOpenMP = false;
 };
 
 /// Adds `kiln_abi_describe` and `kiln_abi_run` to `module`, the latter

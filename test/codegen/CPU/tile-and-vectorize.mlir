@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize=vector-width=8 | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize=parallel=true | FileCheck %s --check-prefix=PAR
 
 // A matmul becomes 8x32 register blocks: N tiles outside M tiles, the output
 // tile read once before the reduction loop and written once after it, and
@@ -7,11 +8,20 @@
 // CHECK-LABEL: func.func @matmul
 // CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %c32
 // CHECK:   scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %c8
-// CHECK:     %[[ACC:.+]] = vector.transfer_read %{{.+}}[%[[I]], %[[J]]]{{.*}} : tensor<64x128xf32>, vector<8x32xf32>
+// CHECK:     %[[TILE:.+]] = tensor.extract_slice %{{.+}}[%[[I]], %[[J]]] [8, 32] [1, 1]
+// CHECK:     %[[ACC:.+]] = vector.transfer_read %[[TILE]]{{.*}} : tensor<8x32xf32>, vector<8x32xf32>
 // CHECK:     scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c1 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %[[ACC]])
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
 // CHECK:     }
-// CHECK:     vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<64x128xf32>
+// CHECK:     vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+// CHECK:     tensor.insert_slice
+// With parallel=true the output tiles are one scf.forall; the reduction
+// stays a sequential loop inside it.
+// PAR-LABEL: func.func @matmul
+// PAR: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (128, 64) step (32, 8)
+// PAR:   scf.for {{.*}} step %c1 iter_args
+// PAR-COUNT-8: vector.fma
+// PAR: tensor.parallel_insert_slice
 // AVX2-LABEL: func.func @matmul
 // AVX2: step %c16
 // AVX2: vector<8x16xf32>

@@ -1,0 +1,44 @@
+//===- LowerCopies.cpp - memref.copy as linalg.copy -----------------------===//
+
+#include "codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln::cpu {
+#define GEN_PASS_DEF_CPULOWERCOPIES
+#include "codegen/CPU/Passes.h.inc"
+} // namespace kiln::cpu
+
+using namespace mlir;
+
+namespace kiln::cpu {
+namespace {
+
+struct CopyToLinalg : OpRewritePattern<memref::CopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(memref::CopyOp copy,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(),
+                                                copy.getTarget());
+    return success();
+  }
+};
+
+struct CPULowerCopiesPass : impl::CPULowerCopiesBase<CPULowerCopiesPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateLowerCopiesPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+void populateLowerCopiesPatterns(RewritePatternSet &patterns) {
+  patterns.add<CopyToLinalg>(patterns.getContext());
+}
+
+} // namespace kiln::cpu
