@@ -82,9 +82,12 @@ else
 fi
 
 if [[ -d test/python ]]; then
+  # Ops and models against onnxruntime, the Python API, the CI share of the
+  # ONNX conformance suite, and the AArch64 tests under qemu.
   step "Python tests (pytest)"
+  py_dirs=(test/python test/conformance test/aarch64)
   PYTHONPATH="$build/python:$root/python:${PYTHONPATH:-}" KILN_BUILD_DIR="$build" \
-    "$root/.venv/bin/python" -m pytest -q test/python 2>&1 | tee "$log"
+    "$root/.venv/bin/python" -m pytest -q "${py_dirs[@]}" 2>&1 | tee "$log"
   py_pass=$(grep -oE '[0-9]+ passed' "$log" | tail -1 | grep -oE '[0-9]+')
   py_fail=$(grep -oE '[0-9]+ (failed|error)' "$log" | awk '{s+=$1} END {print s+0}')
   passed=$((passed + ${py_pass:-0})); failed=$((failed + ${py_fail:-0}))

@@ -51,7 +51,8 @@ def run_compiled(so, feeds, workdir, threads=None):
     args = [KILN_RUN, so, "--json", "--output-dir", workdir / "outputs"]
     for i, (name, value) in enumerate(feeds.items()):
         path = workdir / f"input{i}.npy"
-        np.save(path, np.ascontiguousarray(value))
+        # np.ascontiguousarray would turn a scalar into shape (1,).
+        np.save(path, np.array(value, order="C"))
         args += ["--input", f"{name}={path}"]
     if threads:
         args += ["--threads", str(threads)]
