@@ -22,6 +22,17 @@ ccache --max-size=5G >/dev/null 2>&1 || true
 
 step() { echo; echo "== $*"; }
 
+# Adds the counts of the ctest run logged in $log to the totals; a run that
+# reports nothing counts as one failure.
+count_ctest() {
+  local total fails
+  total=$(sed -nE 's/.* tests failed out of ([0-9]+).*/\1/p' "$log" | tail -1)
+  fails=$(sed -nE 's/.* ([0-9]+) tests failed out of.*/\1/p' "$log" | tail -1)
+  total=${total:-0}; fails=${fails:-0}
+  if [[ $total == 0 ]] && ! grep -q "No tests were found" "$log"; then fails=1; fi
+  passed=$((passed + total - fails)); failed=$((failed + fails))
+}
+
 step "configure and build ($build)"
 if [[ ! -f "$build/build.ninja" ]]; then
   cmake -G Ninja -S "$root" -B "$build" \
@@ -47,11 +58,7 @@ passed=$((passed + lit_pass)); failed=$((failed + lit_fail))
 
 step "unit tests (ctest)"
 ctest --test-dir "$build" --output-on-failure -j2 2>&1 | tee "$log"
-ct_total=$(sed -nE 's/.* tests failed out of ([0-9]+).*/\1/p' "$log" | tail -1)
-ct_fail=$(sed -nE 's/.* ([0-9]+) tests failed out of.*/\1/p' "$log" | tail -1)
-ct_total=${ct_total:-0}; ct_fail=${ct_fail:-0}
-if [[ $ct_total == 0 ]] && ! grep -q "No tests were found" "$log"; then ct_fail=1; fi
-passed=$((passed + ct_total - ct_fail)); failed=$((failed + ct_fail))
+count_ctest
 
 step "bad-input tests under AddressSanitizer and UBSan ($build-asan)"
 # The importer's and the runtime's unit tests hold every bad-input case
@@ -79,6 +86,26 @@ if ninja -C "$asan" kiln-run "${asan_tests[@]}" >"$log" 2>&1; then
   done
 else
   tail -30 "$log"; echo "the sanitizer build failed"; failed=$((failed + 1))
+fi
+
+step "AArch64: cross-built runtime and kiln-run, unit tests under qemu"
+# Only where tools/setup.sh installed the cross sysroot and qemu-user.
+arm=${KILN_AARCH64_BUILD_DIR:-$build-aarch64}
+if [[ -f /usr/aarch64-linux-gnu/lib/libc.so.6 ]] && command -v qemu-aarch64 >/dev/null; then
+  if [[ ! -f "$arm/build.ninja" ]]; then
+    cmake -G Ninja -S "$root" -B "$arm" -DKILN_RUNTIME_ONLY=ON \
+      -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" >/dev/null || exit 1
+  fi
+  if ninja -C "$arm" >"$log" 2>&1; then
+    ctest --test-dir "$arm" --output-on-failure -j2 2>&1 | tee "$log"
+    count_ctest
+  else
+    tail -30 "$log"; echo "the AArch64 cross build failed"; failed=$((failed + 1))
+  fi
+  export KILN_AARCH64_BUILD_DIR="$arm"  # for test/aarch64 (pytest)
+else
+  echo "skipped: no AArch64 sysroot (/usr/aarch64-linux-gnu) or no qemu-aarch64"
 fi
 
 if [[ -d test/python ]]; then

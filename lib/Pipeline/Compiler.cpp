@@ -29,6 +29,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/Support/FileSystem.h"
@@ -69,7 +70,7 @@ public:
             return success();
           std::string line;
           llvm::raw_string_ostream os(line);
-          os << formatLocation(diag.getLocation()) << "error: " << diag;
+          os << formatLocation(diag.getLocation()) << diag;
           // A note's first line only: "see current operation" notes would
           // print a whole module.
           for (Diagnostic &note : diag.getNotes())
@@ -172,6 +173,35 @@ FailureOr<ModelSignature> getModelSignature(func::FuncOp main) {
     signature.outputs.push_back(*tensor);
   }
   return signature;
+}
+
+/// Removes the inputs and outputs that have no elements from the entry
+/// function (kiln-graph-fold-empty-tensors has already replaced their uses
+/// with constants), so that no zero-size buffer reaches code generation, and
+/// marks them in `signature` as not passed.
+void dropEmptyTensors(func::FuncOp main, ModelSignature &signature) {
+  auto isEmpty = [](const TensorSignature &t) {
+    return llvm::is_contained(t.shape, 0);
+  };
+  llvm::BitVector args(main.getNumArguments()), results(main.getNumResults());
+  for (auto [i, input] : llvm::enumerate(signature.inputs))
+    if (isEmpty(input) && main.getArgument(i).use_empty())
+      args.set(i), input.passed = false;
+  for (auto [i, output] : llvm::enumerate(signature.outputs))
+    if (isEmpty(output))
+      results.set(i), output.passed = false;
+  if (results.any()) {
+    main.walk([&](func::ReturnOp ret) {
+      SmallVector<Value> kept;
+      for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+        if (!results.test(i))
+          kept.push_back(value);
+      ret->setOperands(kept);
+    });
+    (void)main.eraseResults(results);
+  }
+  if (args.any())
+    (void)main.eraseArguments(args);
 }
 
 /// One report line: "stage: N ops (a.x: 3, b.y: 1)".
@@ -282,6 +312,7 @@ private:
     FailureOr<ModelSignature> signature = getModelSignature(main);
     if (failed(signature))
       return failure();
+    dropEmptyTensors(main, *signature);
     main.setSymName(kEntryName);
 
     if (failed(runPasses(module, buildLowerToLinalgPipeline)))

@@ -26,6 +26,7 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
   if (!options.enable)
     return;
   pm.addNestedPass<func::FuncOp>(graph::createGraphInferShapes());
+  pm.addNestedPass<func::FuncOp>(graph::createGraphFoldEmptyTensors());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

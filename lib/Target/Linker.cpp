@@ -71,24 +71,13 @@ Error linkSharedObject(const std::string &object, const std::string &outputPath,
   }
 
   std::string linker = findLinker();
-  SmallVector<StringRef> args = {linker,
-                                 "-shared",
-                                 "--eh-frame-hdr",
-                                 "-z",
-                                 "relro",
-                                 "-z",
-                                 "now",
-                                 "-z",
-                                 "noexecstack",
-                                 "--gc-sections",
-                                 "--as-needed",
-                                 "-soname",
-                                 sys::path::filename(outputPath),
-                                 "-o",
-                                 outputPath,
-                                 objectPath,
-                                 *libm,
-                                 *libc};
+  SmallVector<StringRef> args = {
+      linker, "-shared", "--eh-frame-hdr", "-z", "relro", "-z", "now", "-z",
+      "noexecstack", "--gc-sections", "--as-needed",
+      // An unresolved symbol is an error now,
+      // not when the runtime loads the model.
+      "-z", "defs", "-soname", sys::path::filename(outputPath), "-o",
+      outputPath, objectPath, *libm, *libc};
   if (openMP)
     args.push_back(libomp);
 

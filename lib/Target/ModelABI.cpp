@@ -78,7 +78,12 @@ public:
     if (!entry)
       return createStringError("the model has no entry function '" + entryName +
                                "'");
-    size_t numArgs = signature.inputs.size() + signature.outputs.size();
+    auto countPassed = [](const std::vector<TensorSignature> &list) {
+      return llvm::count_if(list,
+                            [](const TensorSignature &t) { return t.passed; });
+    };
+    size_t numArgs =
+        countPassed(signature.inputs) + countPassed(signature.outputs);
     if (entry->arg_size() != numArgs)
       return createStringError("entry function takes " +
                                Twine(entry->arg_size()).str() +
@@ -157,11 +162,13 @@ public:
     Value *outputs = b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 3));
     SmallVector<Value *> callArgs;
     for (size_t i = 0; i < signature.inputs.size(); ++i)
-      callArgs.push_back(
-          b.CreateLoad(ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, inputs, i)));
+      if (signature.inputs[i].passed)
+        callArgs.push_back(b.CreateLoad(
+            ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, inputs, i)));
     for (size_t i = 0; i < signature.outputs.size(); ++i)
-      callArgs.push_back(
-          b.CreateLoad(ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, outputs, i)));
+      if (signature.outputs[i].passed)
+        callArgs.push_back(b.CreateLoad(
+            ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, outputs, i)));
     b.CreateCall(entry, callArgs);
     b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
     return Error::success();

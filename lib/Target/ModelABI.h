@@ -19,10 +19,14 @@ struct TensorSignature {
   std::string name;
   int32_t dtype = 0; // a kiln_dtype
   std::vector<int64_t> shape;
+  /// Whether the entry function takes this tensor's pointer. A tensor with
+  /// no elements holds no data: the model neither reads nor writes it.
+  bool passed = true;
 };
 
 /// What the model's entry function takes: inputs, then outputs, one pointer
-/// each (the bare-pointer calling convention of the CPU pipeline).
+/// each for those `passed` (the bare-pointer calling convention of the CPU
+/// pipeline).
 struct ModelSignature {
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;

@@ -5,6 +5,29 @@
 
 include "mlir/Pass/PassBase.td"
 
+def GraphFoldEmptyTensors : Pass<"kiln-graph-fold-empty-tensors", "mlir::func::FuncOp"> {
+  let summary = "Replaces values with no elements by empty constants";
+  let description = [{
+    A tensor with a zero-size dimension holds no data, so whatever computes
+    it can be dropped: every graph op whose results all have zero elements is
+    replaced by empty `graph.constant`s, and so is every use of an empty
+    function argument. Code generation then never sees a zero-size buffer
+    (which neither the bare-pointer calling convention nor buffer
+    allocation handle), while ops that make data out of empty operands (a
+    Concat with a non-empty piece, a ReduceSum to zeros) still compute it.
+
+    Before:
+    ```mlir
+    %0 = graph.relu %x : tensor<2x0x4xf32>
+    ```
+    After:
+    ```mlir
+    %0 = graph.constant dense<> : tensor<2x0x4xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
 def GraphInferShapes : Pass<"kiln-graph-infer-shapes", "mlir::func::FuncOp"> {
   let summary = "Refines result shapes of graph ops from their operands";
   let description = [{

@@ -6,7 +6,8 @@
  *   FAKE_ADD            inputs a, b: f32 [2,3]; outputs "sum:0" = a + b and
  *                       "threads" (i32 scalar) = the thread count it was given
  *   FAKE_BAD_VERSION    abi_version 999
- *   FAKE_UNKNOWN_FEATURE requires "avx512fp16,nonexistentfeature"
+ *   FAKE_UNKNOWN_FEATURE requires "avx512fp16,nonexistentfeature" (on AArch64
+ *     "sve2,nonexistentfeature": a name the runtime knows comes first)
  *   FAKE_FEATURE        requires one real feature, FAKE_FEATURE_NAME
  *   FAKE_OTHER_ARCH     compiled for the other architecture
  *   FAKE_NEGATIVE_DIM   an input of shape [2,-3]
@@ -97,7 +98,11 @@ static const kiln_abi_model model = {
 #endif
     "generic",
 #if FAKE_VARIANT == FAKE_UNKNOWN_FEATURE
+#if defined(__x86_64__)
     "avx512fp16,nonexistentfeature",
+#else
+    "sve2,nonexistentfeature",
+#endif
 #elif FAKE_VARIANT == FAKE_FEATURE
     FAKE_FEATURE_NAME,
 #else
