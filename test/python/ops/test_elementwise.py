@@ -250,10 +250,9 @@ def test_clip(tmp_path):
 
 
 def test_clip_runtime_bounds(tmp_path):
-    # Bounds as graph inputs rather than initializers (of one element: kiln-run
-    # reads a rank-0 .npy as shape [1]).
+    # Bounds as rank-0 graph inputs rather than initializers.
     x = normal((5, 3))
-    feeds = {"x": x, "lo": np.array([-0.5], np.float32), "hi": np.array([0.25], np.float32)}
+    feeds = {"x": x, "lo": np.array(-0.5, np.float32), "hi": np.array(0.25, np.float32)}
     m = model([node("Clip", ["x", "lo", "hi"], "y")], feeds, opset=13)
     assert_matches_onnxruntime(m, feeds, tmp_path)
 
