@@ -23,6 +23,10 @@ namespace kiln::cpu {
 /// become an im2col copy and a contraction.
 void populateConvToIm2ColPatterns(mlir::RewritePatternSet &patterns);
 
+/// Patterns of kiln-cpu-fuse-elementwise: elementwise producers into
+/// elementwise consumers only.
+void populateFuseElementwisePatterns(mlir::RewritePatternSet &patterns);
+
 /// Patterns of kiln-cpu-lower-copies: memref.copy becomes linalg.copy.
 void populateLowerCopiesPatterns(mlir::RewritePatternSet &patterns);
 

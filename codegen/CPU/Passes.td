@@ -5,6 +5,32 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CPUFuseElementwise : Pass<"kiln-cpu-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuses chains of elementwise linalg ops into one loop nest";
+  let description = [{
+    Fuses an elementwise producer into its consumer when the consumer is
+    elementwise too (all loops parallel), with upstream's elementwise fusion
+    patterns: a chain such as bias add, Gelu and residual add becomes one
+    `linalg.generic`, so each element makes one trip through memory.
+
+    A producer is never fused into a consumer that has reduction loops (a
+    matmul, a convolution, a reduction): the consumer reads each produced
+    element many times, and fusing would recompute it at every read (an Erf
+    computed K times per element of a matmul's input).
+
+    Before:
+    ```mlir
+    %0 = linalg.generic {...["parallel"]} ins(%x) { math.erf }
+    %1 = linalg.generic {...["parallel"]} ins(%0, %y) { arith.addf }
+    ```
+    After:
+    ```mlir
+    %1 = linalg.generic {...["parallel"]} ins(%x, %y) { math.erf; arith.addf }
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def CPULowerCopies : Pass<"kiln-cpu-lower-copies", "mlir::func::FuncOp"> {
   let summary = "Rewrites memref.copy as linalg.copy";
   let description = [{

@@ -39,7 +39,7 @@ void buildLowerToLinalgPipeline(OpPassManager &pm) {
 void buildCPUCodegenPipeline(OpPassManager &pm,
                              const CPUCodegenOptions &options) {
   if (options.fuseElementwise)
-    pm.addPass(createLinalgElementwiseOpFusionPass());
+    pm.addNestedPass<func::FuncOp>(cpu::createCPUFuseElementwise());
   if (options.convToIm2Col)
     pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToIm2Col());
   // Register-blocked vector code for contractions (loops for the rest, below).
