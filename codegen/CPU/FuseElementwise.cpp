@@ -19,8 +19,7 @@ namespace {
 /// the producer is then read once, and fusion recomputes nothing.
 bool intoElementwiseConsumer(OpOperand *operand) {
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
-  return consumer &&
-         consumer.getNumLoops() == consumer.getNumParallelLoops();
+  return consumer && consumer.getNumLoops() == consumer.getNumParallelLoops();
 }
 
 struct CPUFuseElementwisePass

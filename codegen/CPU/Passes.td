@@ -52,6 +52,44 @@ def CPULowerCopies : Pass<"kiln-cpu-lower-copies", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def CPUPlanMemory : Pass<"kiln-cpu-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "Places the function's buffers in one workspace, reused by "
+                "liveness";
+  let description = [{
+    Static memory planning: every `memref.alloc` with a static shape at the
+    top level of the function becomes a `memref.view` into one workspace
+    buffer, a new last argument of the function (`memref<Nxi8>`), and
+    buffers whose live ranges do not overlap share bytes. The workspace size
+    is recorded on the function as `kiln.workspace_size`; the runtime
+    allocates it once per model, so a run allocates nothing.
+
+    Live ranges are measured in the function's top-level op order: a buffer
+    lives from its allocation to the last op that uses it or a view of it
+    (a use inside a loop counts at the loop). Offsets are chosen greedily,
+    largest buffer first, at the lowest 64-byte-aligned offset that overlaps
+    no live buffer. Allocations inside loops and of dynamic size keep
+    `memref.alloc`. Run it before the buffer deallocation pipeline.
+
+    Before:
+    ```mlir
+    func.func @f(%x: memref<4xf32>) {
+      %a = memref.alloc() : memref<1024xf32>
+      ...
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%x: memref<4xf32>, %ws: memref<4096xi8>) attributes {kiln.workspace_size = 4096 : i64} {
+      %c0 = arith.constant 0 : index
+      %a = memref.view %ws[%c0][] : memref<4096xi8> to memref<1024xf32>
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
   let summary = "Orders the loops of contractions so the innermost one is "
                 "unit-stride";

@@ -60,14 +60,18 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
   if (outputMap.getNumResults() == 0 ||
       outputMap.getResults().back() != getAffineDimExpr(n, op.getContext()))
     return {};
-  int64_t nTile = ranges[n] % (2 * vectorWidth) == 0 ? 2 * vectorWidth
-                  : ranges[n] % vectorWidth == 0     ? vectorWidth
-                                                     : 0;
+  // A remainder narrower than two vectors (split off by splitRemainders) is
+  // one tile as wide as it is.
+  int64_t nTile = ranges[n] < 2 * vectorWidth          ? ranges[n]
+                  : ranges[n] % (2 * vectorWidth) == 0 ? 2 * vectorWidth
+                  : ranges[n] % vectorWidth == 0       ? vectorWidth
+                                                       : 0;
   if (nTile == 0)
     return {};
   SmallVector<int64_t> sizes(ranges.size(), 1);
   sizes[n] = nTile;
-  sizes[m] = largestDivisor(ranges[m], rows * (2 * vectorWidth / nTile));
+  sizes[m] = largestDivisor(
+      ranges[m], rows * std::max<int64_t>(1, 2 * vectorWidth / nTile));
   return sizes;
 }
 
@@ -145,6 +149,34 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
       if (succeeded(vectorized))
         rewriter.replaceOp(step, vectorized->replacements);
     }
+  }
+}
+
+/// Splits every contraction whose innermost N dimension is not a multiple of
+/// two vectors into a part that is and a narrower remainder, so that both
+/// get register-blocked code (the remainder as one tile as wide as it is)
+/// instead of leaving the whole op to the loop path.
+void splitRemainders(func::FuncOp func, int64_t vectorWidth) {
+  SmallVector<linalg::LinalgOp> candidates;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics() && op.getNumDpsInits() == 1 &&
+        linalg::isaContractionOpInterface(op) && !op.hasDynamicShape())
+      candidates.push_back(op);
+  });
+  IRRewriter rewriter(func.getContext());
+  for (linalg::LinalgOp op : candidates) {
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims) || dims->n.empty())
+      continue;
+    unsigned n = dims->n.back();
+    int64_t size = op.getStaticLoopRanges()[n];
+    int64_t main = size / (2 * vectorWidth) * (2 * vectorWidth);
+    if (main == 0 || main == size)
+      continue;
+    rewriter.setInsertionPoint(op);
+    linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), n,
+                    rewriter.getIndexAttr(main));
   }
 }
 
@@ -238,6 +270,7 @@ struct CPUTileAndVectorizePass
       rewriter.setInsertionPoint(op);
       (void)linalg::specializeGenericOp(rewriter, op);
     }
+    splitRemainders(func, vectorWidth);
     SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> work;
     func.walk([&](linalg::LinalgOp op) {
       SmallVector<int64_t> sizes = chooseTileSizes(op, vectorWidth, rows);

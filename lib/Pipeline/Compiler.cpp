@@ -342,6 +342,10 @@ private:
     auto machine = target->createTargetMachine();
     if (!machine)
       return emitError(machine.takeError());
+    // The memory planner leaves the workspace size on the entry function.
+    Operation *entry = module.lookupSymbol(kEntryName);
+    if (!entry)
+      return module.emitError("code generation lost the entry function");
     llvm::LLVMContext llvmContext;
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(module, llvmContext, "kiln_model");
@@ -349,6 +353,12 @@ private:
       return module.emitError("cannot translate the model to LLVM IR");
     signature->usesOpenMP =
         llvmModule->getFunction("__kmpc_fork_call") != nullptr;
+    if (auto size = entry->getAttrOfType<IntegerAttr>("kiln.workspace_size"))
+      signature->workspaceSize = size.getInt();
+    if (options.report)
+      result.report +=
+          "workspace: " + std::to_string(signature->workspaceSize) +
+          " bytes (intermediate buffers, planned)\n";
     if (llvm::Error error =
             emitModelABI(*llvmModule, kEntryName, *signature, *target))
       return emitError(std::move(error));

@@ -64,6 +64,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  if (options.planMemory)
+    pm.addNestedPass<func::FuncOp>(cpu::createCPUPlanMemory());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createForallToParallelLoopPass());
 

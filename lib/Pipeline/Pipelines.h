@@ -40,6 +40,8 @@ struct CPUCodegenOptions {
   int64_t vectorWidth = 16;
   /// Output rows per register block.
   int64_t rows = 8;
+  /// Place intermediate buffers in one workspace reused by liveness.
+  bool planMemory = true;
   /// Run the output tiles of contractions on several threads (OpenMP: the
   /// model then needs libomp.so.5, and kiln_abi_run sets its thread count).
   bool parallel = false;

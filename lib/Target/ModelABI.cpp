@@ -82,13 +82,14 @@ public:
       return llvm::count_if(list,
                             [](const TensorSignature &t) { return t.passed; });
     };
-    size_t numArgs =
-        countPassed(signature.inputs) + countPassed(signature.outputs);
+    size_t numArgs = countPassed(signature.inputs) +
+                     countPassed(signature.outputs) +
+                     (signature.workspaceSize > 0 ? 1 : 0);
     if (entry->arg_size() != numArgs)
       return createStringError("entry function takes " +
                                Twine(entry->arg_size()).str() +
                                " arguments, expected one per input and "
-                               "output (" +
+                               "output and the workspace (" +
                                Twine(numArgs).str() + ")");
 
     // Everything the compiler made is internal; only the ABI is exported.
@@ -169,6 +170,10 @@ public:
       if (signature.outputs[i].passed)
         callArgs.push_back(b.CreateLoad(
             ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, outputs, i)));
+    // The workspace comes last (see kiln-cpu-plan-memory).
+    if (signature.workspaceSize > 0)
+      callArgs.push_back(
+          b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 4)));
     b.CreateCall(entry, callArgs);
     b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
     return Error::success();

@@ -59,13 +59,27 @@ func.func @odd_rows(%a: tensor<6x4xf32>, %b: tensor<4x16xf32>, %c: tensor<6x16xf
 
 // -----
 
-// N not a multiple of the vector width: left for the loop path.
-// CHECK-LABEL: func.func @ragged
-// CHECK: linalg.matmul
-// CHECK-NOT: vector.fma
-func.func @ragged(%a: tensor<8x4xf32>, %b: tensor<4x10xf32>, %c: tensor<8x10xf32>) -> tensor<8x10xf32> {
+// N narrower than two vectors: one tile as wide as it is.
+// CHECK-LABEL: func.func @narrow
+// CHECK-NOT: linalg.matmul
+// CHECK: vector<8x10xf32>
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<10xf32>
+func.func @narrow(%a: tensor<8x4xf32>, %b: tensor<4x10xf32>, %c: tensor<8x10xf32>) -> tensor<8x10xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x10xf32>) outs(%c : tensor<8x10xf32>) -> tensor<8x10xf32>
   return %0 : tensor<8x10xf32>
+}
+
+// -----
+
+// N = 40: the first 32 columns get full tiles, the last 8 a tile of their
+// own; neither part is left to the loop path.
+// CHECK-LABEL: func.func @remainder
+// CHECK-NOT: linalg.matmul
+// CHECK-DAG: vector<8x32xf32>
+// CHECK-DAG: vector<8x8xf32>
+func.func @remainder(%a: tensor<8x4xf32>, %b: tensor<4x40xf32>, %c: tensor<8x40xf32>) -> tensor<8x40xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x40xf32>) outs(%c : tensor<8x40xf32>) -> tensor<8x40xf32>
+  return %0 : tensor<8x40xf32>
 }
 
 // -----

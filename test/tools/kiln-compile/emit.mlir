@@ -36,6 +36,7 @@ func.func @main(%a: tensor<2x3xf32> {kiln.name = "a"}, %b: tensor<3xf32> {kiln.n
 // REPORT: graph: 2 ops
 // REPORT: linalg:
 // REPORT: llvm:
+// REPORT: workspace: {{[0-9]+}} bytes
 
 // The shared object exports the model ABI and nothing else.
 // SO-NOT: {{ T }}
