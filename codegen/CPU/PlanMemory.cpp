@@ -84,9 +84,11 @@ struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
         continue;
       Buffer buffer;
       buffer.alloc = alloc;
-      int64_t bits =
-          type.getNumElements() * type.getElementType().getIntOrFloatBitWidth();
-      buffer.bytes = llvm::alignTo((bits + 7) / 8, kAlignment);
+      // Each element takes whole bytes in memory: an i1 is stored in one.
+      int64_t elementBytes =
+          (type.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+      buffer.bytes =
+          llvm::alignTo(type.getNumElements() * elementBytes, kAlignment);
       buffer.begin = buffer.end = pos[&op];
       if (!lastUse(alloc, block, pos, buffer.end))
         continue;

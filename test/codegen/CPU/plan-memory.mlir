@@ -48,3 +48,15 @@ func.func @loops_and_escapes(%n: index) -> memref<4xf32> {
   %d = memref.alloc(%n) : memref<?xf32>
   return %r : memref<4xf32>
 }
+
+// -----
+
+// A boolean takes one byte in memory, not one bit.
+// CHECK-LABEL: func.func @booleans
+// CHECK-SAME: memref<128xi8>
+func.func @booleans(%in: memref<100xi1>, %out: memref<100xi1>) {
+  %a = memref.alloc() : memref<100xi1>
+  linalg.copy ins(%in : memref<100xi1>) outs(%a : memref<100xi1>)
+  linalg.copy ins(%a : memref<100xi1>) outs(%out : memref<100xi1>)
+  return
+}
