@@ -46,18 +46,30 @@ class Graph_BroadcastBinaryOp<string mnemonic, string onnxName,
 }
 
 def Graph_AddOp : Graph_BroadcastBinaryOp<"add", "Add", Graph_NumberTensor,
-                                          [Commutative]>;
-def Graph_SubOp : Graph_BroadcastBinaryOp<"sub", "Sub", Graph_NumberTensor>;
+                                          [Commutative]> {
+  let hasFolder = 1;
+}
+def Graph_SubOp : Graph_BroadcastBinaryOp<"sub", "Sub", Graph_NumberTensor> {
+  let hasFolder = 1;
+}
 def Graph_MulOp : Graph_BroadcastBinaryOp<"mul", "Mul", Graph_NumberTensor,
-                                          [Commutative]>;
-def Graph_DivOp : Graph_BroadcastBinaryOp<"div", "Div", Graph_NumberTensor>;
+                                          [Commutative]> {
+  let hasFolder = 1;
+}
+def Graph_DivOp : Graph_BroadcastBinaryOp<"div", "Div", Graph_NumberTensor> {
+  let hasFolder = 1;
+}
 
 // Max and Min propagate NaN. The importer turns ONNX's variadic Max, Min,
 // Sum and Mean into chains of these binary ops.
 def Graph_MaxOp : Graph_BroadcastBinaryOp<"max", "Max", Graph_NumberTensor,
-                                          [Commutative]>;
+                                          [Commutative]> {
+  let hasFolder = 1;
+}
 def Graph_MinOp : Graph_BroadcastBinaryOp<"min", "Min", Graph_NumberTensor,
-                                          [Commutative]>;
+                                          [Commutative]> {
+  let hasFolder = 1;
+}
 
 def Graph_ModOp : Graph_BroadcastBinaryOp<"mod", "Mod", Graph_NumberTensor> {
   let description = [{
@@ -72,6 +84,7 @@ def Graph_ModOp : Graph_BroadcastBinaryOp<"mod", "Mod", Graph_NumberTensor> {
   }];
   let arguments = (ins Graph_NumberTensor:$lhs, Graph_NumberTensor:$rhs,
                    BoolAttr:$fmod);
+  let hasFolder = 1;
 }
 
 def Graph_PReluOp : Graph_BroadcastBinaryOp<"prelu", "PRelu",
@@ -96,17 +109,29 @@ def Graph_ShiftRightOp : Graph_BroadcastBinaryOp<"shift_right",
     Graph_IntegerTensor>;
 
 def Graph_AndOp : Graph_BroadcastBinaryOp<"and", "And", Graph_BoolTensor,
-                                          [Commutative]>;
+                                          [Commutative]> {
+  let hasFolder = 1;
+}
 def Graph_OrOp : Graph_BroadcastBinaryOp<"or", "Or", Graph_BoolTensor,
-                                         [Commutative]>;
+                                         [Commutative]> {
+  let hasFolder = 1;
+}
 def Graph_XorOp : Graph_BroadcastBinaryOp<"xor", "Xor", Graph_BoolTensor,
-                                          [Commutative]>;
+                                          [Commutative]> {
+  let hasFolder = 1;
+}
 def Graph_BitwiseAndOp : Graph_BroadcastBinaryOp<"bitwise_and", "BitwiseAnd",
-    Graph_IntegerTensor, [Commutative]>;
+    Graph_IntegerTensor, [Commutative]> {
+  let hasFolder = 1;
+}
 def Graph_BitwiseOrOp : Graph_BroadcastBinaryOp<"bitwise_or", "BitwiseOr",
-    Graph_IntegerTensor, [Commutative]>;
+    Graph_IntegerTensor, [Commutative]> {
+  let hasFolder = 1;
+}
 def Graph_BitwiseXorOp : Graph_BroadcastBinaryOp<"bitwise_xor", "BitwiseXor",
-    Graph_IntegerTensor, [Commutative]>;
+    Graph_IntegerTensor, [Commutative]> {
+  let hasFolder = 1;
+}
 
 def Graph_PowOp : Graph_InferOp<"pow"> {
   let summary = "elementwise power with numpy broadcasting (ONNX Pow)";
@@ -123,6 +148,7 @@ def Graph_PowOp : Graph_InferOp<"pow"> {
   let results = (outs Graph_NumberTensor:$result);
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -146,6 +172,7 @@ class Graph_CompareOp<string mnemonic, string onnxName,
   let results = (outs Graph_BoolTensor:$result);
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Graph_EqualOp : Graph_CompareOp<"equal", "Equal", [Commutative]>;
@@ -170,6 +197,7 @@ def Graph_WhereOp : Graph_InferOp<"where"> {
   let assemblyFormat = [{
     $condition `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -195,21 +223,39 @@ class Graph_UnaryOp<string mnemonic, string onnxName,
 
 // On integers, Relu is max(x, 0) and Abs, Neg and Sign their usual meaning
 // (identity, wrap-around negation, 0 or 1 on unsigned integers).
-def Graph_ReluOp : Graph_UnaryOp<"relu", "Relu", Graph_SignedNumberTensor>;
-def Graph_AbsOp : Graph_UnaryOp<"abs", "Abs", Graph_NumberTensor>;
-def Graph_NegOp : Graph_UnaryOp<"neg", "Neg", Graph_SignedNumberTensor>;
-def Graph_SignOp : Graph_UnaryOp<"sign", "Sign", Graph_NumberTensor>;
-def Graph_NotOp : Graph_UnaryOp<"not", "Not", Graph_BoolTensor>;
+def Graph_ReluOp : Graph_UnaryOp<"relu", "Relu", Graph_SignedNumberTensor> {
+  let hasFolder = 1;
+}
+def Graph_AbsOp : Graph_UnaryOp<"abs", "Abs", Graph_NumberTensor> {
+  let hasFolder = 1;
+}
+def Graph_NegOp : Graph_UnaryOp<"neg", "Neg", Graph_SignedNumberTensor> {
+  let hasFolder = 1;
+}
+def Graph_SignOp : Graph_UnaryOp<"sign", "Sign", Graph_NumberTensor> {
+  let hasFolder = 1;
+}
+def Graph_NotOp : Graph_UnaryOp<"not", "Not", Graph_BoolTensor> {
+  let hasFolder = 1;
+}
 def Graph_BitwiseNotOp : Graph_UnaryOp<"bitwise_not", "BitwiseNot",
-                                       Graph_IntegerTensor>;
+                                       Graph_IntegerTensor> {
+  let hasFolder = 1;
+}
 
 def Graph_ExpOp : Graph_UnaryOp<"exp", "Exp">;
 def Graph_LogOp : Graph_UnaryOp<"log", "Log">;
 def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "Sqrt">;
 def Graph_ReciprocalOp : Graph_UnaryOp<"reciprocal", "Reciprocal">;
-def Graph_FloorOp : Graph_UnaryOp<"floor", "Floor">;
-def Graph_CeilOp : Graph_UnaryOp<"ceil", "Ceil">;
-def Graph_RoundOp : Graph_UnaryOp<"round", "Round (half to even)">;
+def Graph_FloorOp : Graph_UnaryOp<"floor", "Floor"> {
+  let hasFolder = 1;
+}
+def Graph_CeilOp : Graph_UnaryOp<"ceil", "Ceil"> {
+  let hasFolder = 1;
+}
+def Graph_RoundOp : Graph_UnaryOp<"round", "Round (half to even)"> {
+  let hasFolder = 1;
+}
 def Graph_SinOp : Graph_UnaryOp<"sin", "Sin">;
 def Graph_CosOp : Graph_UnaryOp<"cos", "Cos">;
 def Graph_TanOp : Graph_UnaryOp<"tan", "Tan">;
@@ -314,6 +360,7 @@ def Graph_CastOp : Graph_Op<"cast", [Pure, SameOperandsAndResultShape]> {
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat =
       "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 #endif // KILN_GRAPH_ELEMENTWISE_OPS
