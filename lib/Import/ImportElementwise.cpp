@@ -2,7 +2,10 @@
 //
 // ONNX's elementwise operators. Variadic ones (Max, Min, Sum, Mean) become
 // chains of binary graph ops; Clip becomes max then min; BitShift one of two
-// shift ops. Every attribute is made explicit with ONNX's default.
+// shift ops. Every attribute is made explicit with ONNX's default. Ops are
+// built through `createFolded`, so that shape arithmetic on constants
+// (Shape -> Cast -> Mul -> Where...) imports as the constants that a later
+// Expand, Reshape or ConstantOfShape needs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,13 +33,32 @@ static Value createScalar(NodeImporter &node, Type element, double value) {
       cast<TypedAttr>(DenseElementsAttr::get(type, scalar)));
 }
 
+/// Folds the freshly created `op` when its operands are constants: the
+/// folded value (a graph.constant, materialized at the node) or else `op`'s
+/// result.
+static Value foldAtImport(NodeImporter &node, Operation *op) {
+  if (!op)
+    return {};
+  SmallVector<Value, 1> folded;
+  if (failed(node.getBuilder().tryFold(op, folded)) || folded.size() != 1)
+    return op->getResult(0);
+  op->erase();
+  return folded.front();
+}
+
+/// Creates `OpTy` with inferred result types and folds it when it can.
+template <typename OpTy, typename... Args>
+static Value createFolded(NodeImporter &node, Args &&...args) {
+  return foldAtImport(node, node.createOp<OpTy>(std::forward<Args>(args)...));
+}
+
 /// Binary ops that broadcast as numpy does (from opset 7 for the arithmetic
 /// ones; before, they took `broadcast` and `axis` attributes instead).
 template <typename OpTy> static LogicalResult importBinary(NodeImporter &node) {
   Value lhs = node.getInput(0), rhs = node.getInput(1);
   if (!lhs || !rhs)
     return node.emitError() << "needs two inputs";
-  return node.setResults(node.create<OpTy>(lhs, rhs));
+  return node.setResults(createFolded<OpTy>(node, lhs, rhs));
 }
 
 static LogicalResult importWhere(NodeImporter &node) {
@@ -44,14 +66,15 @@ static LogicalResult importWhere(NodeImporter &node) {
         rhs = node.getInput(2);
   if (!condition || !lhs || !rhs)
     return node.emitError() << "needs three inputs";
-  return node.setResults(node.create<graph::WhereOp>(condition, lhs, rhs));
+  return node.setResults(
+      createFolded<graph::WhereOp>(node, condition, lhs, rhs));
 }
 
 template <typename OpTy> static LogicalResult importUnary(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
-  return node.setResults(node.create<OpTy>(input));
+  return node.setResults(createFolded<OpTy>(node, input));
 }
 
 /// Folds the node's inputs left to right with the binary `OpTy`.
@@ -61,7 +84,7 @@ template <typename OpTy> static Value foldInputs(NodeImporter &node) {
     Value input = node.getInput(i);
     if (!input)
       continue;
-    result = result ? node.create<OpTy>(result, input) : input;
+    result = result ? createFolded<OpTy>(node, result, input) : input;
     if (!result)
       return Value();
   }
@@ -89,7 +112,7 @@ static LogicalResult importMean(NodeImporter &node) {
                                static_cast<double>(count));
   if (!divisor)
     return failure();
-  return node.setResults(node.create<graph::DivOp>(sum, divisor));
+  return node.setResults(createFolded<graph::DivOp>(node, sum, divisor));
 }
 
 static LogicalResult importMod(NodeImporter &node) {
@@ -97,8 +120,8 @@ static LogicalResult importMod(NodeImporter &node) {
   if (!lhs || !rhs)
     return node.emitError() << "needs two inputs";
   bool fmod = node.getInt("fmod", 0) != 0;
-  return node.setResults(
-      node.create<graph::ModOp>(lhs, rhs, node.getBuilder().getBoolAttr(fmod)));
+  return node.setResults(createFolded<graph::ModOp>(
+      node, lhs, rhs, node.getBuilder().getBoolAttr(fmod)));
 }
 
 static LogicalResult importBitShift(NodeImporter &node) {
@@ -107,9 +130,9 @@ static LogicalResult importBitShift(NodeImporter &node) {
     return node.emitError() << "needs two inputs";
   std::string direction = node.getString("direction");
   if (direction == "LEFT")
-    return node.setResults(node.create<graph::ShiftLeftOp>(lhs, rhs));
+    return node.setResults(createFolded<graph::ShiftLeftOp>(node, lhs, rhs));
   if (direction == "RIGHT")
-    return node.setResults(node.create<graph::ShiftRightOp>(lhs, rhs));
+    return node.setResults(createFolded<graph::ShiftRightOp>(node, lhs, rhs));
   return node.emitError() << "direction '" << direction
                           << "' is neither LEFT nor RIGHT";
 }
@@ -122,8 +145,8 @@ static LogicalResult importWithFloats(NodeImporter &node,
   if (!input)
     return node.emitError() << "needs an input";
   Builder &b = node.getBuilder();
-  return node.setResults(node.create<OpTy>(
-      input,
+  return node.setResults(createFolded<OpTy>(
+      node, input,
       b.getF32FloatAttr(node.getFloat(defaults.first, defaults.second))...));
 }
 
@@ -161,8 +184,8 @@ static LogicalResult importGelu(NodeImporter &node) {
   if (approximate != "none" && approximate != "tanh")
     return node.emitError()
            << "approximate '" << approximate << "' is neither none nor tanh";
-  return node.setResults(node.create<graph::GeluOp>(
-      input, node.getBuilder().getBoolAttr(approximate == "tanh")));
+  return node.setResults(createFolded<graph::GeluOp>(
+      node, input, node.getBuilder().getBoolAttr(approximate == "tanh")));
 }
 
 static LogicalResult importIsInf(NodeImporter &node) {
@@ -170,8 +193,8 @@ static LogicalResult importIsInf(NodeImporter &node) {
   if (!input)
     return node.emitError() << "needs an input";
   Builder &b = node.getBuilder();
-  return node.setResults(node.create<graph::IsInfOp>(
-      input, b.getBoolAttr(node.getInt("detect_positive", 1) != 0),
+  return node.setResults(createFolded<graph::IsInfOp>(
+      node, input, b.getBoolAttr(node.getInt("detect_positive", 1) != 0),
       b.getBoolAttr(node.getInt("detect_negative", 1) != 0)));
 }
 
@@ -181,9 +204,9 @@ static LogicalResult clip(NodeImporter &node, Value input, Value lower,
                           Value upper) {
   Value result = input;
   if (lower)
-    result = node.create<graph::MaxOp>(result, lower);
+    result = createFolded<graph::MaxOp>(node, result, lower);
   if (result && upper)
-    result = node.create<graph::MinOp>(result, upper);
+    result = createFolded<graph::MinOp>(node, result, upper);
   return node.setResults(result);
 }
 
@@ -222,8 +245,9 @@ static LogicalResult castTo(NodeImporter &node, Value input, Type element) {
   auto inputType = cast<RankedTensorType>(input.getType());
   if (inputType.getElementType() == element)
     return node.setResults(input);
-  return node.setResults(graph::CastOp::create(
-      node.getBuilder(), node.getLoc(), inputType.clone(element), input));
+  return node.setResults(foldAtImport(
+      node, graph::CastOp::create(node.getBuilder(), node.getLoc(),
+                                  inputType.clone(element), input)));
 }
 
 /// Cast from opset 6 (`to` is a TensorProto data type). `saturate` only
