@@ -52,6 +52,44 @@ def CPULowerCopies : Pass<"kiln-cpu-lower-copies", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def CPUOutlineKernels : Pass<"kiln-cpu-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Moves each top-level loop nest of a function into a function "
+                "of its own";
+  let description = [{
+    After lowering to loops, a model is one function holding a loop nest per
+    layer; LLVM's optimizer is superlinear in the size of a function, so a
+    ResNet-50 spent minutes there. This pass moves every top-level loop nest
+    (and OpenMP region) of each function into a private function called in
+    its place, one kernel per op, which LLVM optimizes one at a time (and a
+    profiler can name).
+
+    A kernel takes the buffers and scalars it uses as arguments; views
+    (subviews, reshapes), constants and global lookups it uses are recreated
+    inside it, so that every argument is a contiguous buffer or a scalar, as
+    the bare-pointer calling convention wants.
+
+    Before:
+    ```mlir
+    func.func @main(%a: memref<64xf32>) {
+      scf.for %i = %c0 to %c64 step %c1 { ... %a ... }
+    }
+    ```
+    After:
+    ```mlir
+    func.func @main(%a: memref<64xf32>) {
+      call @main_kernel0(%a) : (memref<64xf32>) -> ()
+    }
+    func.func private @main_kernel0(%a: memref<64xf32>) {
+      %c0 = arith.constant 0 : index
+      ...
+      scf.for %i = %c0 to %c64 step %c1 { ... %a ... }
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def CPUPlanMemory : Pass<"kiln-cpu-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Places the function's buffers in one workspace, reused by "
                 "liveness";

@@ -75,6 +75,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // One function per loop nest: LLVM optimizes each kernel on its own.
+  pm.addPass(cpu::createCPUOutlineKernels());
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createLowerAffinePass());
   if (options.parallel) {

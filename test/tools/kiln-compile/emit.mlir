@@ -26,8 +26,8 @@ func.func @main(%a: tensor<2x3xf32> {kiln.name = "a"}, %b: tensor<3xf32> {kiln.n
 // LLVM: define {{.*}}i32 @kiln_abi_run(ptr
 // LLVM-NOT: define {{.*}}@kiln_model_main
 
-// ASM: kiln_abi_run:
-// ASM: {{vaddss|vaddps}}
+// ASM-DAG: kiln_abi_run:
+// ASM-DAG: {{vaddss|vaddps}}
 
 // OBJ-DAG: T kiln_abi_describe
 // OBJ-DAG: T kiln_abi_run
