@@ -359,15 +359,57 @@ static LogicalResult importInstanceNorm(NodeImporter &node) {
       input, scale, bias, llvm::APFloat(epsilon)));
 }
 
+/// Mean and 1 / sqrt(var + epsilon) of `input` over the dimensions from `axis`
+/// on, kept as size-1 dimensions, computed in `stash` (ONNX's function body of
+/// LayerNormalization).
+static LogicalResult computeLayerNormStats(NodeImporter &node, Value input,
+                                           int64_t axis, float epsilon,
+                                           Value &mean, Value &invStdDev) {
+  // stash_type 1 (the default) is float32; another keeps the input's type.
+  auto inputType = cast<RankedTensorType>(input.getType());
+  Type stash = node.getInt("stash_type", 1) == 1
+                   ? Float32Type::get(node.getContext())
+                   : inputType.getElementType();
+  if (node.hasFailed())
+    return failure();
+  Value x = input;
+  if (inputType.getElementType() != stash)
+    x = graph::CastOp::create(node.getBuilder(), node.getLoc(),
+                              inputType.clone(stash), input);
+  SmallVector<int64_t> axes;
+  for (int64_t i = axis; i < inputType.getRank(); ++i)
+    axes.push_back(i);
+  mean = node.create<graph::ReduceMeanOp>(x, axes, /*keepdims=*/true);
+  if (!mean)
+    return failure();
+  Value centered = node.create<graph::SubOp>(x, mean);
+  if (!centered)
+    return failure();
+  Value squared = node.create<graph::MulOp>(centered, centered);
+  if (!squared)
+    return failure();
+  Value variance =
+      node.create<graph::ReduceMeanOp>(squared, axes, /*keepdims=*/true);
+  auto scalarType = RankedTensorType::get({}, stash);
+  Value eps = node.create<graph::ConstantOp>(cast<TypedAttr>(
+      DenseElementsAttr::get(scalarType, FloatAttr::get(stash, epsilon))));
+  if (!variance || !eps)
+    return failure();
+  Value shifted = node.create<graph::AddOp>(variance, eps);
+  if (!shifted)
+    return failure();
+  Value stdDev = node.create<graph::SqrtOp>(shifted);
+  if (!stdDev)
+    return failure();
+  invStdDev = node.create<graph::ReciprocalOp>(stdDev);
+  return success(invStdDev != nullptr);
+}
+
 static LogicalResult importLayerNorm(NodeImporter &node) {
   Value input = node.getInput(0), scale = node.getInput(1),
         bias = node.getInput(2);
   if (!input || !scale)
     return node.emitError() << "needs inputs X and Scale";
-  for (unsigned i = 1; i < node.getNumOutputs(); ++i)
-    if (node.isOutputUsed(i))
-      return node.emitError()
-             << "the Mean and InvStdDev outputs are not supported";
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
   int64_t axis = node.getInt("axis", -1);
@@ -379,8 +421,17 @@ static LogicalResult importLayerNorm(NodeImporter &node) {
            << "axis " << axis << " is out of range for rank " << rank;
   if (axis < 0)
     axis += rank;
-  return node.setResults(node.create<graph::LayerNormOp>(
-      input, scale, bias, static_cast<uint64_t>(axis), llvm::APFloat(epsilon)));
+  Value result = node.create<graph::LayerNormOp>(
+      input, scale, bias, static_cast<uint64_t>(axis), llvm::APFloat(epsilon));
+  if (!result)
+    return failure();
+  if (!node.isOutputUsed(1) && !node.isOutputUsed(2))
+    return node.setResults(result);
+  Value mean, invStdDev;
+  if (failed(
+          computeLayerNormStats(node, input, axis, epsilon, mean, invStdDev)))
+    return failure();
+  return node.setResults({result, mean, invStdDev});
 }
 
 static LogicalResult importLRN(NodeImporter &node) {
