@@ -202,6 +202,7 @@ const NodeImporterRegistry &kiln::getNodeImporterRegistry() {
     registerNNImporters(r);
     registerShapeImporters(r);
     registerReductionImporters(r);
+    registerCompositeImporters(r);
     return r;
   }();
   return registry;

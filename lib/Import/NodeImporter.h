@@ -211,6 +211,7 @@ void registerElementwiseImporters(NodeImporterRegistry &registry);
 void registerNNImporters(NodeImporterRegistry &registry);
 void registerShapeImporters(NodeImporterRegistry &registry);
 void registerReductionImporters(NodeImporterRegistry &registry);
+void registerCompositeImporters(NodeImporterRegistry &registry);
 
 /// The registry with every family registered; built once, thread-safe.
 const NodeImporterRegistry &getNodeImporterRegistry();

@@ -1,0 +1,591 @@
+//===- ImportComposite.cpp - Operators imported by decomposition ----------===//
+//
+// ONNX operators that Kiln has no graph op for and imports as a subgraph of
+// existing ones, following each operator's ONNX function body:
+// RMSNormalization, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss and
+// Attention. No new op, no new lowering: the pieces are lowered as usual.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Import/NodeImporter.h"
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/GraphShapeUtils.h"
+
+#include "llvm/ADT/APFloat.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace kiln;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+static Type elementType(Value value) {
+  return tensorType(value).getElementType();
+}
+
+/// A rank-0 graph.constant of `element` holding `value`.
+static Value createScalar(NodeImporter &node, Type element, double value) {
+  auto type = RankedTensorType::get({}, element);
+  Attribute scalar;
+  if (auto floatType = dyn_cast<FloatType>(element))
+    scalar = FloatAttr::get(floatType, value);
+  else if (element.isInteger(1))
+    scalar = BoolAttr::get(node.getContext(), value != 0.0);
+  else
+    scalar = IntegerAttr::get(element, static_cast<int64_t>(value));
+  return node.create<graph::ConstantOp>(
+      cast<TypedAttr>(DenseElementsAttr::get(type, scalar)));
+}
+
+/// `input` converted to `element` (itself when it already has it).
+static Value castTo(NodeImporter &node, Value input, Type element) {
+  if (!input || elementType(input) == element)
+    return input;
+  return graph::CastOp::create(node.getBuilder(), node.getLoc(),
+                               tensorType(input).clone(element), input);
+}
+
+/// The axes [from, rank).
+static SmallVector<int64_t> trailingAxes(int64_t from, int64_t rank) {
+  SmallVector<int64_t> axes;
+  for (int64_t i = from; i < rank; ++i)
+    axes.push_back(i);
+  return axes;
+}
+
+/// The element type named by a `stash_type` attribute (1: float32; anything
+/// else: the input's own type, which Kiln only supports when it is a float).
+static Type stashType(NodeImporter &node, Value input) {
+  int64_t stash = node.getInt("stash_type", 1);
+  if (stash == 1)
+    return Float32Type::get(node.getContext());
+  return elementType(input);
+}
+
+/// Normalizes `axis` for rank `rank`; an error names the node when it is out
+/// of range.
+static FailureOr<int64_t> normalizeAxis(NodeImporter &node, int64_t axis,
+                                        int64_t rank) {
+  if (axis < -rank || axis >= rank) {
+    node.emitError() << "axis " << axis << " is out of range for rank " << rank;
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+//===----------------------------------------------------------------------===//
+// RMSNormalization
+//===----------------------------------------------------------------------===//
+
+/// RMSNormalization (opset 23): X / sqrt(mean(X^2) + epsilon) * scale, the
+/// mean over the dimensions from `axis` on, computed in `stash_type`.
+static LogicalResult importRMSNorm(NodeImporter &node) {
+  Value input = node.getInput(0), scale = node.getInput(1);
+  if (!input || !scale)
+    return node.emitError() << "needs inputs X and scale";
+  if (!isa<FloatType>(elementType(input)))
+    return node.emitError() << "Kiln computes RMSNormalization on float "
+                               "tensors only, got "
+                            << elementType(input);
+  int64_t rank = tensorType(input).getRank();
+  int64_t axisAttr = node.getInt("axis", -1);
+  float epsilon = node.getFloat("epsilon", 1e-5f);
+  Type stash = stashType(node, input);
+  if (node.hasFailed())
+    return failure();
+  FailureOr<int64_t> axis = normalizeAxis(node, axisAttr, rank);
+  if (failed(axis))
+    return failure();
+  Value x = castTo(node, input, stash);
+  Value squared = node.create<graph::MulOp>(x, x);
+  if (!squared)
+    return failure();
+  Value meanSquare = node.create<graph::ReduceMeanOp>(
+      squared, trailingAxes(*axis, rank), /*keepdims=*/true);
+  Value eps = createScalar(node, stash, epsilon);
+  if (!meanSquare || !eps)
+    return failure();
+  Value shifted = node.create<graph::AddOp>(meanSquare, eps);
+  Value rms = shifted ? node.create<graph::SqrtOp>(shifted) : Value();
+  Value inv = rms ? node.create<graph::ReciprocalOp>(rms) : Value();
+  Value normalized = inv ? node.create<graph::MulOp>(x, inv) : Value();
+  if (!normalized)
+    return failure();
+  normalized = castTo(node, normalized, elementType(input));
+  return node.setResults(node.create<graph::MulOp>(normalized, scale));
+}
+
+//===----------------------------------------------------------------------===//
+// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
+//===----------------------------------------------------------------------===//
+
+/// A reshape shape for `type` with a size-1 dimension inserted at `at`; a
+/// dynamic dimension becomes -1 (an error when there are several).
+static FailureOr<SmallVector<int64_t>>
+unsqueezedShape(NodeImporter &node, RankedTensorType type, int64_t at) {
+  SmallVector<int64_t> shape(type.getShape());
+  if (llvm::count_if(shape, ShapedType::isDynamic) > 1) {
+    node.emitError() << "needs at most one dynamic dimension in the target, "
+                        "got "
+                     << type
+                     << " (give the inputs static shapes in the import "
+                        "options)";
+    return failure();
+  }
+  for (int64_t &dim : shape)
+    if (ShapedType::isDynamic(dim))
+      dim = -1;
+  shape.insert(shape.begin() + at, 1);
+  return shape;
+}
+
+/// The loss of NegativeLogLikelihoodLoss for `logProb` (N, C, d1...) and
+/// `target` (N, d1...), following the ONNX function body: the picked entries
+/// negated, weighted by `weight` (C) when given, zero where the target is
+/// `ignoreIndex`, then reduced by `reduction`.
+static Value nllLoss(NodeImporter &node, Value logProb, Value target,
+                     Value weight, std::optional<int64_t> ignoreIndex,
+                     StringRef reduction) {
+  auto inputType = tensorType(logProb);
+  auto targetType = tensorType(target);
+  Type element = inputType.getElementType();
+  Type indexType = targetType.getElementType();
+  if (inputType.getRank() < 2) {
+    node.emitError() << "input must have rank >= 2 (N, C, ...), got "
+                     << inputType;
+    return {};
+  }
+  if (targetType.getRank() != inputType.getRank() - 1) {
+    node.emitError() << "target must have rank " << inputType.getRank() - 1
+                     << " (the input's less C), got " << targetType;
+    return {};
+  }
+  if (!isa<IntegerType>(indexType)) {
+    node.emitError() << "target must hold integers, got " << indexType;
+    return {};
+  }
+
+  // Ignored positions read class 0 and get a zero weight.
+  Value ignored, safeTarget = target;
+  if (ignoreIndex) {
+    Value ignoreValue = createScalar(node, indexType, *ignoreIndex);
+    if (!ignoreValue)
+      return {};
+    ignored = node.create<graph::EqualOp>(target, ignoreValue);
+    Value zero = createScalar(node, indexType, 0);
+    if (!ignored || !zero)
+      return {};
+    safeTarget = node.create<graph::WhereOp>(ignored, zero, target);
+    if (!safeTarget)
+      return {};
+  }
+
+  FailureOr<SmallVector<int64_t>> indexShape =
+      unsqueezedShape(node, targetType, 1);
+  if (failed(indexShape))
+    return {};
+  Value indices = node.create<graph::ReshapeOp>(safeTarget, *indexShape,
+                                                /*allow_zero=*/false);
+  if (!indices)
+    return {};
+  Value picked = node.create<graph::GatherElementsOp>(logProb, indices,
+                                                      /*axis=*/uint64_t(1));
+  if (!picked)
+    return {};
+  // Drops the size-1 class dimension.
+  picked = node.create<graph::ReduceSumOp>(picked, ArrayRef<int64_t>{1},
+                                           /*keepdims=*/false);
+  Value loss = picked ? node.create<graph::NegOp>(picked) : Value();
+  if (!loss)
+    return {};
+
+  Value weights;
+  if (weight) {
+    weights = node.create<graph::GatherOp>(weight, safeTarget, uint64_t(0));
+    if (!weights)
+      return {};
+    if (ignored) {
+      Value zero = createScalar(node, element, 0.0);
+      weights =
+          zero ? node.create<graph::WhereOp>(ignored, zero, weights) : Value();
+    }
+  } else if (ignored) {
+    Value zero = createScalar(node, element, 0.0);
+    Value one = createScalar(node, element, 1.0);
+    if (!zero || !one)
+      return {};
+    weights = node.create<graph::WhereOp>(ignored, zero, one);
+  }
+  if (weight || ignored) {
+    if (!weights)
+      return {};
+    loss = node.create<graph::MulOp>(loss, weights);
+    if (!loss)
+      return {};
+  }
+
+  if (reduction == "none")
+    return loss;
+  SmallVector<int64_t> all = trailingAxes(0, tensorType(loss).getRank());
+  Value sum = node.create<graph::ReduceSumOp>(loss, all, /*keepdims=*/false);
+  if (reduction == "sum" || !sum)
+    return sum;
+  if (!weights)
+    return node.create<graph::ReduceMeanOp>(loss, all, /*keepdims=*/false);
+  Value weightSum =
+      node.create<graph::ReduceSumOp>(weights, all, /*keepdims=*/false);
+  return weightSum ? node.create<graph::DivOp>(sum, weightSum) : Value();
+}
+
+/// The `reduction` attribute, checked.
+static FailureOr<std::string> getReduction(NodeImporter &node) {
+  std::string reduction = node.getString("reduction", "mean");
+  if (node.hasFailed())
+    return failure();
+  if (reduction != "none" && reduction != "sum" && reduction != "mean") {
+    node.emitError() << "reduction must be none, sum or mean, got '"
+                     << reduction << "'";
+    return failure();
+  }
+  return reduction;
+}
+
+static std::optional<int64_t> getIgnoreIndex(NodeImporter &node) {
+  if (!node.hasAttr("ignore_index"))
+    return std::nullopt;
+  return node.getInt("ignore_index");
+}
+
+static LogicalResult importNLLLoss(NodeImporter &node) {
+  Value input = node.getInput(0), target = node.getInput(1),
+        weight = node.getInput(2);
+  if (!input || !target)
+    return node.emitError() << "needs inputs input and target";
+  FailureOr<std::string> reduction = getReduction(node);
+  if (failed(reduction))
+    return failure();
+  std::optional<int64_t> ignoreIndex = getIgnoreIndex(node);
+  if (node.hasFailed())
+    return failure();
+  return node.setResults(
+      nllLoss(node, input, target, weight, ignoreIndex, *reduction));
+}
+
+/// SoftmaxCrossEntropyLoss: NegativeLogLikelihoodLoss of LogSoftmax over the
+/// class dimension (1), which is also the optional second output.
+static LogicalResult importSoftmaxCrossEntropyLoss(NodeImporter &node) {
+  Value scores = node.getInput(0), labels = node.getInput(1),
+        weight = node.getInput(2);
+  if (!scores || !labels)
+    return node.emitError() << "needs inputs scores and labels";
+  if (!isa<FloatType>(elementType(scores)))
+    return node.emitError()
+           << "scores must be floats, got " << elementType(scores);
+  if (tensorType(scores).getRank() < 2)
+    return node.emitError() << "scores must have rank >= 2 (N, C, ...), got "
+                            << scores.getType();
+  FailureOr<std::string> reduction = getReduction(node);
+  if (failed(reduction))
+    return failure();
+  std::optional<int64_t> ignoreIndex = getIgnoreIndex(node);
+  if (node.hasFailed())
+    return failure();
+  Value logProb =
+      node.create<graph::LogSoftmaxOp>(scores, ArrayRef<int64_t>{1});
+  if (!logProb)
+    return failure();
+  Value loss = nllLoss(node, logProb, labels, weight, ignoreIndex, *reduction);
+  if (!loss)
+    return failure();
+  if (node.getNumOutputs() < 2)
+    return node.setResults(loss);
+  return node.setResults({loss, logProb});
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// A 3-D (batch, seq, heads * size) tensor as 4-D (batch, heads, seq, size).
+static Value splitHeads(NodeImporter &node, Value value, int64_t heads) {
+  Value split = node.create<graph::ReshapeOp>(
+      value, ArrayRef<int64_t>{0, 0, heads, -1}, /*allow_zero=*/false);
+  return split ? node.create<graph::TransposeOp>(split,
+                                                 ArrayRef<int64_t>{0, 2, 1, 3})
+               : Value();
+}
+
+/// Repeats every head of `value` (batch, kvHeads, seq, size) `groups` times in
+/// place ([h0, h0, h1, h1...]) for grouped-query attention.
+static Value repeatHeads(NodeImporter &node, Value value, int64_t kvHeads,
+                         int64_t groups) {
+  if (groups == 1)
+    return value;
+  SmallVector<int64_t> indices;
+  for (int64_t h = 0; h < kvHeads; ++h)
+    for (int64_t g = 0; g < groups; ++g)
+      indices.push_back(h);
+  auto type = RankedTensorType::get({static_cast<int64_t>(indices.size())},
+                                    node.getBuilder().getI64Type());
+  Value constant = node.create<graph::ConstantOp>(cast<TypedAttr>(
+      DenseElementsAttr::get(type, ArrayRef<int64_t>(indices))));
+  return constant ? node.create<graph::GatherOp>(value, constant, uint64_t(1))
+                  : Value();
+}
+
+/// Attention (opset 23 and 24) following the ONNX function body:
+/// softmax(softcap(Q K^T * scale) + bias) V, with grouped-query heads, a
+/// boolean or additive mask, a causal mask and a key/value cache.
+static LogicalResult importAttention(NodeImporter &node) {
+  Value q = node.getInput(0), k = node.getInput(1), v = node.getInput(2);
+  Value mask = node.getInput(3), pastKey = node.getInput(4),
+        pastValue = node.getInput(5);
+  if (!q || !k || !v)
+    return node.emitError() << "needs inputs Q, K and V";
+  if (node.getInput(6))
+    return node.emitError() << "the nonpad_kv_seqlen input is not supported";
+  if (!pastKey != !pastValue)
+    return node.emitError() << "past_key and past_value must be given together";
+  Type element = elementType(q);
+  if (!isa<FloatType>(element))
+    return node.emitError() << "Q must hold floats, got " << element;
+  if (elementType(k) != element || elementType(v) != element)
+    return node.emitError()
+           << "Q, K and V must have one element type, got " << element << ", "
+           << elementType(k) << " and " << elementType(v);
+  int64_t rank = tensorType(q).getRank();
+  if ((rank != 3 && rank != 4) || tensorType(k).getRank() != rank ||
+      tensorType(v).getRank() != rank)
+    return node.emitError()
+           << "Q, K and V must all be 3-D or all 4-D, got " << q.getType()
+           << ", " << k.getType() << " and " << v.getType();
+
+  bool isCausal = node.getInt("is_causal", 0) != 0;
+  int64_t qHeads = node.getInt("q_num_heads", 0);
+  int64_t kvHeads = node.getInt("kv_num_heads", 0);
+  int64_t mode = node.getInt("qk_matmul_output_mode", 0);
+  float softcap = node.getFloat("softcap", 0.0f);
+  bool hasScale = node.hasAttr("scale");
+  float scaleAttr = node.getFloat("scale", 1.0f);
+  if (node.hasFailed())
+    return failure();
+  int64_t leftWindow = node.getInt("left_window_size", -1);
+  int64_t rightWindow = node.getInt("right_window_size", -1);
+  if (node.hasFailed())
+    return failure();
+  if (leftWindow < -1 || rightWindow < -1)
+    return node.emitError() << "left_window_size and right_window_size must "
+                               "be -1 or non-negative, got "
+                            << leftWindow << " and " << rightWindow;
+  bool windowed = leftWindow >= 0 || rightWindow >= 0;
+  if (mode < 0 || mode > 3)
+    return node.emitError()
+           << "qk_matmul_output_mode must be 0 to 3, got " << mode;
+
+  if (rank == 3) {
+    if (qHeads <= 0 || kvHeads <= 0)
+      return node.emitError() << "3-D inputs need positive q_num_heads and "
+                                 "kv_num_heads, got "
+                              << qHeads << " and " << kvHeads;
+    q = splitHeads(node, q, qHeads);
+    k = splitHeads(node, k, kvHeads);
+    v = splitHeads(node, v, kvHeads);
+    if (!q || !k || !v)
+      return failure();
+  } else {
+    qHeads = tensorType(q).getDimSize(1);
+    kvHeads = tensorType(k).getDimSize(1);
+    if (ShapedType::isDynamic(qHeads) || ShapedType::isDynamic(kvHeads))
+      return node.emitError() << "4-D Q and K need static head counts, got "
+                              << q.getType() << " and " << k.getType();
+    if (tensorType(v).getDimSize(1) != kvHeads)
+      return node.emitError() << "K and V must have the same number of heads, "
+                                 "got "
+                              << k.getType() << " and " << v.getType();
+  }
+  if (kvHeads <= 0 || qHeads % kvHeads != 0)
+    return node.emitError()
+           << "q_num_heads (" << qHeads
+           << ") must be a multiple of kv_num_heads (" << kvHeads << ")";
+
+  int64_t headSize = tensorType(q).getDimSize(3);
+  double scale;
+  if (hasScale) {
+    scale = scaleAttr;
+  } else {
+    if (ShapedType::isDynamic(headSize))
+      return node.emitError() << "the default scale needs a static head size, "
+                                 "got Q "
+                              << q.getType();
+    scale = 1.0 / std::sqrt(static_cast<double>(headSize));
+  }
+
+  // The cache: present = concat(past, new) along the sequence.
+  int64_t pastLength = 0;
+  if (pastKey) {
+    pastLength = tensorType(pastKey).getDimSize(2);
+    k = node.create<graph::ConcatOp>(ValueRange{pastKey, k}, uint64_t(2));
+    v = node.create<graph::ConcatOp>(ValueRange{pastValue, v}, uint64_t(2));
+    if (!k || !v)
+      return failure();
+  }
+  Value presentKey = k, presentValue = v;
+  int64_t qLength = tensorType(q).getDimSize(2);
+  int64_t kvLength = tensorType(k).getDimSize(2);
+
+  // The additive bias: the mask (booleans become 0 / -inf), padded with
+  // "masked" up to the key length, plus the causal mask.
+  double negInf = -std::numeric_limits<double>::infinity();
+  Value bias;
+  if (mask) {
+    auto maskType = tensorType(mask);
+    bool isBool = maskType.getElementType().isInteger(1);
+    if (!isBool && maskType.getElementType() != element)
+      return node.emitError() << "attn_mask must be bool or " << element
+                              << ", got " << maskType.getElementType();
+    if (maskType.getRank() == 0)
+      return node.emitError() << "attn_mask must have rank >= 1";
+    int64_t maskLength = maskType.getDimSize(maskType.getRank() - 1);
+    if (maskLength != kvLength) {
+      if (ShapedType::isDynamic(maskLength) ||
+          ShapedType::isDynamic(kvLength) || maskLength > kvLength)
+        return node.emitError()
+               << "attn_mask's last dimension (" << maskLength
+               << ") must be static and at most the key length (" << kvLength
+               << ")";
+      SmallVector<int64_t> pads(2 * maskType.getRank(), 0);
+      pads.back() = kvLength - maskLength;
+      mask = node.create<graph::PadOp>(mask, pads, "constant",
+                                       llvm::APFloat(isBool ? 0.0 : negInf));
+      if (!mask)
+        return failure();
+    }
+    if (isBool) {
+      Value zero = createScalar(node, element, 0.0);
+      Value minus = createScalar(node, element, negInf);
+      if (!zero || !minus)
+        return failure();
+      mask = node.create<graph::WhereOp>(mask, zero, minus);
+      if (!mask)
+        return failure();
+    }
+    bias = mask;
+  }
+  if (isCausal || windowed) {
+    if (ShapedType::isDynamic(qLength) || ShapedType::isDynamic(kvLength) ||
+        ShapedType::isDynamic(pastLength))
+      return node.emitError() << "is_causal and window sizes need static "
+                                 "sequence lengths, got "
+                                 "Q "
+                              << q.getType() << " and K " << k.getType();
+    auto causalType = RankedTensorType::get({qLength, kvLength}, element);
+    auto floatType = cast<FloatType>(element);
+    SmallVector<Attribute> values;
+    // Query i sits at position i + pastLength among the keys.
+    for (int64_t i = 0; i < qLength; ++i) {
+      for (int64_t j = 0; j < kvLength; ++j) {
+        int64_t diff = i + pastLength - j;
+        bool allowed = (!isCausal || diff >= 0) &&
+                       (leftWindow < 0 || diff <= leftWindow) &&
+                       (rightWindow < 0 || -diff <= rightWindow);
+        values.push_back(FloatAttr::get(floatType, allowed ? 0.0 : negInf));
+      }
+    }
+    Value causal = node.create<graph::ConstantOp>(
+        cast<TypedAttr>(DenseElementsAttr::get(causalType, values)));
+    if (!causal)
+      return failure();
+    bias = bias ? node.create<graph::AddOp>(bias, causal) : causal;
+    if (!bias)
+      return failure();
+  }
+
+  // Scores.
+  Value kt = node.create<graph::TransposeOp>(
+      repeatHeads(node, k, kvHeads, qHeads / kvHeads),
+      ArrayRef<int64_t>{0, 1, 3, 2});
+  Value values = repeatHeads(node, v, kvHeads, qHeads / kvHeads);
+  if (!kt || !values)
+    return failure();
+  Value scores = node.create<graph::MatMulOp>(q, kt);
+  Value scaleValue = createScalar(node, element, scale);
+  if (!scores || !scaleValue)
+    return failure();
+  scores = node.create<graph::MulOp>(scores, scaleValue);
+  if (!scores)
+    return failure();
+  if (softcap > 0.0f) {
+    Value cap = createScalar(node, element, softcap);
+    if (!cap)
+      return failure();
+    Value scaled = node.create<graph::DivOp>(scores, cap);
+    Value tanh = scaled ? node.create<graph::TanhOp>(scaled) : Value();
+    scores = tanh ? node.create<graph::MulOp>(tanh, cap) : Value();
+    if (!scores)
+      return failure();
+  }
+  Value qkOutput = scores;
+  if (bias) {
+    scores = node.create<graph::AddOp>(scores, bias);
+    if (!scores)
+      return failure();
+  }
+  if (mode == 2)
+    qkOutput = scores;
+
+  Value probs = node.create<graph::SoftmaxOp>(scores, ArrayRef<int64_t>{3});
+  if (!probs)
+    return failure();
+  if (bias) {
+    // A row whose keys are all masked has probabilities 0, not NaN.
+    Value rowMax = node.create<graph::ReduceMaxOp>(
+        bias, ArrayRef<int64_t>{tensorType(bias).getRank() - 1},
+        /*keepdims=*/true);
+    Value allMasked =
+        rowMax ? node.create<graph::IsInfOp>(rowMax, /*detect_positive=*/false,
+                                             /*detect_negative=*/true)
+               : Value();
+    Value zero = createScalar(node, element, 0.0);
+    if (!allMasked || !zero)
+      return failure();
+    probs = node.create<graph::WhereOp>(allMasked, zero, probs);
+    if (!probs)
+      return failure();
+  }
+  if (mode == 3)
+    qkOutput = probs;
+
+  Value output = node.create<graph::MatMulOp>(probs, values);
+  if (!output)
+    return failure();
+  if (rank == 3) {
+    output =
+        node.create<graph::TransposeOp>(output, ArrayRef<int64_t>{0, 2, 1, 3});
+    output = output ? node.create<graph::ReshapeOp>(output,
+                                                    ArrayRef<int64_t>{0, 0, -1},
+                                                    /*allow_zero=*/false)
+                    : Value();
+    if (!output)
+      return failure();
+  }
+  SmallVector<Value> results = {output, presentKey, presentValue, qkOutput};
+  results.truncate(std::min<size_t>(results.size(), node.getNumOutputs()));
+  return node.setResults(results);
+}
+
+void kiln::registerCompositeImporters(NodeImporterRegistry &registry) {
+  registry.add("Attention", /*minOpset=*/23, importAttention);
+  registry.add("NegativeLogLikelihoodLoss", /*minOpset=*/12, importNLLLoss);
+  registry.add("RMSNormalization", /*minOpset=*/23, importRMSNorm);
+  registry.add("SoftmaxCrossEntropyLoss", /*minOpset=*/12,
+               importSoftmaxCrossEntropyLoss);
+}
