@@ -53,12 +53,12 @@ bool lastUse(Value value, Block &block, DenseMap<Operation *, unsigned> &pos,
     if (!at)
       return false;
     end = std::max(end, *at);
-    // Views alias the buffer: their uses keep it alive.
-    if (auto view = dyn_cast<ViewLikeOpInterface>(user);
-        view && view.getViewSource() == value)
-      for (Value result : user->getResults())
-        if (!lastUse(result, block, pos, end))
-          return false;
+    // Any buffer an op returns may alias this one (a view, or a loop that
+    // carries the buffer in its iter_args): its uses keep the buffer alive.
+    for (Value result : user->getResults())
+      if (isa<BaseMemRefType>(result.getType()) &&
+          !lastUse(result, block, pos, end))
+        return false;
   }
   return true;
 }

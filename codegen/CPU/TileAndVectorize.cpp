@@ -97,6 +97,20 @@ std::optional<SmallVector<int64_t>> nOuterOrder(linalg::LinalgOp op) {
   return order;
 }
 
+/// Vectorizes one tile (a vector.contract where it is a named contraction);
+/// leaves it as it is on failure.
+void vectorizeTile(RewriterBase &rewriter, Operation *tile) {
+  rewriter.setInsertionPoint(tile);
+  FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+      rewriter, tile, /*inputVectorSizes=*/{},
+      /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
+      /*flatten1DDepthwiseConv=*/false,
+      /*assumeDynamicDimsMatchVecSizes=*/false,
+      /*createNamedContraction=*/true);
+  if (succeeded(vectorized))
+    rewriter.replaceOp(tile, vectorized->replacements);
+}
+
 /// Tiles and vectorizes one contraction; leaves it alone on failure. With
 /// `parallel`, the output tiles are an scf.forall (each tile owns its part of
 /// the output), and only the reduction runs as a sequential scf.for inside.
@@ -105,11 +119,15 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   MLIRContext *ctx = op.getContext();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   // Output tiles: every parallel dimension at its tile size, reductions whole.
+  // Sequential code tiles every dimension in one loop nest; parallel code
+  // tiles the output into an scf.forall first and the reduction inside it.
   SmallVector<int64_t> outerSizes(tileSizes), innerSizes(tileSizes.size(), 0);
-  for (auto [i, iterator] : llvm::enumerate(iterators)) {
-    if (iterator == utils::IteratorType::reduction) {
-      outerSizes[i] = 0;
-      innerSizes[i] = tileSizes[i];
+  if (parallel) {
+    for (auto [i, iterator] : llvm::enumerate(iterators)) {
+      if (iterator == utils::IteratorType::reduction) {
+        outerSizes[i] = 0;
+        innerSizes[i] = tileSizes[i];
+      }
     }
   }
   rewriter.setInsertionPoint(op);
@@ -129,6 +147,10 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.replaceOp(op, outerTiled->replacements);
 
   for (Operation *tile : outerTiled->tiledOps) {
+    if (!parallel) {
+      vectorizeTile(rewriter, tile);
+      continue;
+    }
     // The reduction, one step at a time.
     rewriter.setInsertionPoint(tile);
     scf::SCFTilingOptions inner;
@@ -138,17 +160,8 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
     if (failed(innerTiled))
       continue;
     rewriter.replaceOp(tile, innerTiled->replacements);
-    for (Operation *step : innerTiled->tiledOps) {
-      rewriter.setInsertionPoint(step);
-      FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
-          rewriter, step, /*inputVectorSizes=*/{},
-          /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
-          /*flatten1DDepthwiseConv=*/false,
-          /*assumeDynamicDimsMatchVecSizes=*/false,
-          /*createNamedContraction=*/true);
-      if (succeeded(vectorized))
-        rewriter.replaceOp(step, vectorized->replacements);
-    }
+    for (Operation *step : innerTiled->tiledOps)
+      vectorizeTile(rewriter, step);
   }
 }
 

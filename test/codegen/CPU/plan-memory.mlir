@@ -60,3 +60,27 @@ func.func @booleans(%in: memref<100xi1>, %out: memref<100xi1>) {
   linalg.copy ins(%a : memref<100xi1>) outs(%out : memref<100xi1>)
   return
 }
+
+// -----
+
+// A loop that carries a buffer returns an alias of it: the buffer lives as
+// long as the loop's result is used, so %b must not take %a's bytes.
+// CHECK-LABEL: func.func @carried
+// CHECK-SAME: memref<512xi8>
+// CHECK: memref.view %{{.+}}[%{{.+}}][] : memref<512xi8> to memref<64xf32>
+// CHECK: scf.for
+// CHECK: %[[C256:.+]] = arith.constant 256 : index
+// CHECK: memref.view %{{.+}}[%[[C256]]][] : memref<512xi8> to memref<64xf32>
+func.func @carried(%in: memref<64xf32>, %out: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = memref.alloc() : memref<64xf32>
+  linalg.copy ins(%in : memref<64xf32>) outs(%a : memref<64xf32>)
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a) -> (memref<64xf32>) {
+    scf.yield %x : memref<64xf32>
+  }
+  %b = memref.alloc() : memref<64xf32>
+  linalg.copy ins(%in : memref<64xf32>) outs(%b : memref<64xf32>)
+  linalg.add ins(%r, %b : memref<64xf32>, memref<64xf32>) outs(%out : memref<64xf32>)
+  return
+}
