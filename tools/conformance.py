@@ -15,7 +15,8 @@ Classes:
   crash        kiln-compile or kiln-run died from a signal, timed out, or
                exited without a clean error line: always a bug
 
-Kiln compiles static shapes only. An integer or bool graph input that feeds a
+Kiln compiles static shapes only. An integer or bool graph input (or a float
+scale of Resize or Upsample) that feeds a
 shape-determining operand (Reshape's shape, Slice's starts, a Reduce's axes,
 see SHAPE_OPERANDS) is frozen into an initializer holding the test's own
 value; the summary says how many tests ran that way.
@@ -55,7 +56,8 @@ _REDUCE = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
            "ReduceSumSquare"}
 SHAPE_OPERANDS = {
     "Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
-    "Slice": (1, 2, 3, 4), "Pad": (1, 3), "Resize": (3,), "Squeeze": (1,),
+    "Slice": (1, 2, 3, 4), "Pad": (1, 3), "Resize": (2, 3), "Squeeze": (1,),
+    "Upsample": (1,), "Trilu": (1,),
     "Unsqueeze": (1,), "TopK": (1,), "Split": (1,), "OneHot": (1,),
     "Range": (0, 1, 2), "CenterCropPad": (1, 2), "Col2Im": (1, 2),
     "CumSum": (1,), "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
@@ -63,6 +65,10 @@ SHAPE_OPERANDS = {
     "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2),
     **{op: (1,) for op in _REDUCE},
 }
+
+# Float operands that still decide a shape (resize scales): frozen like the
+# integer ones.
+FLOAT_SHAPE_OPERANDS = {"Resize": (2,), "Upsample": (1,)}
 
 # Element types kiln-run reads and writes (.npy); bf16 travels as u2 bits.
 KILN_RUN_DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32",
@@ -120,14 +126,15 @@ def graph_inputs(model):
     return [i for i in model.graph.input if i.name not in inits]
 
 
-def shape_like_inputs(model):
+def shape_like_inputs(model, operands=None):
     """Names of graph inputs consumed as a shape-determining operand."""
+    operands = SHAPE_OPERANDS if operands is None else operands
     names = {i.name for i in graph_inputs(model)}
     found = set()
     for node in model.graph.node:
         if node.domain not in ("", "ai.onnx"):
             continue
-        for index in SHAPE_OPERANDS.get(node.op_type, ()):
+        for index in operands.get(node.op_type, ()):
             if index < len(node.input) and node.input[index] in names:
                 found.add(node.input[index])
     return found
@@ -231,6 +238,7 @@ def run_case(case, build, timeout, keep_dir=None):
         result["ops"] = sorted({n.op_type for n in model.graph.node})
         inputs = graph_inputs(model)
         shape_like = shape_like_inputs(model)
+        float_shape_like = shape_like_inputs(model, FLOAT_SHAPE_OPERANDS)
         compiled = {}  # frozen values -> (so path) per distinct freeze
         for ds_index, (ds_inputs, ds_outputs) in enumerate(case.data_sets):
             values = [to_array(v) for v in ds_inputs]
@@ -238,7 +246,7 @@ def run_case(case, build, timeout, keep_dir=None):
             named = dict(zip((i.name for i in inputs), values))
             frozen = {n: v for n, v in named.items()
                       if n in shape_like and isinstance(v, np.ndarray)
-                      and v.dtype.kind in "iub"}
+                      and (v.dtype.kind in "iub" or n in float_shape_like)}
             result["frozen"] = sorted(frozen)
             key = tuple((n, v.dtype.str, v.shape, v.tobytes())
                         for n, v in sorted(frozen.items()))
