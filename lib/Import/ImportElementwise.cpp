@@ -33,32 +33,13 @@ static Value createScalar(NodeImporter &node, Type element, double value) {
       cast<TypedAttr>(DenseElementsAttr::get(type, scalar)));
 }
 
-/// Folds the freshly created `op` when its operands are constants: the
-/// folded value (a graph.constant, materialized at the node) or else `op`'s
-/// result.
-static Value foldAtImport(NodeImporter &node, Operation *op) {
-  if (!op)
-    return {};
-  SmallVector<Value, 1> folded;
-  if (failed(node.getBuilder().tryFold(op, folded)) || folded.size() != 1)
-    return op->getResult(0);
-  op->erase();
-  return folded.front();
-}
-
-/// Creates `OpTy` with inferred result types and folds it when it can.
-template <typename OpTy, typename... Args>
-static Value createFolded(NodeImporter &node, Args &&...args) {
-  return foldAtImport(node, node.createOp<OpTy>(std::forward<Args>(args)...));
-}
-
 /// Binary ops that broadcast as numpy does (from opset 7 for the arithmetic
 /// ones; before, they took `broadcast` and `axis` attributes instead).
 template <typename OpTy> static LogicalResult importBinary(NodeImporter &node) {
   Value lhs = node.getInput(0), rhs = node.getInput(1);
   if (!lhs || !rhs)
     return node.emitError() << "needs two inputs";
-  return node.setResults(createFolded<OpTy>(node, lhs, rhs));
+  return node.setResults(node.createFolded<OpTy>(lhs, rhs));
 }
 
 static LogicalResult importWhere(NodeImporter &node) {
@@ -67,14 +48,14 @@ static LogicalResult importWhere(NodeImporter &node) {
   if (!condition || !lhs || !rhs)
     return node.emitError() << "needs three inputs";
   return node.setResults(
-      createFolded<graph::WhereOp>(node, condition, lhs, rhs));
+      node.createFolded<graph::WhereOp>(condition, lhs, rhs));
 }
 
 template <typename OpTy> static LogicalResult importUnary(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
-  return node.setResults(createFolded<OpTy>(node, input));
+  return node.setResults(node.createFolded<OpTy>(input));
 }
 
 /// Folds the node's inputs left to right with the binary `OpTy`.
@@ -84,7 +65,7 @@ template <typename OpTy> static Value foldInputs(NodeImporter &node) {
     Value input = node.getInput(i);
     if (!input)
       continue;
-    result = result ? createFolded<OpTy>(node, result, input) : input;
+    result = result ? node.createFolded<OpTy>(result, input) : input;
     if (!result)
       return Value();
   }
@@ -112,7 +93,7 @@ static LogicalResult importMean(NodeImporter &node) {
                                static_cast<double>(count));
   if (!divisor)
     return failure();
-  return node.setResults(createFolded<graph::DivOp>(node, sum, divisor));
+  return node.setResults(node.createFolded<graph::DivOp>(sum, divisor));
 }
 
 static LogicalResult importMod(NodeImporter &node) {
@@ -120,8 +101,8 @@ static LogicalResult importMod(NodeImporter &node) {
   if (!lhs || !rhs)
     return node.emitError() << "needs two inputs";
   bool fmod = node.getInt("fmod", 0) != 0;
-  return node.setResults(createFolded<graph::ModOp>(
-      node, lhs, rhs, node.getBuilder().getBoolAttr(fmod)));
+  return node.setResults(node.createFolded<graph::ModOp>(
+      lhs, rhs, node.getBuilder().getBoolAttr(fmod)));
 }
 
 static LogicalResult importBitShift(NodeImporter &node) {
@@ -130,9 +111,9 @@ static LogicalResult importBitShift(NodeImporter &node) {
     return node.emitError() << "needs two inputs";
   std::string direction = node.getString("direction");
   if (direction == "LEFT")
-    return node.setResults(createFolded<graph::ShiftLeftOp>(node, lhs, rhs));
+    return node.setResults(node.createFolded<graph::ShiftLeftOp>(lhs, rhs));
   if (direction == "RIGHT")
-    return node.setResults(createFolded<graph::ShiftRightOp>(node, lhs, rhs));
+    return node.setResults(node.createFolded<graph::ShiftRightOp>(lhs, rhs));
   return node.emitError() << "direction '" << direction
                           << "' is neither LEFT nor RIGHT";
 }
@@ -145,8 +126,8 @@ static LogicalResult importWithFloats(NodeImporter &node,
   if (!input)
     return node.emitError() << "needs an input";
   Builder &b = node.getBuilder();
-  return node.setResults(createFolded<OpTy>(
-      node, input,
+  return node.setResults(node.createFolded<OpTy>(
+      input,
       b.getF32FloatAttr(node.getFloat(defaults.first, defaults.second))...));
 }
 
@@ -184,8 +165,8 @@ static LogicalResult importGelu(NodeImporter &node) {
   if (approximate != "none" && approximate != "tanh")
     return node.emitError()
            << "approximate '" << approximate << "' is neither none nor tanh";
-  return node.setResults(createFolded<graph::GeluOp>(
-      node, input, node.getBuilder().getBoolAttr(approximate == "tanh")));
+  return node.setResults(node.createFolded<graph::GeluOp>(
+      input, node.getBuilder().getBoolAttr(approximate == "tanh")));
 }
 
 static LogicalResult importIsInf(NodeImporter &node) {
@@ -193,8 +174,8 @@ static LogicalResult importIsInf(NodeImporter &node) {
   if (!input)
     return node.emitError() << "needs an input";
   Builder &b = node.getBuilder();
-  return node.setResults(createFolded<graph::IsInfOp>(
-      node, input, b.getBoolAttr(node.getInt("detect_positive", 1) != 0),
+  return node.setResults(node.createFolded<graph::IsInfOp>(
+      input, b.getBoolAttr(node.getInt("detect_positive", 1) != 0),
       b.getBoolAttr(node.getInt("detect_negative", 1) != 0)));
 }
 
@@ -204,9 +185,9 @@ static LogicalResult clip(NodeImporter &node, Value input, Value lower,
                           Value upper) {
   Value result = input;
   if (lower)
-    result = createFolded<graph::MaxOp>(node, result, lower);
+    result = node.createFolded<graph::MaxOp>(result, lower);
   if (result && upper)
-    result = createFolded<graph::MinOp>(node, result, upper);
+    result = node.createFolded<graph::MinOp>(result, upper);
   return node.setResults(result);
 }
 
@@ -245,9 +226,8 @@ static LogicalResult castTo(NodeImporter &node, Value input, Type element) {
   auto inputType = cast<RankedTensorType>(input.getType());
   if (inputType.getElementType() == element)
     return node.setResults(input);
-  return node.setResults(foldAtImport(
-      node, graph::CastOp::create(node.getBuilder(), node.getLoc(),
-                                  inputType.clone(element), input)));
+  return node.setResults(node.foldResults(graph::CastOp::create(
+      node.getBuilder(), node.getLoc(), inputType.clone(element), input)));
 }
 
 /// Cast from opset 6 (`to` is a TensorProto data type). `saturate` only

@@ -28,43 +28,6 @@ using kiln::graph::formatShape;
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// Replaces the results of `op` by constants where it folds.
-static SmallVector<Value> foldAtImport(NodeImporter &node, Operation *op) {
-  SmallVector<Value> results(op->getResults());
-  SmallVector<Attribute> operands;
-  for (Value operand : op->getOperands()) {
-    Attribute attr;
-    matchPattern(operand, m_Constant(&attr));
-    operands.push_back(attr);
-  }
-  SmallVector<OpFoldResult> folded;
-  if (failed(op->fold(operands, folded)) ||
-      folded.size() != op->getNumResults())
-    return results;
-  OpBuilder &b = node.getBuilder();
-  for (auto [i, result] : llvm::enumerate(folded)) {
-    if (auto value = dyn_cast<Value>(result)) {
-      results[i] = value;
-      continue;
-    }
-    auto attr = dyn_cast<TypedAttr>(cast<Attribute>(result));
-    if (!attr || attr.getType() != op->getResult(i).getType())
-      return SmallVector<Value>(op->getResults());
-    results[i] = graph::ConstantOp::create(b, node.getLoc(), attr);
-  }
-  op->erase();
-  return results;
-}
-
-/// Creates `OpTy` with inferred result types and folds it when it can.
-template <typename OpTy, typename... Args>
-static Value createFolded(NodeImporter &node, Args &&...args) {
-  Operation *op = node.createOp<OpTy>(std::forward<Args>(args)...);
-  if (!op)
-    return {};
-  return foldAtImport(node, op).front();
-}
-
 static Value createConstant(NodeImporter &node, ElementsAttr value) {
   return graph::ConstantOp::create(node.getBuilder(), node.getLoc(),
                                    cast<TypedAttr>(value));
@@ -137,15 +100,15 @@ static Value reshapeTo(NodeImporter &node, Value input,
                      << " has more than one dynamic dimension";
     return {};
   }
-  return createFolded<graph::ReshapeOp>(
-      node, input, node.getBuilder().getDenseI64ArrayAttr(entries),
+  return node.createFolded<graph::ReshapeOp>(
+      input, node.getBuilder().getDenseI64ArrayAttr(entries),
       node.getBuilder().getBoolAttr(true));
 }
 
 static Value transpose(NodeImporter &node, Value input,
                        ArrayRef<int64_t> perm) {
-  return createFolded<graph::TransposeOp>(
-      node, input, node.getBuilder().getDenseI64ArrayAttr(perm));
+  return node.createFolded<graph::TransposeOp>(
+      input, node.getBuilder().getDenseI64ArrayAttr(perm));
 }
 
 //===----------------------------------------------------------------------===//
@@ -166,8 +129,8 @@ static LogicalResult importReshape(NodeImporter &node) {
     shape = *values;
   }
   Builder &b = node.getBuilder();
-  return node.setResults(createFolded<graph::ReshapeOp>(
-      node, input, b.getDenseI64ArrayAttr(shape),
+  return node.setResults(node.createFolded<graph::ReshapeOp>(
+      input, b.getDenseI64ArrayAttr(shape),
       b.getBoolAttr(node.getInt("allowzero", 0) != 0)));
 }
 
@@ -291,8 +254,8 @@ static LogicalResult importConcat(NodeImporter &node) {
                             getType(inputs.front()).getRank());
   if (!axis)
     return failure();
-  return node.setResults(createFolded<graph::ConcatOp>(
-      node, inputs, node.getBuilder().getI64IntegerAttr(*axis)));
+  return node.setResults(node.createFolded<graph::ConcatOp>(
+      inputs, node.getBuilder().getI64IntegerAttr(*axis)));
 }
 
 static LogicalResult importSplit(NodeImporter &node) {
@@ -406,9 +369,9 @@ static LogicalResult importSlice(NodeImporter &node) {
     allSteps[*d] = step;
   }
   Builder &b = node.getBuilder();
-  return node.setResults(createFolded<graph::SliceOp>(
-      node, input, b.getDenseI64ArrayAttr(allStarts),
-      b.getDenseI64ArrayAttr(allEnds), b.getDenseI64ArrayAttr(allSteps)));
+  return node.setResults(node.createFolded<graph::SliceOp>(
+      input, b.getDenseI64ArrayAttr(allStarts), b.getDenseI64ArrayAttr(allEnds),
+      b.getDenseI64ArrayAttr(allSteps)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -424,8 +387,8 @@ static LogicalResult importGatherWithAxis(NodeImporter &node) {
       normalizeAxis(node, node.getInt("axis", 0), getType(data).getRank());
   if (!axis)
     return failure();
-  return node.setResults(createFolded<OpTy>(
-      node, data, indices, node.getBuilder().getI64IntegerAttr(*axis)));
+  return node.setResults(node.createFolded<OpTy>(
+      data, indices, node.getBuilder().getI64IntegerAttr(*axis)));
 }
 
 static LogicalResult importGatherND(NodeImporter &node) {
@@ -544,8 +507,8 @@ static LogicalResult importExpand(NodeImporter &node) {
   auto shape = getConstantInts(node, 1, "the shape input");
   if (!shape)
     return failure();
-  return node.setResults(createFolded<graph::ExpandOp>(
-      node, input, node.getBuilder().getDenseI64ArrayAttr(*shape)));
+  return node.setResults(node.createFolded<graph::ExpandOp>(
+      input, node.getBuilder().getDenseI64ArrayAttr(*shape)));
 }
 
 static LogicalResult importTile(NodeImporter &node) {

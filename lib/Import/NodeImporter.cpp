@@ -207,3 +207,13 @@ const NodeImporterRegistry &kiln::getNodeImporterRegistry() {
   }();
   return registry;
 }
+
+llvm::SmallVector<mlir::Value>
+kiln::NodeImporter::foldResults(mlir::Operation *op) {
+  llvm::SmallVector<mlir::Value> folded;
+  if (mlir::failed(builder.tryFold(op, folded)) ||
+      folded.size() != op->getNumResults())
+    return llvm::SmallVector<mlir::Value>(op->getResults());
+  op->erase();
+  return folded;
+}

@@ -159,6 +159,20 @@ public:
     return builder.create(state);
   }
 
+  /// Creates `OpTy` as `create` does and folds it when its operands are
+  /// constants, so that shape arithmetic an exporter emits (Shape -> Gather
+  /// -> Mul -> Concat) imports as the constant a later Reshape or Expand
+  /// needs. Returns the first result (a graph.constant where it folded).
+  template <typename OpTy, typename... Args>
+  mlir::Value createFolded(Args &&...args) {
+    mlir::Operation *op = createOp<OpTy>(std::forward<Args>(args)...);
+    return op ? foldResults(op).front() : mlir::Value();
+  }
+
+  /// The results of the freshly created `op`, replaced by the constants it
+  /// folds to (then `op` is erased) when its operands are constants.
+  llvm::SmallVector<mlir::Value> foldResults(mlir::Operation *op);
+
   /// Marks the node as failed (an error was emitted elsewhere).
   void setFailed() { failedFlag = true; }
   bool hasFailed() const { return failedFlag; }
