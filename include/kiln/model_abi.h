@@ -63,38 +63,38 @@ typedef struct kiln_abi_tensor {
 
 /* The model descriptor. */
 typedef struct kiln_abi_model {
-  uint32_t abi_version;       /* == KILN_ABI_VERSION; always the first field */
-  uint32_t reserved;          /* zero */
-  const char *target_triple;  /* e.g. "x86_64-unknown-linux-gnu" */
-  const char *cpu;            /* the CPU the code was tuned for, e.g. "znver4" */
-  const char *cpu_features;   /* features the code requires, comma-separated
-                                 without signs, e.g. "avx2,fma,avx512f"; "" for
-                                 none. A runtime refuses a model that needs a
-                                 feature the running CPU lacks, or one the
-                                 runtime cannot check. */
-  const char *producer;       /* e.g. "kiln 0.1.0" */
+  uint32_t abi_version;      /* == KILN_ABI_VERSION; always the first field */
+  uint32_t reserved;         /* zero */
+  const char *target_triple; /* e.g. "x86_64-unknown-linux-gnu" */
+  const char *cpu;           /* the CPU the code was tuned for, e.g. "znver4" */
+  const char *cpu_features;  /* features the code requires, comma-separated
+                                without signs, e.g. "avx2,fma,avx512f"; "" for
+                                none. A runtime refuses a model that needs a
+                                feature the running CPU lacks, or one the
+                                runtime cannot check. */
+  const char *producer;      /* e.g. "kiln 0.1.0" */
   int64_t num_inputs;
   const kiln_abi_tensor *inputs;
   int64_t num_outputs;
   const kiln_abi_tensor *outputs;
-  uint64_t workspace_size;    /* bytes of scratch memory `run` needs, 0 if none */
-  uint64_t workspace_align;   /* alignment of that memory in bytes, power of 2 */
+  uint64_t workspace_size;  /* bytes of scratch memory `run` needs, 0 if none */
+  uint64_t workspace_align; /* alignment of that memory in bytes, power of 2 */
 } kiln_abi_model;
 
 /* Arguments of one run. The runtime has validated everything before the call:
  * the model code trusts these pointers. */
 typedef struct kiln_abi_run_args {
-  uint32_t abi_version;       /* == KILN_ABI_VERSION */
-  int32_t num_threads;        /* > 0 */
-  const void *const *inputs;  /* num_inputs pointers, in descriptor order */
-  void *const *outputs;       /* num_outputs pointers, in descriptor order */
-  void *workspace;            /* workspace_size bytes, or NULL if that is 0 */
+  uint32_t abi_version;      /* == KILN_ABI_VERSION */
+  int32_t num_threads;       /* > 0 */
+  const void *const *inputs; /* num_inputs pointers, in descriptor order */
+  void *const *outputs;      /* num_outputs pointers, in descriptor order */
+  void *workspace;           /* workspace_size bytes, or NULL if that is 0 */
 } kiln_abi_run_args;
 
 /* Return codes of kiln_abi_run. */
 #define KILN_ABI_RUN_OK 0
-#define KILN_ABI_RUN_BAD_ARGS 1   /* version mismatch or a NULL pointer */
-#define KILN_ABI_RUN_NO_MEMORY 2  /* an internal allocation failed */
+#define KILN_ABI_RUN_BAD_ARGS 1  /* version mismatch or a NULL pointer */
+#define KILN_ABI_RUN_NO_MEMORY 2 /* an internal allocation failed */
 
 #ifdef __cplusplus
 } /* extern "C" */
