@@ -101,8 +101,11 @@ struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
     SmallVector<Buffer *> order;
     for (Buffer &buffer : buffers)
       order.push_back(&buffer);
-    llvm::stable_sort(order,
-                      [](Buffer *a, Buffer *b) { return a->bytes > b->bytes; });
+    // Largest first; among equals, the earlier allocation first.
+    llvm::sort(order, [](Buffer *a, Buffer *b) {
+      return std::make_pair(-a->bytes, a->begin) <
+             std::make_pair(-b->bytes, b->begin);
+    });
     SmallVector<Buffer *> placed;
     int64_t total = 0;
     for (Buffer *buffer : order) {

@@ -269,7 +269,7 @@ Value castScalar(OpBuilder &b, Location loc, graph::CastOp op,
                       ? Type(b.getIntegerType(to.getIntOrFloatBitWidth()))
                       : to;
   bool fromUnsigned = isUnsignedInteger(from) || from.isInteger(1);
-  if (from == to || x.getType() == toScalar && !isa<FloatType>(toScalar))
+  if (from == to || (x.getType() == toScalar && !isa<FloatType>(toScalar)))
     return x;
   if (to.isInteger(1)) {
     Value zero = constant(b, loc, x.getType(), 0);

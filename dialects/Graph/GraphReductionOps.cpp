@@ -124,9 +124,10 @@ KILN_ARG_REDUCE_INFER(ArgMinOp)
 
 LogicalResult CumSumOp::verify() {
   int64_t rank = getInput().getType().getRank();
-  if (getAxis() < 0 || getAxis() >= rank)
-    return emitOpError("axis ")
-           << getAxis() << " is out of range for rank " << rank;
+  // The attribute's getter is unsigned: read it as the signed value it holds.
+  auto axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= rank)
+    return emitOpError("axis ") << axis << " is out of range for rank " << rank;
   return success();
 }
 

@@ -102,6 +102,15 @@ func.func @cumsum_axis_out_of_range(%x: tensor<5xf32>) -> tensor<5xf32> {
 
 // -----
 
+// Axes are normalised by the importer: a negative one is an error here.
+func.func @cumsum_negative_axis(%x: tensor<5xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{'graph.cumsum' op axis -1 is out of range for rank 1}}
+  %0 = graph.cumsum %x {axis = -1 : i64, exclusive = false, reverse = false} : tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
 func.func @topk_k_too_large(%x: tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xi64>) {
   // expected-error @+2 {{k = 4 is larger than dimension 1 of 'tensor<2x3xf32>' (3)}}
   // expected-error @+1 {{failed to infer returned types}}
