@@ -77,22 +77,30 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult ConvOp::verify() {
-  auto input = getInput().getType();
-  auto weight = getWeight().getType();
+/// What Conv and ConvTranspose check alike: the input and weight element
+/// types agree, and the optional bias holds one element per output channel
+/// (`channels`, called `what` in the message).
+static LogicalResult verifyWeightAndBias(Operation *op, RankedTensorType input,
+                                         RankedTensorType weight, Value bias,
+                                         int64_t channels, StringRef what) {
   if (input.getElementType() != weight.getElementType())
-    return emitOpError("input element type ")
+    return op->emitOpError("input element type ")
            << input.getElementType() << " differs from weight element type "
            << weight.getElementType();
-  if (Value bias = getBias()) {
-    auto biasType = cast<RankedTensorType>(bias.getType());
-    if (biasType.getRank() != 1 ||
-        failed(
-            verifyCompatibleShape(biasType.getShape(), {weight.getDimSize(0)})))
-      return emitOpError("bias must have one element per filter (")
-             << weight.getDimSize(0) << "), got " << biasType;
-  }
+  if (!bias)
+    return success();
+  auto biasType = cast<RankedTensorType>(bias.getType());
+  if (biasType.getRank() != 1 ||
+      failed(verifyCompatibleShape(biasType.getShape(), {channels})))
+    return op->emitOpError("bias must have one element per ")
+           << what << " (" << channels << "), got " << biasType;
   return success();
+}
+
+LogicalResult ConvOp::verify() {
+  auto weight = getWeight().getType();
+  return verifyWeightAndBias(*this, getInput().getType(), weight, getBias(),
+                             weight.getDimSize(0), "filter");
 }
 
 //===----------------------------------------------------------------------===//
@@ -253,21 +261,9 @@ ConvTransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
 }
 
 LogicalResult ConvTransposeOp::verify() {
-  auto input = getInput().getType();
-  auto weight = getWeight().getType();
-  if (input.getElementType() != weight.getElementType())
-    return emitOpError("input element type ")
-           << input.getElementType() << " differs from weight element type "
-           << weight.getElementType();
-  if (Value bias = getBias()) {
-    auto biasType = cast<RankedTensorType>(bias.getType());
-    int64_t filters = getResult().getType().getDimSize(1);
-    if (biasType.getRank() != 1 ||
-        failed(verifyCompatibleShape(biasType.getShape(), {filters})))
-      return emitOpError("bias must have one element per output channel (")
-             << filters << "), got " << biasType;
-  }
-  return success();
+  return verifyWeightAndBias(*this, getInput().getType(), getWeight().getType(),
+                             getBias(), getResult().getType().getDimSize(1),
+                             "output channel");
 }
 
 //===----------------------------------------------------------------------===//
