@@ -19,6 +19,7 @@
 #include <cpuid.h>
 #elif defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #endif
 
 using namespace kiln::runtime;
@@ -162,6 +163,34 @@ bool cpuSupports(const FeatureBit &f) {
 bool cpuSupports(const FeatureBit &) { return false; }
 #endif
 
+// A model compiled with `--sve-vector-bits=N` runs only where the SVE vector
+// length of this thread is N bits: its fixed-length SVE code uses N-bit
+// registers. Returns -1 when `feature` is not of that form.
+constexpr std::string_view kSveBits = "sve-vector-bits=";
+
+int sveVectorBitsSupported(std::string_view feature) {
+  if (feature.substr(0, kSveBits.size()) != kSveBits)
+    return -1;
+  std::string_view digits = feature.substr(kSveBits.size());
+  if (digits.empty() || digits.size() > 5)
+    return -1;
+  long bits = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9')
+      return -1;
+    bits = bits * 10 + (c - '0');
+  }
+#if defined(__aarch64__) && defined(__linux__) && defined(PR_SVE_GET_VL)
+  int vl = prctl(PR_SVE_GET_VL);
+  if (vl < 0)
+    return 0; // no SVE
+  return (vl & PR_SVE_VL_LEN_MASK) * 8 == bits ? 1 : 0;
+#else
+  (void)bits;
+  return 0;
+#endif
+}
+
 template <size_t N>
 int lookup(const FeatureBit (&table)[N], std::string_view feature) {
   for (const FeatureBit &f : table)
@@ -220,6 +249,8 @@ int kiln::runtime::hostSupportsCpuFeature(std::string_view feature) {
   case Arch::X86_64:
     return lookup(x86Features, feature);
   case Arch::AArch64:
+    if (int sve = sveVectorBitsSupported(feature); sve >= 0)
+      return sve;
     return lookup(aarch64Features, feature);
   case Arch::Unknown:
     break;

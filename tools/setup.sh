@@ -3,7 +3,8 @@
 # nothing that is already done:
 #   - LLVM, MLIR, Clang, lld and OpenMP 22 from Debian's packages
 #   - the ONNX and protobuf development packages, GoogleTest, ccache, ninja
-#   - qemu-user and an AArch64 cross sysroot (for the aarch64 target)
+#   - qemu-user and an AArch64 cross sysroot (for the aarch64 target), with
+#     LLVM's OpenMP runtime for AArch64 in it
 #   - a Python virtual environment at .venv with tools/requirements.txt
 # Usage: tools/setup.sh [--quiet]
 set -euo pipefail
@@ -43,6 +44,29 @@ else
   say "Debian packages: all present"
 fi
 [[ -x /usr/lib/llvm-22/bin/mlir-tblgen ]] || die "MLIR 22 is not where expected (/usr/lib/llvm-22)"
+
+# LLVM's OpenMP runtime for AArch64, which multithreaded AArch64 models link
+# and load. Debian ships it only as libomp5-19:arm64, which cannot be
+# installed beside the amd64 libomp5-19 through multiarch (both own
+# /usr/lib/llvm-19/lib/libomp.so.5), so the package is downloaded with apt and
+# its library put into the cross sysroot, where lld and qemu-aarch64 find it.
+arm_omp=/usr/aarch64-linux-gnu/lib/libomp.so.5
+if [[ -d /usr/aarch64-linux-gnu/lib && ! -f "$arm_omp" ]]; then
+  say "installing LLVM's OpenMP runtime for AArch64 (libomp5-19:arm64) into $arm_omp"
+  sudo=""
+  [[ $(id -u) != 0 ]] && sudo=sudo
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $sudo dpkg --add-architecture arm64 && $sudo apt-get update -qq ||
+      die "cannot add the arm64 architecture to apt"
+  fi
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -qq libomp5-19:arm64 2>/dev/null &&
+    dpkg-deb -x libomp5-19_*_arm64.deb x) ||
+    { rm -rf "$tmp"; die "cannot download libomp5-19:arm64"; }
+  $sudo install -m 644 "$tmp/x/usr/lib/llvm-19/lib/libomp.so.5" "$arm_omp" ||
+    { rm -rf "$tmp"; die "cannot install $arm_omp"; }
+  rm -rf "$tmp"
+fi
 
 # Python: a virtual environment in the checkout, rebuilt when the pinned
 # requirements change.

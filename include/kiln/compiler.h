@@ -34,6 +34,11 @@ struct CompileOptions {
   std::string cpu;
   /// LLVM features to add or remove, e.g. "+avx2,-avx512f".
   std::string features;
+  /// AArch64 with SVE: the vector length, in bits, of the CPU that will run
+  /// the model; 0 leaves vectors at NEON's 128 bits.
+  unsigned sveVectorBits = 0;
+  /// Multithreaded code through OpenMP (the model then needs libomp.so.5).
+  bool openMP = true;
   EmitStage emit = EmitStage::SharedObject;
   /// Static shapes for inputs, by name, replacing symbolic dimensions.
   std::map<std::string, std::vector<int64_t>> inputShapes;

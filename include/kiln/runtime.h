@@ -95,7 +95,10 @@ KILN_RUNTIME_API const char *
 kiln_runtime_known_cpu_features(const char *target_triple);
 
 /* 1 if the running CPU (and the OS) supports `feature`, 0 if not, -1 if the
- * runtime cannot check that name on this architecture. Thread-safe. */
+ * runtime cannot check that name on this architecture. Besides the list
+ * above, AArch64 knows "sve-vector-bits=N": the calling thread's SVE vector
+ * length is N bits (what `kiln-compile --sve-vector-bits=N` code needs).
+ * Thread-safe. */
 KILN_RUNTIME_API int kiln_runtime_cpu_supports(const char *feature);
 
 /* The model ABI version this runtime loads (KILN_ABI_VERSION at its build).

@@ -322,15 +322,15 @@ private:
     if (options.emit == EmitStage::Linalg)
       return writeText(outputPath, printModule(module));
 
-    llvm::Expected<TargetInfo> target =
-        resolveTarget(options.target, options.cpu, options.features);
+    llvm::Expected<TargetInfo> target = resolveTarget(
+        options.target, options.cpu, options.features, options.sveVectorBits);
     if (!target)
       return emitError(target.takeError());
     CPUCodegenOptions codegen;
     codegen.vectorWidth = target->vectorWidthF32;
-    // Multithreading goes through libomp, which Debian ships for x86-64; the
-    // AArch64 target stays single-threaded until its libomp is set up.
-    codegen.parallel = target->arch == TargetArch::X86_64;
+    // Multithreading goes through LLVM's OpenMP runtime (libomp.so.5) on
+    // both architectures, unless the user asks for code without it.
+    codegen.parallel = options.openMP;
     if (failed(runPasses(module, [&](OpPassManager &pm) {
           buildCPUCodegenPipeline(pm, codegen);
         })))
@@ -362,7 +362,8 @@ private:
     if (llvm::Error error =
             emitModelABI(*llvmModule, kEntryName, *signature, *target))
       return emitError(std::move(error));
-    if (llvm::Error error = optimizeModule(*llvmModule, **machine))
+    if (llvm::Error error =
+            optimizeModule(*llvmModule, **machine, target->sveVectorBits))
       return emitError(std::move(error));
     if (options.emit == EmitStage::LLVM) {
       std::string text;

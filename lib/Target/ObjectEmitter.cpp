@@ -12,7 +12,8 @@ using namespace llvm;
 
 namespace kiln {
 
-Error optimizeModule(Module &module, TargetMachine &machine) {
+Error optimizeModule(Module &module, TargetMachine &machine,
+                     unsigned sveVectorBits) {
   module.setTargetTriple(machine.getTargetTriple());
   module.setDataLayout(machine.createDataLayout());
   // Every function gets the target's CPU and features, as clang would set.
@@ -22,6 +23,11 @@ Error optimizeModule(Module &module, TargetMachine &machine) {
     function.addFnAttr("target-cpu", machine.getTargetCPU());
     if (!machine.getTargetFeatureString().empty())
       function.addFnAttr("target-features", machine.getTargetFeatureString());
+    // A known SVE vector length: LLVM then lowers fixed-length vectors wider
+    // than NEON's to SVE instructions of that length.
+    if (sveVectorBits != 0)
+      function.addFnAttr(Attribute::getWithVScaleRangeArgs(
+          module.getContext(), sveVectorBits / 128, sveVectorBits / 128));
   }
   if (verifyModule(module, &errs()))
     return createStringError("the generated LLVM IR is invalid");

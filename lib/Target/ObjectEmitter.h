@@ -13,8 +13,10 @@
 namespace kiln {
 
 /// Sets the module's triple and data layout for `machine` and runs LLVM's
-/// O3 pipeline over it.
-llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &machine);
+/// O3 pipeline over it. A non-zero `sveVectorBits` fixes the SVE vector
+/// length of every function (see TargetInfo::sveVectorBits).
+llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
+                           unsigned sveVectorBits = 0);
 
 /// Emits `module` as an ELF relocatable object into `object`.
 llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,

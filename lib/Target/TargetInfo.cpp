@@ -31,7 +31,8 @@ void initializeLLVMTargets() {
 
 Expected<TargetInfo> resolveTarget(const std::string &target,
                                    const std::string &cpu,
-                                   const std::string &features) {
+                                   const std::string &features,
+                                   unsigned sveVectorBits) {
   initializeLLVMTargets();
   TargetInfo info;
   Triple host(sys::getDefaultTargetTriple());
@@ -106,6 +107,25 @@ Expected<TargetInfo> resolveTarget(const std::string &target,
     info.vectorWidthF32 = has("avx512f") ? 16 : has("avx") ? 8 : 4;
   else
     info.vectorWidthF32 = 4;
+
+  if (sveVectorBits != 0) {
+    if (info.arch != TargetArch::AArch64)
+      return createStringError("--sve-vector-bits is for the aarch64 target");
+    if (sveVectorBits < 128 || sveVectorBits > 2048 || sveVectorBits % 128)
+      return createStringError(
+          "--sve-vector-bits=" + std::to_string(sveVectorBits) +
+          " is not an SVE vector length (128 to 2048, "
+          "a multiple of 128)");
+    if (!has("sve"))
+      return createStringError("--sve-vector-bits needs SVE: choose an SVE "
+                               "CPU or add --features=+sve");
+    info.sveVectorBits = sveVectorBits;
+    info.vectorWidthF32 = static_cast<int>(sveVectorBits / 32);
+    // Not an LLVM feature: the runtime checks the running thread's vector
+    // length (prctl PR_SVE_GET_VL) against it.
+    required.push_back("sve-vector-bits=" + std::to_string(sveVectorBits));
+    info.requiredFeatures = join(required, ",");
+  }
   return info;
 }
 

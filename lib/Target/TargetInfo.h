@@ -27,6 +27,10 @@ struct TargetInfo {
   /// Width of the widest fp32 vector register in elements (16 for AVX-512,
   /// 8 for AVX2, 4 for NEON); codegen blocks by it.
   int vectorWidthF32 = 4;
+  /// AArch64 with SVE: the vector length the code is specialised for (0:
+  /// NEON-width code). Every function gets vscale_range(bits/128, bits/128),
+  /// so that LLVM lowers the wide fixed-length vectors to SVE.
+  unsigned sveVectorBits = 0;
 
   /// Creates an LLVM target machine for this target (PIC, O3).
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
@@ -36,9 +40,11 @@ struct TargetInfo {
 /// Resolves `--target`, `--cpu` and `--features` as kiln-compile takes them.
 /// An empty `cpu` means the host CPU when compiling for the host architecture
 /// and a generic CPU otherwise; `features` adds to or removes from the CPU's.
+/// `sveVectorBits` (AArch64 with SVE only) is `--sve-vector-bits`.
 llvm::Expected<TargetInfo> resolveTarget(const std::string &target,
                                          const std::string &cpu,
-                                         const std::string &features);
+                                         const std::string &features,
+                                         unsigned sveVectorBits = 0);
 
 /// Registers LLVM's targets once per process.
 void initializeLLVMTargets();

@@ -278,6 +278,63 @@ def test_sve_model_compiles_runs_and_requires_sve(tmp_path):
         run_under_qemu(so, feeds, tmp_path / "n1", cpu="neoverse-n1")
 
 
+SVE_FMLA = re.compile(r"\bfmla\s+z\d+\.s\b")
+
+
+def test_sve_vector_length_specific_code(tmp_path):
+    """--sve-vector-bits=256 makes 256-bit vectors and register blocks that
+    LLVM lowers to SVE (fmla zN.s, not NEON's fmla vN.4s). The model runs
+    where the SVE vector length is 256 bits, and the runtime refuses it on a
+    CPU with 512-bit vectors, where its code would compute garbage."""
+    model = conv_model()
+    feeds = _feeds(model)
+    flags = ("--cpu=neoverse-v1", "--sve-vector-bits=256")
+    so = compile_for_aarch64(model, tmp_path, *flags)
+    text = disassemble(so)
+    assert SVE_FMLA.search(text), [l for l in text.splitlines() if "fmla" in l][:5]
+    assert not FMLA_VECTOR.search(text), "NEON FMAs left in the SVE-256 code"
+    # QEMU's vector length in bytes.
+    assert_matches_onnxruntime(model, feeds, tmp_path, *flags,
+                               cpu="max,sve-default-vector-length=32")
+    with pytest.raises(ToolError, match=r"sve-vector-bits=256"):
+        run_under_qemu(so, feeds, tmp_path / "vl512",
+                       cpu="max,sve-default-vector-length=64")
+
+
+def _needed_libraries(so):
+    readelf = LLVM_BIN / "llvm-readelf"
+    text = _call([readelf if readelf.exists() else "llvm-readelf", "-d", so])
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", text)
+
+
+def test_openmp_threads_match_single_thread(tmp_path):
+    """AArch64 models are multithreaded through LLVM's OpenMP runtime
+    (libomp5-19:arm64, which tools/setup.sh puts into the cross sysroot):
+    two threads give the same numbers as one and as onnxruntime.
+    --no-openmp gives a model that does not need libomp at all."""
+    model = conv_model()
+    feeds = _feeds(model)
+    so = compile_for_aarch64(model, tmp_path / "omp")
+    assert "libomp.so.5" in _needed_libraries(so)
+    want = onnxruntime_outputs(model, feeds)
+    for threads in (1, 2):
+        workdir = tmp_path / f"threads{threads}"
+        workdir.mkdir()
+        args = QEMU + [KILN_RUN, so, "--json", "--threads", threads,
+                       "--output-dir", workdir / "outputs"]
+        for i, (name, value) in enumerate(feeds.items()):
+            np.save(workdir / f"input{i}.npy", value)
+            args += ["--input", f"{name}={workdir / f'input{i}.npy'}"]
+        result = json.loads(_call(args, timeout=300))
+        assert result["threads"] == threads
+        got = np.load(result["outputs"]["y"])
+        np.testing.assert_allclose(got, want["y"], rtol=RTOL, atol=ATOL)
+
+    single = compile_for_aarch64(model, tmp_path / "single", "--no-openmp")
+    assert "libomp.so.5" not in _needed_libraries(single)
+    assert_matches_onnxruntime(model, feeds, tmp_path / "single", "--no-openmp")
+
+
 def test_cpu_feature_check_reads_hwcaps(tmp_path):
     """--cpu=neoverse-n1 code needs ARMv8.2 features (LSE atomics, dot
     product...) that a Cortex-A53 lacks: it runs on an emulated N1 and is

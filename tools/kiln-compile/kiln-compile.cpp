@@ -31,6 +31,17 @@ cl::opt<std::string> features("features",
                               cl::desc("LLVM target features to add or "
                                        "remove, e.g. +avx2,-avx512f"),
                               cl::cat(category));
+cl::opt<unsigned> sveVectorBits(
+    "sve-vector-bits",
+    cl::desc("AArch64 with SVE: the vector length of the CPU that will run "
+             "the model (128 to 2048, a multiple of 128); vectors and "
+             "register blocks become that wide, and the runtime refuses a "
+             "CPU with another length. 0 (default): NEON-width code"),
+    cl::init(0), cl::cat(category));
+cl::opt<bool> noOpenMP("no-openmp",
+                       cl::desc("Single-threaded code that needs no OpenMP "
+                                "runtime (libomp.so.5) where it runs"),
+                       cl::cat(category));
 cl::opt<std::string> emit("emit",
                           cl::desc("Stop after a stage and write it: graph, "
                                    "linalg, llvm, asm, obj or so (default)"),
@@ -88,6 +99,8 @@ int main(int argc, char **argv) {
   options.target = target;
   options.cpu = cpu;
   options.features = features;
+  options.sveVectorBits = sveVectorBits;
+  options.openMP = !noOpenMP;
   options.optimizeGraph = !noGraphOpt;
   options.report = report;
   if (!kiln::parseEmitStage(emit, options.emit)) {

@@ -7,6 +7,9 @@
 // RUN: not kiln-compile %s --input-shape=a=2xq -o %t.so 2>&1 | FileCheck %s --check-prefix=SHAPE
 // RUN: not kiln-compile %S/Inputs/dynamic.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=DYNAMIC
 // RUN: not kiln-compile %t.missing.onnx -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not kiln-compile %s --sve-vector-bits=256 -o %t.so 2>&1 | FileCheck %s --check-prefix=SVE-X86
+// RUN: not kiln-compile %s --target=aarch64 --sve-vector-bits=256 -o %t.so 2>&1 | FileCheck %s --check-prefix=SVE-NONE
+// RUN: not kiln-compile %s --target=aarch64 --features=+sve --sve-vector-bits=200 -o %t.so 2>&1 | FileCheck %s --check-prefix=SVE-BITS
 
 func.func @main(%a: tensor<4xf32> {kiln.name = "a"}) -> (tensor<4xf32> {kiln.name = "y"}) {
   %0 = graph.relu %a : tensor<4xf32>
@@ -21,3 +24,6 @@ func.func @main(%a: tensor<4xf32> {kiln.name = "a"}) -> (tensor<4xf32> {kiln.nam
 // SHAPE: kiln-compile: error: --input-shape: 'q' in 'a=2xq' is not a dimension
 // DYNAMIC: kiln-compile: error: {{.*}}input 'x' has a dynamic shape 'tensor<?x4xf32>'; give it a static one with --input-shape
 // MISSING: kiln-compile: error: {{.*}}missing.onnx
+// SVE-X86: kiln-compile: error: {{.*}}--sve-vector-bits is for the aarch64 target
+// SVE-NONE: kiln-compile: error: {{.*}}--sve-vector-bits needs SVE: choose an SVE CPU or add --features=+sve
+// SVE-BITS: kiln-compile: error: {{.*}}--sve-vector-bits=200 is not an SVE vector length (128 to 2048, a multiple of 128)

@@ -412,9 +412,18 @@ TEST(CpuFeatures, KnownList) {
   EXPECT_EQ(host, x86);
   EXPECT_EQ(kiln_runtime_cpu_supports("sse2"), 1);
   EXPECT_EQ(kiln_runtime_cpu_supports("i8mm"), -1);
+  EXPECT_EQ(kiln_runtime_cpu_supports("sve-vector-bits=256"), -1);
 #elif defined(__aarch64__)
   EXPECT_EQ(host, arm);
   EXPECT_EQ(kiln_runtime_cpu_supports("neon"), 1);
+  // With SVE, exactly one vector length is this thread's; without, none.
+  int lengths = 0;
+  for (int bits = 128; bits <= 2048; bits += 128)
+    lengths += kiln_runtime_cpu_supports(
+        ("sve-vector-bits=" + std::to_string(bits)).c_str());
+  EXPECT_EQ(lengths, kiln_runtime_cpu_supports("sve"));
+  EXPECT_EQ(kiln_runtime_cpu_supports("sve-vector-bits=x"), -1);
+  EXPECT_EQ(kiln_runtime_cpu_supports("sve-vector-bits="), -1);
 #endif
   EXPECT_EQ(kiln_runtime_cpu_supports("nonexistentfeature"), -1);
   EXPECT_EQ(kiln_runtime_cpu_supports(nullptr), -1);
