@@ -103,10 +103,13 @@ Expected<TargetInfo> resolveTarget(const std::string &target,
   info.requiredFeatures = join(required, ",");
 
   auto has = [&](StringRef name) { return is_contained(required, name); };
-  if (info.arch == TargetArch::X86_64)
+  if (info.arch == TargetArch::X86_64) {
     info.vectorWidthF32 = has("avx512f") ? 16 : has("avx") ? 8 : 4;
-  else
+    info.vectorRegisters = has("avx512f") ? 32 : 16;
+  } else {
     info.vectorWidthF32 = 4;
+    info.vectorRegisters = 32;
+  }
 
   if (sveVectorBits != 0) {
     if (info.arch != TargetArch::AArch64)

@@ -27,6 +27,9 @@ struct TargetInfo {
   /// Width of the widest fp32 vector register in elements (16 for AVX-512,
   /// 8 for AVX2, 4 for NEON); codegen blocks by it.
   int vectorWidthF32 = 4;
+  /// Vector registers the code may use: 32 for AVX-512 and for AArch64
+  /// (NEON and SVE), 16 for AVX and SSE. Register blocks are sized by it.
+  int vectorRegisters = 32;
   /// AArch64 with SVE: the vector length the code is specialised for (0:
   /// NEON-width code). Every function gets vscale_range(bits/128, bits/128),
   /// so that LLVM lowers the wide fixed-length vectors to SVE.
