@@ -12,13 +12,34 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
+#include <optional>
+#include <string>
+
 namespace kiln::cpu {
+
+/// The algorithm kiln-cpu-select-conv-algorithm chose for a convolution.
+constexpr llvm::StringLiteral kConvAlgorithmAttr = "kiln.conv_algorithm";
+/// On a function: one line per convolution, its algorithm and the estimates.
+constexpr llvm::StringLiteral kConvReportAttr = "kiln.conv_algorithms";
 
 #define GEN_PASS_DECL
 #include "codegen/CPU/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "codegen/CPU/Passes.h.inc"
+
+/// im2col, direct, winograd-2x3, winograd-4x3 or winograd-6x3.
+bool isConvAlgorithmName(llvm::StringRef name);
+
+/// M for "winograd-Mx3", nothing for another algorithm name.
+std::optional<int> winogradTileOf(llvm::StringRef algorithm);
+
+/// Whether Winograd F(m, 3) applies: 3x3, stride 1, undilated, f32, static
+/// shapes, constant weights.
+bool isWinogradCandidate(mlir::linalg::Conv2DNchwFchwOp conv);
+
+/// The ONNX node name of a convolution, from its location, or "conv#INDEX".
+std::string convLayerName(mlir::Operation *op, unsigned index);
 
 /// Patterns of kiln-cpu-conv-to-im2col: NCHW 2-D convolutions on tensors
 /// become an im2col copy and a contraction.

@@ -161,7 +161,8 @@ def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
 def CPUConvToIm2Col : Pass<"kiln-cpu-conv-to-im2col", "mlir::func::FuncOp"> {
   let summary = "Rewrites 2-D convolutions as an im2col copy and a contraction";
   let description = [{
-    Turns each `linalg.conv_2d_nchw_fchw` on tensors into an explicit im2col
+    Turns each `linalg.conv_2d_nchw_fchw` on tensors (except those that
+    `kiln-cpu-select-conv-algorithm` marked `direct`) into an explicit im2col
     tensor (one row per filter tap, one column per output pixel; no copy for
     a 1x1 stride-1 convolution) and a matmul-like `linalg.generic`. The copy
     keeps the output rows and columns apart so that its inner loop reads an
@@ -181,6 +182,61 @@ def CPUConvToIm2Col : Pass<"kiln-cpu-conv-to-im2col", "mlir::func::FuncOp"> {
     `tensor.expand_shape` back to NCHW.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def CPUSelectConvAlgorithm : Pass<"kiln-cpu-select-conv-algorithm", "mlir::func::FuncOp"> {
+  let summary = "Chooses an algorithm for every 2-D convolution";
+  let description = [{
+    Marks each `linalg.conv_2d_nchw_fchw` with `kiln.conv_algorithm`:
+    `im2col`, `direct` (its own loop nest), or `winograd-2x3`,
+    `winograd-4x3`, `winograd-6x3` (Winograd F(m x m, 3 x 3); only for 3x3,
+    stride-1, undilated f32 layers with constant weights). A layer named in
+    `overrides` (`LAYER=ALGORITHM`, the ONNX node name) gets that algorithm,
+    the others `algorithm`; with `auto` (the default) a cost model of the
+    target picks the cheapest: the multiply-adds of the contractions at
+    vector speed, discounted when their vector dimension is narrow, and
+    those of the copies and Winograd transforms at a fraction of it. The
+    choice and the estimates of every layer are left on the function as
+    `kiln.conv_algorithms`, which `kiln-compile --report` prints.
+
+    Before:
+    ```mlir
+    %y = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x64x58x58xf32>, tensor<64x64x3x3xf32>) ...
+    ```
+    After:
+    ```mlir
+    %y = linalg.conv_2d_nchw_fchw {kiln.conv_algorithm = "winograd-4x3"} ins(...) ...
+    ```
+  }];
+  let options = [
+    Option<"algorithm", "algorithm", "std::string", /*default=*/"\"auto\"",
+           "auto, or the algorithm of every layer not overridden">,
+    ListOption<"overrides", "overrides", "std::string",
+               "LAYER=ALGORITHM for single layers">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "fp32 elements in one vector register of the target">,
+  ];
+}
+
+def CPUConvToWinograd : Pass<"kiln-cpu-conv-to-winograd", "mlir::func::FuncOp"> {
+  let summary = "Rewrites 3x3 convolutions marked for Winograd";
+  let description = [{
+    Each `linalg.conv_2d_nchw_fchw` with `kiln.conv_algorithm =
+    "winograd-Mx3"` (M = 2, 4 or 6) becomes Winograd's F(M x M, 3 x 3): the
+    filter transform U = G g G^T is computed at compile time from the
+    constant weights; the input is padded to whole tiles and transformed
+    (V = B^T d B, two `linalg.generic` contractions over rows and then
+    columns); the (M+2)^2 products M[b] = U[b] V[b] are one batched
+    contraction, which `kiln-cpu-tile-and-vectorize` register-blocks; the
+    output transform A^T M A writes the output's M x M blocks, accumulating
+    into the convolution's init (its bias). The matrices come from the
+    interpolation points 0, 1, -1, 2, -2, 1/2, -1/2 by the Toom-Cook
+    construction (`codegen/CPU/Winograd.h`). A marked convolution that is
+    not 3x3, stride 1, undilated f32 with constant weights is an error.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect"];
 }
 

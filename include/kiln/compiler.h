@@ -39,6 +39,12 @@ struct CompileOptions {
   unsigned sveVectorBits = 0;
   /// Multithreaded code through OpenMP (the model then needs libomp.so.5).
   bool openMP = true;
+  /// The algorithm of every convolution not in convAlgorithms: "auto" (a
+  /// cost model of the target), "im2col", "direct", "winograd-2x3",
+  /// "winograd-4x3" or "winograd-6x3".
+  std::string convAlgorithm = "auto";
+  /// Per-layer choices, by ONNX node name; they win over convAlgorithm.
+  std::map<std::string, std::string> convAlgorithms;
   EmitStage emit = EmitStage::SharedObject;
   /// Static shapes for inputs, by name, replacing symbolic dimensions.
   std::map<std::string, std::vector<int64_t>> inputShapes;

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/compiler.h"
+
+#include "codegen/CPU/Passes.h"
 #include "kiln/model_abi.h"
 
 #include "lib/Import/ONNXImporter.h"
@@ -334,6 +336,22 @@ private:
     // where 8 rows spill (a 256x512x256 matmul on Haswell code: 0.73 ms
     // against 1.9 ms).
     codegen.rows = target->vectorRegisters >= 32 ? 8 : 6;
+    codegen.convAlgorithm = options.convAlgorithm;
+    const char *algorithms = "auto, im2col, direct, winograd-2x3, "
+                             "winograd-4x3 or winograd-6x3";
+    if (options.convAlgorithm != "auto" &&
+        !cpu::isConvAlgorithmName(options.convAlgorithm))
+      return emitError(llvm::createStringError(
+          "unknown convolution algorithm '" + options.convAlgorithm +
+          "' (expected " + algorithms + ")"));
+    for (const auto &[layer, algorithm] : options.convAlgorithms) {
+      if (layer.empty() || !cpu::isConvAlgorithmName(algorithm))
+        return emitError(llvm::createStringError(
+            "bad convolution algorithm '" + layer + "=" + algorithm +
+            "' (expected LAYER=ALGORITHM with im2col, direct, winograd-2x3, "
+            "winograd-4x3 or winograd-6x3)"));
+      codegen.convAlgorithmOverrides.push_back(layer + "=" + algorithm);
+    }
     if (options.report)
       result.report += "target: " + target->triple + " cpu=" + target->cpu +
                        ", " + std::to_string(target->vectorWidthF32) +
@@ -348,8 +366,13 @@ private:
           buildCPUCodegenPipeline(pm, codegen);
         })))
       return failure();
-    if (options.report)
+    if (options.report) {
       result.report += countOps(module, "llvm");
+      if (Operation *entry = module.lookupSymbol(kEntryName))
+        if (auto layers = entry->getAttrOfType<ArrayAttr>(cpu::kConvReportAttr))
+          for (auto line : layers.getAsValueRange<StringAttr>())
+            result.report += "conv " + line.str() + "\n";
+    }
 
     // LLVM IR, the model ABI, optimisation.
     auto machine = target->createTargetMachine();

@@ -40,6 +40,13 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
                              const CPUCodegenOptions &options) {
   if (options.fuseElementwise)
     pm.addNestedPass<func::FuncOp>(cpu::createCPUFuseElementwise());
+  cpu::CPUSelectConvAlgorithmOptions select;
+  select.algorithm = options.convAlgorithm;
+  select.overrides.assign(options.convAlgorithmOverrides.begin(),
+                          options.convAlgorithmOverrides.end());
+  select.vectorWidth = options.vectorWidth;
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUSelectConvAlgorithm(select));
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToWinograd());
   if (options.convToIm2Col)
     pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToIm2Col());
   // Register-blocked vector code for contractions (loops for the rest, below).

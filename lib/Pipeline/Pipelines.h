@@ -15,6 +15,9 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+#include <vector>
+
 namespace kiln {
 
 struct GraphOptimizationOptions {
@@ -34,6 +37,11 @@ struct CPUCodegenOptions {
   bool fuseElementwise = true;
   /// Rewrite 2-D convolutions as im2col plus a contraction.
   bool convToIm2Col = true;
+  /// The convolution algorithm of every layer not in convAlgorithmOverrides:
+  /// "auto" (the cost model), "im2col", "direct" or "winograd-Mx3".
+  std::string convAlgorithm = "auto";
+  /// LAYER=ALGORITHM entries for single layers (ONNX node names).
+  std::vector<std::string> convAlgorithmOverrides;
   /// Register-block and vectorize contractions.
   bool vectorizeContractions = true;
   /// fp32 elements per vector register of the target (TargetInfo).

@@ -42,6 +42,14 @@ cl::opt<bool> noOpenMP("no-openmp",
                        cl::desc("Single-threaded code that needs no OpenMP "
                                 "runtime (libomp.so.5) where it runs"),
                        cl::cat(category));
+cl::list<std::string> convAlgorithms(
+    "conv-algorithm",
+    cl::desc("Convolution algorithm: auto (default: a cost model of the "
+             "target), im2col, direct, winograd-2x3, winograd-4x3 or "
+             "winograd-6x3; LAYER=ALGORITHM sets one layer (an ONNX node "
+             "name) and wins over the default (repeatable; --report lists "
+             "every layer's choice)"),
+    cl::value_desc("[layer=]algorithm"), cl::cat(category));
 cl::opt<std::string> emit("emit",
                           cl::desc("Stop after a stage and write it: graph, "
                                    "linalg, llvm, asm, obj or so (default)"),
@@ -107,6 +115,13 @@ int main(int argc, char **argv) {
     errs() << "kiln-compile: error: unknown --emit stage '" << emit
            << "' (expected graph, linalg, llvm, asm, obj or so)\n";
     return 1;
+  }
+  for (StringRef choice : convAlgorithms) {
+    auto [layer, algorithm] = choice.rsplit('=');
+    if (!choice.contains('='))
+      options.convAlgorithm = choice.str();
+    else
+      options.convAlgorithms[layer.str()] = algorithm.str();
   }
   for (const std::string &shape : inputShapes) {
     std::string error;

@@ -1,0 +1,126 @@
+"""Every convolution algorithm against onnxruntime, on many shapes.
+
+kiln-compile --conv-algorithm forces one algorithm (im2col, direct, or
+Winograd F(2,3), F(4,3), F(6,3)); the cost model's own choice (auto) is
+checked as well, and --report must name the algorithm that ran.
+"""
+
+import re
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from kiln_testing import (KILN_COMPILE, KilnError, assert_matches_onnxruntime,
+                          compile_model)
+
+ALGORITHMS = ["im2col", "direct", "winograd-2x3", "winograd-4x3", "winograd-6x3"]
+
+
+def conv_model(n, c, k, h, w, kernel=3, pads=(1, 1, 1, 1), strides=(1, 1),
+               dilations=(1, 1), group=1, bias=True, seed=0):
+    """One Conv node with He-scaled weights, as a trained network has."""
+    rng = np.random.default_rng(seed)
+    fan_in = c // group * kernel * kernel
+    weights = rng.normal(0, np.sqrt(2 / fan_in), (k, c // group, kernel, kernel))
+    inits = [numpy_helper.from_array(weights.astype(np.float32), "w")]
+    inputs = ["x", "w"]
+    if bias:
+        inits.append(numpy_helper.from_array(
+            rng.normal(0, 0.1, (k,)).astype(np.float32), "b"))
+        inputs.append("b")
+    node = helper.make_node("Conv", inputs, ["y"], name="layer", pads=list(pads),
+                            strides=list(strides), dilations=list(dilations),
+                            group=group, kernel_shape=[kernel, kernel])
+    graph = helper.make_graph(
+        [node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                       [n, c, h, w])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, k, None, None])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    onnx.checker.check_model(model)
+    x = np.random.default_rng(seed + 1).standard_normal((n, c, h, w)).astype(np.float32)
+    return model, {"x": x}
+
+
+# (n, c, k, h, w, pads): odd sizes, sizes that are and are not multiples of
+# the Winograd tiles, no padding, asymmetric padding, a batch of 2.
+SHAPES_3X3 = [
+    (1, 8, 16, 12, 12, (1, 1, 1, 1)),
+    (1, 3, 5, 7, 9, (1, 1, 1, 1)),
+    (2, 16, 8, 13, 11, (1, 1, 1, 1)),
+    (1, 4, 4, 10, 10, (0, 0, 0, 0)),
+    (1, 6, 7, 9, 8, (0, 1, 2, 1)),
+    (1, 32, 32, 24, 24, (1, 1, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("shape", SHAPES_3X3,
+                         ids=["x".join(map(str, s[:5])) + "p" + "".join(map(str, s[5]))
+                              for s in SHAPES_3X3])
+def test_3x3_stride1_every_algorithm(tmp_path, algorithm, shape):
+    n, c, k, h, w, pads = shape
+    model, feeds = conv_model(n, c, k, h, w, pads=pads, bias=(c % 2 == 0))
+    assert_matches_onnxruntime(model, feeds, tmp_path,
+                               compile_args=[f"--conv-algorithm={algorithm}"])
+
+
+@pytest.mark.parametrize("algorithm", ["im2col", "direct", "auto"])
+@pytest.mark.parametrize("case", [
+    dict(kernel=3, strides=(2, 2)),
+    dict(kernel=3, dilations=(2, 2), pads=(2, 2, 2, 2)),
+    dict(kernel=5, pads=(2, 2, 2, 2)),
+    dict(kernel=1, pads=(0, 0, 0, 0)),
+    dict(kernel=1, pads=(0, 0, 0, 0), strides=(2, 2)),
+], ids=["stride2", "dilation2", "5x5", "1x1", "1x1-stride2"])
+def test_other_convolutions(tmp_path, algorithm, case):
+    model, feeds = conv_model(1, 8, 12, 15, 13, **case)
+    assert_matches_onnxruntime(model, feeds, tmp_path,
+                               compile_args=[f"--conv-algorithm={algorithm}"])
+
+
+def report(model, tmp_path, *args):
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    proc = subprocess.run([str(KILN_COMPILE), str(path), "-o", str(tmp_path / "r.so"),
+                           "--report", *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return re.findall(r"^conv (\S+): (\S+) \((\w[\w ]*);", proc.stderr, re.M)
+
+
+def test_report_lists_choice_and_reason(tmp_path):
+    # On a 7x7 map, im2col's 49 columns are a ragged vector remainder, and
+    # Winograd F(2,3) is cheaper by the model (and measured 3x faster).
+    model, _ = conv_model(1, 64, 64, 7, 7)
+    (layer, algorithm, why), = report(model, tmp_path)
+    assert (layer, algorithm, why) == ("layer", "winograd-2x3", "cost model")
+    # A wide map: im2col's contraction runs on whole vectors.
+    wide, _ = conv_model(1, 32, 32, 56, 56)
+    assert report(wide, tmp_path) == [("layer", "im2col", "cost model")]
+    assert report(model, tmp_path, "--conv-algorithm=layer=im2col") == \
+        [("layer", "im2col", "override")]
+    assert report(model, tmp_path, "--conv-algorithm=direct") == \
+        [("layer", "direct", "default")]
+
+
+def test_winograd_default_skips_layers_it_cannot_do(tmp_path):
+    """A Winograd default applies where it can; a strided layer falls back to
+    the cost model's choice among the others."""
+    model, _ = conv_model(1, 8, 8, 16, 16, strides=(2, 2))
+    (layer, algorithm, why), = report(model, tmp_path, "--conv-algorithm=winograd-4x3")
+    assert algorithm in ("im2col", "direct") and why == "cost model"
+
+
+@pytest.mark.parametrize("flag, message", [
+    ("--conv-algorithm=layer=winograd-4x3", "cannot use winograd-4x3"),
+    ("--conv-algorithm=nosuchlayer=im2col", "no convolution named 'nosuchlayer'"),
+    ("--conv-algorithm=fastest", "unknown convolution algorithm 'fastest'"),
+    ("--conv-algorithm=layer=fastest", "bad convolution algorithm 'layer=fastest'"),
+])
+def test_bad_choices_are_errors(tmp_path, flag, message):
+    model, _ = conv_model(1, 8, 8, 16, 16, strides=(2, 2))
+    with pytest.raises(KilnError, match=re.escape(message)):
+        compile_model(model, tmp_path, [flag])
