@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -38,6 +39,10 @@ struct Conv2DNchwFchwToIm2Col : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
                                 PatternRewriter &rewriter) const override {
     if (!conv.hasPureTensorSemantics())
       return rewriter.notifyMatchFailure(conv, "expects tensors");
+    std::optional<std::string> algorithm = KernelConfig::get(conv).algorithm;
+    if (algorithm && *algorithm != "im2col")
+      return rewriter.notifyMatchFailure(
+          conv, "its kernel configuration chose another algorithm");
     auto inputType = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
     auto filterType = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
     auto outputType =
@@ -117,16 +122,17 @@ struct Conv2DNchwFchwToIm2Col : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
     SmallVector<utils::IteratorType> iterators = {
         utils::IteratorType::parallel, utils::IteratorType::parallel,
         utils::IteratorType::parallel, utils::IteratorType::reduction};
-    Value product =
-        linalg::GenericOp::create(
-            rewriter, loc, resultType, ValueRange{filter, columns},
-            ValueRange{init}, maps, iterators,
-            [](OpBuilder &b, Location nestedLoc, ValueRange args) {
-              Value mul = arith::MulFOp::create(b, nestedLoc, args[0], args[1]);
-              Value add = arith::AddFOp::create(b, nestedLoc, mul, args[2]);
-              linalg::YieldOp::create(b, nestedLoc, add);
-            })
-            .getResult(0);
+    auto contraction = linalg::GenericOp::create(
+        rewriter, loc, resultType, ValueRange{filter, columns},
+        ValueRange{init}, maps, iterators,
+        [](OpBuilder &b, Location nestedLoc, ValueRange args) {
+          Value mul = arith::MulFOp::create(b, nestedLoc, args[0], args[1]);
+          Value add = arith::AddFOp::create(b, nestedLoc, mul, args[2]);
+          linalg::YieldOp::create(b, nestedLoc, add);
+        });
+    // The convolution's register-blocking knobs steer its contraction.
+    copyKernelConfig(conv, contraction);
+    Value product = contraction.getResult(0);
     rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
         conv, outputType, product,
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
