@@ -620,6 +620,9 @@ def tune(model, db_path, trials=64, target=None, workers=None, time_budget=None,
         raise ValueError("kiln.tune: time_budget must be positive seconds")
     db = _Database(db_path)
     compile_args = (target or "", cpu or "", features or "")
+    measure = None
+    if ray_address is not None:
+        measure = _ray_measurer(ray_address, compile_args, num_threads, repeats)
 
     folder = tempfile.mkdtemp(prefix="kiln-tune-")
     pool = None
@@ -632,8 +635,7 @@ def tune(model, db_path, trials=64, target=None, workers=None, time_budget=None,
             listed = json.load(f)
         target_key = listed["target"]
         ray_measure = None
-        if ray_address is not None:
-            measure = _ray_measurer(ray_address, compile_args, num_threads, repeats)
+        if measure is not None:
             ray_measure = lambda batch: measure(batch, target_key)  # noqa: E731
         kernels = [_Kernel(i, entry, listed, folder)
                    for i, entry in enumerate(listed["kernels"])]
