@@ -29,11 +29,11 @@ each other), so each trial's timing has the machine to itself.
 import concurrent.futures
 import json
 import math
-import multiprocessing
 import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -225,6 +225,25 @@ def _compile_candidate(job):
     return None
 
 
+# A worker process compiles one candidate; its job comes as JSON in argv.
+_WORKER = ("import json, sys\n"
+           "from kiln.tune import _compile_candidate\n"
+           "print(json.dumps(_compile_candidate(json.loads(sys.argv[1]))))\n")
+
+
+def _compile_in_worker(job):
+    """Compiles a candidate in a fresh Python process, so that a compiler
+    crash costs one trial, not the tuner, and the user's main module is never
+    imported again (as multiprocessing's spawn would)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-c", _WORKER, json.dumps(job)],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or [""]
+        return f"the compiler's process failed (exit {proc.returncode}): {tail[0]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def _time_runs(run, feeds, repeats, min_sample_s=0.002):
     """Median milliseconds per run: a warm-up, then `repeats` samples of
     enough runs each to last about `min_sample_s`."""
@@ -339,9 +358,9 @@ class _Tuner:
     # Compilation: in parallel worker processes, never during a measurement.
     def compile_all(self, jobs):
         full = [job + self.compile_args for job in jobs]
-        if self.pool is None or len(jobs) == 1:
+        if self.pool is None:
             return [_compile_candidate(job) for job in full]
-        return list(self.pool.map(_compile_candidate, full))
+        return list(self.pool.map(_compile_in_worker, full))
 
     def _paths(self, kernel):
         self.serial += 1
@@ -486,7 +505,7 @@ class _Tuner:
             for (kernel, config), (ms, error) in zip(batch, results):
                 self._finish(kernel, config, ms, error, bar)
             return
-        jobs, paths = [], []
+        jobs = []
         for kernel, config in batch:
             so, db = self._paths(kernel)
             if kernel.reference is None and config:
@@ -496,17 +515,17 @@ class _Tuner:
                     (kernel.module, ref_so, "", None) + self.compile_args)
                 if error is None:
                     self._measure(kernel, ref_so, timed=False)
+                    os.remove(ref_so)
             record = ({"kernel": kernel.signature, "target": self.target_key,
                        "config": config} if config else None)
             jobs.append((kernel.module, so, db, record))
-            paths.append(so)
         errors = self.compile_all(jobs)
-        for (kernel, config), so, error in zip(batch, paths, errors):
+        for (kernel, config), job, error in zip(batch, jobs, errors):
             ms = None
             if error is None:
-                ms, error = self._measure(kernel, so)
+                ms, error = self._measure(kernel, job[1])
             self._finish(kernel, config, ms, error, bar)
-            for path in (so,):
+            for path in job[1:3]:
                 if os.path.exists(path):
                     os.remove(path)
 
@@ -523,7 +542,7 @@ class _Tuner:
         bar.show(self.measured, self._best_text())
 
 
-def _ray_measurer(ray_address, compile_args, num_threads, repeats):
+def _ray_measurer(ray_address, num_threads, repeats):
     """Measures candidates as Ray tasks on the cluster at `ray_address`, one
     task per candidate, each holding the CPUs its runs use."""
     try:
@@ -536,7 +555,7 @@ def _ray_measurer(ray_address, compile_args, num_threads, repeats):
     if not ray.is_initialized():
         ray.init(address=ray_address)
 
-    def compile_and_time(module_text, signature, config, target_key):
+    def compile_and_time(module_text, signature, config, target_key, compile_args):
         folder = tempfile.mkdtemp(prefix="kiln-tune-")
         try:
             module = os.path.join(folder, "kernel.mlir")
@@ -556,12 +575,13 @@ def _ray_measurer(ray_address, compile_args, num_threads, repeats):
 
     remote = ray.remote(num_cpus=num_threads or 1)(compile_and_time)
 
-    def measure(batch, target_key):
+    def measure(batch, target_key, compile_args):
         texts = []
         for module, signature, config in batch:
             with open(module, encoding="utf-8") as f:
                 texts.append((f.read(), signature, config))
-        return ray.get([remote.remote(t, s, c, target_key) for t, s, c in texts])
+        return ray.get([remote.remote(t, s, c, target_key, compile_args)
+                        for t, s, c in texts])
 
     return measure
 
@@ -583,7 +603,8 @@ def tune(model, db_path, trials=64, target=None, workers=None, time_budget=None,
         (the default configuration of each kernel counts as one).
       target, cpu, features, input_shapes: as kiln.compile takes them.
       workers: processes compiling candidates in parallel (default: the
-        number of CPUs). Measurements always run one at a time.
+        number of CPUs; 1 compiles in this process). Measurements always run
+        one at a time, never next to a compilation.
       time_budget: seconds after which no new trial starts (default: none).
         The final whole-model comparison comes on top.
       num_threads: threads each measured run uses (default: the runtime's,
@@ -598,7 +619,8 @@ def tune(model, db_path, trials=64, target=None, workers=None, time_budget=None,
       A dict: ``default_ms`` (the whole model compiled with defaults),
       ``tuned_ms`` (compiled with the database), ``best_ms`` (the faster of
       the two, so never above ``default_ms``) and ``best`` ("database" or
-      "default"), ``speedup`` (default_ms / best_ms), ``trials`` (measured
+      "default"), ``speedup`` (default_ms / best_ms), ``default_min_ms`` and
+      ``tuned_min_ms`` (the fastest samples), ``trials`` (measured
       now), ``reused`` (defaults found in the database), ``elapsed_s``,
       ``db``, ``target``, and ``kernels``: per kernel its signature, kind,
       count, ONNX nodes, ``default_ms``, ``best_ms``, ``best_config`` and
@@ -622,7 +644,7 @@ def tune(model, db_path, trials=64, target=None, workers=None, time_budget=None,
     compile_args = (target or "", cpu or "", features or "")
     measure = None
     if ray_address is not None:
-        measure = _ray_measurer(ray_address, compile_args, num_threads, repeats)
+        measure = _ray_measurer(ray_address, num_threads, repeats)
 
     folder = tempfile.mkdtemp(prefix="kiln-tune-")
     pool = None
@@ -636,12 +658,16 @@ def tune(model, db_path, trials=64, target=None, workers=None, time_budget=None,
         target_key = listed["target"]
         ray_measure = None
         if measure is not None:
-            ray_measure = lambda batch: measure(batch, target_key)  # noqa: E731
+            # The nodes compile for the CPU named in the target key, not
+            # for their own.
+            remote_args = (compile_args[0], cpu or target_key.split("/")[1],
+                           compile_args[2])
+            ray_measure = lambda batch: measure(batch, target_key, remote_args)  # noqa: E731
         kernels = [_Kernel(i, entry, listed, folder)
                    for i, entry in enumerate(listed["kernels"])]
         if workers > 1 and ray_measure is None:
-            pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            # Threads that each wait for a worker process.
+            pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
         tuner = _Tuner(db, kernels, target_key, compile_args, workers, num_threads,
                        repeats, seed, progress, ray_measure)
         tuner.folder, tuner.pool = folder, pool
@@ -654,8 +680,9 @@ def tune(model, db_path, trials=64, target=None, workers=None, time_budget=None,
 
         bar.line(f"kiln.tune: {tuner.measured} trials, "
                  f"{time.monotonic() - started:.0f}s; comparing the whole model")
-        default_ms, tuned_ms = _compare(model, db.path, folder, target, cpu, features,
-                                        input_shapes, num_threads, repeats, seed)
+        default_ms, tuned_ms, fastest = _compare(
+            model, db.path, folder, target, cpu, features, input_shapes,
+            num_threads, repeats, seed)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
@@ -679,6 +706,7 @@ def tune(model, db_path, trials=64, target=None, workers=None, time_budget=None,
         "default_ms": default_ms, "tuned_ms": tuned_ms, "best_ms": best_ms,
         "best": "database" if tuned_ms <= default_ms else "default",
         "speedup": default_ms / best_ms if best_ms else 1.0,
+        "default_min_ms": fastest[0], "tuned_min_ms": fastest[1],
         "trials": tuner.measured, "reused": tuner.reused,
         "elapsed_s": time.monotonic() - started,
         "db": db.path, "target": target_key, "kernels": per_kernel,
@@ -691,7 +719,8 @@ def tune(model, db_path, trials=64, target=None, workers=None, time_budget=None,
 def _compare(model, db_path, folder, target, cpu, features, input_shapes,
              num_threads, repeats, seed):
     """Median ms of the whole model compiled with defaults and with the
-    database, timed in alternation so that both see the same machine."""
+    database, timed in alternation so that both see the same machine, and
+    the fastest samples of each (less sensitive to other programs)."""
     paths = []
     for name, db in (("default", None), ("tuned", db_path)):
         path = os.path.join(folder, f"model-{name}.so")
@@ -701,12 +730,12 @@ def _compare(model, db_path, folder, target, cpu, features, input_shapes,
     models = [load(p, num_threads=num_threads) for p in paths]
     try:
         feeds = _random_feeds(models[0], seed)
-        rounds = max(3, repeats // 3)
         samples = ([], [])
-        for _ in range(rounds):
+        for _ in range(max(5, repeats)):
             for i, m in enumerate(models):
                 samples[i].append(_time_runs(m.run, feeds, 3))
-        return statistics.median(samples[0]), statistics.median(samples[1])
+        return (statistics.median(samples[0]), statistics.median(samples[1]),
+                (min(samples[0]), min(samples[1])))
     finally:
         for m in models:
             m.close()
