@@ -178,9 +178,9 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
 
 /// Splits every contraction whose innermost N dimension is not a multiple of
 /// its block (two vectors, or its configuration's) into a part that is and a
-/// narrower remainder, so that both
-/// get register-blocked code (the remainder as one tile as wide as it is)
-/// instead of leaving the whole op to the loop path.
+/// narrower remainder, so that both get register-blocked code (the remainder
+/// as one tile as wide as it is) instead of leaving the whole op to the loop
+/// path.
 void splitRemainders(func::FuncOp func, int64_t vectorWidth) {
   SmallVector<linalg::LinalgOp> candidates;
   func.walk([&](linalg::LinalgOp op) {
