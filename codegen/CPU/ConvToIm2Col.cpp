@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -120,16 +121,17 @@ struct Conv2DNchwFchwToIm2Col : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
     SmallVector<utils::IteratorType> iterators = {
         utils::IteratorType::parallel, utils::IteratorType::parallel,
         utils::IteratorType::parallel, utils::IteratorType::reduction};
-    Value product =
-        linalg::GenericOp::create(
-            rewriter, loc, resultType, ValueRange{filter, columns},
-            ValueRange{init}, maps, iterators,
-            [](OpBuilder &b, Location nestedLoc, ValueRange args) {
-              Value mul = arith::MulFOp::create(b, nestedLoc, args[0], args[1]);
-              Value add = arith::AddFOp::create(b, nestedLoc, mul, args[2]);
-              linalg::YieldOp::create(b, nestedLoc, add);
-            })
-            .getResult(0);
+    auto contraction = linalg::GenericOp::create(
+        rewriter, loc, resultType, ValueRange{filter, columns},
+        ValueRange{init}, maps, iterators,
+        [](OpBuilder &b, Location nestedLoc, ValueRange args) {
+          Value mul = arith::MulFOp::create(b, nestedLoc, args[0], args[1]);
+          Value add = arith::AddFOp::create(b, nestedLoc, mul, args[2]);
+          linalg::YieldOp::create(b, nestedLoc, add);
+        });
+    // The convolution's register-blocking knobs steer its contraction.
+    copyKernelConfig(conv, contraction);
+    Value product = contraction.getResult(0);
     rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
         conv, outputType, product,
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});

@@ -5,6 +5,42 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CPUApplyKernelConfigs : Pass<"kiln-cpu-apply-kernel-configs", "mlir::ModuleOp"> {
+  let summary = "Attaches each kernel's configuration from a tuning database";
+  let description = [{
+    Reads a tuning database (JSON lines, see docs/tuning.md) and, for every
+    kernel of the module (a 2-D NCHW convolution, or a contraction that
+    `kiln-cpu-tile-and-vectorize` register-blocks) whose signature has a
+    record for `target`, attaches the best record's configuration as the
+    `kiln.kernel_config` dictionary. `kiln-cpu-conv-to-im2col` and
+    `kiln-cpu-tile-and-vectorize` read it (and carry it to the ops they
+    make); a knob the configuration leaves out keeps its default. A knob the
+    kernel does not have, or a value outside its search space, is an error
+    naming the database line. Runs first in the CPU pipeline, on the ops that
+    lowering to linalg made, where kernel signatures are computed.
+
+    Before:
+    ```mlir
+    %0 = linalg.matmul ins(%a, %b : tensor<32x128xf32>, tensor<128x64xf32>) outs(%c : tensor<32x64xf32>) -> tensor<32x64xf32>
+    ```
+    After (the database chose 4 rows and one vector per block):
+    ```mlir
+    %0 = linalg.matmul {kiln.kernel_config = {rows = 4 : i64, vectors = 1 : i64}}
+           ins(%a, %b : tensor<32x128xf32>, tensor<128x64xf32>) outs(%c : tensor<32x64xf32>) -> tensor<32x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"tuningDB", "tuning-db", "std::string", /*default=*/"",
+           "the tuning database file (JSON lines)">,
+    Option<"target", "target", "std::string", /*default=*/"",
+           "the target key of the records to use (triple/cpu[/features])">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "fp32 elements in one vector register of the target">,
+    Option<"parallel", "parallel", "bool", /*default=*/"false",
+           "whether contractions may run their output tiles on threads">,
+  ];
+}
+
 def CPUFuseElementwise : Pass<"kiln-cpu-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuses chains of elementwise linalg ops into one loop nest";
   let description = [{
@@ -180,6 +216,12 @@ def CPUConvToIm2Col : Pass<"kiln-cpu-conv-to-im2col", "mlir::func::FuncOp"> {
     collapsed to `tensor<1x576x3136xf32>`, a contraction `(n, f, p, k)` of the
     filter `(f, k)` with it into `tensor<1x64x3136xf32>`, and a
     `tensor.expand_shape` back to NCHW.
+
+    A convolution that `kiln-cpu-select-conv-algorithm` marked with another
+    `kiln.conv_algorithm` (`direct`, `winograd-Mx3`; from the command line,
+    the cost model or the tuning database's `algorithm` knob) is left alone;
+    otherwise its `kiln.kernel_config` (see `kiln-cpu-apply-kernel-configs`)
+    moves to the contraction, whose register block it sets.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect"];
@@ -256,6 +298,12 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
     not a multiple of the vector width is left for the loop path
     (`kiln-cpu-reorder-loops`). The vector ops are then lowered to
     `vector.fma`, loads and stores, ready for `convert-vector-to-llvm`.
+
+    A contraction with a `kiln.kernel_config` (see
+    `kiln-cpu-apply-kernel-configs`) takes from it what it sets: the block's
+    width (`vectors` x `vector_width` lanes), its height (`rows`, at most:
+    the largest divisor of M not above it), the reduction steps per loop
+    iteration (`k_tile`, unrolled) and whether its tiles run in parallel.
 
     Extending it: the register block (`rows`, and the two vectors per row) is
     sized for 32 vector registers (AVX-512, NEON); a target with 16 (AVX2)

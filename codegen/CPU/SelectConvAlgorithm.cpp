@@ -19,6 +19,8 @@
 
 #include "codegen/CPU/Passes.h"
 
+#include "codegen/CPU/KernelConfig.h"
+
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
@@ -157,10 +159,14 @@ struct CPUSelectConvAlgorithmPass
       SmallVector<Estimate> estimates = estimate(conv, vectorWidth);
       std::string chosen;
       std::string why;
+      std::optional<std::string> tuned = KernelConfig::get(conv).algorithm;
       if (auto it = perLayer.find(layer); it != perLayer.end()) {
         used.insert(layer);
         chosen = it->second;
         why = "override";
+      } else if (tuned) {
+        chosen = *tuned;
+        why = "tuning db";
       } else if (algorithm != "auto") {
         chosen = algorithm;
         why = "default";

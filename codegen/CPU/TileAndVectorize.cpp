@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -42,7 +43,8 @@ int64_t largestDivisor(int64_t size, int64_t limit) {
 /// Tile sizes for one contraction, or an empty vector when it should take the
 /// loop path: one row block of the innermost M dimension, two vectors (or
 /// one) of the innermost N dimension, one step of the innermost reduction,
-/// and 1 everywhere else.
+/// and 1 everywhere else. The op's kernel configuration, if any, overrides
+/// the vector width, the vectors and rows of a block and the reduction step.
 SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
                                      int64_t rows) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
@@ -60,18 +62,27 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
   if (outputMap.getNumResults() == 0 ||
       outputMap.getResults().back() != getAffineDimExpr(n, op.getContext()))
     return {};
-  // A remainder narrower than two vectors (split off by splitRemainders) is
-  // one tile as wide as it is.
-  int64_t nTile = ranges[n] < 2 * vectorWidth          ? ranges[n]
-                  : ranges[n] % (2 * vectorWidth) == 0 ? 2 * vectorWidth
-                  : ranges[n] % vectorWidth == 0       ? vectorWidth
-                                                       : 0;
+  KernelConfig config = KernelConfig::get(op);
+  vectorWidth = config.vectorWidth.value_or(vectorWidth);
+  int64_t block = config.vectors.value_or(2) * vectorWidth;
+  // A remainder narrower than a block (split off by splitRemainders) is one
+  // tile as wide as it is.
+  int64_t nTile = ranges[n] < block              ? ranges[n]
+                  : ranges[n] % block == 0       ? block
+                  : ranges[n] % vectorWidth == 0 ? vectorWidth
+                                                 : 0;
   if (nTile == 0)
     return {};
   SmallVector<int64_t> sizes(ranges.size(), 1);
   sizes[n] = nTile;
-  sizes[m] = largestDivisor(
-      ranges[m], rows * std::max<int64_t>(1, 2 * vectorWidth / nTile));
+  sizes[m] = config.rows
+                 ? largestDivisor(ranges[m], *config.rows)
+                 : largestDivisor(
+                       ranges[m],
+                       rows * std::max<int64_t>(1, 2 * vectorWidth / nTile));
+  if (config.reductionTile)
+    sizes[dims->k.back()] =
+        largestDivisor(ranges[dims->k.back()], *config.reductionTile);
   return sizes;
 }
 
@@ -166,9 +177,10 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 /// Splits every contraction whose innermost N dimension is not a multiple of
-/// two vectors into a part that is and a narrower remainder, so that both
-/// get register-blocked code (the remainder as one tile as wide as it is)
-/// instead of leaving the whole op to the loop path.
+/// its block (two vectors, or its configuration's) into a part that is and a
+/// narrower remainder, so that both get register-blocked code (the remainder
+/// as one tile as wide as it is) instead of leaving the whole op to the loop
+/// path.
 void splitRemainders(func::FuncOp func, int64_t vectorWidth) {
   SmallVector<linalg::LinalgOp> candidates;
   func.walk([&](linalg::LinalgOp op) {
@@ -184,12 +196,21 @@ void splitRemainders(func::FuncOp func, int64_t vectorWidth) {
       continue;
     unsigned n = dims->n.back();
     int64_t size = op.getStaticLoopRanges()[n];
-    int64_t main = size / (2 * vectorWidth) * (2 * vectorWidth);
+    KernelConfig config = KernelConfig::get(op);
+    int64_t block =
+        config.vectors.value_or(2) * config.vectorWidth.value_or(vectorWidth);
+    int64_t main = size / block * block;
     if (main == 0 || main == size)
       continue;
     rewriter.setInsertionPoint(op);
-    linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), n,
-                    rewriter.getIndexAttr(main));
+    Attribute configAttr = op->getAttr(kKernelConfigAttrName);
+    auto [head, tail] =
+        linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), n,
+                        rewriter.getIndexAttr(main));
+    if (configAttr && head && tail) {
+      head->setAttr(kKernelConfigAttrName, configAttr);
+      tail->setAttr(kKernelConfigAttrName, configAttr);
+    }
   }
 }
 
@@ -246,6 +267,24 @@ LogicalResult lowerVectorOps(func::FuncOp func) {
   return applyPatternsGreedily(func, std::move(patterns));
 }
 
+/// Carries the kernel configuration of an op that a pattern replaces to the
+/// linalg op computing its replacement, looking through reshapes and slices.
+struct KeepKernelConfigs : RewriterBase::Listener {
+  void notifyOperationReplaced(Operation *op, ValueRange values) override {
+    Attribute config = op->getAttr(kKernelConfigAttrName);
+    if (!config)
+      return;
+    for (Value value : values) {
+      Operation *def = value.getDefiningOp();
+      while (def && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                        tensor::ExtractSliceOp, tensor::InsertSliceOp>(def))
+        def = def->getOperand(0).getDefiningOp();
+      if (def && isa<linalg::LinalgOp>(def))
+        def->setAttr(kKernelConfigAttrName, config);
+    }
+  }
+};
+
 struct CPUTileAndVectorizePass
     : impl::CPUTileAndVectorizeBase<CPUTileAndVectorizePass> {
   using CPUTileAndVectorizeBase::CPUTileAndVectorizeBase;
@@ -268,7 +307,10 @@ struct CPUTileAndVectorizePass
         return unitDims;
       };
       linalg::populateFoldUnitExtentDimsPatterns(patterns, control);
-      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      KeepKernelConfigs keepConfigs;
+      if (failed(applyPatternsGreedily(
+              func, std::move(patterns),
+              GreedyRewriteConfig().setListener(&keepConfigs))))
         return signalPassFailure();
     }
     // A generic that is a matmul (the contraction of an im2col convolution)
@@ -281,7 +323,11 @@ struct CPUTileAndVectorizePass
     });
     for (linalg::GenericOp op : generics) {
       rewriter.setInsertionPoint(op);
-      (void)linalg::specializeGenericOp(rewriter, op);
+      Attribute config = op->getAttr(kKernelConfigAttrName);
+      FailureOr<linalg::LinalgOp> named =
+          linalg::specializeGenericOp(rewriter, op);
+      if (succeeded(named) && config)
+        (*named)->setAttr(kKernelConfigAttrName, config);
     }
     splitRemainders(func, vectorWidth);
     SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> work;
@@ -293,7 +339,9 @@ struct CPUTileAndVectorizePass
     if (work.empty())
       return;
     for (auto &[op, sizes] : work)
-      tileAndVectorize(rewriter, op, sizes, parallel);
+      tileAndVectorize(rewriter, op, sizes,
+                       parallel &&
+                           KernelConfig::get(op).parallel.value_or(true));
     if (failed(formContractions(func)))
       return signalPassFailure();
     hoistAccumulators(func);

@@ -18,12 +18,13 @@ namespace kiln {
 
 /// Where compilation stops and what it writes.
 enum class EmitStage {
-  Graph,       ///< the optimised graph dialect (text)
-  Linalg,      ///< linalg/tensor/arith/math on tensors (text)
-  LLVM,        ///< optimised LLVM IR with the model ABI (text)
-  Assembly,    ///< target assembly (text)
-  Object,      ///< a relocatable object
-  SharedObject ///< the model .so (the default)
+  Graph,        ///< the optimised graph dialect (text)
+  Linalg,       ///< linalg/tensor/arith/math on tensors (text)
+  LLVM,         ///< optimised LLVM IR with the model ABI (text)
+  Assembly,     ///< target assembly (text)
+  Object,       ///< a relocatable object
+  SharedObject, ///< the model .so (the default)
+  Kernels       ///< the tunable kernels and their search spaces (JSON)
 };
 
 struct CompileOptions {
@@ -52,6 +53,10 @@ struct CompileOptions {
   bool optimizeGraph = true;
   /// Fill CompileResult::report.
   bool report = false;
+  /// A tuning database (JSON lines, docs/tuning.md): each kernel with a
+  /// record for this target takes the best record's configuration. Empty:
+  /// defaults everywhere.
+  std::string tuningDB;
 };
 
 struct CompileResult {
@@ -78,7 +83,7 @@ CompileResult compileONNXBytes(const std::string &bytes,
                                const CompileOptions &options);
 
 /// Parses a stage name as --emit takes it (graph, linalg, llvm, asm, obj,
-/// so); returns false for an unknown name.
+/// so, kernels); returns false for an unknown name.
 bool parseEmitStage(const std::string &name, EmitStage &stage);
 
 } // namespace kiln

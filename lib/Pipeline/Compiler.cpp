@@ -11,6 +11,7 @@
 #include "codegen/CPU/Passes.h"
 #include "kiln/model_abi.h"
 
+#include "codegen/CPU/KernelConfig.h"
 #include "lib/Import/ONNXImporter.h"
 #include "lib/Pipeline/Pipelines.h"
 #include "lib/Pipeline/Registration.h"
@@ -35,6 +36,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -47,9 +49,10 @@ namespace kiln {
 
 bool parseEmitStage(const std::string &name, EmitStage &stage) {
   static const std::map<std::string, EmitStage> stages = {
-      {"graph", EmitStage::Graph}, {"linalg", EmitStage::Linalg},
-      {"llvm", EmitStage::LLVM},   {"asm", EmitStage::Assembly},
-      {"obj", EmitStage::Object},  {"so", EmitStage::SharedObject}};
+      {"graph", EmitStage::Graph},    {"linalg", EmitStage::Linalg},
+      {"llvm", EmitStage::LLVM},      {"asm", EmitStage::Assembly},
+      {"obj", EmitStage::Object},     {"so", EmitStage::SharedObject},
+      {"kernels", EmitStage::Kernels}};
   auto it = stages.find(name);
   if (it == stages.end())
     return false;
@@ -362,6 +365,22 @@ private:
     // Multithreading goes through LLVM's OpenMP runtime (libomp.so.5) on
     // both architectures, unless the user asks for code without it.
     codegen.parallel = options.openMP;
+    codegen.tuningDB = options.tuningDB;
+    cpu::KernelTarget kernelTarget;
+    kernelTarget.key = target->triple + "/" + target->cpu;
+    if (!options.features.empty())
+      kernelTarget.key += "/" + options.features;
+    kernelTarget.vectorWidth = codegen.vectorWidth;
+    kernelTarget.parallel = codegen.parallel;
+    codegen.targetKey = kernelTarget.key;
+    if (options.emit == EmitStage::Kernels)
+      return writeText(
+          outputPath,
+          llvm::formatv("{0:2}\n", cpu::listKernels(module, kernelTarget))
+              .str());
+    if (options.report && !options.tuningDB.empty() &&
+        failed(reportKernelConfigs(module, kernelTarget)))
+      return failure();
     if (failed(runPasses(module, [&](OpPassManager &pm) {
           buildCPUCodegenPipeline(pm, codegen);
         })))
@@ -428,6 +447,26 @@ private:
     if (llvm::Error error = linkSharedObject(object, outputPath, *target,
                                              signature->usesOpenMP))
       return emitError(std::move(error));
+    return success();
+  }
+
+  /// One report line per kernel that the tuning database configures, by the
+  /// same function kiln-cpu-apply-kernel-configs runs (which then finds the
+  /// same configurations again).
+  LogicalResult reportKernelConfigs(ModuleOp module,
+                                    const cpu::KernelTarget &target) {
+    llvm::Expected<cpu::TuningDatabase> database =
+        cpu::TuningDatabase::load(options.tuningDB);
+    if (!database)
+      return emitError(database.takeError());
+    std::vector<std::string> applied;
+    if (failed(cpu::applyKernelConfigs(module, *database, target, &applied)))
+      return failure();
+    result.report += "tuning: " + std::to_string(applied.size()) +
+                     " kernel(s) configured by " + options.tuningDB + " for " +
+                     target.key + "\n";
+    for (const std::string &line : applied)
+      result.report += "  " + line + "\n";
     return success();
   }
 

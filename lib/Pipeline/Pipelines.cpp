@@ -38,6 +38,14 @@ void buildLowerToLinalgPipeline(OpPassManager &pm) {
 
 void buildCPUCodegenPipeline(OpPassManager &pm,
                              const CPUCodegenOptions &options) {
+  if (!options.tuningDB.empty()) {
+    cpu::CPUApplyKernelConfigsOptions configs;
+    configs.tuningDB = options.tuningDB;
+    configs.target = options.targetKey;
+    configs.vectorWidth = options.vectorWidth;
+    configs.parallel = options.parallel;
+    pm.addPass(cpu::createCPUApplyKernelConfigs(configs));
+  }
   if (options.fuseElementwise)
     pm.addNestedPass<func::FuncOp>(cpu::createCPUFuseElementwise());
   cpu::CPUSelectConvAlgorithmOptions select;

@@ -53,6 +53,11 @@ struct CPUCodegenOptions {
   /// Run the output tiles of contractions on several threads (OpenMP: the
   /// model then needs libomp.so.5, and kiln_abi_run sets its thread count).
   bool parallel = false;
+  /// A tuning database (JSON lines) whose configurations for `targetKey`
+  /// steer the kernels that have one; empty: every kernel takes defaults.
+  std::string tuningDB;
+  /// The target as the tuning database names it (triple/cpu[/features]).
+  std::string targetKey;
 };
 
 /// CPU code generation: bufferization (function results become caller-owned

@@ -4,6 +4,8 @@
     path = kiln.compile("model.onnx")          # -> a shared object
     model = kiln.load(path)
     outputs = model.run({"x": x})              # numpy in, numpy out
+    kiln.tune("model.onnx", "model.tuning.jsonl", trials=64)
+    kiln.compile("model.onnx", tuning_db="model.tuning.jsonl")
 
 See docs/python.md.
 """
@@ -12,6 +14,7 @@ from . import _kiln
 from ._compile import compile
 from ._errors import CompileError, InvalidInputError, KilnError, ModelError
 from ._model import Model, TensorInfo, load
+from .tune import tune
 
 __version__ = _kiln.__version__
 
@@ -24,5 +27,6 @@ __all__ = [
     "TensorInfo",
     "compile",
     "load",
+    "tune",
     "__version__",
 ]

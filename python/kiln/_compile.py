@@ -10,7 +10,7 @@ from ._errors import CompileError
 
 # The file suffix of each stage that `emit` names.
 _SUFFIXES = {"graph": ".mlir", "linalg": ".mlir", "llvm": ".ll", "asm": ".s",
-             "obj": ".o", "so": ".so"}
+             "obj": ".o", "so": ".so", "kernels": ".json"}
 
 _temp_dir = None
 
@@ -46,9 +46,13 @@ def compile(model, output=None, target=None, cpu=None, features=None,
       input_shapes: {input name: shape} giving symbolic dimensions static
         values (a compiled model has static shapes).
       emit: the stage to write: "so" (a model for kiln.load, the default),
-        "obj", "asm", "llvm", "linalg" or "graph".
-      tuning_db: reserved for the auto-tuner's records; not implemented yet,
-        so anything but None raises NotImplementedError.
+        "obj", "asm", "llvm", "linalg" or "graph"; or "kernels", the
+        model's tunable kernels and their search spaces as JSON.
+      tuning_db: a tuning database (a path, JSON lines, as kiln.tune writes
+        it): each kernel with a record for this target is compiled with the
+        configuration of its fastest record, the others with the defaults.
+        A malformed file, or a configuration outside a kernel's search
+        space, raises CompileError naming the file and line.
       **options: ``optimize_graph`` (bool, default True) runs the graph-level
         optimisations.
 
@@ -64,9 +68,6 @@ def compile(model, output=None, target=None, cpu=None, features=None,
     The GIL is released while compiling: other Python threads keep running,
     and several threads may compile at once.
     """
-    if tuning_db is not None:
-        raise NotImplementedError("kiln.compile: tuning_db is not supported yet "
-                                  "(the auto-tuner is not part of Kiln yet)")
     optimize_graph = bool(options.pop("optimize_graph", True))
     if options:
         raise TypeError("kiln.compile: unknown option(s) "
@@ -79,7 +80,8 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         target=target or "", cpu=cpu or "", features=features or "", emit=emit,
         input_shapes={name: [int(d) for d in shape]
                       for name, shape in (input_shapes or {}).items()},
-        optimize_graph=optimize_graph)
+        optimize_graph=optimize_graph,
+        tuning_db=os.fspath(tuning_db) if tuning_db is not None else "")
 
     if isinstance(model, (str, os.PathLike)):
         result = _kiln.compiler.compile_file(os.fspath(model), output, **kwargs)

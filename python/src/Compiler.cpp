@@ -26,7 +26,8 @@ using InputShapes = std::map<std::string, std::vector<int64_t>>;
 kiln::CompileOptions
 makeOptions(const std::string &target, const std::string &cpu,
             const std::string &features, const std::string &emit,
-            const InputShapes &inputShapes, bool optimizeGraph, bool report) {
+            const InputShapes &inputShapes, bool optimizeGraph, bool report,
+            const std::string &tuningDB) {
   kiln::CompileOptions options;
   if (!target.empty())
     options.target = target;
@@ -35,10 +36,11 @@ makeOptions(const std::string &target, const std::string &cpu,
   if (!kiln::parseEmitStage(emit, options.emit))
     throw py::value_error("unknown emit stage '" + emit +
                           "'; expected one of graph, linalg, llvm, asm, obj, "
-                          "so");
+                          "so, kernels");
   options.inputShapes = inputShapes;
   options.optimizeGraph = optimizeGraph;
   options.report = report;
+  options.tuningDB = tuningDB;
   return options;
 }
 
@@ -57,15 +59,17 @@ void init_kiln_compiler(py::module_ &&m) {
       [](const std::string &input, const std::string &output,
          const std::string &target, const std::string &cpu,
          const std::string &features, const std::string &emit,
-         const InputShapes &inputShapes, bool optimizeGraph, bool report) {
-        kiln::CompileOptions options = makeOptions(
-            target, cpu, features, emit, inputShapes, optimizeGraph, report);
+         const InputShapes &inputShapes, bool optimizeGraph, bool report,
+         const std::string &tuningDB) {
+        kiln::CompileOptions options =
+            makeOptions(target, cpu, features, emit, inputShapes, optimizeGraph,
+                        report, tuningDB);
         py::gil_scoped_release noGil;
         return kiln::compileFile(input, output, options);
       },
       "input"_a, "output"_a, py::kw_only(), "target"_a = "", "cpu"_a = "",
       "features"_a = "", "emit"_a = "so", "input_shapes"_a = InputShapes(),
-      "optimize_graph"_a = true, "report"_a = false,
+      "optimize_graph"_a = true, "report"_a = false, "tuning_db"_a = "",
       "Compiles an .onnx (or graph-dialect .mlir) file into `output`.");
 
   m.def(
@@ -74,9 +78,10 @@ void init_kiln_compiler(py::module_ &&m) {
          const std::string &output, const std::string &target,
          const std::string &cpu, const std::string &features,
          const std::string &emit, const InputShapes &inputShapes,
-         bool optimizeGraph, bool report) {
-        kiln::CompileOptions options = makeOptions(
-            target, cpu, features, emit, inputShapes, optimizeGraph, report);
+         bool optimizeGraph, bool report, const std::string &tuningDB) {
+        kiln::CompileOptions options =
+            makeOptions(target, cpu, features, emit, inputShapes, optimizeGraph,
+                        report, tuningDB);
         // Copied while the GIL is held; the compiler then runs without it.
         std::string bytes = model;
         py::gil_scoped_release noGil;
@@ -85,7 +90,7 @@ void init_kiln_compiler(py::module_ &&m) {
       "model"_a, "base_dir"_a, "output"_a, py::kw_only(), "target"_a = "",
       "cpu"_a = "", "features"_a = "", "emit"_a = "so",
       "input_shapes"_a = InputShapes(), "optimize_graph"_a = true,
-      "report"_a = false,
+      "report"_a = false, "tuning_db"_a = "",
       "Compiles a serialized ONNX ModelProto into `output`; external data "
       "is looked up in `base_dir` (refused when it is empty).");
 }

@@ -172,8 +172,6 @@ def test_compile_missing_file(tmp_path):
 def test_compile_bad_arguments(conv_model):
     with pytest.raises(ValueError, match="bogus"):
         kiln.compile(conv_model, emit="bogus")
-    with pytest.raises(NotImplementedError, match="tuning_db"):
-        kiln.compile(conv_model, tuning_db="tuning.json")
     with pytest.raises(TypeError, match="no_such_option"):
         kiln.compile(conv_model, no_such_option=1)
     with pytest.raises(TypeError, match="ModelProto"):

@@ -50,10 +50,20 @@ cl::list<std::string> convAlgorithms(
              "name) and wins over the default (repeatable; --report lists "
              "every layer's choice)"),
     cl::value_desc("[layer=]algorithm"), cl::cat(category));
-cl::opt<std::string> emit("emit",
-                          cl::desc("Stop after a stage and write it: graph, "
-                                   "linalg, llvm, asm, obj or so (default)"),
-                          cl::init("so"), cl::cat(category));
+cl::opt<std::string>
+    emit("emit",
+         cl::desc("Stop after a stage and write it: graph, linalg, llvm, asm, "
+                  "obj or so (default); or kernels: the tunable kernels as "
+                  "JSON (signature, search space, a module to time each "
+                  "alone), for the tuner"),
+         cl::init("so"), cl::cat(category));
+cl::opt<std::string> tuningDB(
+    "tuning-db",
+    cl::desc("Tuning database (JSON lines, as kiln.tune writes it): each "
+             "kernel with a record for this target takes the configuration of "
+             "its fastest record; the others keep the defaults. --report "
+             "lists the configured kernels"),
+    cl::value_desc("file"), cl::cat(category));
 cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Static shape of an input, replacing symbolic dimensions: "
@@ -101,7 +111,8 @@ int main(int argc, char **argv) {
       "Kiln: compile an ONNX model (or graph-dialect IR) into one shared "
       "object\n\n"
       "  kiln-compile model.onnx -o model.so\n"
-      "  kiln-compile model.onnx --emit=graph -o -\n");
+      "  kiln-compile model.onnx --emit=graph -o -\n"
+      "  kiln-compile model.onnx --tuning-db=model.tuning.jsonl -o model.so\n");
 
   kiln::CompileOptions options;
   options.target = target;
@@ -111,9 +122,10 @@ int main(int argc, char **argv) {
   options.openMP = !noOpenMP;
   options.optimizeGraph = !noGraphOpt;
   options.report = report;
+  options.tuningDB = tuningDB;
   if (!kiln::parseEmitStage(emit, options.emit)) {
     errs() << "kiln-compile: error: unknown --emit stage '" << emit
-           << "' (expected graph, linalg, llvm, asm, obj or so)\n";
+           << "' (expected graph, linalg, llvm, asm, obj, so or kernels)\n";
     return 1;
   }
   for (StringRef choice : convAlgorithms) {

@@ -16,7 +16,7 @@ func.func @main(%a: tensor<4xf32> {kiln.name = "a"}) -> (tensor<4xf32> {kiln.nam
   return %0 : tensor<4xf32>
 }
 
-// EMIT: kiln-compile: error: unknown --emit stage 'bogus' (expected graph, linalg, llvm, asm, obj or so)
+// EMIT: kiln-compile: error: unknown --emit stage 'bogus' (expected graph, linalg, llvm, asm, obj, so or kernels)
 // TARGET: kiln-compile: error: {{.*}}unknown target 'sparc' (expected x86-64, aarch64 or nvptx)
 // CPU: kiln-compile: error: {{.*}}unknown CPU 'no-such-cpu' for target x86-64
 // FEATURE: kiln-compile: error: {{.*}}feature 'avx2' must start with + or -

@@ -1,0 +1,247 @@
+"""Tests of auto-tuning: the kernel listing, the tuning database that
+kiln-compile and kiln.compile read, and kiln.tune.
+
+The model is small (a convolution and two matmuls) so that a 16-trial run
+takes seconds; every tuned build is still compared with onnxruntime.
+"""
+
+import json
+import subprocess
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import kiln
+from kiln_testing import BUILD
+
+RTOL = 1e-3
+ATOL = 1e-4
+
+
+def _tune_model():
+    """x [1,4,10,10] -> Conv(16, 3x3) -> Relu -> reshape [16,64] -> MatMul(64x32)
+    -> MatMul(32x64) -> "y" [16,64]."""
+    rng = np.random.default_rng(7)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((16, 4, 3, 3)).astype(np.float32), "w"),
+        numpy_helper.from_array(np.array([16, 64], np.int64), "shape"),
+        numpy_helper.from_array(rng.standard_normal((64, 32)).astype(np.float32) / 8, "m1"),
+        numpy_helper.from_array(rng.standard_normal((32, 64)).astype(np.float32) / 8, "m2"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Reshape", ["r", "shape"], ["flat"], name="flatten"),
+        helper.make_node("MatMul", ["flat", "m1"], ["h"], name="mm1"),
+        helper.make_node("MatMul", ["h", "m2"], ["y"], name="mm2"),
+    ]
+    graph = helper.make_graph(
+        nodes, "tune",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 10, 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 64])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    onnx.checker.check_model(model)
+    return model
+
+
+@pytest.fixture(scope="module")
+def tune_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tune") / "tune.onnx"
+    onnx.save(_tune_model(), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def feeds():
+    return {"x": np.random.default_rng(3).standard_normal((1, 4, 10, 10)).astype(np.float32)}
+
+
+def _assert_matches_onnxruntime(path, model_path, feeds):
+    session = onnxruntime.InferenceSession(str(model_path),
+                                           providers=["CPUExecutionProvider"])
+    expected = session.run(["y"], feeds)[0]
+    with kiln.load(path, num_threads=1) as model:
+        got = model.run(feeds)["y"]
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+
+
+def _kernels(model_path, tmp_path):
+    listing = kiln.compile(model_path, tmp_path / "kernels.json", emit="kernels")
+    with open(listing) as f:
+        return json.load(f)
+
+
+def _write_db(path, records):
+    with open(path, "w") as f:
+        for record in records:
+            f.write(json.dumps(record) + "\n")
+
+
+# --- the kernel listing and the database ------------------------------------------
+
+def test_list_kernels(tune_model, tmp_path):
+    listed = _kernels(tune_model, tmp_path)
+    assert listed["target"].startswith("x86_64-")
+    kinds = sorted(k["kind"] for k in listed["kernels"])
+    assert kinds == ["contraction", "contraction", "conv2d"]
+    conv = next(k for k in listed["kernels"] if k["kind"] == "conv2d")
+    assert conv["signature"].startswith("linalg.conv_2d_nchw_fchw tensor<1x4x10x10xf32>")
+    assert conv["space"]["algorithm"] == ["im2col", "direct"]
+    assert conv["nodes"] == ["conv (Conv)"] and conv["count"] == 1
+    # M = 16 filters: register blocks of up to 16 rows.
+    assert conv["space"]["rows"] == [1, 2, 4, 8, 16]
+    matmul = next(k for k in listed["kernels"] if "16x64xf32>, tensor<64x32" in k["signature"])
+    assert matmul["flops"] == 2 * 16 * 64 * 32
+    assert "algorithm" not in matmul["space"]
+    # Each kernel's module compiles alone.
+    module = tmp_path / "kernel.mlir"
+    module.write_text(matmul["module"])
+    with kiln.load(kiln.compile(module, tmp_path / "kernel.so")) as alone:
+        assert [i.shape for i in alone.inputs] == [(16, 64), (64, 32)]
+
+
+def test_database_round_trip(tune_model, feeds, tmp_path):
+    """A configuration in the database reaches the code: the report names it,
+    the code changes, and the results stay right."""
+    listed = _kernels(tune_model, tmp_path)
+    target = listed["target"]
+    records = []
+    for kernel in listed["kernels"]:
+        config = ({"algorithm": "direct"} if kernel["kind"] == "conv2d" else
+                  {"rows": 2, "vectors": 1, "k_tile": 2, "parallel": False})
+        records.append({"kernel": kernel["signature"], "target": target,
+                        "config": config, "ms": 0.5})
+        # A slower record of the same kernel is not chosen.
+        records.append({"kernel": kernel["signature"], "target": target,
+                        "config": {"rows": 1}, "ms": 9.0})
+    db = tmp_path / "db.jsonl"
+    _write_db(db, records)
+
+    tuned = kiln.compile(tune_model, tmp_path / "tuned.so", tuning_db=db)
+    _assert_matches_onnxruntime(tuned, tune_model, feeds)
+
+    report = subprocess.run(
+        [BUILD / "bin" / "kiln-compile", tune_model, "-o", tmp_path / "r.so",
+         "--tuning-db", db, "--report"], capture_output=True, text=True, check=True).stderr
+    assert f"tuning: 3 kernel(s) configured by {db} for {target}" in report
+    assert '{"algorithm":"direct"}' in report
+    assert report.count('{"k_tile":2,"parallel":false,"rows":2,"vectors":1}') == 2
+    # Without im2col and parallel tiles, no OpenMP fork is left in the code.
+    default_ir = kiln.compile(tune_model, tmp_path / "d.ll", emit="llvm")
+    tuned_ir = kiln.compile(tune_model, tmp_path / "t.ll", emit="llvm", tuning_db=db)
+    assert "__kmpc_fork_call" in open(default_ir).read()
+    assert "__kmpc_fork_call" not in open(tuned_ir).read()
+
+
+def test_bad_databases(tune_model, tmp_path):
+    listed = _kernels(tune_model, tmp_path)
+    conv = next(k for k in listed["kernels"] if k["kind"] == "conv2d")
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text('{"kernel": "k", "target": "t", "config": {}}\nnot json\n')
+    with pytest.raises(kiln.CompileError, match=r"garbage.jsonl:2: not a JSON value"):
+        kiln.compile(tune_model, tuning_db=garbage)
+    with pytest.raises(ValueError, match=r"garbage.jsonl:2: not a JSON value"):
+        kiln.tune(tune_model, garbage, trials=1, progress=False)
+
+    fields = tmp_path / "fields.jsonl"
+    _write_db(fields, [{"kernel": "k", "config": {}}])
+    with pytest.raises(kiln.CompileError, match=r'fields.jsonl:1: a record needs "kernel" and "target"'):
+        kiln.compile(tune_model, tuning_db=fields)
+
+    outside = tmp_path / "outside.jsonl"
+    _write_db(outside, [{"kernel": conv["signature"], "target": listed["target"],
+                         "config": {"algorithm": "winograd"}, "ms": 1.0}])
+    with pytest.raises(kiln.CompileError,
+                       match=r"conv \(Conv\): tuning database .*outside.jsonl:1: value "
+                             r'"winograd" of knob \'algorithm\' is not in the kernel\'s '
+                             r'search space \["im2col","direct"\]'):
+        kiln.compile(tune_model, tuning_db=outside)
+
+    unknown = tmp_path / "unknown.jsonl"
+    _write_db(unknown, [{"kernel": conv["signature"], "target": listed["target"],
+                         "config": {"unroll": 4}, "ms": 1.0}])
+    with pytest.raises(kiln.CompileError, match=r"the kernel has no knob 'unroll'"):
+        kiln.compile(tune_model, tuning_db=unknown)
+
+    with pytest.raises(kiln.CompileError, match=r"cannot read the tuning database .*missing.jsonl"):
+        kiln.compile(tune_model, tuning_db=tmp_path / "missing.jsonl")
+    with pytest.raises(ValueError, match="does not exist"):
+        kiln.tune(tune_model, tmp_path / "no" / "db.jsonl", trials=1, progress=False)
+
+
+# --- kiln.tune ------------------------------------------------------------------
+
+def _records(db):
+    with open(db) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def tuned(tune_model, tmp_path_factory):
+    """One 16-trial run, shared by the tests below."""
+    db = tmp_path_factory.mktemp("tuned") / "tune.jsonl"
+    report = kiln.tune(tune_model, db, trials=16, workers=2, num_threads=1,
+                       repeats=5, progress=True)
+    return db, report
+
+
+def test_tune_writes_database(tuned, tune_model, feeds, tmp_path):
+    db, report = tuned
+    records = _records(db)
+    assert len(records) == 16 == report["trials"]
+    assert report["best_ms"] <= report["default_ms"]
+    assert report["best_ms"] == min(report["default_ms"], report["tuned_ms"])
+    assert report["db"] == str(db) and report["reused"] == 0
+    signatures = {k["signature"] for k in report["kernels"]}
+    assert len(signatures) == 3
+    for record in records:
+        assert record["kernel"] in signatures
+        assert record["target"] == report["target"]
+        assert ("ms" in record) != ("error" in record)
+    # Every kernel's default is measured, and kept.
+    defaults = [r for r in records if r["config"] == {}]
+    assert sorted(r["kernel"] for r in defaults) == sorted(signatures)
+    assert all("ms" in r for r in defaults)
+    for kernel in report["kernels"]:
+        assert kernel["best_ms"] <= kernel["default_ms"]
+        assert kernel["trials"] == sum(r["kernel"] == kernel["signature"] for r in records)
+    # No configuration is measured twice.
+    keys = [(r["kernel"], json.dumps(r["config"], sort_keys=True)) for r in records]
+    assert len(keys) == len(set(keys))
+    # The database compiles the model, and its results are right.
+    path = kiln.compile(tune_model, tmp_path / "tuned.so", tuning_db=db)
+    _assert_matches_onnxruntime(path, tune_model, feeds)
+
+
+def test_tune_resumes(tuned, tune_model):
+    db, first = tuned
+    before = _records(db)
+    report = kiln.tune(tune_model, db, trials=4, workers=1, num_threads=1,
+                       repeats=3, progress=False)
+    after = _records(db)
+    assert after[:len(before)] == before
+    assert len(after) == len(before) + report["trials"]
+    # The defaults came from the database; nothing was measured again.
+    assert report["reused"] == 3
+    new = after[len(before):]
+    assert all(r["config"] != {} for r in new)
+    keys = [(r["kernel"], json.dumps(r["config"], sort_keys=True)) for r in after]
+    assert len(keys) == len(set(keys))
+
+
+def test_tune_arguments(tune_model, tmp_path):
+    with pytest.raises(ValueError, match="workers"):
+        kiln.tune(tune_model, tmp_path / "db.jsonl", workers=0)
+    with pytest.raises(ValueError, match="trials"):
+        kiln.tune(tune_model, tmp_path / "db.jsonl", trials=-1)
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="Ray is not installed"):
+            kiln.tune(tune_model, tmp_path / "db.jsonl", trials=1, progress=False,
+                      ray_address="ray://head:10001")
+    assert not (tmp_path / "db.jsonl").exists()
