@@ -90,7 +90,9 @@ def test_list_kernels(tune_model, tmp_path):
     assert kinds == ["contraction", "contraction", "conv2d"]
     conv = next(k for k in listed["kernels"] if k["kind"] == "conv2d")
     assert conv["signature"].startswith("linalg.conv_2d_nchw_fchw tensor<1x4x10x10xf32>")
-    assert conv["space"]["algorithm"] == ["im2col", "direct"]
+    # A 3x3 stride-1 layer with constant weights: Winograd is in the space.
+    assert conv["space"]["algorithm"] == ["im2col", "direct", "winograd-2x3",
+                                          "winograd-4x3", "winograd-6x3"]
     assert conv["nodes"] == ["conv (Conv)"] and conv["count"] == 1
     # M = 16 filters: register blocks of up to 16 rows.
     assert conv["space"]["rows"] == [1, 2, 4, 8, 16]
@@ -158,7 +160,7 @@ def test_bad_databases(tune_model, tmp_path):
     with pytest.raises(kiln.CompileError,
                        match=r"conv \(Conv\): tuning database .*outside.jsonl:1: value "
                              r'"winograd" of knob \'algorithm\' is not in the kernel\'s '
-                             r'search space \["im2col","direct"\]'):
+                             r'search space \["im2col","direct","winograd-2x3"'):
         kiln.compile(tune_model, tuning_db=outside)
 
     unknown = tmp_path / "unknown.jsonl"
