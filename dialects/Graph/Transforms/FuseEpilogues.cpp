@@ -240,6 +240,61 @@ template <typename OpTy> struct FuseClipBound : OpRewritePattern<OpTy> {
   }
 };
 
+/// A Gemm followed by an op the epilogue can take becomes a fused_matmul
+/// first: `alpha * A * op(B) + beta * C` with a constant B is `A * B'` with
+/// `B' = alpha * op(B)` computed here (no transpose left for run time), and
+/// C, one value per column, is the bias.
+struct GemmToFusedMatMul : OpRewritePattern<GemmOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GemmOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    if (!type.hasStaticShape() || type.getRank() != 2 ||
+        !isa<FloatType>(type.getElementType()) || op.getTransA())
+      return rewriter.notifyMatchFailure(op, "needs a static float Gemm "
+                                             "without trans_a");
+    if (!op.getResult().hasOneUse() ||
+        !isa<AddOp, ReluOp, LeakyReluOp, SigmoidOp, TanhOp, HardSigmoidOp,
+             HardSwishOp, GeluOp, MaxOp, MinOp>(
+            *op.getResult().getUsers().begin()))
+      return rewriter.notifyMatchFailure(op, "no epilogue op to fuse");
+    auto bType = cast<RankedTensorType>(op.getB().getType());
+    std::optional<SmallVector<double>> b = getFloatElements(op.getB());
+    if (!b)
+      return rewriter.notifyMatchFailure(op, "B is not a constant");
+    int64_t n = type.getDimSize(1);
+    int64_t k = b->size() / n;
+    double alpha = op.getAlpha().convertToDouble();
+    SmallVector<double> weight(k * n);
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        weight[i * n + j] =
+            alpha * (*b)[op.getTransB() ? j * k + i : i * n + j];
+    Value bias;
+    if (Value c = op.getC()) {
+      std::optional<SmallVector<double>> values =
+          getPerChannelValues(c, 2, 1, n);
+      if (!values)
+        return rewriter.notifyMatchFailure(op,
+                                           "C is not a constant per column");
+      for (double &v : *values)
+        v *= op.getBeta().convertToDouble();
+      bias = createFloatConstant(
+          rewriter, c.getLoc(),
+          RankedTensorType::get({n}, type.getElementType()), *values);
+    }
+    Value rhs = createFloatConstant(
+        rewriter, op.getB().getLoc(),
+        RankedTensorType::get({k, n}, bType.getElementType()), weight);
+    rewriter.replaceOpWithNewOp<FusedMatMulOp>(
+        op, type, op.getA(), rhs, bias, /*residual=*/Value(),
+        ActivationAttr::get(getContext(), Activation::None),
+        rewriter.getDenseF32ArrayAttr({}));
+    return success();
+  }
+};
+
 struct GraphFuseEpiloguesPass
     : impl::GraphFuseEpiloguesBase<GraphFuseEpiloguesPass> {
   void runOnOperation() override {
@@ -254,7 +309,8 @@ struct GraphFuseEpiloguesPass
 
 void populateFuseEpiloguesPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<FuseAdd, FuseClipBound<MaxOp>, FuseClipBound<MinOp>>(ctx);
+  patterns.add<FuseAdd, FuseClipBound<MaxOp>, FuseClipBound<MinOp>,
+               GemmToFusedMatMul>(ctx);
   patterns.add<FuseActivation<ReluOp, Activation::Relu>,
                FuseActivation<LeakyReluOp, Activation::LeakyRelu>,
                FuseActivation<SigmoidOp, Activation::Sigmoid>,

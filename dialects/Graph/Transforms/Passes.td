@@ -62,7 +62,7 @@ def GraphFoldEmptyTensors : Pass<"kiln-graph-fold-empty-tensors", "mlir::func::F
 
 def GraphFuseEpilogues : Pass<"kiln-graph-fuse-epilogues", "mlir::func::FuncOp"> {
   let summary = "Fuses the bias, residual addition and activation after a "
-                "Conv or MatMul into one fused op";
+                "Conv, MatMul or Gemm into one fused op";
   let description = [{
     Rewrites a `graph.conv` or `graph.matmul` (float) and the elementwise ops
     that follow it into one `graph.fused_conv` / `graph.fused_matmul` whose
@@ -73,6 +73,9 @@ def GraphFuseEpilogues : Pass<"kiln-graph-fuse-epilogues", "mlir::func::FuncOp">
     - `graph.relu`, `leaky_relu`, `sigmoid`, `tanh`, `hard_sigmoid`,
       `hard_swish`, `gelu` become the activation, and so do `graph.max` and
       `graph.min` by a splat constant (a Clip, or Relu6) as `clip`.
+    A `graph.gemm` with a constant B (and C, if any, one constant per
+    column) followed by such an op becomes a `graph.fused_matmul` first, its
+    B transposed and scaled by alpha at compile time and `beta * C` the bias.
     Each op is taken only when the contraction has no other use, and in the
     epilogue's order: no Add after the activation. Run after
     `kiln-graph-fold-batch-norm`, so that a batch_norm between a convolution

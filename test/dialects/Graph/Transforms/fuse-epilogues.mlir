@@ -101,3 +101,23 @@ func.func @not_fused(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %v: tenso
   %8 = graph.relu %7 : tensor<4x4xi32>
   return %0, %1, %4, %6, %8 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<4x4xi32>
 }
+
+// -----
+
+// A Gemm with a constant B: B transposed and scaled by alpha at compile time,
+// beta * C the bias. A Gemm with nothing to fuse stays.
+// CHECK-LABEL: func.func @gemm_relu
+// CHECK-SAME: (%[[A:.+]]: tensor<1x2xf32>
+// CHECK-DAG: %[[B:.+]] = graph.constant dense<{{\[\[}}2.000000e+00, 6.000000e+00, 1.000000e+01], [4.000000e+00, 8.000000e+00, 1.200000e+01]]> : tensor<2x3xf32>
+// CHECK-DAG: %[[C:.+]] = graph.constant dense<[5.000000e-01, 1.000000e+00, 1.500000e+00]> : tensor<3xf32>
+// CHECK: graph.fused_matmul %[[A]], %[[B]], %[[C]] activation relu
+// CHECK: graph.gemm
+func.func @gemm_relu(%a: tensor<1x2xf32>, %w: tensor<3x2xf32>) -> (tensor<1x3xf32>, tensor<1x3xf32>) {
+  %b = graph.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %c = graph.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %0 = graph.gemm %a, %b, %c {alpha = 2.0 : f32, beta = 0.5 : f32, trans_a = false, trans_b = true} : (tensor<1x2xf32>, tensor<3x2xf32>, tensor<3xf32>) -> tensor<1x3xf32>
+  %1 = graph.relu %0 : tensor<1x3xf32>
+  %2 = graph.gemm %a, %w {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true} : (tensor<1x2xf32>, tensor<3x2xf32>) -> tensor<1x3xf32>
+  %3 = graph.relu %2 : tensor<1x3xf32>
+  return %1, %3 : tensor<1x3xf32>, tensor<1x3xf32>
+}
