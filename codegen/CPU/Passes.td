@@ -305,6 +305,14 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
     the largest divisor of M not above it), the reduction steps per loop
     iteration (`k_tile`, unrolled) and whether its tiles run in parallel.
 
+    Epilogues: when the only user of a contraction is an elementwise op that
+    reads it element for element (the bias, residual and activation of a
+    `graph.fused_conv` or `graph.fused_matmul`, seen through the
+    `tensor.expand_shape` of an im2col convolution), that op is tiled into
+    the same output tiles and the contraction fused into its loop nest: each
+    tile's accumulators get the epilogue in registers and are stored once,
+    with no second loop nest over the output.
+
     Extending it: the register block (`rows`, and the two vectors per row) is
     sized for 32 vector registers (AVX-512, NEON); a target with 16 (AVX2)
     wants fewer rows. Packing the operands into tile-contiguous buffers is the
@@ -317,6 +325,8 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
            "output rows in a register block">,
     Option<"parallel", "parallel", "bool", /*default=*/"false",
            "make the loop over output tiles an scf.forall">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "apply an elementwise consumer to each output tile in registers">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::scf::SCFDialect",

@@ -13,7 +13,9 @@
 #include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -176,6 +178,146 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   }
 }
 
+/// The elementwise op that is the only user of `op`'s result, reads it
+/// element for element (identity map) and writes a result of the same shape:
+/// the epilogue that can be applied to each output tile of `op` while the
+/// tile is in registers. Null when there is none.
+linalg::GenericOp getEpilogue(linalg::LinalgOp op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return nullptr;
+  OpOperand &use = *op->getResult(0).getUses().begin();
+  auto epilogue = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!epilogue || !epilogue.hasPureTensorSemantics() ||
+      epilogue.getNumDpsInits() != 1 ||
+      epilogue.getNumLoops() != epilogue.getNumParallelLoops() ||
+      epilogue.isDpsInit(&use) ||
+      !epilogue.getMatchingIndexingMap(&use).isIdentity() ||
+      !epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
+           .isIdentity() ||
+      epilogue.getResult(0).getType() != op->getResult(0).getType())
+    return nullptr;
+  // The epilogue becomes vector code on a whole register block: only ops
+  // that lower to vector instructions (not a scalar libm call per element,
+  // as math.erf and math.tanh do) are taken.
+  bool vectorizable =
+      llvm::all_of(epilogue.getBody()->getOperations(), [](Operation &bodyOp) {
+        return isa<arith::ArithDialect>(bodyOp.getDialect()) ||
+               isa<linalg::YieldOp, math::ExpOp, math::AbsFOp, math::SqrtOp,
+                   math::FmaOp>(bodyOp);
+      });
+  return vectorizable ? epilogue : nullptr;
+}
+
+/// Brings each epilogue next to its contraction: an elementwise op that reads
+/// a contraction through a tensor.expand_shape (the NCHW view of an im2col
+/// convolution, the batch dimensions of a matmul) is collapsed to the
+/// contraction's shape instead, so that getEpilogue finds it.
+LogicalResult collapseEpilogues(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  RewritePatternSet patterns(ctx);
+  linalg::populateFoldReshapeOpsByCollapsingPatterns(
+      patterns, [](OpOperand *operand) {
+        auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
+        auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+        if (!expand || !consumer ||
+            consumer.getNumLoops() != consumer.getNumParallelLoops())
+          return false;
+        auto producer = expand.getSrc().getDefiningOp<linalg::LinalgOp>();
+        return producer && linalg::isaContractionOpInterface(producer) &&
+               expand.getSrc().hasOneUse() && expand->hasOneUse();
+      });
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  return applyPatternsGreedily(func, std::move(patterns));
+}
+
+/// Tiles `epilogue` into output tiles and computes the tile of its producer
+/// `op` inside each, so that the epilogue reads the contraction's
+/// accumulators (after vectorization, hoisting forwards them in registers)
+/// and only its own result is stored. The tile sizes and order are those
+/// `op` would have on its own; the reduction is then one step at a time.
+LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
+                                  linalg::GenericOp epilogue,
+                                  ArrayRef<int64_t> tileSizes, bool parallel) {
+  MLIRContext *ctx = op.getContext();
+  AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  // Loop i of the epilogue is output dimension i of `op`.
+  SmallVector<int64_t> epilogueSizes;
+  for (AffineExpr result : outputMap.getResults())
+    epilogueSizes.push_back(
+        tileSizes[cast<AffineDimExpr>(result).getPosition()]);
+  SmallVector<int64_t> innerSizes(tileSizes);
+  for (auto [i, iterator] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (iterator != utils::IteratorType::reduction)
+      innerSizes[i] = 0;
+
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(getAsIndexOpFoldResult(ctx, epilogueSizes));
+  if (parallel)
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  // N tiles outside M tiles, as in tileAndVectorize.
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (succeeded(dims) && dims->m.back() < dims->n.back()) {
+    std::optional<unsigned> m =
+        outputMap.getResultPosition(getAffineDimExpr(dims->m.back(), ctx));
+    std::optional<unsigned> n =
+        outputMap.getResultPosition(getAffineDimExpr(dims->n.back(), ctx));
+    if (m && n) {
+      SmallVector<int64_t> order =
+          llvm::to_vector(llvm::seq<int64_t>(0, outputMap.getNumResults()));
+      std::swap(order[*m], order[*n]);
+      tiling.setInterchange(order);
+    }
+  }
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  // Fuse the contraction and what fills its accumulators (zeros, a
+  // broadcast bias), never what feeds its operands (an im2col copy would be
+  // recomputed for every tile).
+  Operation *contraction = op.getOperation();
+  options.setFusionControlFn(
+      [contraction](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        Operation *owner = producer.getOwner();
+        if (owner == contraction ||
+            isa<linalg::FillOp, linalg::BroadcastOp>(owner))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  rewriter.setInsertionPoint(epilogue);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(epilogue.getOperation()), options);
+  if (failed(fused) || !fused->fusedProducers.contains(contraction))
+    return failure();
+  Value result = epilogue.getResult(0);
+  rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+  // The contraction is dead once the slices that fusion left behind are
+  // cleaned up (by the pattern driver below).
+  rewriter.eraseOp(epilogue);
+
+  for (Operation *tile : fused->tiledAndFusedOps) {
+    auto tiled = dyn_cast<linalg::LinalgOp>(tile);
+    if (!tiled || !linalg::isaContractionOpInterface(tiled)) {
+      vectorizeTile(rewriter, tile);
+      continue;
+    }
+    // The reduction, one step at a time.
+    rewriter.setInsertionPoint(tile);
+    scf::SCFTilingOptions inner;
+    inner.setTileSizes(getAsIndexOpFoldResult(ctx, innerSizes));
+    FailureOr<scf::SCFTilingResult> innerTiled =
+        scf::tileUsingSCF(rewriter, cast<TilingInterface>(tile), inner);
+    if (failed(innerTiled))
+      continue;
+    rewriter.replaceOp(tile, innerTiled->replacements);
+    for (Operation *step : innerTiled->tiledOps)
+      vectorizeTile(rewriter, step);
+  }
+  return success();
+}
+
 /// Splits every contraction whose innermost N dimension is not a multiple of
 /// its block (two vectors, or its configuration's) into a part that is and a
 /// narrower remainder, so that both get register-blocked code (the remainder
@@ -329,6 +471,8 @@ struct CPUTileAndVectorizePass
       if (succeeded(named) && config)
         (*named)->setAttr(kKernelConfigAttrName, config);
     }
+    if (fuseEpilogues && failed(collapseEpilogues(func)))
+      return signalPassFailure();
     splitRemainders(func, vectorWidth);
     SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> work;
     func.walk([&](linalg::LinalgOp op) {
@@ -338,10 +482,15 @@ struct CPUTileAndVectorizePass
     });
     if (work.empty())
       return;
-    for (auto &[op, sizes] : work)
-      tileAndVectorize(rewriter, op, sizes,
-                       parallel &&
-                           KernelConfig::get(op).parallel.value_or(true));
+    for (auto &[op, sizes] : work) {
+      bool parallelTiles =
+          parallel && KernelConfig::get(op).parallel.value_or(true);
+      if (linalg::GenericOp epilogue = getEpilogue(op);
+          epilogue && succeeded(tileAndFuseEpilogue(rewriter, op, epilogue,
+                                                    sizes, parallelTiles)))
+        continue;
+      tileAndVectorize(rewriter, op, sizes, parallelTiles);
+    }
     if (failed(formContractions(func)))
       return signalPassFailure();
     hoistAccumulators(func);

@@ -318,11 +318,6 @@ void addMathUnary(const TypeConverter &converter, RewritePatternSet &patterns) {
                     });
 }
 
-/// min(1, max(0, x)).
-Value clamp01(OpBuilder &b, Location loc, Value x) {
-  return fmin(b, loc, fmax(b, loc, x, fconst(b, loc, x, 0)),
-              fconst(b, loc, x, 1));
-}
 /// log(1 + exp(x)), without overflow: max(x, 0) + log1p(exp(-|x|)).
 Value softplus(OpBuilder &b, Location loc, Value x) {
   Value negAbs = arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x));
@@ -462,16 +457,11 @@ void populateElementwiseToLinalgPatterns(const TypeConverter &converter,
       });
   addFloatUnary<graph::SigmoidOp>(
       converter, patterns, [](OpBuilder &b, Location loc, auto, Value x) {
-        Value one = fconst(b, loc, x, 1);
-        Value expNeg =
-            math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-        return fdiv(b, loc, one, fadd(b, loc, one, expNeg));
+        return buildActivation(b, loc, graph::Activation::Sigmoid, {}, x);
       });
   addFloatUnary<graph::HardSwishOp>(
       converter, patterns, [](OpBuilder &b, Location loc, auto, Value x) {
-        Value gate = fadd(b, loc, fmul(b, loc, x, fconst(b, loc, x, 1.0 / 6)),
-                          fconst(b, loc, x, 0.5));
-        return fmul(b, loc, x, clamp01(b, loc, gate));
+        return buildActivation(b, loc, graph::Activation::HardSwish, {}, x);
       });
   addFloatUnary<graph::SoftplusOp>(converter, patterns,
                                    [](OpBuilder &b, Location loc, auto,
@@ -492,9 +482,8 @@ void populateElementwiseToLinalgPatterns(const TypeConverter &converter,
   addFloatUnary<graph::LeakyReluOp>(
       converter, patterns,
       [](OpBuilder &b, Location loc, graph::LeakyReluOp op, Value x) {
-        Value alpha = fconst(b, loc, x, op.getAlpha().convertToDouble());
-        return select(b, loc, fcmp(b, loc, FPred::OLT, x, fconst(b, loc, x, 0)),
-                      fmul(b, loc, alpha, x), x);
+        return buildActivation(b, loc, graph::Activation::LeakyRelu,
+                               {op.getAlpha().convertToFloat()}, x);
       });
   addFloatUnary<graph::EluOp>(
       converter, patterns,
@@ -538,28 +527,18 @@ void populateElementwiseToLinalgPatterns(const TypeConverter &converter,
   addFloatUnary<graph::HardSigmoidOp>(
       converter, patterns,
       [](OpBuilder &b, Location loc, graph::HardSigmoidOp op, Value x) {
-        Value alpha = fconst(b, loc, x, op.getAlpha().convertToDouble());
-        Value beta = fconst(b, loc, x, op.getBeta().convertToDouble());
-        return clamp01(b, loc, fadd(b, loc, fmul(b, loc, alpha, x), beta));
+        return buildActivation(
+            b, loc, graph::Activation::HardSigmoid,
+            {op.getAlpha().convertToFloat(), op.getBeta().convertToFloat()}, x);
       });
   addFloatUnary<graph::GeluOp>(
       converter, patterns,
       [](OpBuilder &b, Location loc, graph::GeluOp op, Value x) {
-        Value half = fconst(b, loc, x, 0.5);
-        Value one = fconst(b, loc, x, 1);
-        Value inner;
-        if (op.getTanhApproximation()) {
-          Value cube = fmul(b, loc, x, fmul(b, loc, x, x));
-          Value poly =
-              fadd(b, loc, x, fmul(b, loc, fconst(b, loc, x, 0.044715), cube));
-          inner = math::TanhOp::create(
-              b, loc,
-              fmul(b, loc, fconst(b, loc, x, std::sqrt(2.0 / M_PI)), poly));
-        } else {
-          inner = math::ErfOp::create(
-              b, loc, fmul(b, loc, x, fconst(b, loc, x, M_SQRT1_2)));
-        }
-        return fmul(b, loc, fmul(b, loc, half, x), fadd(b, loc, one, inner));
+        return buildActivation(b, loc,
+                               op.getTanhApproximation()
+                                   ? graph::Activation::GeluTanh
+                                   : graph::Activation::Gelu,
+                               {}, x);
       });
 
   // Float classification (no computation in f32 needed).

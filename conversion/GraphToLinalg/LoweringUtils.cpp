@@ -4,8 +4,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -98,6 +101,63 @@ Value createScalarConstant(OpBuilder &b, Location loc, Type type,
 
 bool isUnsignedInteger(Type graphElementType) {
   return graphElementType.isUnsignedInteger();
+}
+
+Value buildActivation(OpBuilder &b, Location loc, graph::Activation activation,
+                      ArrayRef<float> params, Value x) {
+  auto c = [&](double value) {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getFloatAttr(x.getType(), value));
+  };
+  auto clamp = [&](Value v, double low, double high) -> Value {
+    if (!std::isinf(low))
+      v = arith::MaximumFOp::create(b, loc, v, c(low));
+    if (!std::isinf(high))
+      v = arith::MinimumFOp::create(b, loc, v, c(high));
+    return v;
+  };
+  auto mul = [&](Value l, Value r) -> Value {
+    return arith::MulFOp::create(b, loc, l, r);
+  };
+  auto add = [&](Value l, Value r) -> Value {
+    return arith::AddFOp::create(b, loc, l, r);
+  };
+  switch (activation) {
+  case graph::Activation::None:
+    return x;
+  case graph::Activation::Relu:
+    return arith::MaximumFOp::create(b, loc, x, c(0));
+  case graph::Activation::Clip:
+    return clamp(x, params[0], params[1]);
+  case graph::Activation::LeakyRelu: {
+    Value negative =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, c(0));
+    return arith::SelectOp::create(b, loc, negative, mul(c(params[0]), x), x);
+  }
+  case graph::Activation::Sigmoid: {
+    Value expNeg =
+        math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+    return arith::DivFOp::create(b, loc, c(1), add(c(1), expNeg));
+  }
+  case graph::Activation::Tanh:
+    return math::TanhOp::create(b, loc, x);
+  case graph::Activation::HardSigmoid:
+    return clamp(add(mul(c(params[0]), x), c(params[1])), 0, 1);
+  case graph::Activation::HardSwish:
+    return mul(x, clamp(add(mul(x, c(1.0 / 6)), c(0.5)), 0, 1));
+  case graph::Activation::Gelu: {
+    Value erf = math::ErfOp::create(b, loc, mul(x, c(M_SQRT1_2)));
+    return mul(mul(c(0.5), x), add(c(1), erf));
+  }
+  case graph::Activation::GeluTanh: {
+    Value cube = mul(x, mul(x, x));
+    Value poly = add(x, mul(c(0.044715), cube));
+    Value inner =
+        math::TanhOp::create(b, loc, mul(c(std::sqrt(2.0 / M_PI)), poly));
+    return mul(mul(c(0.5), x), add(c(1), inner));
+  }
+  }
+  llvm_unreachable("unknown activation");
 }
 
 } // namespace kiln

@@ -3,6 +3,8 @@
 #ifndef KILN_CONVERSION_GRAPHTOLINALG_LOWERINGUTILS_H
 #define KILN_CONVERSION_GRAPHTOLINALG_LOWERINGUTILS_H
 
+#include "dialects/Graph/GraphOps.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -41,6 +43,12 @@ mlir::Value createScalarConstant(mlir::OpBuilder &b, mlir::Location loc,
 /// Whether a graph-level element type is an unsigned integer (ui8 ... ui64),
 /// whose lowering must use the unsigned arith ops.
 bool isUnsignedInteger(mlir::Type graphElementType);
+
+/// The activation of a fused op applied to the float scalar `x`, with its
+/// parameters (see graph.fused_conv); `x` itself for `none`.
+mlir::Value buildActivation(mlir::OpBuilder &b, mlir::Location loc,
+                            graph::Activation activation,
+                            llvm::ArrayRef<float> params, mlir::Value x);
 
 } // namespace kiln
 

@@ -390,31 +390,44 @@ Value createConvInit(OpBuilder &b, Location loc, RankedTensorType accType,
   return broadcastAlongDim(b, loc, bias, accType, 1);
 }
 
+/// A convolution of static shapes computed in its compute type (f32 for
+/// 16-bit floats), the bias as the initial accumulator.
+template <typename ConvLikeOp>
+FailureOr<Value> buildConvAccumulator(ConversionPatternRewriter &rewriter,
+                                      ConvLikeOp op, Value input, Value weight,
+                                      Value bias, RankedTensorType resultType) {
+  Location loc = op.getLoc();
+  if (!allStatic({input, weight}) || !resultType.hasStaticShape())
+    return rewriter.notifyMatchFailure(op, "needs static shapes");
+  Type element = resultType.getElementType();
+  int64_t spatial = op.getNumSpatialDims();
+  ArrayRef<int64_t> pads = op.getPads();
+  SmallVector<int64_t> low = {0, 0}, high = {0, 0};
+  llvm::append_range(low, pads.take_front(spatial));
+  llvm::append_range(high, pads.drop_front(spatial));
+  input = padTensor(rewriter, loc, input, low, high,
+                    createScalarConstant(rewriter, loc, element, 0.0));
+  auto accType = resultType.clone(getComputeType(element));
+  Value init = createConvInit(rewriter, loc, accType, bias);
+  return buildConv(rewriter, loc, input, weight, init, op.getStrides(),
+                   op.getDilations(), op.getGroup());
+}
+
 struct ConvLowering : OpConversionPattern<graph::ConvOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(graph::ConvOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
-    if (!allStatic({adaptor.getInput(), adaptor.getWeight()}) ||
-        !resultType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Type element = resultType.getElementType();
-    int64_t spatial = op.getNumSpatialDims();
-    ArrayRef<int64_t> pads = op.getPads();
-    SmallVector<int64_t> low = {0, 0}, high = {0, 0};
-    llvm::append_range(low, pads.take_front(spatial));
-    llvm::append_range(high, pads.drop_front(spatial));
-    Value input = padTensor(rewriter, loc, adaptor.getInput(), low, high,
-                            createScalarConstant(rewriter, loc, element, 0.0));
-    auto accType = resultType.clone(getComputeType(element));
-    Value init = createConvInit(rewriter, loc, accType, adaptor.getBias());
-    Value result = buildConv(rewriter, loc, input, adaptor.getWeight(), init,
-                             op.getStrides(), op.getDilations(), op.getGroup());
-    rewriter.replaceOp(op, castElements(rewriter, loc, result, element));
+    FailureOr<Value> result = buildConvAccumulator(
+        rewriter, op, adaptor.getInput(), adaptor.getWeight(),
+        adaptor.getBias(), resultType);
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, castElements(rewriter, op.getLoc(), *result,
+                                        resultType.getElementType()));
     return success();
   }
 };
@@ -529,68 +542,161 @@ struct ConvTransposeLowering : OpConversionPattern<graph::ConvTransposeOp> {
 // Matrix products
 //===----------------------------------------------------------------------===//
 
+/// A matrix product of static shapes (numpy semantics) computed in its
+/// compute type (f32 for 16-bit floats), reshaped to `resultType`'s shape.
+FailureOr<Value> buildMatMulAccumulator(ConversionPatternRewriter &rewriter,
+                                        Operation *op, Value lhs, Value rhs,
+                                        RankedTensorType resultType) {
+  Location loc = op->getLoc();
+  if (!allStatic({lhs, rhs}) || !resultType.hasStaticShape())
+    return rewriter.notifyMatchFailure(op, "needs static shapes");
+  Type element = resultType.getElementType();
+  Type accElement = getComputeType(element);
+
+  // Promote 1-D operands to matrices.
+  SmallVector<int64_t> a(getTensorType(lhs).getShape());
+  SmallVector<int64_t> b(getTensorType(rhs).getShape());
+  if (a.size() == 1)
+    a.insert(a.begin(), 1);
+  if (b.size() == 1)
+    b.push_back(1);
+  lhs = reshapeTo(rewriter, loc, lhs, a);
+  rhs = reshapeTo(rewriter, loc, rhs, b);
+  int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+  SmallVector<int64_t> batch = *graph::broadcastShapes(
+      ArrayRef<int64_t>(a).drop_back(2), ArrayRef<int64_t>(b).drop_back(2));
+  int64_t batchSize = 1;
+  for (int64_t d : batch)
+    batchSize *= d;
+
+  SmallVector<int64_t> fullShape = batch;
+  fullShape.append({m, n});
+  Value result;
+  if (b.size() == 2) {
+    // [batch..., M, K] x [K, N]: fold the batch into the rows.
+    Value rows = reshapeTo(rewriter, loc, lhs, {batchSize * m, k});
+    auto accType = RankedTensorType::get({batchSize * m, n}, accElement);
+    result = linalg::MatmulOp::create(rewriter, loc, TypeRange{accType},
+                                      ValueRange{rows, rhs},
+                                      createFilled(rewriter, loc, accType, 0.0))
+                 .getResult(0);
+  } else {
+    SmallVector<int64_t> lhsShape = batch, rhsShape = batch;
+    lhsShape.append({m, k});
+    rhsShape.append({k, n});
+    Value lhs3 =
+        reshapeTo(rewriter, loc, broadcastTo(rewriter, loc, lhs, lhsShape),
+                  {batchSize, m, k});
+    Value rhs3 =
+        reshapeTo(rewriter, loc, broadcastTo(rewriter, loc, rhs, rhsShape),
+                  {batchSize, k, n});
+    auto accType = RankedTensorType::get({batchSize, m, n}, accElement);
+    result = linalg::BatchMatmulOp::create(
+                 rewriter, loc, TypeRange{accType}, ValueRange{lhs3, rhs3},
+                 createFilled(rewriter, loc, accType, 0.0))
+                 .getResult(0);
+  }
+  result = reshapeTo(rewriter, loc, result, fullShape);
+  return reshapeTo(rewriter, loc, result, resultType.getShape());
+}
+
 struct MatMulLowering : OpConversionPattern<graph::MatMulOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(graph::MatMulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
-    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
-    if (!allStatic({lhs, rhs}) || !resultType.hasStaticShape())
+    FailureOr<Value> result = buildMatMulAccumulator(
+        rewriter, op, adaptor.getLhs(), adaptor.getRhs(), resultType);
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, castElements(rewriter, op.getLoc(), *result,
+                                        resultType.getElementType()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Fused ops
+//===----------------------------------------------------------------------===//
+
+/// `activation(accumulator + bias + residual)` as one elementwise op into a
+/// tensor of `resultType`: the epilogue that code generation applies to each
+/// output tile in registers. `bias` (optional) broadcasts numpy-style; it is
+/// null for convolutions, which start their accumulators from it.
+Value buildEpilogue(OpBuilder &b, Location loc, Value accumulator, Value bias,
+                    Value residual, graph::Activation activation,
+                    ArrayRef<float> params, RankedTensorType resultType) {
+  Type accElement = getTensorType(accumulator).getElementType();
+  if (!bias && !residual && activation == graph::Activation::None)
+    return castElements(b, loc, accumulator, resultType.getElementType());
+  SmallVector<Value> operands = {accumulator};
+  if (bias)
+    operands.push_back(bias);
+  if (residual)
+    operands.push_back(residual);
+  return buildBroadcastElementwise(
+      b, loc, resultType, operands,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        auto extend = [&](Value v) -> Value {
+          if (v.getType() == accElement)
+            return v;
+          return arith::ExtFOp::create(nb, nloc, accElement, v);
+        };
+        Value x = args[0];
+        for (Value addend : args.drop_front())
+          x = arith::AddFOp::create(nb, nloc, x, extend(addend));
+        x = buildActivation(nb, nloc, activation, params, x);
+        if (x.getType() != resultType.getElementType())
+          x = arith::TruncFOp::create(nb, nloc, resultType.getElementType(), x);
+        return x;
+      });
+}
+
+struct FusedConvLowering : OpConversionPattern<graph::FusedConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(graph::FusedConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getResult().getType()));
+    if (!allStatic({adaptor.getResidual()}))
       return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Type element = resultType.getElementType();
-    Type accElement = getComputeType(element);
-
-    // Promote 1-D operands to matrices.
-    SmallVector<int64_t> a(getTensorType(lhs).getShape());
-    SmallVector<int64_t> b(getTensorType(rhs).getShape());
-    if (a.size() == 1)
-      a.insert(a.begin(), 1);
-    if (b.size() == 1)
-      b.push_back(1);
-    lhs = reshapeTo(rewriter, loc, lhs, a);
-    rhs = reshapeTo(rewriter, loc, rhs, b);
-    int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
-    SmallVector<int64_t> batch = *graph::broadcastShapes(
-        ArrayRef<int64_t>(a).drop_back(2), ArrayRef<int64_t>(b).drop_back(2));
-    int64_t batchSize = 1;
-    for (int64_t d : batch)
-      batchSize *= d;
-
-    SmallVector<int64_t> fullShape = batch;
-    fullShape.append({m, n});
-    Value result;
-    if (b.size() == 2) {
-      // [batch..., M, K] x [K, N]: fold the batch into the rows.
-      Value rows = reshapeTo(rewriter, loc, lhs, {batchSize * m, k});
-      auto accType = RankedTensorType::get({batchSize * m, n}, accElement);
-      result = linalg::MatmulOp::create(
-                   rewriter, loc, TypeRange{accType}, ValueRange{rows, rhs},
-                   createFilled(rewriter, loc, accType, 0.0))
-                   .getResult(0);
-    } else {
-      SmallVector<int64_t> lhsShape = batch, rhsShape = batch;
-      lhsShape.append({m, k});
-      rhsShape.append({k, n});
-      Value lhs3 =
-          reshapeTo(rewriter, loc, broadcastTo(rewriter, loc, lhs, lhsShape),
-                    {batchSize, m, k});
-      Value rhs3 =
-          reshapeTo(rewriter, loc, broadcastTo(rewriter, loc, rhs, rhsShape),
-                    {batchSize, k, n});
-      auto accType = RankedTensorType::get({batchSize, m, n}, accElement);
-      result = linalg::BatchMatmulOp::create(
-                   rewriter, loc, TypeRange{accType}, ValueRange{lhs3, rhs3},
-                   createFilled(rewriter, loc, accType, 0.0))
-                   .getResult(0);
-    }
-    result = castElements(rewriter, loc, result, element);
-    result = reshapeTo(rewriter, loc, result, fullShape);
+    FailureOr<Value> result = buildConvAccumulator(
+        rewriter, op, adaptor.getInput(), adaptor.getWeight(),
+        adaptor.getBias(), resultType);
+    if (failed(result))
+      return failure();
     rewriter.replaceOp(op,
-                       reshapeTo(rewriter, loc, result, resultType.getShape()));
+                       buildEpilogue(rewriter, op.getLoc(), *result,
+                                     /*bias=*/nullptr, adaptor.getResidual(),
+                                     op.getActivation(),
+                                     op.getActivationParams(), resultType));
+    return success();
+  }
+};
+
+struct FusedMatMulLowering : OpConversionPattern<graph::FusedMatMulOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(graph::FusedMatMulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getResult().getType()));
+    if (!allStatic({adaptor.getBias(), adaptor.getResidual()}))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    FailureOr<Value> result = buildMatMulAccumulator(
+        rewriter, op, adaptor.getLhs(), adaptor.getRhs(), resultType);
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(
+        op, buildEpilogue(rewriter, op.getLoc(), *result, adaptor.getBias(),
+                          adaptor.getResidual(), op.getActivation(),
+                          op.getActivationParams(), resultType));
     return success();
   }
 };
@@ -1155,13 +1261,13 @@ struct LRNLowering : OpConversionPattern<graph::LRNOp> {
 
 void populateNNToLinalgPatterns(const TypeConverter &converter,
                                 RewritePatternSet &patterns) {
-  patterns.add<AveragePoolLowering, BatchNormLowering, ConvLowering,
-               ConvTransposeLowering, GemmLowering,
-               GlobalPoolLowering<graph::GlobalAveragePoolOp, false>,
-               GlobalPoolLowering<graph::GlobalMaxPoolOp, true>,
-               InstanceNormLowering, LayerNormLowering, LRNLowering,
-               MatMulLowering, MaxPoolLowering>(converter,
-                                                patterns.getContext());
+  patterns
+      .add<AveragePoolLowering, BatchNormLowering, ConvLowering,
+           ConvTransposeLowering, FusedConvLowering, FusedMatMulLowering,
+           GemmLowering, GlobalPoolLowering<graph::GlobalAveragePoolOp, false>,
+           GlobalPoolLowering<graph::GlobalMaxPoolOp, true>,
+           InstanceNormLowering, LayerNormLowering, LRNLowering, MatMulLowering,
+           MaxPoolLowering>(converter, patterns.getContext());
 }
 
 } // namespace kiln

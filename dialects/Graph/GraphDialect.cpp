@@ -11,6 +11,7 @@ using namespace mlir;
 using namespace kiln::graph;
 
 #include "dialects/Graph/GraphDialect.cpp.inc"
+#include "dialects/Graph/GraphEnums.cpp.inc"
 
 void GraphDialect::initialize() {
   addOperations<

@@ -55,17 +55,17 @@ checkConvOperands(std::optional<Location> loc, RankedTensorType input,
   return success();
 }
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
-                                       std::optional<Location> loc,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &inferred) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
-  ArrayRef<int64_t> strides = adaptor.getStrides();
-  ArrayRef<int64_t> pads = adaptor.getPads();
-  ArrayRef<int64_t> dilations = adaptor.getDilations();
+/// The result type of a convolution; shared by Conv and FusedConv.
+static LogicalResult inferConvType(std::optional<Location> loc,
+                                   Value inputValue, Value weightValue,
+                                   ArrayRef<int64_t> strides,
+                                   ArrayRef<int64_t> pads,
+                                   ArrayRef<int64_t> dilations, int64_t group,
+                                   SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(inputValue.getType());
+  auto weight = cast<RankedTensorType>(weightValue.getType());
   if (failed(checkConvOperands(loc, input, weight, strides, pads, dilations,
-                               adaptor.getGroup())))
+                               group)))
     return failure();
   size_t spatial = input.getRank() - 2;
   SmallVector<int64_t> shape = {input.getDimSize(0), weight.getDimSize(0)};
@@ -75,6 +75,15 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                    pads[i], pads[spatial + i], dilations[i]));
   inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  return inferConvType(loc, adaptor.getInput(), adaptor.getWeight(),
+                       adaptor.getStrides(), adaptor.getPads(),
+                       adaptor.getDilations(), adaptor.getGroup(), inferred);
 }
 
 /// What Conv and ConvTranspose check alike: the input and weight element
@@ -107,12 +116,12 @@ LogicalResult ConvOp::verify() {
 // MatMulOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> loc,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &inferred) {
-  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
-  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+/// The result type of a matrix product; shared by MatMul and FusedMatMul.
+static LogicalResult inferMatMulType(std::optional<Location> loc,
+                                     Value lhsValue, Value rhsValue,
+                                     SmallVectorImpl<Type> &inferred) {
+  auto lhs = cast<RankedTensorType>(lhsValue.getType());
+  auto rhs = cast<RankedTensorType>(rhsValue.getType());
   if (lhs.getRank() == 0 || rhs.getRank() == 0)
     return emitOptionalError(loc, "operands must have rank >= 1, got ", lhs,
                              " and ", rhs);
@@ -144,6 +153,13 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
     shape.push_back(b.back());
   inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
   return success();
+}
+
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  return inferMatMulType(loc, adaptor.getLhs(), adaptor.getRhs(), inferred);
 }
 
 //===----------------------------------------------------------------------===//
@@ -264,6 +280,91 @@ LogicalResult ConvTransposeOp::verify() {
   return verifyWeightAndBias(*this, getInput().getType(), getWeight().getType(),
                              getBias(), getResult().getType().getDimSize(1),
                              "output channel");
+}
+
+//===----------------------------------------------------------------------===//
+// FusedConvOp and FusedMatMulOp
+//===----------------------------------------------------------------------===//
+
+static int64_t numActivationParams(Activation activation) {
+  switch (activation) {
+  case Activation::Clip:
+  case Activation::HardSigmoid:
+    return 2;
+  case Activation::LeakyRelu:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+int64_t FusedConvOp::getNumActivationParams(Activation activation) {
+  return numActivationParams(activation);
+}
+
+int64_t FusedMatMulOp::getNumActivationParams(Activation activation) {
+  return numActivationParams(activation);
+}
+
+/// What both fused ops check: the epilogue's operands and parameters.
+static LogicalResult verifyEpilogue(Operation *op, Value result, Value residual,
+                                    Activation activation,
+                                    ArrayRef<float> params) {
+  int64_t expected = numActivationParams(activation);
+  if (static_cast<int64_t>(params.size()) != expected)
+    return op->emitOpError("activation ")
+           << stringifyActivation(activation) << " takes " << expected
+           << " activation_params, got " << params.size();
+  if (activation == Activation::Clip && params[0] > params[1])
+    return op->emitOpError("clip bounds are reversed: min ")
+           << params[0] << " > max " << params[1];
+  if (residual && residual.getType() != result.getType())
+    return op->emitOpError("residual type ")
+           << residual.getType() << " differs from result type "
+           << result.getType();
+  return success();
+}
+
+LogicalResult FusedConvOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  return inferConvType(loc, adaptor.getInput(), adaptor.getWeight(),
+                       adaptor.getStrides(), adaptor.getPads(),
+                       adaptor.getDilations(), adaptor.getGroup(), inferred);
+}
+
+LogicalResult FusedConvOp::verify() {
+  auto weight = getWeight().getType();
+  if (failed(verifyWeightAndBias(*this, getInput().getType(), weight, getBias(),
+                                 weight.getDimSize(0), "filter")))
+    return failure();
+  return verifyEpilogue(*this, getResult(), getResidual(), getActivation(),
+                        getActivationParams());
+}
+
+LogicalResult FusedMatMulOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &inferred) {
+  return inferMatMulType(loc, adaptor.getLhs(), adaptor.getRhs(), inferred);
+}
+
+LogicalResult FusedMatMulOp::verify() {
+  RankedTensorType resultType = getResult().getType();
+  if (Value bias = getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    int64_t columns = resultType.getRank() == 0
+                          ? 1
+                          : resultType.getDimSize(resultType.getRank() - 1);
+    if (biasType.getRank() != 1 ||
+        failed(verifyCompatibleShape(biasType.getShape(), {columns})) ||
+        biasType.getElementType() != resultType.getElementType())
+      return emitOpError("bias must have one element per column (")
+             << columns << ") of the result's element type, got " << biasType;
+  }
+  return verifyEpilogue(*this, getResult(), getResidual(), getActivation(),
+                        getActivationParams());
 }
 
 //===----------------------------------------------------------------------===//

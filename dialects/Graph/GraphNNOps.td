@@ -4,6 +4,7 @@
 #define KILN_GRAPH_NN_OPS
 
 include "dialects/Graph/GraphBase.td"
+include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
@@ -111,6 +112,106 @@ def Graph_ConvTransposeOp : Graph_InferOp<"conv_transpose"> {
     $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Fused ops (made by kiln-graph-fuse-epilogues, never by the importer)
+//===----------------------------------------------------------------------===//
+
+def Graph_Activation : I32EnumAttr<"Activation",
+    "the activation a fused op applies to its result", [
+  I32EnumAttrCase<"None", 0, "none">,
+  I32EnumAttrCase<"Relu", 1, "relu">,
+  I32EnumAttrCase<"Clip", 2, "clip">,
+  I32EnumAttrCase<"LeakyRelu", 3, "leaky_relu">,
+  I32EnumAttrCase<"Sigmoid", 4, "sigmoid">,
+  I32EnumAttrCase<"Tanh", 5, "tanh">,
+  I32EnumAttrCase<"HardSigmoid", 6, "hard_sigmoid">,
+  I32EnumAttrCase<"HardSwish", 7, "hard_swish">,
+  I32EnumAttrCase<"Gelu", 8, "gelu">,
+  I32EnumAttrCase<"GeluTanh", 9, "gelu_tanh">
+]> {
+  let cppNamespace = "::kiln::graph";
+}
+
+// What fused_conv and fused_matmul share: an epilogue
+//   result = activation(contraction + bias + residual)
+// whose activation parameters are `activation_params`: clip [min, max],
+// leaky_relu [alpha], hard_sigmoid [alpha, beta], none for the others.
+class Graph_FusedOp<string mnemonic> : Graph_InferOp<mnemonic,
+    [AttrSizedOperandSegments]> {
+  let hasVerifier = 1;
+  code extraFusedDeclaration = [{
+    /// The number of `activation_params` that `activation` takes.
+    static int64_t getNumActivationParams(::kiln::graph::Activation activation);
+  }];
+}
+
+def Graph_FusedConvOp : Graph_FusedOp<"fused_conv"> {
+  let summary = "convolution with its bias, a residual addition and an "
+                "activation, as one op";
+  let description = [{
+    `activation(conv(input, weight) + bias + residual)`: a `graph.conv` (same
+    operands and attributes, same meaning) whose per-channel `bias`, an
+    optional `residual` of the result's shape, and the activation are applied
+    to each output element as it is computed, before it is stored. Made by
+    `kiln-graph-fuse-epilogues`; a later attribute may pick the algorithm or
+    the layout.
+
+    ```mlir
+    %y = graph.fused_conv %x, %w, %b residual %r activation relu
+           {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,
+            dilations = array<i64: 1, 1>, group = 1}
+         : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>, tensor<64xf32>,
+            tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$weight,
+                   Optional<Graph_FloatTensor>:$bias,
+                   Optional<Graph_FloatTensor>:$residual,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$group,
+                   Graph_Activation:$activation,
+                   DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$activation_params);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? (`residual` $residual^)?
+    `activation` $activation attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = extraFusedDeclaration # [{
+    int64_t getNumSpatialDims() {
+      return getInput().getType().getRank() - 2;
+    }
+  }];
+}
+
+def Graph_FusedMatMulOp : Graph_FusedOp<"fused_matmul"> {
+  let summary = "matrix product with its bias, a residual addition and an "
+                "activation, as one op";
+  let description = [{
+    `activation(matmul(lhs, rhs) + bias + residual)`: a `graph.matmul` (numpy
+    semantics) whose `bias` holds one element per column of the result (its
+    last dimension), and whose optional `residual` has the result's shape.
+    Made by `kiln-graph-fuse-epilogues`.
+
+    ```mlir
+    %y = graph.fused_matmul %a, %w, %b activation gelu
+         : (tensor<1x128x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>)
+         -> tensor<1x128x3072xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs,
+                   Optional<Graph_FloatTensor>:$bias,
+                   Optional<Graph_FloatTensor>:$residual,
+                   Graph_Activation:$activation,
+                   DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$activation_params);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`,` $bias^)? (`residual` $residual^)?
+    `activation` $activation attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = extraFusedDeclaration;
 }
 
 //===----------------------------------------------------------------------===//

@@ -12,6 +12,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dialects/Graph/GraphEnums.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/Graph/GraphOps.h.inc"
 

@@ -29,6 +29,14 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(graph::createGraphFoldEmptyTensors());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After folding, so that weights and per-channel parameters are constants;
+  // BatchNorm folding before fusion, so that an activation meets its conv.
+  if (options.foldBatchNorm)
+    pm.addNestedPass<func::FuncOp>(graph::createGraphFoldBatchNorm());
+  if (options.fuseEpilogues)
+    pm.addNestedPass<func::FuncOp>(graph::createGraphFuseEpilogues());
+  // Weights replaced by folding are dead now.
+  pm.addPass(createCanonicalizerPass());
 }
 
 void buildLowerToLinalgPipeline(OpPassManager &pm) {

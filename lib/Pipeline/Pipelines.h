@@ -23,6 +23,12 @@ namespace kiln {
 struct GraphOptimizationOptions {
   /// Refine shapes, canonicalize, fold constants and remove dead values.
   bool enable = true;
+  /// Fold BatchNormalization and per-channel Mul/Add into Conv and Gemm
+  /// weights (kiln-graph-fold-batch-norm).
+  bool foldBatchNorm = true;
+  /// Fuse bias, residual and activation into graph.fused_conv and
+  /// graph.fused_matmul (kiln-graph-fuse-epilogues).
+  bool fuseEpilogues = true;
 };
 
 /// Graph-level optimisation on the graph dialect.

@@ -16,6 +16,14 @@ namespace kiln::graph {
 #define GEN_PASS_REGISTRATION
 #include "dialects/Graph/Transforms/Passes.h.inc"
 
+/// BatchNormalization, and Mul and Add by per-channel constants, folded into
+/// the constant weights of the Conv or Gemm before them.
+void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
+
+/// Bias, residual and activation ops taken into graph.fused_conv and
+/// graph.fused_matmul.
+void populateFuseEpiloguesPatterns(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln::graph
 
 #endif // KILN_DIALECTS_GRAPH_TRANSFORMS_PASSES_H

@@ -5,6 +5,38 @@
 
 include "mlir/Pass/PassBase.td"
 
+def GraphFoldBatchNorm : Pass<"kiln-graph-fold-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Folds BatchNormalization, and Mul and Add by per-channel "
+                "constants, into the weights of the Conv or Gemm before them";
+  let description = [{
+    At inference, `graph.batch_norm` is `x * s + t` per channel, with
+    `s = scale / sqrt(var + epsilon)` and `t = bias - mean * s`. When its
+    input is a `graph.conv` used only there, with a constant weight and bias
+    (or none), filter `m` is multiplied by `s[m]` and the bias becomes
+    `b * s + t`; the batch_norm disappears. The same holds for a
+    `graph.gemm` (the columns of B are scaled, C becomes `beta * C * s + t`),
+    and for a `graph.mul` or `graph.add` of a convolution by a constant of one
+    value per output channel (shape `[M, 1, 1]`, `[1, M, 1, 1]` or a single
+    value). Nothing folds when a parameter is not a constant, when the
+    convolution has another use (it would have to be computed twice), or
+    when the constant varies along another dimension.
+
+    Before:
+    ```mlir
+    %0 = graph.conv %x, %w {...} : (...) -> tensor<1x64x56x56xf32>
+    %1 = graph.batch_norm %0, %scale, %shift, %mean, %var {epsilon = 1.0e-05 : f32}
+         : (...) -> tensor<1x64x56x56xf32>
+    ```
+    After:
+    ```mlir
+    %w2 = graph.constant dense_resource<folded> : tensor<64x64x3x3xf32>
+    %b2 = graph.constant dense<[...]> : tensor<64xf32>
+    %1 = graph.conv %x, %w2, %b2 {...} : (...) -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
 def GraphFoldEmptyTensors : Pass<"kiln-graph-fold-empty-tensors", "mlir::func::FuncOp"> {
   let summary = "Replaces values with no elements by empty constants";
   let description = [{
@@ -23,6 +55,42 @@ def GraphFoldEmptyTensors : Pass<"kiln-graph-fold-empty-tensors", "mlir::func::F
     After:
     ```mlir
     %0 = graph.constant dense<> : tensor<2x0x4xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
+def GraphFuseEpilogues : Pass<"kiln-graph-fuse-epilogues", "mlir::func::FuncOp"> {
+  let summary = "Fuses the bias, residual addition and activation after a "
+                "Conv, MatMul or Gemm into one fused op";
+  let description = [{
+    Rewrites a `graph.conv` or `graph.matmul` (float) and the elementwise ops
+    that follow it into one `graph.fused_conv` / `graph.fused_matmul` whose
+    epilogue is `activation(contraction + bias + residual)`:
+    - `graph.add` of a constant with one value per output channel (per
+      column for a matmul, where any `[N]` tensor is a bias) goes to the bias;
+    - `graph.add` of a tensor of the result's type becomes the residual;
+    - `graph.relu`, `leaky_relu`, `sigmoid`, `tanh`, `hard_sigmoid`,
+      `hard_swish`, `gelu` become the activation, and so do `graph.max` and
+      `graph.min` by a splat constant (a Clip, or Relu6) as `clip`.
+    A `graph.gemm` with a constant B (and C, if any, one constant per
+    column) followed by such an op becomes a `graph.fused_matmul` first, its
+    B transposed and scaled by alpha at compile time and `beta * C` the bias.
+    Each op is taken only when the contraction has no other use, and in the
+    epilogue's order: no Add after the activation. Run after
+    `kiln-graph-fold-batch-norm`, so that a batch_norm between a convolution
+    and its activation is gone.
+
+    Before:
+    ```mlir
+    %0 = graph.conv %x, %w, %b {...} : (...) -> tensor<1x64x56x56xf32>
+    %1 = graph.add %0, %r : (tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
+    %2 = graph.relu %1 : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
+    ```
+    After:
+    ```mlir
+    %2 = graph.fused_conv %x, %w, %b residual %r activation relu {...}
+         : (...) -> tensor<1x64x56x56xf32>
     ```
   }];
   let dependentDialects = ["kiln::graph::GraphDialect"];

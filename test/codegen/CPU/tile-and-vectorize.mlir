@@ -89,3 +89,97 @@ func.func @elementwise(%a: tensor<8x32xf32>, %b: tensor<8x32xf32>, %c: tensor<8x
   %0 = linalg.add ins(%a, %b : tensor<8x32xf32>, tensor<8x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
   return %0 : tensor<8x32xf32>
 }
+
+// -----
+
+// An elementwise consumer (residual and Relu) is applied to each register
+// block after its reduction loop: one loop nest, one store per tile.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: %[[ACC:.+]]:2 = scf.for {{.*}} -> (tensor<8x32xf32>, vector<8x32xf32>)
+// CHECK: vector.fma
+// CHECK: scf.yield
+// CHECK: %[[RES:.+]] = vector.transfer_read %{{.+}} : tensor<16x64xf32>, vector<8x32xf32>
+// CHECK: %[[SUM:.+]] = arith.addf %[[ACC]]#1, %[[RES]] : vector<8x32xf32>
+// CHECK: %[[RELU:.+]] = arith.maximumf %[[SUM]], %{{.+}} : vector<8x32xf32>
+// CHECK: vector.transfer_write %[[RELU]]
+// CHECK-NOT: linalg.generic
+// PAR-LABEL: func.func @epilogue
+// PAR: scf.forall
+// PAR: scf.for {{.*}} vector<8x32xf32>)
+// PAR: arith.maximumf {{.*}} : vector<8x32xf32>
+// PAR-NOT: linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @epilogue(%a: tensor<16x8xf32>, %b: tensor<8x64xf32>, %r: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<16x8xf32>, tensor<8x64xf32>) outs(%f : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %o = tensor.empty() : tensor<16x64xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%m, %r : tensor<16x64xf32>, tensor<16x64xf32>) outs(%o : tensor<16x64xf32>) {
+  ^bb0(%x: f32, %s: f32, %out: f32):
+    %0 = arith.addf %x, %s : f32
+    %1 = arith.maximumf %0, %zero : f32
+    linalg.yield %1 : f32
+  } -> tensor<16x64xf32>
+  return %y : tensor<16x64xf32>
+}
+
+// -----
+
+// The epilogue of an im2col convolution reads it through an expand_shape to
+// NCHW: it is collapsed to the contraction's shape and fused the same way.
+// CHECK-LABEL: func.func @conv_epilogue
+// PAR-LABEL: func.func @conv_epilogue
+// CHECK: scf.for {{.*}} vector<8x32xf32>)
+// CHECK: arith.maximumf {{.*}} : vector<8x32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: tensor.expand_shape
+#filter = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+#cols = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+#out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @conv_epilogue(%w: tensor<16x8xf32>, %x: tensor<1x8x64xf32>, %init: tensor<1x16x64xf32>) -> tensor<1x16x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = linalg.generic {indexing_maps = [#filter, #cols, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%w, %x : tensor<16x8xf32>, tensor<1x8x64xf32>) outs(%init : tensor<1x16x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %0, %acc : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x16x64xf32>
+  %nchw = tensor.expand_shape %c [[0], [1], [2, 3]] output_shape [1, 16, 8, 8] : tensor<1x16x64xf32> into tensor<1x16x8x8xf32>
+  %o = tensor.empty() : tensor<1x16x8x8xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%nchw : tensor<1x16x8x8xf32>) outs(%o : tensor<1x16x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maximumf %in, %zero : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// An epilogue that would be a libm call per element (math.erf) stays a loop
+// nest of its own; so does a consumer that reads the result transposed.
+// CHECK-LABEL: func.func @not_fused
+// CHECK-COUNT-2: linalg.generic
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+func.func @not_fused(%a: tensor<16x8xf32>, %b: tensor<8x64xf32>, %c: tensor<16x64xf32>, %d: tensor<16x64xf32>) -> (tensor<16x64xf32>, tensor<64x16xf32>) {
+  %m = linalg.matmul ins(%a, %b : tensor<16x8xf32>, tensor<8x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %o = tensor.empty() : tensor<16x64xf32>
+  %y = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<16x64xf32>) outs(%o : tensor<16x64xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %0 = math.erf %x : f32
+    linalg.yield %0 : f32
+  } -> tensor<16x64xf32>
+  %n = linalg.matmul ins(%a, %b : tensor<16x8xf32>, tensor<8x64xf32>) outs(%d : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %p = tensor.empty() : tensor<64x16xf32>
+  %z = linalg.generic {indexing_maps = [#t, #id2], iterator_types = ["parallel", "parallel"]} ins(%n : tensor<16x64xf32>) outs(%p : tensor<64x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %0 = arith.negf %x : f32
+    linalg.yield %0 : f32
+  } -> tensor<64x16xf32>
+  return %y, %z : tensor<16x64xf32>, tensor<64x16xf32>
+}

@@ -208,3 +208,35 @@ func.func @layer_norm(%x: tensor<8x16xf32>, %s: tensor<16xf32>, %b: tensor<16xf3
   %0 = graph.layer_norm %x, %s, %b {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
+
+// The bias starts the accumulators; residual and activation are one
+// elementwise op after the convolution.
+// CHECK-LABEL: func @fused_conv
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x4x4xf32>, %[[W:.+]]: tensor<3x2x1x1xf32>, %[[B:.+]]: tensor<3xf32>, %[[R:.+]]: tensor<1x3x4x4xf32>)
+// CHECK: %[[INIT:.+]] = linalg.broadcast ins(%[[B]]
+// CHECK: %[[C:.+]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[INIT]]
+// CHECK: linalg.generic {{.*}} ins(%[[C]], %[[R]] : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>)
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+func.func @fused_conv(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>, %b: tensor<3xf32>, %r: tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32> {
+  %0 = graph.fused_conv %x, %w, %b residual %r activation clip {activation_params = array<f32: 0.0, 6.0>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>, tensor<3xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  return %0 : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// The bias of a matmul broadcasts along the rows in the epilogue.
+// CHECK-LABEL: func @fused_matmul
+// CHECK-SAME: (%[[A:.+]]: tensor<4x8xf32>, %[[W:.+]]: tensor<8x16xf32>, %[[B:.+]]: tensor<16xf32>)
+// CHECK: %[[M:.+]] = linalg.matmul ins(%[[A]], %[[W]]
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[BIAS:.+]], #{{.+}}], {{.*}} ins(%[[M]], %[[B]] : tensor<4x16xf32>, tensor<16xf32>)
+// CHECK: arith.addf
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
+func.func @fused_matmul(%a: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %0 = graph.fused_matmul %a, %w, %b activation leaky_relu {activation_params = array<f32: 0.1>} : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}

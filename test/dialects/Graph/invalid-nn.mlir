@@ -139,3 +139,43 @@ func.func @lrn_size(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32> {
   %0 = graph.lrn %x {size = 0 : i64, alpha = 1.0e-04 : f32, beta = 0.75 : f32, bias = 1.0 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
   return %0 : tensor<1x3x4x4xf32>
 }
+
+// -----
+
+func.func @fused_conv_params(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{activation clip takes 2 activation_params, got 1}}
+  %0 = graph.fused_conv %x, %w activation clip {activation_params = array<f32: 6.0>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @fused_conv_clip_order(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{clip bounds are reversed: min 6.000000e+00 > max 0.000000e+00}}
+  %0 = graph.fused_conv %x, %w activation clip {activation_params = array<f32: 6.0, 0.0>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @fused_conv_residual(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %r: tensor<1x4x8x1xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{residual type 'tensor<1x4x8x1xf32>' differs from result type 'tensor<1x4x8x8xf32>'}}
+  %0 = graph.fused_conv %x, %w residual %r activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<1x4x8x1xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @fused_matmul_bias(%a: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<8xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{bias must have one element per column (32) of the result's element type, got 'tensor<8xf32>'}}
+  %0 = graph.fused_matmul %a, %w, %b activation none : (tensor<8x16xf32>, tensor<16x32xf32>, tensor<8xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+func.func @fused_matmul_activation(%a: tensor<8x16xf32>, %w: tensor<16x32xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'activation' [none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, gelu, gelu_tanh]}}
+  %0 = graph.fused_matmul %a, %w activation swish : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}

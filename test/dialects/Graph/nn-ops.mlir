@@ -71,3 +71,23 @@ func.func @norms(%x: tensor<2x3x4x5xf32>, %c: tensor<3xf32>, %l: tensor<4x5xf32>
   %4 = graph.lrn %x {size = 3 : i64, alpha = 1.0e-04 : f32, beta = 0.75 : f32, bias = 1.0 : f32} : (tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
   return %0, %1, %2, %3, %4 : tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @fused_conv
+func.func @fused_conv(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %r: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  // CHECK: graph.fused_conv %{{.+}}, %{{.+}}, %{{.+}} residual %{{.+}} activation relu {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %0 = graph.fused_conv %x, %w, %b residual %r activation relu {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  // CHECK: graph.fused_conv %{{.+}}, %{{.+}} activation clip {activation_params = array<f32: 0.000000e+00, 6.000000e+00>
+  %1 = graph.fused_conv %x, %w activation clip {activation_params = array<f32: 0.0, 6.0>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return %0, %1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fused_matmul
+func.func @fused_matmul(%a: tensor<2x8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>, %r: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
+  // CHECK: graph.fused_matmul %{{.+}}, %{{.+}}, %{{.+}} residual %{{.+}} activation gelu : (tensor<2x8x16xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+  %0 = graph.fused_matmul %a, %w, %b residual %r activation gelu : (tensor<2x8x16xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+  return %0 : tensor<2x8x32xf32>
+}

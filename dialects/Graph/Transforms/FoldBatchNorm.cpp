@@ -1,0 +1,233 @@
+//===- FoldBatchNorm.cpp - Per-channel affine ops into weights ------------===//
+//
+// At inference, BatchNormalization is a per-channel affine map
+//   y = x * s + t,  s = scale / sqrt(var + epsilon),  t = bias - mean * s,
+// and so are a Mul and an Add by a per-channel constant. Following a
+// convolution (or a Gemm) whose weights are constants, the map folds into
+// them: filter m is multiplied by s[m], and the bias becomes b * s + t. The
+// op then disappears from the graph at no cost.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/Transforms/ConstantValues.h"
+#include "dialects/Graph/Transforms/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace kiln::graph {
+#define GEN_PASS_DEF_GRAPHFOLDBATCHNORM
+#include "dialects/Graph/Transforms/Passes.h.inc"
+} // namespace kiln::graph
+
+using namespace mlir;
+
+namespace kiln::graph {
+namespace {
+
+/// A per-channel affine map `x * scale + shift`.
+struct ChannelAffine {
+  SmallVector<double> scale, shift;
+};
+
+/// Rewrites `conv` as a convolution whose output is `affine` applied to the
+/// old one, replacing `user` (the op that applied the map). Fails, changing
+/// nothing, when the weight or the bias is not a constant.
+LogicalResult foldIntoConv(PatternRewriter &rewriter, ConvOp conv,
+                           Operation *user, const ChannelAffine &affine) {
+  std::optional<SmallVector<double>> weight =
+      getFloatElements(conv.getWeight());
+  if (!weight)
+    return rewriter.notifyMatchFailure(user, "conv weight is not a constant");
+  int64_t filters = conv.getWeight().getType().getDimSize(0);
+  SmallVector<double> bias(filters, 0.0);
+  if (Value oldBias = conv.getBias()) {
+    std::optional<SmallVector<double>> values = getFloatElements(oldBias);
+    if (!values)
+      return rewriter.notifyMatchFailure(user, "conv bias is not a constant");
+    bias = std::move(*values);
+  }
+  int64_t perFilter = weight->size() / filters;
+  for (int64_t m = 0; m < filters; ++m) {
+    for (int64_t i = 0; i < perFilter; ++i)
+      (*weight)[m * perFilter + i] *= affine.scale[m];
+    bias[m] = bias[m] * affine.scale[m] + affine.shift[m];
+  }
+  rewriter.setInsertionPoint(conv);
+  Location loc = conv.getLoc();
+  RankedTensorType weightType = conv.getWeight().getType();
+  Value newWeight = createFloatConstant(rewriter, loc, weightType, *weight);
+  Value newBias = createFloatConstant(
+      rewriter, loc,
+      RankedTensorType::get({filters}, weightType.getElementType()), bias);
+  auto folded = ConvOp::create(
+      rewriter, rewriter.getFusedLoc({loc, user->getLoc()}),
+      user->getResult(0).getType(), conv.getInput(), newWeight, newBias,
+      conv.getStrides(), conv.getPads(), conv.getDilations(), conv.getGroup());
+  rewriter.replaceOp(user, folded.getResult());
+  rewriter.eraseOp(conv);
+  return success();
+}
+
+/// The convolution that defines `value` when `value` is its only use, has
+/// static filter count and the same type as `result`.
+ConvOp getFoldableConv(Value value, Value result) {
+  auto conv = value.getDefiningOp<ConvOp>();
+  if (!conv || !conv.getResult().hasOneUse() ||
+      conv.getWeight().getType().isDynamicDim(0) ||
+      cast<RankedTensorType>(result.getType()).getElementType() !=
+          conv.getType().getElementType())
+    return nullptr;
+  return conv;
+}
+
+/// The per-channel map of a batch_norm whose parameters are constants.
+std::optional<ChannelAffine> getBatchNormAffine(BatchNormOp op,
+                                                int64_t channels) {
+  auto scale = getFloatElements(op.getScale());
+  auto bias = getFloatElements(op.getBias());
+  auto mean = getFloatElements(op.getMean());
+  auto var = getFloatElements(op.getVar());
+  if (!scale || !bias || !mean || !var)
+    return std::nullopt;
+  for (auto *values : {&*scale, &*bias, &*mean, &*var})
+    if (static_cast<int64_t>(values->size()) != channels)
+      return std::nullopt;
+  double epsilon = op.getEpsilon().convertToDouble();
+  ChannelAffine affine;
+  for (int64_t c = 0; c < channels; ++c) {
+    double s = (*scale)[c] / std::sqrt((*var)[c] + epsilon);
+    affine.scale.push_back(s);
+    affine.shift.push_back((*bias)[c] - (*mean)[c] * s);
+  }
+  return affine;
+}
+
+struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BatchNormOp op,
+                                PatternRewriter &rewriter) const override {
+    ConvOp conv = getFoldableConv(op.getInput(), op.getResult());
+    if (!conv)
+      return rewriter.notifyMatchFailure(
+          op, "input is not a convolution used only here");
+    int64_t filters = conv.getWeight().getType().getDimSize(0);
+    std::optional<ChannelAffine> affine = getBatchNormAffine(op, filters);
+    if (!affine)
+      return rewriter.notifyMatchFailure(
+          op, "scale, bias, mean or var is not a constant of one element "
+              "per channel");
+    return foldIntoConv(rewriter, conv, op, *affine);
+  }
+};
+
+/// BatchNormalization after a Gemm: the map scales the columns of the
+/// result, that is, the columns of B (its rows when transposed), and becomes
+/// the new C.
+struct FoldBatchNormIntoGemm : OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BatchNormOp op,
+                                PatternRewriter &rewriter) const override {
+    auto gemm = op.getInput().getDefiningOp<GemmOp>();
+    if (!gemm || !gemm.getResult().hasOneUse())
+      return rewriter.notifyMatchFailure(op, "input is not a Gemm used only "
+                                             "here");
+    auto resultType = cast<RankedTensorType>(gemm.getType());
+    if (!resultType.hasStaticShape() || resultType.getRank() != 2)
+      return rewriter.notifyMatchFailure(op, "needs a static 2-D Gemm");
+    int64_t n = resultType.getDimSize(1);
+    std::optional<ChannelAffine> affine = getBatchNormAffine(op, n);
+    std::optional<SmallVector<double>> b = getFloatElements(gemm.getB());
+    if (!affine || !b)
+      return rewriter.notifyMatchFailure(op, "non-constant parameters or B");
+    SmallVector<double> c(n, 0.0);
+    if (Value oldC = gemm.getC()) {
+      std::optional<SmallVector<double>> values =
+          getPerChannelValues(oldC, 2, 1, n);
+      if (!values)
+        return rewriter.notifyMatchFailure(op,
+                                           "C is not a constant per column");
+      c = std::move(*values);
+    }
+    double alpha = gemm.getAlpha().convertToDouble();
+    double beta = gemm.getBeta().convertToDouble();
+    int64_t k = b->size() / n;
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        (*b)[gemm.getTransB() ? j * k + i : i * n + j] *=
+            alpha * affine->scale[j];
+    for (int64_t j = 0; j < n; ++j)
+      c[j] = beta * c[j] * affine->scale[j] + affine->shift[j];
+    rewriter.setInsertionPoint(gemm);
+    Location loc = gemm.getLoc();
+    auto bType = cast<RankedTensorType>(gemm.getB().getType());
+    Value newB = createFloatConstant(rewriter, loc, bType, *b);
+    Value newC = createFloatConstant(
+        rewriter, loc, RankedTensorType::get({n}, bType.getElementType()), c);
+    auto folded = GemmOp::create(
+        rewriter, rewriter.getFusedLoc({loc, op.getLoc()}), op.getType(),
+        gemm.getA(), newB, newC, rewriter.getF32FloatAttr(1.0f),
+        rewriter.getF32FloatAttr(1.0f), gemm.getTransAAttr(),
+        gemm.getTransBAttr());
+    rewriter.replaceOp(op, folded.getResult());
+    rewriter.eraseOp(gemm);
+    return success();
+  }
+};
+
+/// `conv * c` and `conv + c` for a constant `c` with one value per output
+/// channel (or a single value).
+template <typename OpTy>
+struct FoldChannelConstantIntoConv : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(op.getType());
+    for (int operand = 0; operand < 2; ++operand) {
+      ConvOp conv = getFoldableConv(op->getOperand(operand), op.getResult());
+      if (!conv || conv.getType() != resultType)
+        continue;
+      int64_t filters = conv.getWeight().getType().getDimSize(0);
+      std::optional<SmallVector<double>> values = getPerChannelValues(
+          op->getOperand(1 - operand), resultType.getRank(), 1, filters);
+      if (!values)
+        continue;
+      ChannelAffine affine;
+      if constexpr (std::is_same_v<OpTy, MulOp>) {
+        affine.scale = std::move(*values);
+        affine.shift.assign(filters, 0.0);
+      } else {
+        affine.scale.assign(filters, 1.0);
+        affine.shift = std::move(*values);
+      }
+      return foldIntoConv(rewriter, conv, op, affine);
+    }
+    return rewriter.notifyMatchFailure(
+        op, "not a convolution and a constant of one value per channel");
+  }
+};
+
+struct GraphFoldBatchNormPass
+    : impl::GraphFoldBatchNormBase<GraphFoldBatchNormPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFoldBatchNormPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+void populateFoldBatchNormPatterns(RewritePatternSet &patterns) {
+  patterns.add<FoldBatchNormIntoConv, FoldBatchNormIntoGemm,
+               FoldChannelConstantIntoConv<MulOp>,
+               FoldChannelConstantIntoConv<AddOp>>(patterns.getContext());
+}
+
+} // namespace kiln::graph
