@@ -54,7 +54,12 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         A malformed file, or a configuration outside a kernel's search
         space, raises CompileError naming the file and line.
       **options: ``optimize_graph`` (bool, default True) runs the graph-level
-        optimisations.
+        optimisations. ``conv_algorithm`` (str, default "auto": a cost model
+        of the target) is every convolution's algorithm: "im2col", "direct",
+        "winograd-2x3", "winograd-4x3" or "winograd-6x3"; ``conv_algorithms``
+        ({ONNX node name: algorithm}) sets single layers. ``openmp`` (bool,
+        default True) makes multithreaded code. ``sve_vector_bits`` (int,
+        AArch64 with SVE) specialises the code for one SVE vector length.
 
     Returns:
       The output path, as a str.
@@ -69,6 +74,12 @@ def compile(model, output=None, target=None, cpu=None, features=None,
     and several threads may compile at once.
     """
     optimize_graph = bool(options.pop("optimize_graph", True))
+    codegen = dict(
+        conv_algorithm=str(options.pop("conv_algorithm", "auto")),
+        conv_algorithms={str(k): str(v)
+                         for k, v in dict(options.pop("conv_algorithms", {})).items()},
+        openmp=bool(options.pop("openmp", True)),
+        sve_vector_bits=int(options.pop("sve_vector_bits", 0)))
     if options:
         raise TypeError("kiln.compile: unknown option(s) "
                         + ", ".join(sorted(options)))
@@ -81,7 +92,8 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         input_shapes={name: [int(d) for d in shape]
                       for name, shape in (input_shapes or {}).items()},
         optimize_graph=optimize_graph,
-        tuning_db=os.fspath(tuning_db) if tuning_db is not None else "")
+        tuning_db=os.fspath(tuning_db) if tuning_db is not None else "",
+        **codegen)
 
     if isinstance(model, (str, os.PathLike)):
         result = _kiln.compiler.compile_file(os.fspath(model), output, **kwargs)

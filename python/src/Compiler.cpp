@@ -22,12 +22,21 @@ using namespace py::literals;
 namespace {
 
 using InputShapes = std::map<std::string, std::vector<int64_t>>;
+using LayerChoices = std::map<std::string, std::string>;
+
+/// The code-generation choices of kiln.compile's **options.
+struct CodegenChoices {
+  std::string convAlgorithm = "auto";
+  LayerChoices convAlgorithms;
+  bool openMP = true;
+  unsigned sveVectorBits = 0;
+};
 
 kiln::CompileOptions
 makeOptions(const std::string &target, const std::string &cpu,
             const std::string &features, const std::string &emit,
             const InputShapes &inputShapes, bool optimizeGraph, bool report,
-            const std::string &tuningDB) {
+            const std::string &tuningDB, const CodegenChoices &choices) {
   kiln::CompileOptions options;
   if (!target.empty())
     options.target = target;
@@ -41,6 +50,10 @@ makeOptions(const std::string &target, const std::string &cpu,
   options.optimizeGraph = optimizeGraph;
   options.report = report;
   options.tuningDB = tuningDB;
+  options.convAlgorithm = choices.convAlgorithm;
+  options.convAlgorithms = choices.convAlgorithms;
+  options.openMP = choices.openMP;
+  options.sveVectorBits = choices.sveVectorBits;
   return options;
 }
 
@@ -60,16 +73,20 @@ void init_kiln_compiler(py::module_ &&m) {
          const std::string &target, const std::string &cpu,
          const std::string &features, const std::string &emit,
          const InputShapes &inputShapes, bool optimizeGraph, bool report,
-         const std::string &tuningDB) {
-        kiln::CompileOptions options =
-            makeOptions(target, cpu, features, emit, inputShapes, optimizeGraph,
-                        report, tuningDB);
+         const std::string &tuningDB, const std::string &convAlgorithm,
+         const LayerChoices &convAlgorithms, bool openMP,
+         unsigned sveVectorBits) {
+        kiln::CompileOptions options = makeOptions(
+            target, cpu, features, emit, inputShapes, optimizeGraph, report,
+            tuningDB, {convAlgorithm, convAlgorithms, openMP, sveVectorBits});
         py::gil_scoped_release noGil;
         return kiln::compileFile(input, output, options);
       },
       "input"_a, "output"_a, py::kw_only(), "target"_a = "", "cpu"_a = "",
       "features"_a = "", "emit"_a = "so", "input_shapes"_a = InputShapes(),
       "optimize_graph"_a = true, "report"_a = false, "tuning_db"_a = "",
+      "conv_algorithm"_a = "auto", "conv_algorithms"_a = LayerChoices(),
+      "openmp"_a = true, "sve_vector_bits"_a = 0u,
       "Compiles an .onnx (or graph-dialect .mlir) file into `output`.");
 
   m.def(
@@ -78,10 +95,12 @@ void init_kiln_compiler(py::module_ &&m) {
          const std::string &output, const std::string &target,
          const std::string &cpu, const std::string &features,
          const std::string &emit, const InputShapes &inputShapes,
-         bool optimizeGraph, bool report, const std::string &tuningDB) {
-        kiln::CompileOptions options =
-            makeOptions(target, cpu, features, emit, inputShapes, optimizeGraph,
-                        report, tuningDB);
+         bool optimizeGraph, bool report, const std::string &tuningDB,
+         const std::string &convAlgorithm, const LayerChoices &convAlgorithms,
+         bool openMP, unsigned sveVectorBits) {
+        kiln::CompileOptions options = makeOptions(
+            target, cpu, features, emit, inputShapes, optimizeGraph, report,
+            tuningDB, {convAlgorithm, convAlgorithms, openMP, sveVectorBits});
         // Copied while the GIL is held; the compiler then runs without it.
         std::string bytes = model;
         py::gil_scoped_release noGil;
@@ -90,7 +109,9 @@ void init_kiln_compiler(py::module_ &&m) {
       "model"_a, "base_dir"_a, "output"_a, py::kw_only(), "target"_a = "",
       "cpu"_a = "", "features"_a = "", "emit"_a = "so",
       "input_shapes"_a = InputShapes(), "optimize_graph"_a = true,
-      "report"_a = false, "tuning_db"_a = "",
+      "report"_a = false, "tuning_db"_a = "", "conv_algorithm"_a = "auto",
+      "conv_algorithms"_a = LayerChoices(), "openmp"_a = true,
+      "sve_vector_bits"_a = 0u,
       "Compiles a serialized ONNX ModelProto into `output`; external data "
       "is looked up in `base_dir` (refused when it is empty).");
 }

@@ -19,6 +19,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import kiln
+from kiln import _kiln
 
 ROOT = Path(__file__).resolve().parents[2]
 RTOL = 1e-3
@@ -167,6 +168,38 @@ def test_compile_garbage_file(tmp_path):
 def test_compile_missing_file(tmp_path):
     with pytest.raises(kiln.CompileError, match="missing.onnx"):
         kiln.compile(tmp_path / "missing.onnx", tmp_path / "missing.so")
+
+
+@pytest.mark.parametrize("options", [
+    dict(conv_algorithm="winograd-4x3"),
+    dict(conv_algorithms={"conv": "direct"}),
+    dict(openmp=False),
+])
+def test_compile_codegen_options(conv_model, tmp_path, options):
+    """The code-generation choices of kiln-compile, as keyword options: the
+    numbers stay those of onnxruntime."""
+    so = kiln.compile(conv_model, tmp_path / "conv.so", **options)
+    rng = np.random.default_rng(2)
+    feeds = {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32),
+             "y": rng.standard_normal((1, 4, 6, 6)).astype(np.float32)}
+    got, want = kiln.load(so).run(feeds), _ort(conv_model, feeds)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=RTOL, atol=ATOL)
+    report = _kiln.compiler.compile_onnx_bytes(
+        conv_model.SerializeToString(), "", str(tmp_path / "r.so"), report=True,
+        conv_algorithm=options.get("conv_algorithm", "auto"),
+        conv_algorithms=options.get("conv_algorithms", {})).report
+    if "conv_algorithm" in options:
+        assert "conv conv: winograd-4x3 (default;" in report, report
+    if "conv_algorithms" in options:
+        assert "conv conv: direct (override;" in report, report
+
+
+def test_compile_bad_codegen_options(conv_model):
+    with pytest.raises(kiln.CompileError, match="unknown convolution algorithm 'fast'"):
+        kiln.compile(conv_model, conv_algorithm="fast")
+    with pytest.raises(kiln.CompileError, match="no convolution named 'nope'"):
+        kiln.compile(conv_model, conv_algorithms={"nope": "im2col"})
 
 
 def test_compile_bad_arguments(conv_model):
