@@ -237,8 +237,8 @@ def CPUSelectConvAlgorithm : Pass<"kiln-cpu-select-conv-algorithm", "mlir::func:
     `overrides` (`LAYER=ALGORITHM`, the ONNX node name) gets that algorithm,
     the others `algorithm`; with `auto` (the default) a cost model of the
     target picks the cheapest: the multiply-adds of the contractions at
-    vector speed, discounted when their vector dimension is narrow, and
-    those of the copies and Winograd transforms at a fraction of it. The
+    vector speed (paying for whole vectors along their vector dimension),
+    and those of the copies and Winograd transforms at a fraction of it. The
     choice and the estimates of every layer are left on the function as
     `kiln.conv_algorithms`, which `kiln-compile --report` prints.
 

@@ -11,9 +11,8 @@
 // contractions, which run register-blocked at the target's vector speed, and
 // the work of the copies and transforms, which run as plain loops at a
 // fraction of it (kTransformCost, measured: docs/performance.md). A
-// contraction whose vector dimension is narrower than two vectors runs
-// proportionally slower, which is what keeps Winograd off small feature
-// maps, where it has few tiles.
+// contraction pays for whole vectors along its vector dimension, which is
+// what keeps Winograd off maps with few tiles, and im2col off 7x7 maps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,33 +58,19 @@ namespace {
 bool isKnownAlgorithm(StringRef name) { return isConvAlgorithmName(name); }
 
 // Relative cost of one multiply-add in a copy or transform loop, against one
-// in a register-blocked contraction (fitted to the layers measured in
-// docs/performance.md).
+// in a register-blocked contraction: fitted by least squares to 16 measured
+// layers and algorithms (docs/performance.md, "Convolution algorithms").
 constexpr double kTransformCost = 20.0;
 // The loop path of a convolution ("direct") against a blocked contraction.
 constexpr double kDirectCost = 6.0;
-// A remainder of the vector dimension between one and two vectors wide, not
-// a whole number of vectors, runs this much slower than full tiles.
-constexpr double kRaggedRemainderCost = 8.0;
 
 /// Multiply-add time of a contraction whose vector dimension is `width`
-/// elements wide, as kiln-cpu-tile-and-vectorize blocks it: tiles of two
-/// vectors at full speed; a narrower dimension wastes lanes; a remainder
-/// that is a whole vector, or less, runs as one partial tile; a ragged one
-/// wider than a vector is slow.
+/// elements wide, as kiln-cpu-tile-and-vectorize blocks it: every vector
+/// costs the same whether all its lanes are used or not.
 double contractionCost(double macs, int64_t width, int64_t vectorWidth) {
-  double w = static_cast<double>(width), v = static_cast<double>(vectorWidth);
-  if (width <= 2 * vectorWidth)
-    return macs / std::max(w / (2 * v), 0.05);
-  int64_t remainder = width % (2 * vectorWidth);
-  double perElement = macs / w;
-  double full = perElement * static_cast<double>(width - remainder);
-  if (remainder == 0)
-    return full;
-  if (remainder <= vectorWidth || remainder % vectorWidth == 0)
-    return full + perElement * v * (remainder <= vectorWidth ? 1 : 2) / 1.0;
-  return full +
-         perElement * static_cast<double>(remainder) * kRaggedRemainderCost;
+  double vectors = static_cast<double>(llvm::divideCeil(width, vectorWidth));
+  return macs / static_cast<double>(width) * vectors *
+         static_cast<double>(vectorWidth);
 }
 
 struct Estimate {

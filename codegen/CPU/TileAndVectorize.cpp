@@ -42,6 +42,19 @@ int64_t largestDivisor(int64_t size, int64_t limit) {
   return 1;
 }
 
+/// The width of a register block along N (`size` elements): the
+/// configuration's, or two vectors, unless two vectors leave a ragged
+/// remainder wider than one vector (17 of 49 with 16-lane vectors), which
+/// runs several times slower than one-vector blocks with a narrow remainder
+/// (1 of 49).
+int64_t blockWidth(const KernelConfig &config, int64_t size,
+                   int64_t vectorWidth) {
+  int64_t width = config.vectorWidth.value_or(vectorWidth);
+  if (config.vectors)
+    return *config.vectors * width;
+  return size % (2 * width) > width ? width : 2 * width;
+}
+
 /// Tile sizes for one contraction, or an empty vector when it should take the
 /// loop path: one row block of the innermost M dimension, two vectors (or
 /// one) of the innermost N dimension, one step of the innermost reduction,
@@ -65,8 +78,8 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
       outputMap.getResults().back() != getAffineDimExpr(n, op.getContext()))
     return {};
   KernelConfig config = KernelConfig::get(op);
+  int64_t block = blockWidth(config, ranges[n], vectorWidth);
   vectorWidth = config.vectorWidth.value_or(vectorWidth);
-  int64_t block = config.vectors.value_or(2) * vectorWidth;
   // A remainder narrower than a block (split off by splitRemainders) is one
   // tile as wide as it is.
   int64_t nTile = ranges[n] < block              ? ranges[n]
@@ -77,11 +90,15 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
     return {};
   SmallVector<int64_t> sizes(ranges.size(), 1);
   sizes[n] = nTile;
+  // A narrow tile takes more rows, up to three times as many (each
+  // accumulator is then one register, or part of one).
   sizes[m] = config.rows
                  ? largestDivisor(ranges[m], *config.rows)
                  : largestDivisor(
                        ranges[m],
-                       rows * std::max<int64_t>(1, 2 * vectorWidth / nTile));
+                       std::min<int64_t>(
+                           rows * std::max<int64_t>(1, 2 * vectorWidth / nTile),
+                           3 * rows));
   if (config.reductionTile)
     sizes[dims->k.back()] =
         largestDivisor(ranges[dims->k.back()], *config.reductionTile);
@@ -338,9 +355,7 @@ void splitRemainders(func::FuncOp func, int64_t vectorWidth) {
       continue;
     unsigned n = dims->n.back();
     int64_t size = op.getStaticLoopRanges()[n];
-    KernelConfig config = KernelConfig::get(op);
-    int64_t block =
-        config.vectors.value_or(2) * config.vectorWidth.value_or(vectorWidth);
+    int64_t block = blockWidth(KernelConfig::get(op), size, vectorWidth);
     int64_t main = size / block * block;
     if (main == 0 || main == size)
       continue;

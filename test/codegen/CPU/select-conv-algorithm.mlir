@@ -2,23 +2,24 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-select-conv-algorithm="algorithm=direct overrides=c1=winograd-6x3" | FileCheck %s --check-prefix=FORCED
 // RUN: not kiln-opt %s -split-input-file -kiln-cpu-select-conv-algorithm="overrides=c2=winograd-4x3" 2>&1 | FileCheck %s --check-prefix=ILLEGAL
 
-// A 64-channel 3x3 stride-1 layer on a 7x7 map (Winograd F(2,3) by the cost
-// model), and a strided one (never Winograd).
-func.func @layers(%x: tensor<1x64x9x9xf32>, %y: tensor<1x64x15x15xf32>) -> (tensor<1x64x7x7xf32>, tensor<1x64x7x7xf32>) {
-  %w = arith.constant dense<0.5> : tensor<64x64x3x3xf32>
+// A 256-channel 3x3 stride-1 layer on a 14x14 map (Winograd F(4,3) by the
+// cost model, and measured faster than im2col), and a strided one (never
+// Winograd).
+func.func @layers(%x: tensor<1x256x16x16xf32>, %y: tensor<1x256x29x29xf32>) -> (tensor<1x256x14x14xf32>, tensor<1x256x14x14xf32>) {
+  %w = arith.constant dense<0.5> : tensor<256x256x3x3xf32>
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x64x7x7xf32>
-  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32>
+  %e = tensor.empty() : tensor<1x256x14x14xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32>
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-         ins(%x, %w : tensor<1x64x9x9xf32>, tensor<64x64x3x3xf32>) outs(%init : tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> loc("c1 (Conv)")
+         ins(%x, %w : tensor<1x256x16x16xf32>, tensor<256x256x3x3xf32>) outs(%init : tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32> loc("c1 (Conv)")
   %1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
-         ins(%y, %w : tensor<1x64x15x15xf32>, tensor<64x64x3x3xf32>) outs(%init : tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> loc("c2 (Conv)")
-  return %0, %1 : tensor<1x64x7x7xf32>, tensor<1x64x7x7xf32>
+         ins(%y, %w : tensor<1x256x29x29xf32>, tensor<256x256x3x3xf32>) outs(%init : tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32> loc("c2 (Conv)")
+  return %0, %1 : tensor<1x256x14x14xf32>, tensor<1x256x14x14xf32>
 }
 
 // AUTO-LABEL: func.func @layers
-// AUTO-SAME: kiln.conv_algorithms = ["c1: winograd-2x3 (cost model; 64->64 channels, 3x3, 7x7 output; estimates im2col={{.*}} winograd-6x3={{.*}})", "c2: im2col (cost model; {{.*}})"]
-// AUTO: linalg.conv_2d_nchw_fchw {dilations = {{.*}}, kiln.conv_algorithm = "winograd-2x3"
+// AUTO-SAME: kiln.conv_algorithms = ["c1: winograd-4x3 (cost model; 256->256 channels, 3x3, 14x14 output; estimates im2col={{.*}} winograd-6x3={{.*}})", "c2: im2col (cost model; {{.*}})"]
+// AUTO: linalg.conv_2d_nchw_fchw {dilations = {{.*}}, kiln.conv_algorithm = "winograd-4x3"
 // AUTO: linalg.conv_2d_nchw_fchw {dilations = {{.*}}, kiln.conv_algorithm = "im2col"
 
 // FORCED: linalg.conv_2d_nchw_fchw {{.*}}kiln.conv_algorithm = "winograd-6x3"
