@@ -67,6 +67,33 @@ def CPUFuseElementwise : Pass<"kiln-cpu-fuse-elementwise", "mlir::func::FuncOp">
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def CPUFlattenGlobals : Pass<"kiln-cpu-flatten-globals", "mlir::ModuleOp"> {
+  let summary = "Makes constant globals one-dimensional";
+  let description = [{
+    Every `memref.global` with an initial value and a static N-D shape
+    (N >= 2) becomes a 1-D global of the same elements, and each
+    `memref.get_global` of it a `memref.expand_shape` view of the old shape.
+    In LLVM IR a multi-dimensional constant is an array of arrays, one
+    uniqued constant per innermost row (millions for the 1x1 filters of a
+    ResNet-50, which dominated its compile time); a 1-D one is a single
+    `ConstantDataArray`.
+
+    Before:
+    ```mlir
+    memref.global "private" constant @w : memref<64x32x1x1xf32> = dense<...>
+    %w = memref.get_global @w : memref<64x32x1x1xf32>
+    ```
+    After:
+    ```mlir
+    memref.global "private" constant @w : memref<2048xf32> = dense<...>
+    %0 = memref.get_global @w : memref<2048xf32>
+    %w = memref.expand_shape %0 [[0, 1, 2, 3]] output_shape [64, 32, 1, 1]
+           : memref<2048xf32> into memref<64x32x1x1xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def CPULowerCopies : Pass<"kiln-cpu-lower-copies", "mlir::func::FuncOp"> {
   let summary = "Rewrites memref.copy as linalg.copy";
   let description = [{

@@ -92,6 +92,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createForallToParallelLoopPass());
 
+  pm.addPass(cpu::createCPUFlattenGlobals());
   pm.addNestedPass<func::FuncOp>(cpu::createCPULowerCopies());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUReorderLoops());
   // n-D vector transfers become 1-D ones in registers, not a memory copy.
