@@ -1,10 +1,11 @@
 //===- kiln-run.cpp - Run a compiled Kiln model from the command line -----===//
 //
 // kiln-run MODEL.so --input NAME=FILE ... [--output-dir DIR] [--repeat N]
-//          [--warmup N] [--threads N] [--json]
+//          [--warmup N] [--threads N] [--profile] [--json]
 //
 // Reads inputs from .npy or ONNX TensorProto files, runs the model through
-// libkiln_runtime, writes each output as DIR/<name>.npy and reports latency.
+// libkiln_runtime, writes each output as DIR/<name>.npy and reports latency
+// and, with --profile, each kernel's time.
 // Any error ends the program with one line "kiln-run: error: ..." on stderr.
 //
 //===----------------------------------------------------------------------===//
@@ -49,9 +50,24 @@ Runs a model compiled by kiln-compile and writes its outputs as .npy files.
                       the last run
   --threads N         threads the model may use, N >= 1 (default:
                       KILN_NUM_THREADS if set, else the number of CPUs)
+  --profile           time every kernel (loop nest) of the timed runs and
+                      print one line per kernel, slowest first: its mean
+                      time per run, its share of the mean run time, its
+                      GFLOP/s (from the FLOP count the compiler recorded;
+                      "-" when unknown), its name and the ONNX nodes it
+                      computes; then the time spent outside kernels. The
+                      timed runs then include two clock reads per kernel.
+                      A model compiled before kernel profiling (ABI version
+                      1) has no kernel table: a note says so and only the
+                      total is reported.
   --json              print one JSON object on stdout: {"outputs": {NAME:
                       PATH, ...}, "median_ms": ..., "min_ms": ...,
-                      "max_ms": ..., "repeat": N, "threads": T}
+                      "max_ms": ..., "repeat": N, "threads": T}; with
+                      --profile also "profile": {"mean_ms": ..., "kernels":
+                      [{"name", "source", "flops", "ms", "share", "gflops"}
+                      ...] in the model's kernel order, "outside_ms": ...,
+                      "outside_share": ...} (shares are fractions of
+                      mean_ms; gflops is null when the count is unknown)
   --help              print this text and exit
 
 Options also take the form --option=VALUE. Exit status: 0 on success, 1 on
@@ -85,6 +101,7 @@ struct Options {
   long warmup = 0;
   long threads = 0; // 0: the runtime's default
   bool json = false;
+  bool profile = false;
   bool help = false;
 };
 
@@ -124,12 +141,12 @@ bool parseArgs(int argc, char **argv, Options &options, Failure &failure) {
       options.help = true;
       continue;
     }
-    if (name == "--json") {
+    if (name == "--json" || name == "--profile") {
       if (hasValue) {
-        failure.message = "--json takes no value";
+        failure.message = name + " takes no value";
         return false;
       }
-      options.json = true;
+      (name == "--json" ? options.json : options.profile) = true;
       continue;
     }
     if (name != "--input" && name != "--output-dir" && name != "--repeat" &&
@@ -290,6 +307,63 @@ bool loadInputs(const Options &options, kiln_model *model,
   return true;
 }
 
+// One kernel's mean time per profiled run.
+struct KernelTime {
+  size_t index = 0; // in the model's kernel table
+  kiln_kernel_info info;
+  double ms = 0;
+  double gflops() const { return double(info.flops) / (ms * 1e6); }
+};
+
+// Mean time per run of every kernel, in the model's kernel order, and of
+// the whole run; what the kernels do not account for is `outsideMs`.
+std::vector<KernelTime> summarizeProfile(kiln_model *model,
+                                         const std::vector<uint64_t> &ns,
+                                         const std::vector<double> &times,
+                                         double &meanMs, double &outsideMs) {
+  double runs = double(times.size());
+  double totalMs = 0;
+  for (double t : times)
+    totalMs += t;
+  meanMs = totalMs / runs;
+  std::vector<KernelTime> kernels(ns.size());
+  double kernelMs = 0;
+  for (size_t k = 0; k < ns.size(); ++k) {
+    kernels[k].index = k;
+    kiln_status_free(kiln_model_kernel_info(model, k, &kernels[k].info));
+    kernels[k].ms = double(ns[k]) / 1e6 / runs;
+    kernelMs += kernels[k].ms;
+  }
+  outsideMs = std::max(0.0, meanMs - kernelMs);
+  return kernels;
+}
+
+void printProfile(std::vector<KernelTime> kernels, double meanMs,
+                  double outsideMs, long runs) {
+  std::sort(kernels.begin(), kernels.end(),
+            [](const KernelTime &a, const KernelTime &b) {
+              return a.ms != b.ms ? a.ms > b.ms : a.index < b.index;
+            });
+  std::printf("profile: %zu kernel%s, mean of %ld run%s: %.3f ms per run\n",
+              kernels.size(), kernels.size() == 1 ? "" : "s", runs,
+              runs == 1 ? "" : "s", meanMs);
+  std::printf("%7s %10s %8s  %s\n", "share", "ms", "GFLOP/s",
+              "kernel (ONNX nodes)");
+  auto share = [&](double ms) { return meanMs > 0 ? 100 * ms / meanMs : 0; };
+  for (const KernelTime &kernel : kernels) {
+    char gflops[32] = "-";
+    if (kernel.info.flops && kernel.ms > 0)
+      std::snprintf(gflops, sizeof(gflops), "%.1f", kernel.gflops());
+    std::string name = kernel.info.name;
+    if (*kernel.info.source)
+      name += std::string(" (") + kernel.info.source + ")";
+    std::printf("%6.2f%% %10.4f %8s  %s\n", share(kernel.ms), kernel.ms, gflops,
+                name.c_str());
+  }
+  std::printf("%6.2f%% %10.4f %8s  %s\n", share(outsideMs), outsideMs, "-",
+              "(outside kernels)");
+}
+
 int runTool(int argc, char **argv) {
   Options options;
   Failure failure;
@@ -331,17 +405,29 @@ int runTool(int argc, char **argv) {
         {info.dtype, info.rank, info.shape, outputs[i].data(), info.byte_size});
   }
 
-  auto runOnce = [&]() -> kiln_status {
+  size_t numKernels = kiln_model_num_kernels(model);
+  if (options.profile && numKernels == 0)
+    std::fprintf(stderr,
+                 "kiln-run: note: the model has no kernel table (ABI version "
+                 "%u; kernel profiling needs version 2): --profile reports "
+                 "only the total\n",
+                 kiln_model_descriptor(model)->abi_version);
+  std::vector<uint64_t> kernelNs(numKernels, 0);
+  auto runOnce = [&](bool timed) -> kiln_status {
+    if (timed && options.profile)
+      return kiln_model_run_profiled(model, inputArgs.data(), inputArgs.size(),
+                                     outputArgs.data(), outputArgs.size(),
+                                     kernelNs.data(), numKernels);
     return kiln_model_run(model, inputArgs.data(), inputArgs.size(),
                           outputArgs.data(), outputArgs.size());
   };
   for (long i = 0; i < options.warmup; ++i)
-    if (kiln_status status = runOnce())
+    if (kiln_status status = runOnce(false))
       return fail({takeMessage(status)});
   std::vector<double> times;
   for (long i = 0; i < options.repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
-    kiln_status status = runOnce();
+    kiln_status status = runOnce(true);
     auto end = std::chrono::steady_clock::now();
     if (status)
       return fail({takeMessage(status)});
@@ -381,6 +467,10 @@ int runTool(int argc, char **argv) {
   }
 
   int32_t threads = kiln_model_num_threads(model);
+  std::vector<KernelTime> profile;
+  double meanMs = 0, outsideMs = 0;
+  if (options.profile)
+    profile = summarizeProfile(model, kernelNs, times, meanMs, outsideMs);
   if (options.json) {
     std::string text = "{\"outputs\": {";
     for (size_t i = 0; i < numOutputs; ++i)
@@ -393,6 +483,32 @@ int runTool(int argc, char **argv) {
                   median, sorted.front(), sorted.back(), options.repeat,
                   threads);
     text += numbers;
+    if (options.profile) {
+      text.pop_back();
+      text += ", \"profile\": {";
+      std::snprintf(numbers, sizeof(numbers), "\"mean_ms\": %.6f", meanMs);
+      text += numbers;
+      text += ", \"kernels\": [";
+      for (size_t k = 0; k < profile.size(); ++k) {
+        const KernelTime &kernel = profile[k];
+        text += (k ? ", " : "") + std::string("{\"name\": ") +
+                jsonString(kernel.info.name) +
+                ", \"source\": " + jsonString(kernel.info.source);
+        char gflops[32] = "null";
+        if (kernel.info.flops && kernel.ms > 0)
+          std::snprintf(gflops, sizeof(gflops), "%.3f", kernel.gflops());
+        std::snprintf(numbers, sizeof(numbers),
+                      ", \"flops\": %llu, \"ms\": %.6f, \"share\": %.6f, "
+                      "\"gflops\": %s}",
+                      static_cast<unsigned long long>(kernel.info.flops),
+                      kernel.ms, meanMs > 0 ? kernel.ms / meanMs : 0.0, gflops);
+        text += numbers;
+      }
+      std::snprintf(numbers, sizeof(numbers),
+                    "], \"outside_ms\": %.6f, \"outside_share\": %.6f}}",
+                    outsideMs, meanMs > 0 ? outsideMs / meanMs : 0.0);
+      text += numbers;
+    }
     std::printf("%s\n", text.c_str());
   } else {
     for (size_t i = 0; i < numOutputs; ++i) {
@@ -406,6 +522,8 @@ int runTool(int argc, char **argv) {
                 options.repeat, options.repeat == 1 ? "" : "s", options.warmup,
                 threads, threads == 1 ? "" : "s", median, sorted.front(),
                 sorted.back());
+    if (options.profile)
+      printProfile(profile, meanMs, outsideMs, options.repeat);
   }
   return 0;
 }
