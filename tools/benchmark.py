@@ -18,7 +18,9 @@ The engines and how they are run:
   kiln         kiln-compile (timed), then kiln-run --threads T --json
   onnxruntime  an InferenceSession with intra_op_num_threads=T (its creation
                is the "compile" time)
-  iree         iree-import-onnx, then iree-compile for the llvm-cpu backend
+  iree         iree-import-onnx (with --opset-version 17 for older models:
+               IREE lowers only recent versions of some operators), then
+               iree-compile for the llvm-cpu backend
                and the host CPU with IREE's data tiling on (timed together;
                without --iree-opt-data-tiling a 1024x1024 matmul ran at 30% of
                onnxruntime's speed, with it at par); run by iree.runtime's
@@ -47,8 +49,10 @@ medians from one run.
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -73,13 +77,15 @@ def log(message):
     print(f"benchmark: {message}", file=sys.stderr, flush=True)
 
 
-def one_line(text, limit=110):
-    """The most telling line of an error output, shortened for a table cell."""
+def one_line(text, limit=160):
+    """The most telling line of an error output, shortened for a table cell:
+    the first line that says "error" (without its file:line:column prefix),
+    else the last line."""
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
     if not lines:
         return "no message"
     pick = next((line for line in lines if "error" in line.lower()), lines[-1])
-    pick = pick.replace("|", "/")
+    pick = re.sub(r"^\S+:\d+:\d+: ", "", pick).replace("|", "/")
     return pick if len(pick) <= limit else pick[:limit - 3] + "..."
 
 
@@ -94,16 +100,21 @@ def run_measured(args, log_path, timeout, env=None, cwd=None):
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
                                 env=env, cwd=cwd)
         deadline = start + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                status = None
-                break
-            time.sleep(0.05)
+        try:
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.perf_counter() > deadline:
+                    proc.kill()
+                    pid, status, usage = os.wait4(proc.pid, 0)
+                    status = None
+                    break
+                time.sleep(0.05)
+        except BaseException:  # interrupted: leave no engine running
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            raise
         proc.returncode = 0  # reaped by wait4; keep Popen from waiting again
     wall = time.perf_counter() - start
     text = Path(log_path).read_text(errors="replace")
@@ -490,8 +501,15 @@ class Iree(Peer):
         bindir = Path(self.python).parent
         mlir = self.work / f"{tag}.iree.mlir"
         vmfb = self.work / f"{tag}.iree.vmfb"
+        # IREE's ONNX lowering knows the recent versions of each operator
+        # (MaxPool from opset 12 on, ...): older models go through its
+        # importer's own version converter first.
+        import onnx
+        opset = next((o.version for o in onnx.load(str(model), load_external_data=False)
+                      .opset_import if o.domain in ("", "ai.onnx")), 17)
+        upgrade = ["--opset-version", "17"] if opset < 17 else []
         code, wall1, rss1, text = self.measured(
-            [str(bindir / "iree-import-onnx"), str(model), "-o", str(mlir)],
+            [str(bindir / "iree-import-onnx"), str(model), *upgrade, "-o", str(mlir)],
             tag, "import", self.options.compile_timeout)
         if code:
             return {"error": "import failed: " + one_line(text)}
@@ -644,6 +662,8 @@ def main():
     args = parse_args()
     if args.worker:
         return run_worker(args)
+    # A terminated harness unwinds, so that run_measured stops its engine.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     import onnx
 
     engines = [e for e in ENGINES if e in args.engines or e == "onnxruntime"]
