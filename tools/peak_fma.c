@@ -67,8 +67,8 @@ int main(int argc, char **argv) {
   for (int t = 0; t < threads; ++t)
     pthread_join(ids[t], NULL);
   clock_gettime(CLOCK_MONOTONIC, &end);
-  double seconds =
-      (double)(end.tv_sec - start.tv_sec) + 1e-9 * (end.tv_nsec - start.tv_nsec);
+  double seconds = (double)(end.tv_sec - start.tv_sec) +
+                   1e-9 * (end.tv_nsec - start.tv_nsec);
   double flops = 2.0 * LANES * CHAINS * (double)iterations * threads;
   printf("%.1f\n", flops / seconds / 1e9);
   /* Keeps the sums alive; never true for these inputs. */

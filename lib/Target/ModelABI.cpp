@@ -98,8 +98,9 @@ public:
 
   /// Replaces `entry` by a function that takes one more argument, a
   /// `const kiln_abi_profiler *` (NULL: no profiling), and calls its hooks
-  /// around every call of a kernel of `list`. Costs a compare and a branch
-  /// per kernel call when the pointer is NULL.
+  /// around every call of a kernel of `list`. Costs at most a compare and
+  /// a branch per kernel call when the pointer is NULL (LLVM usually
+  /// unswitches the entry into one test per run).
   Function *addProfilerHooks(Function *entry,
                              const std::vector<KernelSignature> &list) {
     SmallVector<Type *> params(entry->getFunctionType()->params());
