@@ -50,24 +50,26 @@ Runs a model compiled by kiln-compile and writes its outputs as .npy files.
                       the last run
   --threads N         threads the model may use, N >= 1 (default:
                       KILN_NUM_THREADS if set, else the number of CPUs)
-  --profile           time every kernel (loop nest) of the timed runs and
-                      print one line per kernel, slowest first: its mean
-                      time per run, its share of the mean run time, its
-                      GFLOP/s (from the FLOP count the compiler recorded;
-                      "-" when unknown), its name and the ONNX nodes it
-                      computes; then the time spent outside kernels. The
-                      timed runs then include two clock reads per kernel.
-                      A model compiled before kernel profiling (ABI version
-                      1) has no kernel table: a note says so and only the
-                      total is reported.
+  --profile           time every kernel (loop nest) in each timed run and
+                      print one line per kernel, slowest first: its median
+                      time over the runs, its share of the sum of all
+                      medians, its GFLOP/s (from the FLOP count the compiler
+                      recorded; "-" when unknown), its name and the ONNX
+                      nodes it computes; then the median time outside
+                      kernels. The shares add up to 100%. The timed runs
+                      then include two clock reads per kernel. A model
+                      compiled before kernel profiling (ABI version 1) has
+                      no kernel table: a note says so and only the time
+                      outside kernels (all of it) is reported.
   --json              print one JSON object on stdout: {"outputs": {NAME:
                       PATH, ...}, "median_ms": ..., "min_ms": ...,
                       "max_ms": ..., "repeat": N, "threads": T}; with
-                      --profile also "profile": {"mean_ms": ..., "kernels":
+                      --profile also "profile": {"total_ms": ..., "kernels":
                       [{"name", "source", "flops", "ms", "share", "gflops"}
                       ...] in the model's kernel order, "outside_ms": ...,
-                      "outside_share": ...} (shares are fractions of
-                      mean_ms; gflops is null when the count is unknown)
+                      "outside_share": ...} (ms are medians, total_ms their
+                      sum, shares fractions of it; gflops is null when the
+                      count is unknown)
   --help              print this text and exit
 
 Options also take the form --option=VALUE. Exit status: 0 on success, 1 on
@@ -307,7 +309,7 @@ bool loadInputs(const Options &options, kiln_model *model,
   return true;
 }
 
-// One kernel's mean time per profiled run.
+// One kernel's median time per profiled run.
 struct KernelTime {
   size_t index = 0; // in the model's kernel table
   kiln_kernel_info info;
@@ -315,41 +317,54 @@ struct KernelTime {
   double gflops() const { return double(info.flops) / (ms * 1e6); }
 };
 
-// Mean time per run of every kernel, in the model's kernel order, and of
-// the whole run; what the kernels do not account for is `outsideMs`.
-std::vector<KernelTime> summarizeProfile(kiln_model *model,
-                                         const std::vector<uint64_t> &ns,
-                                         const std::vector<double> &times,
-                                         double &meanMs, double &outsideMs) {
-  double runs = double(times.size());
-  double totalMs = 0;
-  for (double t : times)
-    totalMs += t;
-  meanMs = totalMs / runs;
-  std::vector<KernelTime> kernels(ns.size());
-  double kernelMs = 0;
-  for (size_t k = 0; k < ns.size(); ++k) {
+double medianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// The median over the runs of every kernel's time, in the model's kernel
+// order, and of the time outside kernels (a run's time minus its kernels');
+// `totalMs` is the sum of these medians. Medians keep a kernel that a busy
+// machine preempted in one run from counting that run's delay.
+std::vector<KernelTime> summarizeProfile(
+    kiln_model *model, const std::vector<std::vector<uint64_t>> &runNs,
+    const std::vector<double> &times, double &totalMs, double &outsideMs) {
+  size_t numKernels = kiln_model_num_kernels(model);
+  std::vector<KernelTime> kernels(numKernels);
+  std::vector<double> outside;
+  for (size_t r = 0; r < runNs.size(); ++r) {
+    double kernelMs = 0;
+    for (uint64_t ns : runNs[r])
+      kernelMs += double(ns) / 1e6;
+    outside.push_back(std::max(0.0, times[r] - kernelMs));
+  }
+  outsideMs = medianOf(outside);
+  totalMs = outsideMs;
+  for (size_t k = 0; k < numKernels; ++k) {
     kernels[k].index = k;
     kiln_status_free(kiln_model_kernel_info(model, k, &kernels[k].info));
-    kernels[k].ms = double(ns[k]) / 1e6 / runs;
-    kernelMs += kernels[k].ms;
+    std::vector<double> ms;
+    for (const std::vector<uint64_t> &run : runNs)
+      ms.push_back(double(run[k]) / 1e6);
+    kernels[k].ms = medianOf(ms);
+    totalMs += kernels[k].ms;
   }
-  outsideMs = std::max(0.0, meanMs - kernelMs);
   return kernels;
 }
 
-void printProfile(std::vector<KernelTime> kernels, double meanMs,
+void printProfile(std::vector<KernelTime> kernels, double totalMs,
                   double outsideMs, long runs) {
   std::sort(kernels.begin(), kernels.end(),
             [](const KernelTime &a, const KernelTime &b) {
               return a.ms != b.ms ? a.ms > b.ms : a.index < b.index;
             });
-  std::printf("profile: %zu kernel%s, mean of %ld run%s: %.3f ms per run\n",
+  std::printf("profile: %zu kernel%s, medians of %ld run%s: %.4f ms in all\n",
               kernels.size(), kernels.size() == 1 ? "" : "s", runs,
-              runs == 1 ? "" : "s", meanMs);
+              runs == 1 ? "" : "s", totalMs);
   std::printf("%7s %10s %8s  %s\n", "share", "ms", "GFLOP/s",
               "kernel (ONNX nodes)");
-  auto share = [&](double ms) { return meanMs > 0 ? 100 * ms / meanMs : 0; };
+  auto share = [&](double ms) { return totalMs > 0 ? 100 * ms / totalMs : 0; };
   for (const KernelTime &kernel : kernels) {
     char gflops[32] = "-";
     if (kernel.info.flops && kernel.ms > 0)
@@ -412,12 +427,14 @@ int runTool(int argc, char **argv) {
                  "%u; kernel profiling needs version 2): --profile reports "
                  "only the total\n",
                  kiln_model_descriptor(model)->abi_version);
-  std::vector<uint64_t> kernelNs(numKernels, 0);
+  std::vector<std::vector<uint64_t>> runNs; // per timed run, per kernel
   auto runOnce = [&](bool timed) -> kiln_status {
-    if (timed && options.profile)
+    if (timed && options.profile) {
+      runNs.emplace_back(numKernels, 0);
       return kiln_model_run_profiled(model, inputArgs.data(), inputArgs.size(),
                                      outputArgs.data(), outputArgs.size(),
-                                     kernelNs.data(), numKernels);
+                                     runNs.back().data(), numKernels);
+    }
     return kiln_model_run(model, inputArgs.data(), inputArgs.size(),
                           outputArgs.data(), outputArgs.size());
   };
@@ -468,9 +485,9 @@ int runTool(int argc, char **argv) {
 
   int32_t threads = kiln_model_num_threads(model);
   std::vector<KernelTime> profile;
-  double meanMs = 0, outsideMs = 0;
+  double totalMs = 0, outsideMs = 0;
   if (options.profile)
-    profile = summarizeProfile(model, kernelNs, times, meanMs, outsideMs);
+    profile = summarizeProfile(model, runNs, times, totalMs, outsideMs);
   if (options.json) {
     std::string text = "{\"outputs\": {";
     for (size_t i = 0; i < numOutputs; ++i)
@@ -486,7 +503,7 @@ int runTool(int argc, char **argv) {
     if (options.profile) {
       text.pop_back();
       text += ", \"profile\": {";
-      std::snprintf(numbers, sizeof(numbers), "\"mean_ms\": %.6f", meanMs);
+      std::snprintf(numbers, sizeof(numbers), "\"total_ms\": %.6f", totalMs);
       text += numbers;
       text += ", \"kernels\": [";
       for (size_t k = 0; k < profile.size(); ++k) {
@@ -501,12 +518,13 @@ int runTool(int argc, char **argv) {
                       ", \"flops\": %llu, \"ms\": %.6f, \"share\": %.6f, "
                       "\"gflops\": %s}",
                       static_cast<unsigned long long>(kernel.info.flops),
-                      kernel.ms, meanMs > 0 ? kernel.ms / meanMs : 0.0, gflops);
+                      kernel.ms, totalMs > 0 ? kernel.ms / totalMs : 0.0,
+                      gflops);
         text += numbers;
       }
       std::snprintf(numbers, sizeof(numbers),
                     "], \"outside_ms\": %.6f, \"outside_share\": %.6f}}",
-                    outsideMs, meanMs > 0 ? outsideMs / meanMs : 0.0);
+                    outsideMs, totalMs > 0 ? outsideMs / totalMs : 0.0);
       text += numbers;
     }
     std::printf("%s\n", text.c_str());
@@ -523,7 +541,7 @@ int runTool(int argc, char **argv) {
                 threads, threads == 1 ? "" : "s", median, sorted.front(),
                 sorted.back());
     if (options.profile)
-      printProfile(profile, meanMs, outsideMs, options.repeat);
+      printProfile(profile, totalMs, outsideMs, options.repeat);
   }
   return 0;
 }

@@ -187,7 +187,7 @@ TEST_F(KilnRun, ProfilePrintsEveryKernel) {
                  "--profile");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  size_t header = r.out.find("profile: 2 kernels, mean of 3 runs: ");
+  size_t header = r.out.find("profile: 2 kernels, medians of 3 runs: ");
   ASSERT_NE(header, std::string::npos) << r.out;
   std::string table = r.out.substr(header);
   EXPECT_NE(table.find("  add (sum (Add))\n"), std::string::npos) << table;
@@ -197,7 +197,7 @@ TEST_F(KilnRun, ProfilePrintsEveryKernel) {
 
   r = run("'" + model + "' --input a=a.npy --input b=b.npy --profile --json");
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_NE(r.out.find("\"profile\": {\"mean_ms\": "), std::string::npos)
+  EXPECT_NE(r.out.find("\"profile\": {\"total_ms\": "), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("{\"name\": \"add\", \"source\": \"sum (Add)\", "
                        "\"flops\": 6, \"ms\": "),
@@ -217,7 +217,7 @@ TEST_F(KilnRun, ProfileOfAModelWithoutKernelTable) {
   EXPECT_EQ(r.err, "kiln-run: note: the model has no kernel table (ABI "
                    "version 1; kernel profiling needs version 2): --profile "
                    "reports only the total\n");
-  EXPECT_NE(r.out.find("profile: 0 kernels, mean of 1 run: "),
+  EXPECT_NE(r.out.find("profile: 0 kernels, medians of 1 run: "),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("(outside kernels)"), std::string::npos) << r.out;
