@@ -8,7 +8,8 @@ another), and the harness prints one row per engine: the median latency,
 its ratio to onnxruntime's (below 1 is faster), the achieved GFLOP/s (the
 model's FLOPs: multiply-adds of Conv, ConvTranspose, Gemm and MatMul counted
 twice, from the ONNX graph), its share of the machine's measured peak, the
-peak resident memory of the process that ran the model, the compile time,
+peak resident memory of the process that ran the model (wait4's
+ru_maxrss, through a small launcher: see LAUNCHER), the compile time,
 and whether the outputs agree with onnxruntime's (rtol 1e-3, atol 1e-4).
 
   .venv/bin/python tools/benchmark.py --models squeezenet mobilenetv2 bert_base \\
@@ -91,37 +92,51 @@ def one_line(text, limit=160):
 
 # -- Processes --------------------------------------------------------------
 
-def run_measured(args, log_path, timeout, env=None, cwd=None):
+# Runs a command and writes the peak RSS (KiB) of that command alone to the
+# file argv[1]. Linux copies a parent's high-water RSS into a child at fork,
+# so wait4 on a child of this (large) harness would report the harness's
+# size: a small interpreter in between forks the command from a fresh,
+# small process instead (its own few MB are the floor of the figure).
+LAUNCHER = """import os, sys
+out, args = sys.argv[1], sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    os.execvp(args[0], args)
+_, status, usage = os.wait4(pid, 0)
+with open(out, "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def run_measured(args, log_path, timeout, env=None):
     """Runs `args` with stdout and stderr into `log_path`; returns (exit
-    code, wall seconds, peak RSS in MB, output text). The peak RSS is the
-    process's own (os.wait4), not the largest of all children so far."""
+    code, wall seconds, peak RSS of the command in MB, output text)."""
+    rss_path = Path(str(log_path) + ".rss")
+    rss_path.unlink(missing_ok=True)
     start = time.perf_counter()
     with open(log_path, "wb") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
-                                env=env, cwd=cwd)
-        deadline = start + timeout
+        proc = subprocess.Popen([sys.executable, "-S", "-c", LAUNCHER, str(rss_path),
+                                 *map(str, args)],
+                                stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
         try:
-            while True:
-                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    break
-                if time.perf_counter() > deadline:
-                    proc.kill()
-                    pid, status, usage = os.wait4(proc.pid, 0)
-                    status = None
-                    break
-                time.sleep(0.05)
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
         except BaseException:  # interrupted: leave no engine running
-            proc.kill()
-            os.wait4(proc.pid, 0)
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
             raise
-        proc.returncode = 0  # reaped by wait4; keep Popen from waiting again
+        if code is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     wall = time.perf_counter() - start
     text = Path(log_path).read_text(errors="replace")
-    if status is None:
-        return 124, wall, usage.ru_maxrss / 1024, f"timed out after {timeout} s"
-    code = os.waitstatus_to_exitcode(status)
-    return code, wall, usage.ru_maxrss / 1024, text
+    rss = int(rss_path.read_text()) / 1024 if rss_path.exists() else 0.0
+    if code is None:
+        return 124, wall, rss, f"timed out after {timeout} s"
+    return code, wall, rss, text
 
 
 def worker_command(python, engine, step, **options):
@@ -295,16 +310,25 @@ def measure_peak(threads_list, workdir, repeats=5):
 
 # -- Workers: one engine, one step, in its own process --------------------------
 
-def time_calls(call, warmup, repeat):
+def time_calls(call, warmup, repeat, budget_s, outputs):
+    """(median ms, runs) of `call` after `warmup` calls; the first call's
+    result is saved in `outputs`. A slow engine gets fewer runs, at least 3,
+    when warmup + repeat calls would take longer than `budget_s` (the first
+    call, a warm-up, tells)."""
     import numpy as np
-    for _ in range(warmup):
+    start = time.perf_counter()
+    save_outputs(call(), outputs)
+    first = time.perf_counter() - start
+    if first * (warmup + repeat) > budget_s:
+        warmup, repeat = 1, max(3, min(repeat, int(budget_s / first)))
+    for _ in range(warmup - 1):
         call()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         call()
         times.append((time.perf_counter() - start) * 1e3)
-    return float(np.median(times))
+    return float(np.median(times)), repeat
 
 
 def worker_onnxruntime(args):
@@ -319,9 +343,9 @@ def worker_onnxruntime(args):
     compile_s = time.perf_counter() - start
     feeds = dict(zip(names, values))
     outputs = [o.name for o in session.get_outputs()]
-    save_outputs(session.run(outputs, feeds), args.outputs)
-    median = time_calls(lambda: session.run(outputs, feeds), args.warmup, args.repeat)
-    return {"median_ms": median, "compile_s": compile_s}
+    median, runs = time_calls(lambda: session.run(outputs, feeds), args.warmup,
+                              args.repeat, args.time_budget, args.outputs)
+    return {"median_ms": median, "runs": runs, "compile_s": compile_s}
 
 
 def iree_module(args):
@@ -348,8 +372,9 @@ def worker_iree(args):
         results = result if isinstance(result, (tuple, list)) else [result]
         return [r.to_host() for r in results]
 
-    save_outputs(call(), args.outputs)
-    return {"median_ms": time_calls(call, args.warmup, args.repeat)}
+    median, runs = time_calls(call, args.warmup, args.repeat, args.time_budget,
+                              args.outputs)
+    return {"median_ms": median, "runs": runs}
 
 
 def worker_tvm_compile(args):
@@ -382,8 +407,10 @@ def worker_tvm(args):
         results = [result] if isinstance(result, tvm.runtime.Tensor) else list(result)
         return [r.numpy() for r in results]
 
-    save_outputs(call(), args.outputs)
-    return {"median_ms": time_calls(lambda: vm["main"](*tensors), args.warmup, args.repeat)}
+    # The copies to numpy are timed too, as IREE's to_host: both are small.
+    median, runs = time_calls(call, args.warmup, args.repeat, args.time_budget,
+                              args.outputs)
+    return {"median_ms": median, "runs": runs}
 
 
 def run_worker(args):
@@ -451,7 +478,7 @@ class Kiln(Engine):
         result = json.loads(text.strip().splitlines()[-1])
         paths = list(result["outputs"].values())  # in the model's output order
         save_outputs([np.load(p) for p in paths], outputs)
-        return {"median_ms": result["median_ms"], "rss_mb": rss}
+        return {"median_ms": result["median_ms"], "runs": result["repeat"], "rss_mb": rss}
 
 
 class PythonWorkerEngine(Engine):
@@ -464,7 +491,8 @@ class PythonWorkerEngine(Engine):
         args = worker_command(self.python, self.name, "run", model=model,
                               artifact=getattr(self, "artifact", model), inputs=inputs,
                               outputs=outputs, threads=threads, warmup=self.options.warmup,
-                              repeat=self.options.repeat, result=result_file)
+                              repeat=self.options.repeat,
+                              time_budget=self.options.time_budget, result=result_file)
         env = dict(os.environ, **{k: v.format(threads=threads) for k, v in self.env.items()})
         code, wall, rss, text = self.measured(args, f"{tag}.t{threads}", "run",
                                               self.options.run_timeout, env=env)
@@ -637,6 +665,9 @@ def parse_args():
                         help="engines to run (default: all; onnxruntime always runs)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs (default 3)")
     parser.add_argument("--repeat", type=int, default=20, help="timed runs (default 20)")
+    parser.add_argument("--time-budget", type=float, default=60,
+                        help="seconds of runs per engine and thread count: a slower "
+                             "peer gets 1 warm-up and fewer runs, at least 3 (default 60)")
     parser.add_argument("--build", type=Path,
                         default=Path(os.environ.get("KILN_BUILD_DIR", ROOT / "build")),
                         help="Kiln's build folder (default: $KILN_BUILD_DIR or build/)")
@@ -764,6 +795,11 @@ def main():
     notes = ["Peak (tools/peak_fma.c, best rate seen): " + ", ".join(
         f"{p:.0f} GFLOP/s on {t} thread{'s' if t > 1 else ''}" for t, p in peaks.items()) + "."]
     notes += [f"{name}: {message}." for name, message in status.items() if message]
+    fewer = [f"{r['engine']} on {r['model']} b{r['batch']} t{r['threads']}: {r['runs']}"
+             for r in rows if r.get("runs", args.repeat) < args.repeat]
+    if fewer:
+        notes.append(f"Fewer than {args.repeat} timed runs (--time-budget "
+                     f"{args.time_budget:g} s): " + "; ".join(fewer) + ".")
     for note in notes:
         print(note)
     if args.markdown:
