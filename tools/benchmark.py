@@ -604,7 +604,10 @@ def write_svg(rows, path, engines):
     colors = {"kiln": "#d95f02", "iree": "#1b9e77", "tvm": "#7570b3"}
     ratios = {(r["model"], r["batch"], r["threads"], r["engine"]): r.get("ratio")
               for r in rows}
-    lo, hi = -3, 4  # log2 range of the axis: 1/8 to 16
+    known = [r for r in ratios.values() if r]
+    # The log2 range of the axis: at least 1/2 to 2, wide enough for all.
+    lo = min([-1] + [math.floor(math.log2(r)) for r in known])
+    hi = max([1] + [math.ceil(math.log2(r)) for r in known])
     width_per_group = 18 * len(shown) + 24
     left, top, plot_h = 60, 40, 300
     width = left + width_per_group * len(groups) + 150

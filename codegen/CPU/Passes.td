@@ -87,7 +87,7 @@ def CPUOutlineKernels : Pass<"kiln-cpu-outline-kernels", "mlir::ModuleOp"> {
       call @main_kernel0(%a) : (memref<64xf32>) -> ()
     }
     func.func private @main_kernel0(%a: memref<64xf32>)
-        attributes {kiln.kernel_flops = 64 : i64, kiln.kernel_source = "relu"} {
+        attributes {kiln.kernel_flops = 64 : i64, kiln.kernel_source = "relu (Relu)"} {
       %c0 = arith.constant 0 : index
       ...
       scf.for %i = %c0 to %c64 step %c1 { ... %a ... }
