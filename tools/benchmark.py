@@ -30,9 +30,13 @@ The engines and how they are run:
                llvm with the host CPU (timed); run by the Relax VM with
                TVM_NUM_THREADS=T
 IREE and TVM live in a separate environment, .venv-bench, made by
-`tools/setup.sh --bench`; without it they are reported as not installed. An
-engine that cannot compile or run a model gets a row saying so, with the
-first line of its error.
+`tools/setup.sh --bench`; without it they are reported as not installed,
+with that command. An engine that cannot compile or run a model gets a row
+saying so, with the line of its output that says "error" (or its last). A
+peer whose runs would take longer than --time-budget seconds gets one
+warm-up and fewer timed runs (at least 3), as a note under the table says.
+A batch other than 1 rebuilds the transformer models at that batch and
+rewrites the others' batch dimension (inputs and constant Reshape targets).
 
 The peak: tools/peak_fma.c (register-resident vector FMA chains, one
 pthread per thread) is built with clang -O2 -march=native and run five
@@ -655,9 +659,7 @@ def write_svg(rows, path, engines):
 
 def parse_args():
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog="Example: .venv/bin/python tools/benchmark.py --models squeezenet "
-               "--threads 1 2 --markdown bench.md --svg bench.svg")
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["squeezenet", "mobilenetv2", "bert_base"],
                         help="tools/models builders or .onnx files (default: %(default)s)")
     parser.add_argument("--batch", nargs="+", type=int, default=[1],
