@@ -13,6 +13,7 @@
 #include "kiln/runtime.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +36,7 @@ namespace {
 // computation in range.
 constexpr int32_t kMaxRank = 64;
 constexpr int64_t kMaxTensors = 1 << 20;
+constexpr int64_t kMaxKernels = 1 << 20;
 constexpr uint64_t kMaxWorkspaceAlign = 1u << 20;
 constexpr int32_t kMaxThreads = 4096;
 constexpr size_t kMinWorkspaceAlign = 64;
@@ -86,6 +88,7 @@ struct kiln_model {
   RunFn run = nullptr;
   std::vector<kiln_tensor_info> inputs;
   std::vector<kiln_tensor_info> outputs;
+  std::vector<kiln_kernel_info> kernels; // empty for a version 1 model
   void *workspace = nullptr;
   std::mutex mutex; // serialises runs, and runs with set_num_threads
   int32_t numThreads = 1;
@@ -220,12 +223,39 @@ kiln_status checkCpuFeatures(std::string_view features) {
   return nullptr;
 }
 
+// Checks the kernel table of a version 2 descriptor and fills `infos`.
+kiln_status checkDescriptorKernels(const kiln_abi_model *d,
+                                   std::vector<kiln_kernel_info> &infos) {
+  if (d->num_kernels < 0 || d->num_kernels > kMaxKernels)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: %lld kernels, expected 0 to %lld",
+                      static_cast<long long>(d->num_kernels),
+                      static_cast<long long>(kMaxKernels));
+  if (d->num_kernels > 0 && !d->kernels)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: %lld kernels and no kernel array",
+                      static_cast<long long>(d->num_kernels));
+  infos.resize(static_cast<size_t>(d->num_kernels));
+  for (int64_t i = 0; i < d->num_kernels; ++i) {
+    const kiln_abi_kernel &kernel = d->kernels[i];
+    if (!kernel.name || !kernel.source || strnlen(kernel.name, 4096) == 4096 ||
+        strnlen(kernel.source, 4096) == 4096)
+      return makeStatus(KILN_STATUS_INVALID_MODEL,
+                        "invalid model: kernel #%lld has no name or source, "
+                        "or one longer than 4095 bytes",
+                        static_cast<long long>(i));
+    infos[i] = {kernel.name, kernel.source, kernel.flops};
+  }
+  return nullptr;
+}
+
 kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
-  if (d->abi_version != KILN_ABI_VERSION)
+  if (d->abi_version < KILN_ABI_MIN_VERSION ||
+      d->abi_version > KILN_ABI_VERSION)
     return makeStatus(KILN_STATUS_ABI_MISMATCH,
-                      "model ABI version %u, but this runtime loads version "
-                      "%u; recompile the model with a matching Kiln",
-                      d->abi_version, KILN_ABI_VERSION);
+                      "model ABI version %u, but this runtime loads versions "
+                      "%u to %u; recompile the model with a matching Kiln",
+                      d->abi_version, KILN_ABI_MIN_VERSION, KILN_ABI_VERSION);
   if (d->reserved != 0)
     return makeStatus(KILN_STATUS_INVALID_MODEL,
                       "invalid model: reserved field is %u, expected 0",
@@ -254,6 +284,10 @@ kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
   if (kiln_status status = checkDescriptorTensors(d->num_outputs, d->outputs,
                                                   "output", model.outputs))
     return status;
+  // Version 1 descriptors end before the kernel table: do not read it.
+  if (d->abi_version >= 2)
+    if (kiln_status status = checkDescriptorKernels(d, model.kernels))
+      return status;
   if (d->workspace_align > kMaxWorkspaceAlign ||
       (d->workspace_align & (d->workspace_align - 1)) != 0)
     return makeStatus(KILN_STATUS_INVALID_MODEL,
@@ -399,12 +433,43 @@ bool overlaps(const kiln_tensor &a, const kiln_tensor &b) {
   return a0 < b0 + b.byte_size && b0 < a0 + a.byte_size;
 }
 
+// The profiler hooks of kiln_model_run_profiled: each kernel's time on a
+// monotonic clock, added to the caller's array.
+struct KernelTimer {
+  uint64_t *kernelNs;
+  size_t numKernels;
+  std::chrono::steady_clock::time_point start;
+
+  static void begin(void *context, int64_t) {
+    static_cast<KernelTimer *>(context)->start =
+        std::chrono::steady_clock::now();
+  }
+  static void end(void *context, int64_t kernel) {
+    auto *timer = static_cast<KernelTimer *>(context);
+    auto elapsed = std::chrono::steady_clock::now() - timer->start;
+    // The model's code is not trusted to pass an index in range.
+    if (kernel >= 0 && static_cast<uint64_t>(kernel) < timer->numKernels)
+      timer->kernelNs[kernel] += static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed)
+              .count());
+  }
+};
+
 kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
                      size_t numInputs, const kiln_tensor *outputs,
-                     size_t numOutputs) {
+                     size_t numOutputs, uint64_t *kernelNs = nullptr,
+                     size_t numKernels = 0, bool profiled = false) {
   if (!model)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_model_run: model is NULL");
+  if (profiled && numKernels != model->kernels.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_run_profiled: num_kernels is %zu, but the "
+                      "model has %zu kernels",
+                      numKernels, model->kernels.size());
+  if (profiled && numKernels && !kernelNs)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_run_profiled: kernel_ns is NULL");
   if (numInputs != model->inputs.size())
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "expected %zu inputs, got %zu", model->inputs.size(),
@@ -445,12 +510,17 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   }
 
   std::lock_guard<std::mutex> lock(model->mutex);
+  KernelTimer timer{kernelNs, numKernels, {}};
+  kiln_abi_profiler profiler{&timer, &KernelTimer::begin, &KernelTimer::end};
   kiln_abi_run_args args;
-  args.abi_version = KILN_ABI_VERSION;
+  // A model reads the arguments of its own version (a version 1 model ends
+  // them before `profiler`).
+  args.abi_version = model->descriptor->abi_version;
   args.num_threads = model->numThreads;
   args.inputs = inputPtrs.data();
   args.outputs = outputPtrs.data();
   args.workspace = model->workspace;
+  args.profiler = profiled && numKernels ? &profiler : nullptr;
   int32_t result = model->run(&args);
   switch (result) {
   case KILN_ABI_RUN_OK:
@@ -578,6 +648,39 @@ kiln_status kiln_model_run(kiln_model *model, const kiln_tensor *inputs,
                            size_t num_outputs) {
   return guard([&] {
     return runModel(model, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+size_t kiln_model_num_kernels(const kiln_model *model) {
+  return model ? model->kernels.size() : 0;
+}
+
+kiln_status kiln_model_kernel_info(const kiln_model *model, size_t index,
+                                   kiln_kernel_info *out_info) {
+  return guard([&]() -> kiln_status {
+    if (!model || !out_info)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_model_kernel_info: %s is NULL",
+                        !model ? "model" : "out_info");
+    if (index >= model->kernels.size())
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kernel index %zu out of range: the model has %zu "
+                        "kernels",
+                        index, model->kernels.size());
+    *out_info = model->kernels[index];
+    return nullptr;
+  });
+}
+
+kiln_status kiln_model_run_profiled(kiln_model *model,
+                                    const kiln_tensor *inputs,
+                                    size_t num_inputs,
+                                    const kiln_tensor *outputs,
+                                    size_t num_outputs, uint64_t *kernel_ns,
+                                    size_t num_kernels) {
+  return guard([&] {
+    return runModel(model, inputs, num_inputs, outputs, num_outputs, kernel_ns,
+                    num_kernels, true);
   });
 }
 

@@ -6,14 +6,24 @@
 #   - qemu-user and an AArch64 cross sysroot (for the aarch64 target), with
 #     LLVM's OpenMP runtime for AArch64 in it
 #   - a Python virtual environment at .venv with tools/requirements.txt
-# Usage: tools/setup.sh [--quiet]
+#   - with --bench, also the benchmark's peers (IREE, Apache TVM) in a second
+#     environment, .venv-bench, from tools/requirements-bench.txt (about 1 GB;
+#     only tools/benchmark.py uses it)
+# Usage: tools/setup.sh [--quiet] [--bench]
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 quiet=0
-[[ "${1:-}" == "--quiet" ]] && quiet=1
+bench=0
 say() { [[ $quiet == 1 ]] || echo "setup: $*"; }
 die() { echo "setup: error: $*" >&2; exit 1; }
+for arg in "$@"; do
+  case "$arg" in
+    --quiet) quiet=1 ;;
+    --bench) bench=1 ;;
+    *) die "unknown argument '$arg' (usage: tools/setup.sh [--quiet] [--bench])" ;;
+  esac
+done
 
 packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22 libomp-22-dev
@@ -68,19 +78,26 @@ if [[ -d /usr/aarch64-linux-gnu/lib && ! -f "$arm_omp" ]]; then
   rm -rf "$tmp"
 fi
 
-# Python: a virtual environment in the checkout, rebuilt when the pinned
+# Python: a virtual environment in the checkout, updated when the pinned
 # requirements change.
-venv="$root/.venv"
-stamp="$venv/.kiln-requirements"
 python=${KILN_PYTHON:-python3}
-if [[ ! -f "$stamp" ]] || ! cmp -s "$stamp" "$root/tools/requirements.txt"; then
-  say "creating the Python environment in .venv"
+# make_venv DIR REQUIREMENTS
+make_venv() {
+  local venv="$root/$1" requirements="$root/$2"
+  local stamp="$venv/.kiln-requirements"
+  if [[ -f "$stamp" ]] && cmp -s "$stamp" "$requirements"; then
+    say "Python environment $1: up to date"
+    return
+  fi
+  say "creating the Python environment in $1"
   [[ -x "$venv/bin/python" ]] || "$python" -m venv "$venv" ||
     die "cannot create a virtual environment with $python"
-  "$venv/bin/pip" install -q --disable-pip-version-check \
-    -r "$root/tools/requirements.txt" || die "pip could not install tools/requirements.txt"
-  cp "$root/tools/requirements.txt" "$stamp"
-else
-  say "Python environment: up to date"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements" ||
+    die "pip could not install $2"
+  cp "$requirements" "$stamp"
+}
+make_venv .venv tools/requirements.txt
+if [[ $bench == 1 ]]; then
+  make_venv .venv-bench tools/requirements-bench.txt
 fi
 say "done"

@@ -2,7 +2,9 @@
 
 #include "codegen/CPU/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -72,6 +74,143 @@ bool collectCaptures(Operation *op, SetVector<Operation *> &recreate,
   return true;
 }
 
+/// Elements of `type`: its vector size, or 1 for a scalar.
+uint64_t elementCount(Type type) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.getNumElements();
+  return 1;
+}
+
+/// Floating-point operations of one execution of `op` alone (not of its
+/// regions): one per element of an arithmetic or math result, two for a
+/// fused multiply-add, 2 x the iteration space of a vector contraction.
+uint64_t ownFlops(Operation *op) {
+  if (auto contract = dyn_cast<vector::ContractionOp>(op)) {
+    SmallVector<int64_t> bounds;
+    contract.getIterationBounds(bounds);
+    uint64_t size = 1;
+    for (int64_t bound : bounds)
+      size *= bound;
+    return 2 * size;
+  }
+  if (auto outer = dyn_cast<vector::OuterProductOp>(op))
+    return (outer.getAcc() ? 2 : 1) * elementCount(outer.getResult().getType());
+  if (auto reduction = dyn_cast<vector::ReductionOp>(op))
+    return isa<FloatType>(reduction.getType())
+               ? elementCount(reduction.getVector().getType())
+               : 0;
+  if (op->getNumResults() != 1 ||
+      !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+    return 0;
+  uint64_t elements = elementCount(op->getResult(0).getType());
+  if (isa<vector::FMAOp, math::FmaOp>(op))
+    return 2 * elements;
+  if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+          arith::RemFOp, arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+          arith::MinNumFOp, arith::NegFOp>(op) ||
+      isa<math::MathDialect>(op->getDialect()))
+    return elements;
+  return 0;
+}
+
+/// A constant upper bound of an index value: a constant, or the smallest
+/// constant result of an affine.min (the bound of a remainder loop).
+std::optional<int64_t> constantUpperBound(Value value) {
+  if (std::optional<int64_t> constant = getConstantIntValue(value))
+    return constant;
+  auto min = value.getDefiningOp<affine::AffineMinOp>();
+  if (!min)
+    return std::nullopt;
+  std::optional<int64_t> bound;
+  for (AffineExpr result : min.getMap().getResults())
+    if (auto constant = dyn_cast<AffineConstantExpr>(result))
+      bound =
+          std::min(bound.value_or(constant.getValue()), constant.getValue());
+  return bound;
+}
+
+/// Iterations of one loop from constant bounds; nullopt when unknown.
+std::optional<uint64_t> tripCount(Value lower, Value upper, Value step) {
+  std::optional<int64_t> lb = getConstantIntValue(lower);
+  std::optional<int64_t> ub = constantUpperBound(upper);
+  std::optional<int64_t> st = getConstantIntValue(step);
+  if (!lb || !ub || !st || *st <= 0)
+    return std::nullopt;
+  return *ub > *lb ? uint64_t((*ub - *lb + *st - 1) / *st) : 0;
+}
+
+/// How many times the regions of `op` run per execution of `op`.
+std::optional<uint64_t> regionTrips(Operation *op) {
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return tripCount(loop.getLowerBound(), loop.getUpperBound(),
+                     loop.getStep());
+  if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+    uint64_t trips = 1;
+    for (auto [lb, ub, step] : llvm::zip_equal(
+             loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+      std::optional<uint64_t> n = tripCount(lb, ub, step);
+      if (!n)
+        return std::nullopt;
+      trips *= *n;
+    }
+    return trips;
+  }
+  if (auto loop = dyn_cast<affine::AffineForOp>(op)) {
+    if (!loop.hasConstantBounds())
+      return std::nullopt;
+    int64_t lb = loop.getConstantLowerBound(),
+            ub = loop.getConstantUpperBound();
+    int64_t step = loop.getStepAsInt();
+    return ub > lb ? uint64_t((ub - lb + step - 1) / step) : 0;
+  }
+  if (isa<scf::WhileOp>(op))
+    return std::nullopt;
+  // Anything else (scf.if, omp and memref scopes) runs its regions at most
+  // once: an upper bound.
+  return 1;
+}
+
+/// Floating-point operations of one execution of `op` with its regions;
+/// nullopt when a loop's trip count is unknown.
+std::optional<uint64_t> countFlops(Operation *op) {
+  uint64_t inside = 0;
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (Operation &nested : block) {
+        std::optional<uint64_t> flops = countFlops(&nested);
+        if (!flops)
+          return std::nullopt;
+        inside += *flops;
+      }
+  if (inside == 0)
+    return ownFlops(op);
+  std::optional<uint64_t> trips = regionTrips(op);
+  if (!trips)
+    return std::nullopt;
+  return ownFlops(op) + *trips * inside;
+}
+
+/// The ONNX nodes a loop nest came from, from the names in its location
+/// ("conv1 (Conv)"), at most three, joined by ", ".
+std::string sourceNodes(Location loc) {
+  SmallVector<StringRef> names;
+  loc->walk([&](Location nested) {
+    if (auto name = dyn_cast<NameLoc>(nested))
+      if (!llvm::is_contained(names, name.getName().getValue()))
+        names.push_back(name.getName().getValue());
+    return WalkResult::advance();
+  });
+  std::string text;
+  for (auto [i, name] : llvm::enumerate(names)) {
+    if (i == 3) {
+      text += ", ...";
+      break;
+    }
+    text += (i ? ", " : "") + name.str();
+  }
+  return text;
+}
+
 struct CPUOutlineKernelsPass
     : impl::CPUOutlineKernelsBase<CPUOutlineKernelsPass> {
   void runOnOperation() override {
@@ -109,6 +248,12 @@ struct CPUOutlineKernelsPass
     // LLVM would inline a function called once straight back.
     kernel->setAttr("passthrough",
                     builder.getArrayAttr({builder.getStringAttr("noinline")}));
+    // What the model's kernel table says about it (lib/Target/ModelABI.cpp).
+    std::optional<uint64_t> flops = countFlops(op);
+    kernel->setAttr(kKernelFlopsAttr,
+                    builder.getI64IntegerAttr(int64_t(flops.value_or(0))));
+    kernel->setAttr(kKernelSourceAttr,
+                    builder.getStringAttr(sourceNodes(op->getLoc())));
     Block *body = kernel.addEntryBlock();
     IRMapping mapping;
     for (auto [value, arg] : llvm::zip_equal(arguments, body->getArguments()))

@@ -41,6 +41,13 @@ bool isWinogradCandidate(mlir::linalg::Conv2DNchwFchwOp conv);
 /// The ONNX node name of a convolution, from its location, or "conv#INDEX".
 std::string convLayerName(mlir::Operation *op, unsigned index);
 
+/// Attributes kiln-cpu-outline-kernels puts on each kernel: its
+/// floating-point operations per call (i64, 0 when unknown) and the ONNX
+/// nodes it computes (a string). They survive lowering to the LLVM dialect
+/// and become the model's kernel table.
+inline constexpr llvm::StringLiteral kKernelFlopsAttr = "kiln.kernel_flops";
+inline constexpr llvm::StringLiteral kKernelSourceAttr = "kiln.kernel_source";
+
 /// Patterns of kiln-cpu-conv-to-im2col: NCHW 2-D convolutions on tensors
 /// become an im2col copy and a contraction.
 void populateConvToIm2ColPatterns(mlir::RewritePatternSet &patterns);

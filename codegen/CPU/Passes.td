@@ -126,6 +126,13 @@ def CPUOutlineKernels : Pass<"kiln-cpu-outline-kernels", "mlir::ModuleOp"> {
     its place, one kernel per op, which LLVM optimizes one at a time (and a
     profiler can name).
 
+    Each kernel carries `kiln.kernel_flops` (floating-point operations of one
+    call, counted from its loops' constant trip counts: one per element of an
+    arithmetic or math result, two for a fused multiply-add; 0 when a trip
+    count is unknown) and `kiln.kernel_source` (the ONNX nodes named in its
+    location), which become the model's kernel table for `kiln-run
+    --profile`.
+
     A kernel takes the buffers and scalars it uses as arguments; views
     (subviews, reshapes), constants and global lookups it uses are recreated
     inside it, so that every argument is a contiguous buffer or a scalar, as
@@ -142,7 +149,8 @@ def CPUOutlineKernels : Pass<"kiln-cpu-outline-kernels", "mlir::ModuleOp"> {
     func.func @main(%a: memref<64xf32>) {
       call @main_kernel0(%a) : (memref<64xf32>) -> ()
     }
-    func.func private @main_kernel0(%a: memref<64xf32>) {
+    func.func private @main_kernel0(%a: memref<64xf32>)
+        attributes {kiln.kernel_flops = 64 : i64, kiln.kernel_source = "relu (Relu)"} {
       %c0 = arith.constant 0 : index
       ...
       scf.for %i = %c0 to %c64 step %c1 { ... %a ... }

@@ -15,8 +15,15 @@
  * features, validates every input, and only then calls `kiln_abi_run`. The
  * compiler (lib/Target) emits exactly these layouts.
  *
- * Rules of change: fields are only appended; anything else bumps
- * KILN_ABI_VERSION.
+ * Rules of change: fields are only appended, and appending one bumps
+ * KILN_ABI_VERSION (a field is read only from objects of the version that
+ * added it); anything else is a new ABI. A runtime loads every version from
+ * KILN_ABI_MIN_VERSION to KILN_ABI_VERSION.
+ *
+ * Versions:
+ *   1  descriptor, run arguments
+ *   2  the kernel table (kiln_abi_model.num_kernels, .kernels) and the
+ *      profiler hooks (kiln_abi_run_args.profiler)
  *
  *===----------------------------------------------------------------------===*/
 
@@ -29,8 +36,10 @@
 extern "C" {
 #endif
 
-/* Version of the layouts below. A runtime loads only models of its version. */
-#define KILN_ABI_VERSION 1u
+/* Version of the layouts below, and the oldest version a runtime still
+ * loads. */
+#define KILN_ABI_VERSION 2u
+#define KILN_ABI_MIN_VERSION 1u
 
 /* Element types. The numbers are ONNX's TensorProto.DataType numbers, so that a
  * value read from an ONNX model needs no translation. Only grows. */
@@ -61,6 +70,18 @@ typedef struct kiln_abi_tensor {
   const int64_t *shape; /* `rank` dimensions */
 } kiln_abi_tensor;
 
+/* One kernel: a loop nest the compiler outlined into a function of its own
+ * (since version 2). The model calls its kernels one after the other from the
+ * thread that called kiln_abi_run; parallel loops run inside a kernel. */
+typedef struct kiln_abi_kernel {
+  const char *name;   /* unique in the model, e.g. "main_kernel12" */
+  const char *source; /* the ONNX nodes it computes, e.g. "conv1 (Conv)";
+                         "" when unknown */
+  uint64_t flops;     /* floating-point operations of one call, counted from
+                         the loops (a fused multiply-add counts 2); 0 when
+                         unknown */
+} kiln_abi_kernel;
+
 /* The model descriptor. */
 typedef struct kiln_abi_model {
   uint32_t abi_version;      /* == KILN_ABI_VERSION; always the first field */
@@ -79,16 +100,31 @@ typedef struct kiln_abi_model {
   const kiln_abi_tensor *outputs;
   uint64_t workspace_size;  /* bytes of scratch memory `run` needs, 0 if none */
   uint64_t workspace_align; /* alignment of that memory in bytes, power of 2 */
+  /* Since version 2. */
+  int64_t num_kernels;            /* entries of `kernels`, >= 0 */
+  const kiln_abi_kernel *kernels; /* NULL when num_kernels is 0 */
 } kiln_abi_model;
+
+/* Hooks a caller may pass to time each kernel (since version 2). The model
+ * calls kernel_begin(context, k) right before kernel k (an index into
+ * kiln_abi_model.kernels) and kernel_end(context, k) right after it, on the
+ * thread that called kiln_abi_run, never nested. */
+typedef struct kiln_abi_profiler {
+  void *context;
+  void (*kernel_begin)(void *context, int64_t kernel);
+  void (*kernel_end)(void *context, int64_t kernel);
+} kiln_abi_profiler;
 
 /* Arguments of one run. The runtime has validated everything before the call:
  * the model code trusts these pointers. */
 typedef struct kiln_abi_run_args {
-  uint32_t abi_version;      /* == KILN_ABI_VERSION */
+  uint32_t abi_version;      /* == the model's abi_version */
   int32_t num_threads;       /* > 0 */
   const void *const *inputs; /* num_inputs pointers, in descriptor order */
   void *const *outputs;      /* num_outputs pointers, in descriptor order */
   void *workspace;           /* workspace_size bytes, or NULL if that is 0 */
+  /* Since version 2: NULL, or hooks around every kernel call. */
+  const kiln_abi_profiler *profiler;
 } kiln_abi_run_args;
 
 /* Return codes of kiln_abi_run. */

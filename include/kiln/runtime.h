@@ -101,7 +101,8 @@ kiln_runtime_known_cpu_features(const char *target_triple);
  * Thread-safe. */
 KILN_RUNTIME_API int kiln_runtime_cpu_supports(const char *feature);
 
-/* The model ABI version this runtime loads (KILN_ABI_VERSION at its build).
+/* The newest model ABI version this runtime loads (KILN_ABI_VERSION at its
+ * build); it also loads every version down to KILN_ABI_MIN_VERSION.
  * Thread-safe. */
 KILN_RUNTIME_API uint32_t kiln_runtime_abi_version(void);
 
@@ -144,7 +145,9 @@ KILN_RUNTIME_API void kiln_model_release(kiln_model *model);
 
 /* The model's descriptor, as checked by kiln_model_open (target triple, CPU,
  * features, producer, ...). Owned by the model; valid until it is released.
- * NULL for a NULL model. Thread-safe. */
+ * NULL for a NULL model. Fields added in a later ABI version than the
+ * descriptor's abi_version are absent: read the kernel table through
+ * kiln_model_kernel_info instead. Thread-safe. */
 KILN_RUNTIME_API const kiln_abi_model *
 kiln_model_descriptor(const kiln_model *model);
 
@@ -215,6 +218,44 @@ KILN_RUNTIME_API kiln_status kiln_model_run(kiln_model *model,
                                             size_t num_inputs,
                                             const kiln_tensor *outputs,
                                             size_t num_outputs);
+
+/*===----------------------------------------------------------------------===*
+ * Profiling
+ *===----------------------------------------------------------------------===*/
+
+/* One kernel of a model: a loop nest the compiler outlined into a function.
+ * The pointers are owned by the model and valid until it is released. */
+typedef struct kiln_kernel_info {
+  const char *name;   /* unique in the model, e.g. "kiln_model_main_kernel12" */
+  const char *source; /* the ONNX nodes it computes, e.g. "conv1 (Conv)";
+                         "" when unknown */
+  uint64_t flops;     /* floating-point operations of one call, counted by
+                         the compiler from the loops (a fused multiply-add
+                         counts 2); 0 when unknown */
+} kiln_kernel_info;
+
+/* Number of kernels in the model's kernel table; 0 for a NULL model and for
+ * a model of ABI version 1, which has no table. Thread-safe. */
+KILN_RUNTIME_API size_t kiln_model_num_kernels(const kiln_model *model);
+
+/* Fills `*out_info` for kernel number `index`. INVALID_ARGUMENT for a NULL
+ * pointer or an index out of range. Thread-safe. */
+KILN_RUNTIME_API kiln_status kiln_model_kernel_info(const kiln_model *model,
+                                                    size_t index,
+                                                    kiln_kernel_info *out_info);
+
+/* Like kiln_model_run, and adds the wall time of each kernel of this run, in
+ * nanoseconds of a monotonic clock, to kernel_ns[i] (the caller zeroes it
+ * once and may sum several runs). `num_kernels` must equal
+ * kiln_model_num_kernels(model); `kernel_ns` may be NULL only when that is 0
+ * (then nothing is timed). Time spent outside kernels (the entry function's
+ * own work) is the run's time minus their sum. The timing costs two clock
+ * reads per kernel. Thread-safe as kiln_model_run; `kernel_ns` must not be
+ * used by another thread during the call. */
+KILN_RUNTIME_API kiln_status kiln_model_run_profiled(
+    kiln_model *model, const kiln_tensor *inputs, size_t num_inputs,
+    const kiln_tensor *outputs, size_t num_outputs, uint64_t *kernel_ns,
+    size_t num_kernels);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -8,10 +8,9 @@
 
 #include "kiln/compiler.h"
 
+#include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
 #include "kiln/model_abi.h"
-
-#include "codegen/CPU/KernelConfig.h"
 #include "lib/Import/ONNXImporter.h"
 #include "lib/Pipeline/Pipelines.h"
 #include "lib/Pipeline/Registration.h"
@@ -21,6 +20,7 @@
 #include "lib/Target/TargetInfo.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -410,6 +410,16 @@ private:
         llvmModule->getFunction("__kmpc_fork_call") != nullptr;
     if (auto size = entry->getAttrOfType<IntegerAttr>("kiln.workspace_size"))
       signature->workspaceSize = size.getInt();
+    // The kernel table: every function kiln-cpu-outline-kernels made.
+    for (auto function : module.getOps<LLVM::LLVMFuncOp>()) {
+      auto flops = function->getAttrOfType<IntegerAttr>(cpu::kKernelFlopsAttr);
+      if (!flops)
+        continue;
+      auto source = function->getAttrOfType<StringAttr>(cpu::kKernelSourceAttr);
+      signature->kernels.push_back({function.getSymName().str(),
+                                    source ? source.str() : std::string(),
+                                    uint64_t(flops.getInt())});
+    }
     if (options.report)
       result.report +=
           "workspace: " + std::to_string(signature->workspaceSize) +

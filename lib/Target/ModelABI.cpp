@@ -10,8 +10,11 @@
 
 #include "kiln/model_abi.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 using namespace llvm;
 
@@ -27,12 +30,17 @@ public:
         i64Ty(Type::getInt64Ty(ctx)) {
     tensorTy = StructType::create(ctx, {ptrTy, i32Ty, i32Ty, ptrTy},
                                   "kiln_abi_tensor");
-    modelTy = StructType::create(ctx,
-                                 {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy,
-                                  i64Ty, ptrTy, i64Ty, ptrTy, i64Ty, i64Ty},
-                                 "kiln_abi_model");
-    runArgsTy = StructType::create(ctx, {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy},
-                                   "kiln_abi_run_args");
+    kernelTy =
+        StructType::create(ctx, {ptrTy, ptrTy, i64Ty}, "kiln_abi_kernel");
+    modelTy =
+        StructType::create(ctx,
+                           {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, i64Ty,
+                            ptrTy, i64Ty, ptrTy, i64Ty, i64Ty, i64Ty, ptrTy},
+                           "kiln_abi_model");
+    profilerTy =
+        StructType::create(ctx, {ptrTy, ptrTy, ptrTy}, "kiln_abi_profiler");
+    runArgsTy = StructType::create(
+        ctx, {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy}, "kiln_abi_run_args");
   }
 
   /// A private constant NUL-terminated string.
@@ -72,6 +80,75 @@ public:
                               ConstantArray::get(arrayTy, entries), name);
   }
 
+  /// The kernel table: a private constant array of kiln_abi_kernel.
+  Constant *kernels(const std::vector<KernelSignature> &list) {
+    if (list.empty())
+      return ConstantPointerNull::get(ptrTy);
+    SmallVector<Constant *> entries;
+    for (auto [i, kernel] : llvm::enumerate(list))
+      entries.push_back(ConstantStruct::get(
+          kernelTy, {string(kernel.name, "kiln.kernel.name." + Twine(i)),
+                     string(kernel.source, "kiln.kernel.source." + Twine(i)),
+                     ConstantInt::get(i64Ty, kernel.flops)}));
+    auto *arrayTy = ArrayType::get(kernelTy, entries.size());
+    return new GlobalVariable(
+        module, arrayTy, true, GlobalValue::PrivateLinkage,
+        ConstantArray::get(arrayTy, entries), "kiln.kernels");
+  }
+
+  /// Replaces `entry` by a function that takes one more argument, a
+  /// `const kiln_abi_profiler *` (NULL: no profiling), and calls its hooks
+  /// around every call of a kernel of `list`. Costs at most a compare and
+  /// a branch per kernel call when the pointer is NULL (LLVM usually
+  /// unswitches the entry into one test per run).
+  Function *addProfilerHooks(Function *entry,
+                             const std::vector<KernelSignature> &list) {
+    SmallVector<Type *> params(entry->getFunctionType()->params());
+    params.push_back(ptrTy);
+    Function *fn = Function::Create(
+        FunctionType::get(entry->getReturnType(), params, false),
+        entry->getLinkage(), entry->getAddressSpace(), "", &module);
+    fn->copyAttributesFrom(entry);
+    fn->splice(fn->begin(), entry);
+    for (auto [from, to] : llvm::zip(entry->args(), fn->args())) {
+      from.replaceAllUsesWith(&to);
+      to.takeName(&from);
+    }
+    fn->takeName(entry);
+    entry->eraseFromParent();
+    Argument *profiler = fn->getArg(params.size() - 1);
+    profiler->setName("profiler");
+
+    StringMap<int64_t> index;
+    for (auto [i, kernel] : llvm::enumerate(list))
+      index[kernel.name] = i;
+    SmallVector<std::pair<CallInst *, int64_t>> calls;
+    for (Instruction &inst : instructions(fn))
+      if (auto *call = dyn_cast<CallInst>(&inst))
+        if (Function *callee = call->getCalledFunction())
+          if (auto it = index.find(callee->getName()); it != index.end())
+            calls.push_back({call, it->second});
+    auto *hookTy =
+        FunctionType::get(Type::getVoidTy(ctx), {ptrTy, i64Ty}, false);
+    // if (profiler) profiler->field(profiler->context, kernel), before `at`.
+    auto callHook = [&](Instruction *at, unsigned field, int64_t kernel) {
+      IRBuilder<> b(at);
+      Instruction *then = SplitBlockAndInsertIfThen(b.CreateIsNotNull(profiler),
+                                                    at->getIterator(), false);
+      b.SetInsertPoint(then);
+      Value *context =
+          b.CreateLoad(ptrTy, b.CreateStructGEP(profilerTy, profiler, 0));
+      Value *hook =
+          b.CreateLoad(ptrTy, b.CreateStructGEP(profilerTy, profiler, field));
+      b.CreateCall(hookTy, hook, {context, ConstantInt::get(i64Ty, kernel)});
+    };
+    for (auto [call, kernel] : calls) {
+      callHook(call, 1, kernel);
+      callHook(call->getNextNode(), 2, kernel);
+    }
+    return fn;
+  }
+
   Error emit(const std::string &entryName, const ModelSignature &signature,
              const TargetInfo &target) {
     Function *entry = module.getFunction(entryName);
@@ -91,6 +168,8 @@ public:
                                " arguments, expected one per input and "
                                "output and the workspace (" +
                                Twine(numArgs).str() + ")");
+
+    entry = addProfilerHooks(entry, signature.kernels);
 
     // Everything the compiler made is internal; only the ABI is exported.
     for (Function &function : module.functions())
@@ -112,7 +191,9 @@ public:
          ConstantInt::get(i64Ty, signature.outputs.size()),
          tensors(signature.outputs, "kiln.outputs"),
          ConstantInt::get(i64Ty, signature.workspaceSize),
-         ConstantInt::get(i64Ty, signature.workspaceAlign)});
+         ConstantInt::get(i64Ty, signature.workspaceAlign),
+         ConstantInt::get(i64Ty, signature.kernels.size()),
+         kernels(signature.kernels)});
     auto *descGlobal = new GlobalVariable(
         module, modelTy, true, GlobalValue::PrivateLinkage, desc, "kiln.model");
 
@@ -174,6 +255,8 @@ public:
     if (signature.workspaceSize > 0)
       callArgs.push_back(
           b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 4)));
+    callArgs.push_back(
+        b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 5)));
     b.CreateCall(entry, callArgs);
     b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
     return Error::success();
@@ -184,7 +267,7 @@ private:
   LLVMContext &ctx;
   PointerType *ptrTy;
   IntegerType *i32Ty, *i64Ty;
-  StructType *tensorTy, *modelTy, *runArgsTy;
+  StructType *tensorTy, *kernelTy, *modelTy, *profilerTy, *runArgsTy;
 };
 
 } // namespace

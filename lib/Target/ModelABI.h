@@ -24,6 +24,13 @@ struct TensorSignature {
   bool passed = true;
 };
 
+/// One kernel of the model's kernel table (kiln_abi_kernel).
+struct KernelSignature {
+  std::string name; // the function's name in the LLVM module
+  std::string source;
+  uint64_t flops = 0;
+};
+
 /// What the model's entry function takes: inputs, then outputs, one pointer
 /// each for those `passed` (the bare-pointer calling convention of the CPU
 /// pipeline).
@@ -35,11 +42,15 @@ struct ModelSignature {
   /// The code runs parallel regions through OpenMP (libomp): kiln_abi_run
   /// sets their thread count from its arguments.
   bool usesOpenMP = false;
+  /// The functions the entry calls one after the other, each timed when the
+  /// caller passes profiler hooks.
+  std::vector<KernelSignature> kernels;
 };
 
 /// Adds `kiln_abi_describe` and `kiln_abi_run` to `module`, the latter
-/// calling `entryName`, and gives every other definition internal linkage so
-/// that the shared object exports the ABI and nothing else.
+/// calling `entryName`, wraps every call of a kernel in `entryName` with the
+/// profiler hooks of the run arguments, and gives every other definition
+/// internal linkage so that the shared object exports the ABI and nothing else.
 llvm::Error emitModelABI(llvm::Module &module, const std::string &entryName,
                          const ModelSignature &signature,
                          const TargetInfo &target);

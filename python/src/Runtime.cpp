@@ -292,7 +292,7 @@ private:
 
 void init_kiln_runtime(py::module_ &&m) {
   m.def("abi_version", &kiln_runtime_abi_version,
-        "The model ABI version this runtime loads.");
+        "The newest model ABI version this runtime loads.");
 
   py::class_<Model>(m, "Model")
       .def(py::init<const std::string &, int32_t>(), "path"_a,

@@ -1,10 +1,11 @@
 //===- kiln-run.cpp - Run a compiled Kiln model from the command line -----===//
 //
 // kiln-run MODEL.so --input NAME=FILE ... [--output-dir DIR] [--repeat N]
-//          [--warmup N] [--threads N] [--json]
+//          [--warmup N] [--threads N] [--profile] [--json]
 //
 // Reads inputs from .npy or ONNX TensorProto files, runs the model through
-// libkiln_runtime, writes each output as DIR/<name>.npy and reports latency.
+// libkiln_runtime, writes each output as DIR/<name>.npy and reports latency
+// and, with --profile, each kernel's time.
 // Any error ends the program with one line "kiln-run: error: ..." on stderr.
 //
 //===----------------------------------------------------------------------===//
@@ -49,9 +50,26 @@ Runs a model compiled by kiln-compile and writes its outputs as .npy files.
                       the last run
   --threads N         threads the model may use, N >= 1 (default:
                       KILN_NUM_THREADS if set, else the number of CPUs)
+  --profile           time every kernel (loop nest) in each timed run and
+                      print one line per kernel, slowest first: its median
+                      time over the runs, its share of the sum of all
+                      medians, its GFLOP/s (from the FLOP count the compiler
+                      recorded; "-" when unknown), its name and the ONNX
+                      nodes it computes; then the median time outside
+                      kernels. The shares add up to 100%. The timed runs
+                      then include two clock reads per kernel. A model
+                      compiled before kernel profiling (ABI version 1) has
+                      no kernel table: a note says so and only the time
+                      outside kernels (all of it) is reported.
   --json              print one JSON object on stdout: {"outputs": {NAME:
                       PATH, ...}, "median_ms": ..., "min_ms": ...,
-                      "max_ms": ..., "repeat": N, "threads": T}
+                      "max_ms": ..., "repeat": N, "threads": T}; with
+                      --profile also "profile": {"total_ms": ..., "kernels":
+                      [{"name", "source", "flops", "ms", "share", "gflops"}
+                      ...] in the model's kernel order, "outside_ms": ...,
+                      "outside_share": ...} (ms are medians, total_ms their
+                      sum, shares fractions of it; gflops is null when the
+                      count is unknown)
   --help              print this text and exit
 
 Options also take the form --option=VALUE. Exit status: 0 on success, 1 on
@@ -85,6 +103,7 @@ struct Options {
   long warmup = 0;
   long threads = 0; // 0: the runtime's default
   bool json = false;
+  bool profile = false;
   bool help = false;
 };
 
@@ -124,12 +143,12 @@ bool parseArgs(int argc, char **argv, Options &options, Failure &failure) {
       options.help = true;
       continue;
     }
-    if (name == "--json") {
+    if (name == "--json" || name == "--profile") {
       if (hasValue) {
-        failure.message = "--json takes no value";
+        failure.message = name + " takes no value";
         return false;
       }
-      options.json = true;
+      (name == "--json" ? options.json : options.profile) = true;
       continue;
     }
     if (name != "--input" && name != "--output-dir" && name != "--repeat" &&
@@ -290,6 +309,76 @@ bool loadInputs(const Options &options, kiln_model *model,
   return true;
 }
 
+// One kernel's median time per profiled run.
+struct KernelTime {
+  size_t index = 0; // in the model's kernel table
+  kiln_kernel_info info;
+  double ms = 0;
+  double gflops() const { return double(info.flops) / (ms * 1e6); }
+};
+
+double medianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// The median over the runs of every kernel's time, in the model's kernel
+// order, and of the time outside kernels (a run's time minus its kernels');
+// `totalMs` is the sum of these medians. Medians keep a kernel that a busy
+// machine preempted in one run from counting that run's delay.
+std::vector<KernelTime> summarizeProfile(
+    kiln_model *model, const std::vector<std::vector<uint64_t>> &runNs,
+    const std::vector<double> &times, double &totalMs, double &outsideMs) {
+  size_t numKernels = kiln_model_num_kernels(model);
+  std::vector<KernelTime> kernels(numKernels);
+  std::vector<double> outside;
+  for (size_t r = 0; r < runNs.size(); ++r) {
+    double kernelMs = 0;
+    for (uint64_t ns : runNs[r])
+      kernelMs += double(ns) / 1e6;
+    outside.push_back(std::max(0.0, times[r] - kernelMs));
+  }
+  outsideMs = medianOf(outside);
+  totalMs = outsideMs;
+  for (size_t k = 0; k < numKernels; ++k) {
+    kernels[k].index = k;
+    kiln_status_free(kiln_model_kernel_info(model, k, &kernels[k].info));
+    std::vector<double> ms;
+    for (const std::vector<uint64_t> &run : runNs)
+      ms.push_back(double(run[k]) / 1e6);
+    kernels[k].ms = medianOf(ms);
+    totalMs += kernels[k].ms;
+  }
+  return kernels;
+}
+
+void printProfile(std::vector<KernelTime> kernels, double totalMs,
+                  double outsideMs, long runs) {
+  std::sort(kernels.begin(), kernels.end(),
+            [](const KernelTime &a, const KernelTime &b) {
+              return a.ms != b.ms ? a.ms > b.ms : a.index < b.index;
+            });
+  std::printf("profile: %zu kernel%s, medians of %ld run%s: %.4f ms in all\n",
+              kernels.size(), kernels.size() == 1 ? "" : "s", runs,
+              runs == 1 ? "" : "s", totalMs);
+  std::printf("%7s %10s %8s  %s\n", "share", "ms", "GFLOP/s",
+              "kernel (ONNX nodes)");
+  auto share = [&](double ms) { return totalMs > 0 ? 100 * ms / totalMs : 0; };
+  for (const KernelTime &kernel : kernels) {
+    char gflops[32] = "-";
+    if (kernel.info.flops && kernel.ms > 0)
+      std::snprintf(gflops, sizeof(gflops), "%.1f", kernel.gflops());
+    std::string name = kernel.info.name;
+    if (*kernel.info.source)
+      name += std::string(" (") + kernel.info.source + ")";
+    std::printf("%6.2f%% %10.4f %8s  %s\n", share(kernel.ms), kernel.ms, gflops,
+                name.c_str());
+  }
+  std::printf("%6.2f%% %10.4f %8s  %s\n", share(outsideMs), outsideMs, "-",
+              "(outside kernels)");
+}
+
 int runTool(int argc, char **argv) {
   Options options;
   Failure failure;
@@ -331,17 +420,31 @@ int runTool(int argc, char **argv) {
         {info.dtype, info.rank, info.shape, outputs[i].data(), info.byte_size});
   }
 
-  auto runOnce = [&]() -> kiln_status {
+  size_t numKernels = kiln_model_num_kernels(model);
+  if (options.profile && numKernels == 0)
+    std::fprintf(stderr,
+                 "kiln-run: note: the model has no kernel table (ABI version "
+                 "%u; kernel profiling needs version 2): --profile reports "
+                 "only the total\n",
+                 kiln_model_descriptor(model)->abi_version);
+  std::vector<std::vector<uint64_t>> runNs; // per timed run, per kernel
+  auto runOnce = [&](bool timed) -> kiln_status {
+    if (timed && options.profile) {
+      runNs.emplace_back(numKernels, 0);
+      return kiln_model_run_profiled(model, inputArgs.data(), inputArgs.size(),
+                                     outputArgs.data(), outputArgs.size(),
+                                     runNs.back().data(), numKernels);
+    }
     return kiln_model_run(model, inputArgs.data(), inputArgs.size(),
                           outputArgs.data(), outputArgs.size());
   };
   for (long i = 0; i < options.warmup; ++i)
-    if (kiln_status status = runOnce())
+    if (kiln_status status = runOnce(false))
       return fail({takeMessage(status)});
   std::vector<double> times;
   for (long i = 0; i < options.repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
-    kiln_status status = runOnce();
+    kiln_status status = runOnce(true);
     auto end = std::chrono::steady_clock::now();
     if (status)
       return fail({takeMessage(status)});
@@ -381,6 +484,10 @@ int runTool(int argc, char **argv) {
   }
 
   int32_t threads = kiln_model_num_threads(model);
+  std::vector<KernelTime> profile;
+  double totalMs = 0, outsideMs = 0;
+  if (options.profile)
+    profile = summarizeProfile(model, runNs, times, totalMs, outsideMs);
   if (options.json) {
     std::string text = "{\"outputs\": {";
     for (size_t i = 0; i < numOutputs; ++i)
@@ -393,6 +500,33 @@ int runTool(int argc, char **argv) {
                   median, sorted.front(), sorted.back(), options.repeat,
                   threads);
     text += numbers;
+    if (options.profile) {
+      text.pop_back();
+      text += ", \"profile\": {";
+      std::snprintf(numbers, sizeof(numbers), "\"total_ms\": %.6f", totalMs);
+      text += numbers;
+      text += ", \"kernels\": [";
+      for (size_t k = 0; k < profile.size(); ++k) {
+        const KernelTime &kernel = profile[k];
+        text += (k ? ", " : "") + std::string("{\"name\": ") +
+                jsonString(kernel.info.name) +
+                ", \"source\": " + jsonString(kernel.info.source);
+        char gflops[32] = "null";
+        if (kernel.info.flops && kernel.ms > 0)
+          std::snprintf(gflops, sizeof(gflops), "%.3f", kernel.gflops());
+        std::snprintf(numbers, sizeof(numbers),
+                      ", \"flops\": %llu, \"ms\": %.6f, \"share\": %.6f, "
+                      "\"gflops\": %s}",
+                      static_cast<unsigned long long>(kernel.info.flops),
+                      kernel.ms, totalMs > 0 ? kernel.ms / totalMs : 0.0,
+                      gflops);
+        text += numbers;
+      }
+      std::snprintf(numbers, sizeof(numbers),
+                    "], \"outside_ms\": %.6f, \"outside_share\": %.6f}}",
+                    outsideMs, totalMs > 0 ? outsideMs / totalMs : 0.0);
+      text += numbers;
+    }
     std::printf("%s\n", text.c_str());
   } else {
     for (size_t i = 0; i < numOutputs; ++i) {
@@ -406,6 +540,8 @@ int runTool(int argc, char **argv) {
                 options.repeat, options.repeat == 1 ? "" : "s", options.warmup,
                 threads, threads == 1 ? "" : "s", median, sorted.front(),
                 sorted.back());
+    if (options.profile)
+      printProfile(profile, totalMs, outsideMs, options.repeat);
   }
   return 0;
 }

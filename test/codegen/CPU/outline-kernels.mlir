@@ -7,7 +7,7 @@
 // CHECK: call @main_kernel0(%[[A]]) : (memref<64xf32>) -> ()
 // CHECK: call @main_kernel1(%[[B]]) : (memref<8x8xf32>) -> ()
 // CHECK: return
-// CHECK: func.func private @main_kernel0(%[[KA:.+]]: memref<64xf32>) attributes {passthrough = ["noinline"]}
+// CHECK: func.func private @main_kernel0(%[[KA:.+]]: memref<64xf32>) attributes {kiln.kernel_flops = 0 : i64, kiln.kernel_source = "", passthrough = ["noinline"]}
 // CHECK: scf.for
 // CHECK: memref.store %{{.+}}, %[[KA]]
 // CHECK: func.func private @main_kernel1(%[[KB:.+]]: memref<8x8xf32>)
@@ -24,6 +24,47 @@ func.func @main(%a: memref<64xf32>, %b: memref<8x8xf32>) {
   %row = memref.subview %b[0, 0] [1, 8] [1, 1] : memref<8x8xf32> to memref<8xf32, strided<[1]>>
   scf.for %i = %c0 to %c4 step %c1 {
     memref.store %f, %row[%i] : memref<8xf32, strided<[1]>>
+  }
+  return
+}
+
+// -----
+
+// Each kernel records its floating-point operations per call, from constant
+// trip counts (an affine.min bound counts as its constant), and the ONNX
+// nodes named in its location: 8 x (4 x 16 x 2 + 4 x 1 + 1) = 1064.
+// CHECK-LABEL: func.func @counts
+// CHECK: func.func private @counts_kernel0({{.*}}) attributes {kiln.kernel_flops = 1064 : i64, kiln.kernel_source = "fc (Gemm), act (Relu)", passthrough = ["noinline"]}
+// A trip count that is not known: 0.
+// CHECK: func.func private @counts_kernel1({{.*}}) attributes {kiln.kernel_flops = 0 : i64, kiln.kernel_source = "", passthrough = ["noinline"]}
+func.func @counts(%a: memref<8x64xf32>, %b: memref<8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %v = arith.constant dense<1.0> : vector<16xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    scf.for %j = %c0 to %c64 step %c16 {
+      %x = vector.load %a[%i, %j] : memref<8x64xf32>, vector<16xf32>
+      %y = vector.fma %x, %x, %v : vector<16xf32>
+      vector.store %y, %a[%i, %j] : memref<8x64xf32>, vector<16xf32>
+    }
+    %m = affine.min affine_map<(d0) -> (4, 10 - d0)>(%i)
+    scf.for %k = %c0 to %m step %c1 {
+      %s = memref.load %a[%i, %k] : memref<8x64xf32>
+      %t = arith.mulf %s, %s : f32
+      memref.store %t, %a[%i, %k] : memref<8x64xf32>
+    }
+    %s = memref.load %b[%i] : memref<8xf32>
+    %t = arith.addf %s, %s : f32
+    memref.store %t, %b[%i] : memref<8xf32>
+    scf.reduce
+  } loc(fused["fc (Gemm)", "act (Relu)"])
+  scf.for %i = %c0 to %n step %c1 {
+    %s = memref.load %b[%i] : memref<8xf32>
+    %t = arith.addf %s, %s : f32
+    memref.store %t, %b[%i] : memref<8xf32>
   }
   return
 }

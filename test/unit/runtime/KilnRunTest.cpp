@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -176,6 +177,55 @@ TEST_F(KilnRun, MalformedInputFileIsAnError) {
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_EQ(r.err, "kiln-run: error: input 'a': 'bad.npy': not a .npy file "
                    "(no \\x93NUMPY magic string)\n");
+}
+
+// One line per kernel of the table (slowest first), then the time outside
+// kernels; the kernel without a FLOP count shows "-".
+TEST_F(KilnRun, ProfilePrintsEveryKernel) {
+  Result r = run("'" + model +
+                 "' --input a=a.npy --input b=b.npy --repeat 3 "
+                 "--profile");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  size_t header = r.out.find("profile: 2 kernels, medians of 3 runs: ");
+  ASSERT_NE(header, std::string::npos) << r.out;
+  std::string table = r.out.substr(header);
+  EXPECT_NE(table.find("  add (sum (Add))\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("-  threads\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("-  (outside kernels)\n"), std::string::npos) << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2 + 2 + 1) << table;
+
+  r = run("'" + model + "' --input a=a.npy --input b=b.npy --profile --json");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("\"profile\": {\"total_ms\": "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("{\"name\": \"add\", \"source\": \"sum (Add)\", "
+                       "\"flops\": 6, \"ms\": "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"flops\": 0, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"gflops\": null}], \"outside_ms\": "),
+            std::string::npos)
+      << r.out;
+}
+
+// A model of ABI version 1 still runs under --profile, with a note.
+TEST_F(KilnRun, ProfileOfAModelWithoutKernelTable) {
+  Result r = run("'" + std::string(KILN_FAKE_MODEL_DIR) +
+                 "/fake_v1.so' --input a=a.npy --input b=b.npy --profile");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.err, "kiln-run: note: the model has no kernel table (ABI "
+                   "version 1; kernel profiling needs version 2): --profile "
+                   "reports only the total\n");
+  EXPECT_NE(r.out.find("profile: 0 kernels, medians of 1 run: "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(outside kernels)"), std::string::npos) << r.out;
+  Result bad = run("'" + model +
+                   "' --input a=a.npy --input b=b.npy "
+                   "--profile=1");
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_EQ(bad.err, "kiln-run: error: --profile takes no value\n");
 }
 
 TEST_F(KilnRun, Help) {

@@ -109,6 +109,75 @@ TEST_F(AddModel, RunsAndReusesTheModel) {
   }
 }
 
+TEST_F(AddModel, DescribesKernels) {
+  ASSERT_EQ(kiln_model_num_kernels(model), 2u);
+  kiln_kernel_info info;
+  ASSERT_EQ(Status(kiln_model_kernel_info(model, 0, &info)).code(),
+            KILN_STATUS_OK);
+  EXPECT_STREQ(info.name, "add");
+  EXPECT_STREQ(info.source, "sum (Add)");
+  EXPECT_EQ(info.flops, 6u);
+  Status outOfRange = kiln_model_kernel_info(model, 2, &info);
+  EXPECT_EQ(outOfRange.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(outOfRange.message(),
+            "kernel index 2 out of range: the model has 2 kernels");
+  EXPECT_EQ(kiln_model_num_kernels(nullptr), 0u);
+}
+
+// Two clock reads around every kernel: each counter grows run after run,
+// and the model still computes its outputs.
+TEST_F(AddModel, ProfiledRunTimesEveryKernel) {
+  uint64_t kernelNs[2] = {0, 0};
+  uint64_t previous[2] = {0, 0};
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    std::fill(std::begin(sum), std::end(sum), 0.0f);
+    Status status =
+        kiln_model_run_profiled(model, inputs, 2, outputs, 2, kernelNs, 2);
+    ASSERT_EQ(status.status, nullptr) << status.message();
+    EXPECT_EQ(sum[5], 55.0f);
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_GT(kernelNs[k], previous[k]) << "kernel " << k;
+      previous[k] = kernelNs[k];
+    }
+  }
+  // A plain run passes no hooks.
+  ASSERT_EQ(run().status, nullptr);
+  EXPECT_EQ(kernelNs[0], previous[0]);
+
+  Status wrongCount =
+      kiln_model_run_profiled(model, inputs, 2, outputs, 2, kernelNs, 1);
+  EXPECT_EQ(wrongCount.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(wrongCount.message(), "kiln_model_run_profiled: num_kernels is 1, "
+                                  "but the model has 2 kernels");
+  Status nullArray =
+      kiln_model_run_profiled(model, inputs, 2, outputs, 2, nullptr, 2);
+  EXPECT_EQ(nullArray.code(), KILN_STATUS_INVALID_ARGUMENT);
+}
+
+// A model of ABI version 1 has no kernel table: it still opens and runs, and
+// a profiled run with no counters is a plain run.
+TEST(ModelOpen, LoadsAbiVersion1) {
+  kiln_model *model = nullptr;
+  ASSERT_EQ(
+      Status(kiln_model_open(fakeModel("fake_v1").c_str(), nullptr, &model))
+          .code(),
+      KILN_STATUS_OK);
+  EXPECT_EQ(kiln_model_descriptor(model)->abi_version, 1u);
+  EXPECT_EQ(kiln_model_num_kernels(model), 0u);
+  int64_t shape[2] = {2, 3};
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {}, sum[6] = {};
+  int32_t threads = 0;
+  kiln_tensor inputs[2] = {{KILN_DTYPE_F32, 2, shape, a, sizeof(a)},
+                           {KILN_DTYPE_F32, 2, shape, b, sizeof(b)}};
+  kiln_tensor outputs[2] = {{KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)},
+                            {KILN_DTYPE_I32, 0, nullptr, &threads, 4}};
+  Status status =
+      kiln_model_run_profiled(model, inputs, 2, outputs, 2, nullptr, 0);
+  EXPECT_EQ(status.status, nullptr) << status.message();
+  EXPECT_EQ(sum[5], 6.0f);
+  kiln_model_release(model);
+}
+
 TEST_F(AddModel, SetsNumThreads) {
   EXPECT_EQ(Status(kiln_model_set_num_threads(model, 3)).code(),
             KILN_STATUS_OK);
@@ -301,7 +370,7 @@ TEST(ModelOpen, SharedObjectWithoutTheAbi) {
 
 TEST(ModelOpen, AbiVersionMismatch) {
   EXPECT_EQ(openFails("fake_bad_version", KILN_STATUS_ABI_MISMATCH),
-            "model ABI version 999, but this runtime loads version 1; "
+            "model ABI version 999, but this runtime loads versions 1 to 2; "
             "recompile the model with a matching Kiln");
 }
 
@@ -360,6 +429,9 @@ TEST(ModelOpen, BrokenDescriptors) {
   EXPECT_EQ(openFails("fake_bad_align", KILN_STATUS_INVALID_MODEL),
             "invalid model: workspace alignment 48 is not a power of 2 up to "
             "1048576");
+  EXPECT_EQ(openFails("fake_null_kernel", KILN_STATUS_INVALID_MODEL),
+            "invalid model: kernel #0 has no name or source, or one longer "
+            "than 4095 bytes");
 }
 
 TEST(ModelRun, ModelFailureBecomesStatus) {

@@ -4,7 +4,11 @@
  * several times with a different FAKE_VARIANT each (see CMakeLists.txt):
  *
  *   FAKE_ADD            inputs a, b: f32 [2,3]; outputs "sum:0" = a + b and
- *                       "threads" (i32 scalar) = the thread count it was given
+ *                       "threads" (i32 scalar) = the thread count it was given;
+ *                       two kernels ("add", then "threads"), timed through
+ *                       the profiler hooks of the run arguments
+ *   FAKE_V1             FAKE_ADD as an ABI version 1 model: no kernel table,
+ *                       run arguments that end before `profiler`
  *   FAKE_BAD_VERSION    abi_version 999
  *   FAKE_UNKNOWN_FEATURE requires "avx512fp16,nonexistentfeature" (on AArch64
  *     "sve2,nonexistentfeature": a name the runtime knows comes first)
@@ -18,6 +22,7 @@
  *   FAKE_BAD_ALIGN      workspace alignment 48
  *   FAKE_NO_RUN         does not export kiln_abi_run
  *   FAKE_RUN_FAILS      kiln_abi_run returns KILN_ABI_RUN_NO_MEMORY
+ *   FAKE_NULL_KERNEL    a kernel without a name
  *
  *===----------------------------------------------------------------------===*/
 
@@ -38,6 +43,8 @@
 #define FAKE_BAD_ALIGN 11
 #define FAKE_NO_RUN 12
 #define FAKE_RUN_FAILS 13
+#define FAKE_V1 14
+#define FAKE_NULL_KERNEL 15
 
 #ifndef FAKE_VARIANT
 #error "define FAKE_VARIANT"
@@ -84,12 +91,27 @@ static const kiln_abi_tensor outputs[] = {
     {"threads", KILN_DTYPE_I32, 0, NULL},
 };
 
-static const kiln_abi_model model = {
-#if FAKE_VARIANT == FAKE_BAD_VERSION
-    999u,
+#if FAKE_VARIANT != FAKE_V1
+static const kiln_abi_kernel kernels[] = {
+#if FAKE_VARIANT == FAKE_NULL_KERNEL
+    {NULL, "", 0},
 #else
-    KILN_ABI_VERSION,
+    {"add", "sum (Add)", 6},
 #endif
+    {"threads", "", 0},
+};
+#endif
+
+#if FAKE_VARIANT == FAKE_V1
+#define MODEL_VERSION 1u
+#elif FAKE_VARIANT == FAKE_BAD_VERSION
+#define MODEL_VERSION 999u
+#else
+#define MODEL_VERSION KILN_ABI_VERSION
+#endif
+
+static const kiln_abi_model model = {
+    MODEL_VERSION,
     0,
 #if FAKE_VARIANT == FAKE_OTHER_ARCH
     OTHER_TRIPLE,
@@ -119,6 +141,15 @@ static const kiln_abi_model model = {
 #else
     128, /* workspace_align */
 #endif
+#if FAKE_VARIANT == FAKE_V1
+    /* Not part of a version 1 descriptor: a runtime that read them would
+       refuse the model. */
+    -1,
+    NULL,
+#else
+    2,
+    kernels,
+#endif
 };
 
 EXPORT const kiln_abi_model *kiln_abi_describe(void) { return &model; }
@@ -127,7 +158,7 @@ EXPORT const kiln_abi_model *kiln_abi_describe(void) { return &model; }
 EXPORT int32_t kiln_abi_run(const kiln_abi_run_args *args) {
   if (FAKE_VARIANT == FAKE_RUN_FAILS)
     return KILN_ABI_RUN_NO_MEMORY;
-  if (!args || args->abi_version != KILN_ABI_VERSION || args->num_threads < 1 ||
+  if (!args || args->abi_version != MODEL_VERSION || args->num_threads < 1 ||
       !args->workspace || ((uintptr_t)args->workspace & 127) != 0)
     return KILN_ABI_RUN_BAD_ARGS;
   const float *a = (const float *)args->inputs[0];
@@ -137,9 +168,22 @@ EXPORT int32_t kiln_abi_run(const kiln_abi_run_args *args) {
   unsigned char *workspace = (unsigned char *)args->workspace;
   for (int i = 0; i < 1000; ++i)
     workspace[i] = (unsigned char)i;
+#if FAKE_VARIANT == FAKE_V1
+  const kiln_abi_profiler *profiler = NULL;
+#else
+  const kiln_abi_profiler *profiler = args->profiler;
+#endif
+  if (profiler)
+    profiler->kernel_begin(profiler->context, 0);
   for (int i = 0; i < 6; ++i)
     sum[i] = a[i] + b[i];
+  if (profiler) {
+    profiler->kernel_end(profiler->context, 0);
+    profiler->kernel_begin(profiler->context, 1);
+  }
   *(int32_t *)args->outputs[1] = args->num_threads;
+  if (profiler)
+    profiler->kernel_end(profiler->context, 1);
   return KILN_ABI_RUN_OK;
 }
 #endif
