@@ -419,7 +419,8 @@ kiln_status checkNarrowCodes(const kiln_tensor &t, const kiln_tensor_info &info,
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                         "input '%s' (#%zu): element %zu is 0x%02x, but a %s "
                         "element keeps its byte's high bits zero",
-                        info.name, index, i, bytes[i], kiln_dtype_name(t.dtype));
+                        info.name, index, i, bytes[i],
+                        kiln_dtype_name(t.dtype));
   return nullptr;
 }
 
@@ -455,8 +456,7 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
     if (kiln_status status =
             checkRunTensor(inputs[i], model->inputs[i], "input", i))
       return status;
-    if (kiln_status status =
-            checkNarrowCodes(inputs[i], model->inputs[i], i))
+    if (kiln_status status = checkNarrowCodes(inputs[i], model->inputs[i], i))
       return status;
     inputPtrs[i] = inputs[i].data;
   }

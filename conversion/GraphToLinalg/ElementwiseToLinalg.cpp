@@ -76,6 +76,8 @@ Value convertFloat(OpBuilder &b, Location loc, Value x, FloatType to) {
     return x;
   if (from.getWidth() < to.getWidth())
     return arith::ExtFOp::create(b, loc, to, x);
+  if (from.isF64() && to.getWidth() == 16)
+    return truncateF64ToHalf(b, loc, x, to);
   if (from.getWidth() > to.getWidth())
     return arith::TruncFOp::create(b, loc, to, x);
   return arith::TruncFOp::create(
@@ -299,8 +301,7 @@ Value castScalar(OpBuilder &b, Location loc, graph::CastOp op,
     // ml_dtypes, ONNX's reference, does): through i64.
     if (toScalar.getIntOrFloatBitWidth() < 8)
       return arith::TruncIOp::create(
-          b, loc, toScalar,
-          arith::FPToSIOp::create(b, loc, b.getI64Type(), x));
+          b, loc, toScalar, arith::FPToSIOp::create(b, loc, b.getI64Type(), x));
     if (to.isUnsignedInteger())
       return arith::FPToUIOp::create(b, loc, toScalar, x);
     return arith::FPToSIOp::create(b, loc, toScalar, x);

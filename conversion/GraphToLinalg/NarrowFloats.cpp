@@ -97,15 +97,13 @@ struct Emitter {
   /// The code of a narrow float as an i32 (zero-extended).
   Value codeOf(Value x) {
     unsigned width = x.getType().getIntOrFloatBitWidth();
-    Value bits =
-        arith::BitcastOp::create(b, loc, b.getIntegerType(width), x);
+    Value bits = arith::BitcastOp::create(b, loc, b.getIntegerType(width), x);
     return arith::ExtUIOp::create(b, loc, b.getI32Type(), bits);
   }
   /// The narrow float of type `to` whose code is the low bits of `code`.
   Value fromCode(Value code, Type to) {
     unsigned width = to.getIntOrFloatBitWidth();
-    Value bits =
-        arith::TruncIOp::create(b, loc, b.getIntegerType(width), code);
+    Value bits = arith::TruncIOp::create(b, loc, b.getIntegerType(width), code);
     return arith::BitcastOp::create(b, loc, to, bits);
   }
 };
@@ -117,8 +115,7 @@ Value decodeE8M0(Emitter &e, Value code) {
   Value bits = e.select(e.cmp(P::eq, code, e.i32(0)), e.i32(0x400000),
                         e.shl(code, e.i32(23)));
   Value value = e.toF32(bits);
-  return e.select(e.cmp(P::eq, code, e.i32(0xFF)), e.f32(std::nan("")),
-                  value);
+  return e.select(e.cmp(P::eq, code, e.i32(0xFF)), e.f32(std::nan("")), value);
 }
 
 Value encodeE8M0(Emitter &e, Value bits, bool saturate, StringRef roundMode) {
@@ -167,22 +164,21 @@ Value decodeNarrowFloat(OpBuilder &b, Location loc, Value x) {
   Value negative = e.cmp(P::ne, e.shr(code, e.i32(signShift)), e.i32(0));
   Value exponent = e.shr(magnitude, e.i32(f.mantissaBits));
   // Normal: exponent and mantissa moved to f32's places, then re-biased.
-  Value normal = e.toF32(
-      e.add(e.shl(magnitude, e.i32(23 - f.mantissaBits)),
-            e.i32(static_cast<int64_t>(127 - f.bias) << 23)));
+  Value normal =
+      e.toF32(e.add(e.shl(magnitude, e.i32(23 - f.mantissaBits)),
+                    e.i32(static_cast<int64_t>(127 - f.bias) << 23)));
   // Subnormal: mantissa * 2^(1 - bias - M), exact in f32.
   Value mantissa = e.bitAnd(magnitude, e.i32(mantissaMask));
   Value subnormal = arith::MulFOp::create(
       b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), mantissa),
       e.f32(std::ldexp(1.0, 1 - f.bias - static_cast<int>(f.mantissaBits))));
-  Value value =
-      e.select(e.cmp(P::eq, exponent, e.i32(0)), subnormal, normal);
+  Value value = e.select(e.cmp(P::eq, exponent, e.i32(0)), subnormal, normal);
   if (f.specials == Specials::IEEE) {
     Value infCode = e.i32(f.maxCode + 1);
     value = e.select(e.cmp(P::eq, magnitude, infCode),
                      e.f32(std::numeric_limits<float>::infinity()), value);
-    value = e.select(e.cmp(P::ugt, magnitude, infCode), e.f32(std::nan("")),
-                     value);
+    value =
+        e.select(e.cmp(P::ugt, magnitude, infCode), e.f32(std::nan("")), value);
   }
   if (f.specials == Specials::FN)
     value = e.select(e.cmp(P::eq, magnitude, e.i32(magnitudeMask)),
@@ -209,9 +205,9 @@ Value encodeNarrowFloat(OpBuilder &b, Location loc, Value x, FloatType to,
 
   // Normal results: round the f32 pattern to M mantissa bits, re-bias.
   Value lowest = e.bitAnd(e.shr(magnitude, e.i32(shift)), e.i32(1));
-  Value rounded = e.shr(
-      e.add(e.add(magnitude, e.i32((1u << (shift - 1)) - 1)), lowest),
-      e.i32(shift));
+  Value rounded =
+      e.shr(e.add(e.add(magnitude, e.i32((1u << (shift - 1)) - 1)), lowest),
+            e.i32(shift));
   Value normal = e.sub(
       rounded, e.i32(static_cast<int64_t>(127 - f.bias) << f.mantissaBits));
   // Subnormal results: |x| in units of the smallest subnormal, rounded to
@@ -219,13 +215,13 @@ Value encodeNarrowFloat(OpBuilder &b, Location loc, Value x, FloatType to,
   Value scaled = arith::MulFOp::create(
       b, loc, e.toF32(magnitude),
       e.f32(std::ldexp(1.0, f.bias - 1 + static_cast<int>(f.mantissaBits))));
-  scaled = arith::MinimumFOp::create(b, loc, scaled,
-                                     e.f32(1u << f.mantissaBits));
+  scaled =
+      arith::MinimumFOp::create(b, loc, scaled, e.f32(1u << f.mantissaBits));
   Value subnormal = arith::FPToUIOp::create(
       b, loc, b.getI32Type(), math::RoundEvenOp::create(b, loc, scaled));
   Value smallestNormal = e.i32(static_cast<int64_t>(128 - f.bias) << 23);
-  Value code = e.select(e.cmp(P::ult, magnitude, smallestNormal), subnormal,
-                        normal);
+  Value code =
+      e.select(e.cmp(P::ult, magnitude, smallestNormal), subnormal, normal);
 
   Value overflow = e.cmp(P::ugt, code, e.i32(f.maxCode));
   bool saturates = saturate || f.specials == Specials::None;
@@ -258,12 +254,35 @@ Value encodeNarrowFloat(OpBuilder &b, Location loc, Value x, FloatType to,
   case Specials::None:
     // No NaN to give: like ml_dtypes (ONNX's reference), a zero of the
     // opposite sign.
-    nanCode = e.shl(arith::XOrIOp::create(b, loc, sign, e.i32(1)),
-                    e.i32(signShift));
+    nanCode =
+        e.shl(arith::XOrIOp::create(b, loc, sign, e.i32(1)), e.i32(signShift));
     break;
   }
   result = e.select(isNaN, nanCode, result);
   return e.fromCode(result, to);
+}
+
+Value truncateF64ToHalf(OpBuilder &b, Location loc, Value x, FloatType to) {
+  Emitter e{b, loc};
+  Value nearest = arith::TruncFOp::create(b, loc, b.getF32Type(), x);
+  // Inexact: of the two f32 values around x, take the one with an odd
+  // mantissa: `nearest` if it is odd, else its neighbour towards x.
+  Value exact = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::UEQ,
+      arith::ExtFOp::create(b, loc, b.getF64Type(), nearest), x);
+  Value bits = e.toBits(nearest);
+  Value odd = e.cmp(P::ne, e.bitAnd(bits, e.i32(1)), e.i32(0));
+  Value absX = math::AbsFOp::create(b, loc, x);
+  Value absNearest =
+      arith::ExtFOp::create(b, loc, b.getF64Type(),
+                            math::AbsFOp::create(b, loc, nearest).getResult());
+  Value away = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, absX,
+                                     absNearest);
+  Value neighbour =
+      e.select(away, e.add(bits, e.i32(1)), e.sub(bits, e.i32(1)));
+  Value keep = arith::OrIOp::create(b, loc, exact, odd);
+  Value toOdd = e.toF32(e.select(keep, bits, neighbour));
+  return arith::TruncFOp::create(b, loc, to, toOdd);
 }
 
 } // namespace kiln

@@ -1,4 +1,5 @@
-//===- NarrowFloats.h - 8- and 4-bit floats in integer arithmetic -*- C++ -*-===//
+//===- NarrowFloats.h - 8- and 4-bit floats in integer arithmetic -*- C++
+//-*-===//
 //
 // LLVM has no arithmetic on the 8- and 4-bit floats (f8E4M3FN, f8E4M3FNUZ,
 // f8E5M2, f8E5M2FNUZ, f8E8M0FNU, f4E2M1FN): its type conversion turns them
@@ -29,6 +30,13 @@ mlir::Value decodeNarrowFloat(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value encodeNarrowFloat(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Value x, mlir::FloatType to, bool saturate,
                               llvm::StringRef roundMode);
+
+/// `x` (an f64 scalar) rounded to nearest even into the 16-bit float `to`
+/// (f16 or bf16) without the libgcc call LLVM emits for a direct fptrunc
+/// (__truncdfhf2), which a model .so cannot link: x is first rounded to f32
+/// to odd, which keeps the second rounding correct (24 bits >= 11 + 2).
+mlir::Value truncateF64ToHalf(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value x, mlir::FloatType to);
 
 } // namespace kiln
 

@@ -615,7 +615,8 @@ std::string kiln::parseTensorProto(const uint8_t *bytes, size_t size,
     uint8_t mask = uint8_t((1u << bits) - 1);
     for (size_t i = 0; i < count; ++i) {
       size_t bit = i * bits;
-      uint8_t byte = haveRaw ? uint8_t(raw[bit / 8]) : uint8_t(int32Data[bit / 8]);
+      uint8_t byte =
+          haveRaw ? uint8_t(raw[bit / 8]) : uint8_t(int32Data[bit / 8]);
       out.data()[i] = uint8_t(byte >> (bit % 8)) & mask;
     }
     return "";
