@@ -347,14 +347,72 @@ static Value repeatHeads(NodeImporter &node, Value value, int64_t kvHeads,
 /// Attention (opset 23 and 24) following the ONNX function body:
 /// softmax(softcap(Q K^T * scale) + bias) V, with grouped-query heads, a
 /// boolean or additive mask, a causal mask and a key/value cache.
+/// The additive mask (0 or -inf, shape [batch, 1, qLength, kvLength]) of
+/// Attention's nonpad_kv_seqlen: key j is seen by query i of batch b when
+/// j < nonpad[b] and, with diff = i + nonpad[b] - qLength - j, diff >= 0
+/// (causal), diff <= leftWindow and -diff <= rightWindow (when >= 0).
+static Value nonpadBias(NodeImporter &node, Value nonpad, Type element,
+                        int64_t qLength, int64_t kvLength, bool isCausal,
+                        int64_t leftWindow, int64_t rightWindow) {
+  auto nonpadType = tensorType(nonpad);
+  if (nonpadType.getRank() != 1 || !nonpadType.getElementType().isInteger() ||
+      ShapedType::isDynamic(qLength) || ShapedType::isDynamic(kvLength)) {
+    node.emitError() << "nonpad_kv_seqlen must be a 1-D integer tensor and "
+                        "the sequence lengths static, got "
+                     << nonpad.getType();
+    return {};
+  }
+  MLIRContext *ctx = node.getContext();
+  Type i64 = IntegerType::get(ctx, 64);
+  auto indices = [&](int64_t count, ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> values;
+    for (int64_t i = 0; i < count; ++i)
+      values.push_back(i);
+    auto type = RankedTensorType::get(shape, i64);
+    return node.create<graph::ConstantOp>(cast<TypedAttr>(
+        DenseElementsAttr::get(type, ArrayRef<int64_t>(values))));
+  };
+  Value lengths = node.create<graph::ReshapeOp>(castTo(node, nonpad, i64),
+                                                ArrayRef<int64_t>{-1, 1, 1, 1},
+                                                /*allow_zero=*/false);
+  Value rows = indices(qLength, {qLength, 1});
+  Value cols = indices(kvLength, {kvLength});
+  if (!lengths || !rows || !cols)
+    return {};
+  Value allowed = node.create<graph::LessOp>(cols, lengths);
+  // diff = i + (nonpad - qLength) - j
+  Value offset = node.create<graph::SubOp>(
+      lengths, createScalar(node, i64, static_cast<double>(qLength)));
+  Value diff =
+      node.create<graph::SubOp>(node.create<graph::AddOp>(rows, offset), cols);
+  auto both = [&](Value condition) {
+    allowed = node.create<graph::AndOp>(allowed, condition);
+  };
+  if (isCausal)
+    both(node.create<graph::GreaterEqualOp>(diff, createScalar(node, i64, 0)));
+  if (leftWindow >= 0)
+    both(node.create<graph::LessEqualOp>(
+        diff, createScalar(node, i64, static_cast<double>(leftWindow))));
+  if (rightWindow >= 0)
+    both(node.create<graph::GreaterEqualOp>(
+        diff, createScalar(node, i64, -static_cast<double>(rightWindow))));
+  if (!allowed)
+    return {};
+  return node.create<graph::WhereOp>(
+      allowed, createScalar(node, element, 0.0),
+      createScalar(node, element, -std::numeric_limits<double>::infinity()));
+}
+
 static LogicalResult importAttention(NodeImporter &node) {
   Value q = node.getInput(0), k = node.getInput(1), v = node.getInput(2);
   Value mask = node.getInput(3), pastKey = node.getInput(4),
         pastValue = node.getInput(5);
   if (!q || !k || !v)
     return node.emitError() << "needs inputs Q, K and V";
-  if (node.getInput(6))
-    return node.emitError() << "the nonpad_kv_seqlen input is not supported";
+  Value nonpad = node.getInput(6);
+  if (nonpad && pastKey)
+    return node.emitError() << "nonpad_kv_seqlen cannot be combined with "
+                               "past_key and past_value";
   if (!pastKey != !pastValue)
     return node.emitError() << "past_key and past_value must be given together";
   Type element = elementType(q);
@@ -482,7 +540,18 @@ static LogicalResult importAttention(NodeImporter &node) {
     }
     bias = mask;
   }
-  if (isCausal || windowed) {
+  if (nonpad) {
+    // An external cache: batch b holds nonpad[b] valid keys, and its queries
+    // are the last qLength of them (causal and window masks count from
+    // there), as ONNX's reference computes it.
+    Value padBias = nonpadBias(node, nonpad, element, qLength, kvLength,
+                               isCausal, leftWindow, rightWindow);
+    if (!padBias)
+      return failure();
+    bias = bias ? node.create<graph::AddOp>(bias, padBias) : padBias;
+    if (!bias)
+      return failure();
+  } else if (isCausal || windowed) {
     if (ShapedType::isDynamic(qLength) || ShapedType::isDynamic(kvLength) ||
         ShapedType::isDynamic(pastLength))
       return node.emitError() << "is_causal and window sizes need static "

@@ -113,12 +113,28 @@ def test_attention_4d_bool_mask_softcap_past(tmp_path):
     assert_matches_reference(m, feeds, tmp_path)
 
 
-def test_attention_refuses_nonpad_kv_seqlen(tmp_path):
-    q, k, v = data(1, 2, 3, 4), data(1, 2, 3, 4), data(1, 2, 3, 4)
-    lengths = np.array([2], dtype=np.int64)
-    m = model("Attention", {"q": q, "k": k, "v": v, "lengths": lengths}, ["y"],
+@pytest.mark.parametrize("attrs", [{}, {"is_causal": 1},
+                                   {"is_causal": 1, "left_window_size": 1}])
+def test_attention_nonpad_kv_seqlen(attrs, tmp_path):
+    # Batch b sees its first lengths[b] keys; causal and window masks count
+    # from the last query sitting at key lengths[b] - 1. A length shorter than
+    # the queries masks whole rows, which give 0.
+    q, k, v = data(3, 2, 3, 4), data(3, 2, 5, 4), data(3, 2, 5, 4)
+    lengths = np.array([5, 3, 2], dtype=np.int64)
+    feeds = {"q": q, "k": k, "v": v, "lengths": lengths}
+    m = model("Attention", feeds, ["y"], attrs=attrs,
               names=["q", "k", "v", "", "", "", "lengths"], opset=24)
-    with pytest.raises(KilnError, match="Attention.*nonpad_kv_seqlen"):
+    assert_matches_reference(m, feeds, tmp_path)
+
+
+def test_attention_refuses_nonpad_kv_seqlen_with_past(tmp_path):
+    q, k, v = data(1, 2, 3, 4), data(1, 2, 3, 4), data(1, 2, 3, 4)
+    past = data(1, 2, 2, 4)
+    feeds = {"q": q, "k": k, "v": v, "pk": past, "pv": past,
+             "lengths": np.array([2], dtype=np.int64)}
+    m = model("Attention", feeds, ["y"],
+              names=["q", "k", "v", "", "pk", "pv", "lengths"], opset=24)
+    with pytest.raises(KilnError, match="Attention.*nonpad_kv_seqlen cannot"):
         compile_model(m, tmp_path)
 
 
