@@ -18,7 +18,9 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace kiln;
@@ -697,7 +699,12 @@ static LogicalResult buildResize(NodeImporter &node, Value input,
   if (transform == "tf_crop_and_resize" || transform == "half_pixel_symmetric")
     return node.emitError() << "coordinate_transformation_mode '" << transform
                             << "' is not supported";
-  if (!sizes.empty()) {
+  if (!sizes.empty() && !scales.empty()) {
+    // Both given (keep_aspect_ratio_policy): taken as they are.
+    if (static_cast<int64_t>(sizes.size()) != rank ||
+        static_cast<int64_t>(scales.size()) != rank)
+      return node.emitError() << "expected " << rank << " sizes and scales";
+  } else if (!sizes.empty()) {
     if (static_cast<int64_t>(sizes.size()) != rank)
       return node.emitError() << "expected " << rank << " sizes";
     scales.clear();
@@ -745,11 +752,10 @@ static LogicalResult importResize(NodeImporter &node) {
     return node.emitError() << "needs an input";
   if (node.getInt("antialias", 0) != 0)
     return node.emitError() << "antialiasing is not supported";
-  if (node.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
-    return node.emitError() << "keep_aspect_ratio_policy other than stretch "
-                               "is not supported";
-  if (node.hasAttr("axes"))
-    return node.emitError() << "the axes attribute is not supported";
+  std::string policy = node.getString("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return node.emitError()
+           << "keep_aspect_ratio_policy '" << policy << "' is not supported";
   SmallVector<double> scales;
   SmallVector<int64_t> sizes;
   if (node.getInput(3)) {
@@ -765,6 +771,61 @@ static LogicalResult importResize(NodeImporter &node) {
   }
   if (sizes.empty() && scales.empty())
     return node.emitError() << "needs scales or sizes";
+  // `axes` (opset 18) names the dimensions the scales or sizes are for; the
+  // others keep their size.
+  ArrayRef<int64_t> shape = getType(input).getShape();
+  int64_t rank = static_cast<int64_t>(shape.size());
+  SmallVector<int64_t> axes;
+  for (int64_t axis : node.getInts("axes")) {
+    if (axis < -rank || axis >= rank)
+      return node.emitError()
+             << "axis " << axis << " is out of range for rank " << rank;
+    axes.push_back(axis < 0 ? axis + rank : axis);
+  }
+  bool allAxes = axes.empty();
+  if (allAxes)
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  size_t given = sizes.empty() ? scales.size() : sizes.size();
+  if (given != axes.size())
+    return node.emitError()
+           << "expected " << axes.size()
+           << (sizes.empty() ? " scales" : " sizes") << ", got " << given;
+  if (!allAxes) {
+    SmallVector<double> fullScales(rank, 1.0);
+    SmallVector<int64_t> fullSizes(shape);
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      if (!scales.empty())
+        fullScales[axis] = scales[i];
+      if (!sizes.empty())
+        fullSizes[axis] = sizes[i];
+    }
+    if (!scales.empty())
+      scales = fullScales;
+    if (!sizes.empty())
+      sizes = fullSizes;
+  }
+  if (!sizes.empty() && policy != "stretch") {
+    // One scale for all of `axes`, the smallest (not_larger) or the largest
+    // (not_smaller) of size / input; sizes rounded half up, as in ONNX's
+    // reference.
+    double scale = policy == "not_larger"
+                       ? std::numeric_limits<double>::infinity()
+                       : -std::numeric_limits<double>::infinity();
+    for (int64_t axis : axes) {
+      if (shape[axis] == 0)
+        return node.emitError() << "keep_aspect_ratio_policy needs non-empty "
+                                   "resized dimensions";
+      double ratio = static_cast<double>(sizes[axis]) / shape[axis];
+      scale = policy == "not_larger" ? std::min(scale, ratio)
+                                     : std::max(scale, ratio);
+    }
+    scales.assign(rank, 1.0);
+    for (int64_t axis : axes) {
+      scales[axis] = scale;
+      sizes[axis] = static_cast<int64_t>(scale * shape[axis] + 0.5);
+    }
+  }
   return buildResize(
       node, input, scales, sizes, node.getString("mode", "nearest"),
       node.getString("coordinate_transformation_mode", "half_pixel"),
