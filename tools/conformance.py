@@ -66,9 +66,10 @@ SHAPE_OPERANDS = {
     **{op: (1,) for op in _REDUCE},
 }
 
-# Float operands that still decide a shape (resize scales): frozen like the
-# integer ones.
-FLOAT_SHAPE_OPERANDS = {"Resize": (2,), "Upsample": (1,)}
+# Float operands that still decide a shape (resize scales, OneHot's depth,
+# Range's bounds and step): frozen like the integer ones.
+FLOAT_SHAPE_OPERANDS = {"Resize": (2,), "Upsample": (1,), "OneHot": (1,),
+                        "Range": (0, 1, 2)}
 
 # ml_dtypes' narrow types (what numpy_helper gives for ONNX's 8-, 4- and 2-bit
 # types): one element per byte, the code in the low bits, as in Kiln's ABI.

@@ -665,9 +665,12 @@ static LogicalResult importOneHot(NodeImporter &node) {
     return failure();
   if (depth->size() != 1 || depth->front() < 1)
     return node.emitError() << "depth must be one positive value";
-  if (!isa<IntegerType>(getType(indices).getElementType()))
-    return node.emitError() << "Kiln supports integer indices only, got "
-                            << getType(indices).getElementType();
+  if (isa<FloatType>(getType(indices).getElementType())) {
+    // ONNX: non-integer indices are cast to int64 first.
+    indices = graph::CastOp::create(
+        node.getBuilder(), node.getLoc(),
+        getType(indices).clone(node.getBuilder().getI64Type()), indices);
+  }
   auto axis = normalizeAxis(node, node.getInt("axis", -1),
                             getType(indices).getRank() + 1);
   if (!axis)

@@ -383,6 +383,15 @@ def test_resize_axes_and_aspect_ratio(attrs, consts, tmp_path):
     np.testing.assert_array_equal(have, want)
 
 
+def test_dropout_mask_at_inference(tmp_path):
+    # Not training: the output is the input and the mask all true.
+    x = data((3, 4))
+    m = model("Dropout", {"x": x}, None, consts={"ratio": np.array(0.3, np.float32)},
+              opset=13, outputs=["y", "mask"])
+    m.graph.output[1].type.tensor_type.elem_type = TensorProto.BOOL
+    check(m, {"x": x}, tmp_path)
+
+
 def test_resize_sizes_downsample(tmp_path):
     x = data((1, 1, 5, 7))
     m = model("Resize", {"x": x}, None, {"mode": "linear"},
