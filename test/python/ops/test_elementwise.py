@@ -476,3 +476,17 @@ def test_equal_outputs_get_their_own_buffers(tmp_path):
     nodes = [node("Relu", ["x"], "a"), node("Relu", ["x"], "b"),
              node("Identity", ["x"], "c")]
     assert_matches_onnxruntime(model(nodes, {"x": x}), {"x": x}, tmp_path)
+
+
+def test_narrow_input_with_high_bits_is_refused(tmp_path):
+    # An int4 element's byte keeps bits 4-7 zero (the ABI's layout): the
+    # runtime refuses anything else instead of computing with it.
+    from kiln_testing import KilnError
+    m = narrow_model([node("Cast", ["x"], "y", to=TensorProto.FLOAT)],
+                     {"x": (TensorProto.INT4, [3])})
+    so = compile_model(m, tmp_path)
+    good = np.array([0x0F, 0x08, 0x07], np.uint8)
+    np.testing.assert_array_equal(run_compiled(so, {"x": good}, tmp_path)["y"],
+                                  np.array([-1, -8, 7], np.float32))
+    with pytest.raises(KilnError, match="element 0 is 0xff"):
+        run_compiled(so, {"x": np.array([0xFF, 0, 0], np.uint8)}, tmp_path)
