@@ -587,11 +587,15 @@ static LogicalResult importAttention(NodeImporter &node) {
   Value values = repeatHeads(node, v, kvHeads, qHeads / kvHeads);
   if (!kt || !values)
     return failure();
-  Value scores = node.create<graph::MatMulOp>(q, kt);
-  Value scaleValue = createScalar(node, element, scale);
-  if (!scores || !scaleValue)
+  // The scale goes in as its square root, in the element type, on Q and on
+  // K, as in ONNX's function body (ScaleFactorSqrt): in f16 and bf16 the
+  // rounding of the scores depends on where it is applied.
+  Value scaleValue = createScalar(node, element, std::sqrt(scale));
+  if (!scaleValue)
     return failure();
-  scores = node.create<graph::MulOp>(scores, scaleValue);
+  q = node.create<graph::MulOp>(q, scaleValue);
+  kt = q ? node.create<graph::MulOp>(kt, scaleValue) : Value();
+  Value scores = kt ? node.create<graph::MatMulOp>(q, kt) : Value();
   if (!scores)
     return failure();
   if (softcap > 0.0f) {
