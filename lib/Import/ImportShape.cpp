@@ -534,6 +534,7 @@ static LogicalResult importPad(NodeImporter &node) {
     return node.emitError() << "mode '" << mode << "' is not supported";
   SmallVector<int64_t> pads;
   double value = 0.0;
+  Value runtimeValue; // a constant_value known only at run time
   if (node.getOpset() < 11) {
     pads = node.getInts(node.getOpset() < 2 ? "paddings" : "pads");
     value = node.getFloat("value", 0.0f);
@@ -542,7 +543,15 @@ static LogicalResult importPad(NodeImporter &node) {
     if (!p)
       return failure();
     pads = *p;
-    if (node.getInput(2)) {
+    if (node.getInput(2) && !node.getConstantInput(2) && mode == "constant") {
+      runtimeValue = node.getInput(2);
+      if (getType(runtimeValue).getNumElements() != 1 ||
+          getType(runtimeValue).getElementType() !=
+              getType(input).getElementType())
+        return node.emitError()
+               << "constant_value must be one element of the input's type, got "
+               << runtimeValue.getType();
+    } else if (node.getInput(2)) {
       auto v = getConstantDoubles(node, 2, "the constant_value input");
       if (!v)
         return failure();
@@ -569,9 +578,31 @@ static LogicalResult importPad(NodeImporter &node) {
     }
   }
   Builder &b = node.getBuilder();
-  return node.setResults(node.create<graph::PadOp>(
-      input, b.getDenseI64ArrayAttr(pads), b.getStringAttr(mode),
-      b.getF64FloatAttr(value)));
+  Value padded = node.create<graph::PadOp>(input, b.getDenseI64ArrayAttr(pads),
+                                           b.getStringAttr(mode),
+                                           b.getF64FloatAttr(value));
+  if (!padded || !runtimeValue)
+    return node.setResults(padded);
+  // Padded with 0, then the value put where a padding mask (the input's
+  // shape of true, padded with false) says so.
+  RankedTensorType inputType = getType(input);
+  if (!inputType.hasStaticShape())
+    return node.emitError()
+           << "a run-time constant_value needs a static input shape, got "
+           << inputType;
+  auto maskType = inputType.clone(b.getI1Type());
+  Value inside = node.create<graph::ConstantOp>(
+      cast<TypedAttr>(DenseElementsAttr::get(maskType, true)));
+  inside = inside
+               ? node.create<graph::PadOp>(inside, b.getDenseI64ArrayAttr(pads),
+                                           b.getStringAttr("constant"),
+                                           b.getF64FloatAttr(0.0))
+               : Value();
+  Value scalar = node.create<graph::ReshapeOp>(
+      runtimeValue, b.getDenseI64ArrayAttr({}), b.getBoolAttr(false));
+  if (!inside || !scalar)
+    return failure();
+  return node.setResults(node.create<graph::WhereOp>(inside, padded, scalar));
 }
 
 //===----------------------------------------------------------------------===//

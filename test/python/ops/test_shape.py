@@ -383,6 +383,17 @@ def test_resize_axes_and_aspect_ratio(attrs, consts, tmp_path):
     np.testing.assert_array_equal(have, want)
 
 
+def test_pad_constant_value_at_run_time(tmp_path):
+    # constant_value fed as an input: padded with 0, then the value placed
+    # by a padding mask.
+    x = data((2, 3))
+    value = np.array(-7.5, np.float32)
+    m = model("Pad", {"x": x, "v": value}, None,
+              consts={"pads": np.array([1, 0, 0, 2], np.int64)}, opset=13,
+              extra_inputs=["x", "pads", "v"])
+    check(m, {"x": x, "v": value}, tmp_path)
+
+
 def test_dropout_mask_at_inference(tmp_path):
     # Not training: the output is the input and the mask all true.
     x = data((3, 4))
