@@ -336,8 +336,11 @@ ElementsAttr kiln::importTensor(const onnx::TensorProto &tensor,
             << " is not supported";
     return {};
   }
-  if (elementType.getIntOrFloatBitWidth() < 8 && !elementType.isInteger(1)) {
-    // ONNX packs these two or four to a byte; Kiln's tensors do not.
+  if ((elementType.getIntOrFloatBitWidth() < 8 && !elementType.isInteger(1)) ||
+      (isa<FloatType>(elementType) &&
+       elementType.getIntOrFloatBitWidth() <= 8)) {
+    // Graph ops other than graph.cast do not take the 8-, 4- and 2-bit types
+    // (and ONNX packs the 4- and 2-bit ones two or four to a byte).
     error() << "constants of element type "
             << getONNXTypeName(tensor.data_type()) << " are not supported";
     return {};
