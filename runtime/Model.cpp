@@ -425,6 +425,39 @@ kiln_status checkRunTensor(const kiln_tensor &t, const kiln_tensor_info &info,
   return nullptr;
 }
 
+// The bits a 4- or 2-bit element may set in its byte; 0 for other dtypes.
+unsigned narrowCodeMask(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_U4:
+  case KILN_DTYPE_I4:
+  case KILN_DTYPE_F4E2M1:
+    return 0x0F;
+  case KILN_DTYPE_U2:
+  case KILN_DTYPE_I2:
+    return 0x03;
+  default:
+    return 0;
+  }
+}
+
+// The model's code reads a 4- or 2-bit element with its byte's high bits zero
+// (the ABI's layout): any other byte is refused rather than misread.
+kiln_status checkNarrowCodes(const kiln_tensor &t, const kiln_tensor_info &info,
+                             size_t index) {
+  unsigned mask = narrowCodeMask(info.dtype);
+  if (!mask)
+    return nullptr;
+  const auto *bytes = static_cast<const unsigned char *>(t.data);
+  for (size_t i = 0; i < t.byte_size; ++i)
+    if (bytes[i] & ~mask)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "input '%s' (#%zu): element %zu is 0x%02x, but a %s "
+                        "element keeps its byte's high bits zero",
+                        info.name, index, i, bytes[i],
+                        kiln_dtype_name(t.dtype));
+  return nullptr;
+}
+
 bool overlaps(const kiln_tensor &a, const kiln_tensor &b) {
   if (a.byte_size == 0 || b.byte_size == 0)
     return false;
@@ -487,6 +520,8 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   for (size_t i = 0; i < numInputs; ++i) {
     if (kiln_status status =
             checkRunTensor(inputs[i], model->inputs[i], "input", i))
+      return status;
+    if (kiln_status status = checkNarrowCodes(inputs[i], model->inputs[i], i))
       return status;
     inputPtrs[i] = inputs[i].data;
   }
@@ -712,6 +747,26 @@ const char *kiln_dtype_name(int32_t dtype) {
     return "u64";
   case KILN_DTYPE_BF16:
     return "bf16";
+  case KILN_DTYPE_F8E4M3FN:
+    return "f8e4m3fn";
+  case KILN_DTYPE_F8E4M3FNUZ:
+    return "f8e4m3fnuz";
+  case KILN_DTYPE_F8E5M2:
+    return "f8e5m2";
+  case KILN_DTYPE_F8E5M2FNUZ:
+    return "f8e5m2fnuz";
+  case KILN_DTYPE_U4:
+    return "u4";
+  case KILN_DTYPE_I4:
+    return "i4";
+  case KILN_DTYPE_F4E2M1:
+    return "f4e2m1";
+  case KILN_DTYPE_F8E8M0:
+    return "f8e8m0";
+  case KILN_DTYPE_U2:
+    return "u2";
+  case KILN_DTYPE_I2:
+    return "i2";
   default:
     return nullptr;
   }
@@ -722,6 +777,16 @@ size_t kiln_dtype_size(int32_t dtype) {
   case KILN_DTYPE_U8:
   case KILN_DTYPE_I8:
   case KILN_DTYPE_BOOL:
+  case KILN_DTYPE_F8E4M3FN:
+  case KILN_DTYPE_F8E4M3FNUZ:
+  case KILN_DTYPE_F8E5M2:
+  case KILN_DTYPE_F8E5M2FNUZ:
+  case KILN_DTYPE_U4:
+  case KILN_DTYPE_I4:
+  case KILN_DTYPE_F4E2M1:
+  case KILN_DTYPE_F8E8M0:
+  case KILN_DTYPE_U2:
+  case KILN_DTYPE_I2:
     return 1;
   case KILN_DTYPE_U16:
   case KILN_DTYPE_I16:

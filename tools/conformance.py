@@ -66,14 +66,22 @@ SHAPE_OPERANDS = {
     **{op: (1,) for op in _REDUCE},
 }
 
-# Float operands that still decide a shape (resize scales): frozen like the
-# integer ones.
-FLOAT_SHAPE_OPERANDS = {"Resize": (2,), "Upsample": (1,)}
+# Float operands that still decide a shape (resize scales, OneHot's depth,
+# Range's bounds and step): frozen like the integer ones.
+FLOAT_SHAPE_OPERANDS = {"Resize": (2,), "Upsample": (1,), "OneHot": (1,),
+                        "Range": (0, 1, 2)}
 
-# Element types kiln-run reads and writes (.npy); bf16 travels as u2 bits.
+# ml_dtypes' narrow types (what numpy_helper gives for ONNX's 8-, 4- and 2-bit
+# types): one element per byte, the code in the low bits, as in Kiln's ABI.
+NARROW_FLOATS = {"float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+                 "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn"}
+NARROW_INTS = {"int4", "uint4", "int2", "uint2"}
+
+# Element types kiln-run reads and writes (.npy); bf16 travels as u2 bits, the
+# narrow types as their u1 bytes.
 KILN_RUN_DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32",
                    "int64", "uint8", "uint16", "uint32", "uint64", "bool",
-                   "bfloat16"}
+                   "bfloat16"} | NARROW_FLOATS | NARROW_INTS
 
 
 def default_build():
@@ -198,6 +206,8 @@ def call(args, timeout, tool, workdir):
 def save_input(path, value):
     if value.dtype.name == "bfloat16":
         value = value.view(np.uint16)
+    if value.dtype.name in NARROW_FLOATS | NARROW_INTS:
+        value = value.view(np.uint8)
     # Not np.ascontiguousarray: it turns a 0-d (scalar) input into shape (1,).
     np.save(path, np.array(value, order="C", copy=True))
 
@@ -206,11 +216,16 @@ def compare(name, have, want, rtol, atol):
     """None when `have` matches `want`, else why not."""
     if want.dtype.name == "bfloat16" and have.dtype == np.uint16:
         have = have.view(want.dtype)
+    if want.dtype.name in NARROW_FLOATS | NARROW_INTS and have.dtype == np.uint8:
+        have = have.view(want.dtype)
     if have.dtype != want.dtype:
         return f"output {name}: dtype {have.dtype}, expected {want.dtype}"
     if have.shape != want.shape:
         return f"output {name}: shape {have.shape}, expected {want.shape}"
-    if want.dtype.kind in "fc" or want.dtype.name == "bfloat16":
+    if want.dtype.name in NARROW_INTS:  # exact, on the codes
+        have, want = have.view(np.uint8), want.view(np.uint8)
+    if (want.dtype.kind in "fc" or want.dtype.name == "bfloat16"
+            or want.dtype.name in NARROW_FLOATS):
         a = have.astype(np.float64) if want.dtype.kind != "c" else have
         b = want.astype(np.float64) if want.dtype.kind != "c" else want
         with np.errstate(invalid="ignore"):

@@ -3,6 +3,7 @@
 #ifndef KILN_CODEGEN_CPU_PASSES_H
 #define KILN_CODEGEN_CPU_PASSES_H
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -51,6 +52,10 @@ inline constexpr llvm::StringLiteral kKernelSourceAttr = "kiln.kernel_source";
 /// Patterns of kiln-cpu-conv-to-im2col: NCHW 2-D convolutions on tensors
 /// become an im2col copy and a contraction.
 void populateConvToIm2ColPatterns(mlir::RewritePatternSet &patterns);
+
+/// Patterns of kiln-cpu-copy-repeated-results: a value returned more than
+/// once is returned as copies after its first occurrence.
+void populateCopyRepeatedResultsPatterns(mlir::RewritePatternSet &patterns);
 
 /// Patterns of kiln-cpu-fuse-elementwise: elementwise producers into
 /// elementwise consumers only.

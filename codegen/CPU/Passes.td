@@ -41,6 +41,29 @@ def CPUApplyKernelConfigs : Pass<"kiln-cpu-apply-kernel-configs", "mlir::ModuleO
   ];
 }
 
+def CPUCopyRepeatedResults : Pass<"kiln-cpu-copy-repeated-results", "mlir::func::FuncOp"> {
+  let summary = "Gives every function result a value of its own";
+  let description = [{
+    Function results become caller-provided output buffers, and the buffer
+    a result was computed in is replaced by its output buffer. A value
+    returned twice (two ONNX outputs that CSE found equal, or two casts that
+    lower to the same bits) would need two such replacements of one buffer:
+    every repeated occurrence is returned as a copy instead, which
+    bufferization writes straight into its own output buffer.
+
+    Before:
+    ```mlir
+    return %0, %0 : tensor<4xf32>, tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    %1 = bufferization.alloc_tensor() copy(%0) : tensor<4xf32>
+    return %0, %1 : tensor<4xf32>, tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
+}
+
 def CPUFuseElementwise : Pass<"kiln-cpu-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuses chains of elementwise linalg ops into one loop nest";
   let description = [{

@@ -396,6 +396,41 @@ void hoistAccumulators(func::FuncOp func) {
     hoistLoopInvariantSubsets(rewriter, loop);
 }
 
+/// Extends the operands of a contraction whose inputs are narrower floats
+/// than its accumulator (f16 or bf16 into f32) to the accumulator's type:
+/// linalg's own meaning (inputs are converted before they are multiplied),
+/// and upstream lowers only contractions of one element type, except the
+/// plain matmul form; a batch dimension left a mixed contraction standing
+/// until LLVM translation.
+struct WidenMixedContraction : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto accElement =
+        dyn_cast<FloatType>(getElementTypeOrSelf(op.getAccType()));
+    if (!accElement)
+      return rewriter.notifyMatchFailure(op, "not a float contraction");
+    auto widen = [&](Value operand) -> Value {
+      auto type = cast<VectorType>(operand.getType());
+      auto element = dyn_cast<FloatType>(type.getElementType());
+      if (!element || element == accElement ||
+          element.getWidth() >= accElement.getWidth())
+        return operand;
+      return arith::ExtFOp::create(rewriter, op.getLoc(),
+                                   type.clone(accElement), operand);
+    };
+    Value lhs = widen(op.getLhs()), rhs = widen(op.getRhs());
+    if (lhs == op.getLhs() && rhs == op.getRhs())
+      return rewriter.notifyMatchFailure(op, "inputs are not narrower floats");
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getLhsMutable().assign(lhs);
+      op.getRhsMutable().assign(rhs);
+    });
+    return success();
+  }
+};
+
 /// Lowers what vectorization produced to FMAs, loads and stores, in stages
 /// so that a later stage's patterns do not take apart what an earlier one
 /// still has to match.
@@ -404,6 +439,7 @@ LogicalResult lowerVectorOps(func::FuncOp func) {
   // 1. Contractions to outer products (rows of broadcast x vector).
   {
     RewritePatternSet patterns(ctx);
+    patterns.add<WidenMixedContraction>(ctx);
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);

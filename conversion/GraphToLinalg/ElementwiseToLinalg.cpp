@@ -14,6 +14,7 @@
 
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "conversion/GraphToLinalg/LoweringUtils.h"
+#include "conversion/GraphToLinalg/NarrowFloats.h"
 
 #include "dialects/Graph/GraphOps.h"
 
@@ -75,6 +76,8 @@ Value convertFloat(OpBuilder &b, Location loc, Value x, FloatType to) {
     return x;
   if (from.getWidth() < to.getWidth())
     return arith::ExtFOp::create(b, loc, to, x);
+  if (from.isF64() && to.getWidth() == 16)
+    return truncateF64ToHalf(b, loc, x, to);
   if (from.getWidth() > to.getWidth())
     return arith::TruncFOp::create(b, loc, to, x);
   return arith::TruncFOp::create(
@@ -259,17 +262,31 @@ Value signScalar(OpBuilder &b, Location loc, Operation *op, ValueRange args) {
                                  magnitude);
 }
 
-/// ONNX Cast: every numeric type and bool to every other.
+/// ONNX Cast: every numeric type and bool to every other. The narrow floats
+/// go through f32 (NarrowFloats.h).
 Value castScalar(OpBuilder &b, Location loc, graph::CastOp op,
                  ValueRange args) {
   Value x = args[0];
   Type from = operandElement(op);
   Type to = getElementTypeOrSelf(op.getResult().getType());
+  if (from == to)
+    return x;
+  if (isNarrowFloat(from)) {
+    x = decodeNarrowFloat(b, loc, x);
+    from = x.getType();
+    if (from == to)
+      return x;
+  }
+  if (isNarrowFloat(to)) {
+    Value wide = from.isF32() ? x : toFloat(b, loc, x, from, b.getF32Type());
+    return encodeNarrowFloat(b, loc, wide, cast<FloatType>(to),
+                             op.getSaturate(), op.getRoundMode());
+  }
   Type toScalar = to.isUnsignedInteger()
                       ? Type(b.getIntegerType(to.getIntOrFloatBitWidth()))
                       : to;
   bool fromUnsigned = isUnsignedInteger(from) || from.isInteger(1);
-  if (from == to || (x.getType() == toScalar && !isa<FloatType>(toScalar)))
+  if (x.getType() == toScalar && !isa<FloatType>(toScalar))
     return x;
   if (to.isInteger(1)) {
     Value zero = constant(b, loc, x.getType(), 0);
@@ -280,6 +297,11 @@ Value castScalar(OpBuilder &b, Location loc, graph::CastOp op,
   if (auto toFloatType = dyn_cast<FloatType>(toScalar))
     return toFloat(b, loc, x, from, toFloatType);
   if (isa<FloatType>(x.getType())) {
+    // Into 4- and 2-bit integers, signed or not, the value wraps (as NumPy's
+    // ml_dtypes, ONNX's reference, does): through i64.
+    if (toScalar.getIntOrFloatBitWidth() < 8)
+      return arith::TruncIOp::create(
+          b, loc, toScalar, arith::FPToSIOp::create(b, loc, b.getI64Type(), x));
     if (to.isUnsignedInteger())
       return arith::FPToUIOp::create(b, loc, toScalar, x);
     return arith::FPToSIOp::create(b, loc, toScalar, x);

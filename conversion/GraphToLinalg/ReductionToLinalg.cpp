@@ -268,15 +268,21 @@ Value buildShift(OpBuilder &b, Location loc, Value input,
 
 /// sum(exp(x - shift)) over `axes`.
 Value buildSumExp(OpBuilder &b, Location loc, Value input,
-                  ArrayRef<int64_t> axes, Value shift) {
+                  ArrayRef<int64_t> axes, Value shift, Type accumulate = {}) {
   Type element = cast<RankedTensorType>(input.getType()).getElementType();
-  return buildReduce(
-      b, loc, input, axes, {shift}, createScalarConstant(b, loc, element, 0.0),
-      [](OpBuilder &nb, Location nl, Value x, ValueRange extra, Value acc) {
-        Value shifted = arith::SubFOp::create(nb, nl, x, extra[0]);
-        Value e = math::ExpOp::create(nb, nl, shifted);
-        return arith::AddFOp::create(nb, nl, acc, e);
-      });
+  if (!accumulate)
+    accumulate = element;
+  return buildReduce(b, loc, input, axes, {shift},
+                     createScalarConstant(b, loc, accumulate, 0.0),
+                     [accumulate](OpBuilder &nb, Location nl, Value x,
+                                  ValueRange extra, Value acc) {
+                       Value shifted =
+                           arith::SubFOp::create(nb, nl, x, extra[0]);
+                       Value e = math::ExpOp::create(nb, nl, shifted);
+                       if (e.getType() != accumulate)
+                         e = arith::ExtFOp::create(nb, nl, accumulate, e);
+                       return arith::AddFOp::create(nb, nl, acc, e);
+                     });
 }
 
 //===----------------------------------------------------------------------===//
@@ -426,16 +432,26 @@ template <typename Op> struct SoftmaxLowering : OpConversionPattern<Op> {
     ArrayRef<int64_t> axes = op.getAxes();
     Type element = cast<RankedTensorType>(input.getType()).getElementType();
     Value shift = buildShift(rewriter, loc, input, axes);
-    Value sum = buildSumExp(rewriter, loc, input, axes, shift);
+    // f16 and bf16 exponentials are summed in f32, and the sum rounded once
+    // (as ONNX's function body, Exp then ReduceSum, gives it): a long row
+    // summed in half precision loses the small terms.
+    Type accumulate = element;
+    if (auto floatType = dyn_cast<FloatType>(element);
+        floatType && floatType.getWidth() < 32)
+      accumulate = rewriter.getF32Type();
+    Value sum = buildSumExp(rewriter, loc, input, axes, shift, accumulate);
     Value result = buildNormalize(
         rewriter, loc, input, axes, {shift, sum}, element,
         [](OpBuilder &b, Location l, Value x, ValueRange reduced) -> Value {
           Value shifted = arith::SubFOp::create(b, l, x, reduced[0]);
+          Value sum = reduced[1];
+          if (sum.getType() != x.getType())
+            sum = arith::TruncFOp::create(b, l, x.getType(), sum);
           if (isLog)
             return arith::SubFOp::create(b, l, shifted,
-                                         math::LogOp::create(b, l, reduced[1]));
+                                         math::LogOp::create(b, l, sum));
           return arith::DivFOp::create(b, l, math::ExpOp::create(b, l, shifted),
-                                       reduced[1]);
+                                       sum);
         });
     rewriter.replaceOp(op, result);
     return success();

@@ -610,10 +610,14 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
     Value x = arith::UIToFPOp::create(
         b, loc, f32, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), iv));
     if (transform == "align_corners") {
-      if (outSize == 1)
+      // The resized length is scale * inSize unrounded, as in ONNX's
+      // reference: downsampling 4 by 0.6 maps index 1 to 3 / 1.4, not 3 / 1.
+      double outLength = scale * static_cast<double>(inSize);
+      if (outLength == 1.0)
         return constant(0.0);
       return arith::MulFOp::create(
-          b, loc, x, constant(static_cast<double>(inSize - 1) / (outSize - 1)));
+          b, loc, x,
+          constant(static_cast<double>(inSize - 1) / (outLength - 1)));
     }
     if (transform == "asymmetric")
       return arith::DivFOp::create(b, loc, x, constant(scale));

@@ -38,7 +38,15 @@ def Graph_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
 def Graph_Int : AnyTypeOf<[I1, I8, I16, I32, I64, UI8, UI16, UI32, UI64]>;
 def Graph_Element : AnyTypeOf<[Graph_Float, Graph_Int]>;
 
+// Storage-only element types: 8- and 4-bit floats and 4- and 2-bit integers
+// are converted from and to, not computed on (graph.cast).
+def Graph_NarrowFloat : AnyTypeOf<[F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
+                                   F8E8M0FNU, F4E2M1FN]>;
+def Graph_NarrowInt : AnyTypeOf<[I<4>, UI<4>, I<2>, UI<2>]>;
+
 def Graph_Tensor : RankedTensorOf<[Graph_Element]>;
+def Graph_CastTensor
+    : RankedTensorOf<[Graph_Element, Graph_NarrowFloat, Graph_NarrowInt]>;
 def Graph_FloatTensor : RankedTensorOf<[Graph_Float]>;
 def Graph_IntTensor : RankedTensorOf<[Graph_Int]>;
 def Graph_I64Tensor : RankedTensorOf<[I64]>;

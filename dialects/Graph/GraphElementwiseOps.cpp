@@ -670,6 +670,23 @@ static std::optional<Attribute> castElement(Attribute value, Type to) {
                                          : input.sextOrTrunc(width));
 }
 
+/// The 8- and 4-bit floats and 4- and 2-bit integers, which graph ops only
+/// cast from and to.
+static bool isNarrowElement(Type type) {
+  if (isa<FloatType>(type))
+    return type.getIntOrFloatBitWidth() <= 8;
+  return type.isInteger(2) || type.isInteger(4);
+}
+
+LogicalResult CastOp::verify() {
+  StringRef mode = getRoundMode();
+  if (mode != "up" && mode != "down" && mode != "nearest")
+    return emitOpError() << "round_mode must be \"up\", \"down\" or "
+                            "\"nearest\", got \""
+                         << mode << "\"";
+  return success();
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
@@ -677,6 +694,10 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   Type from = getElementTypeOrSelf(getInput().getType());
   if (!(isa<FloatType>(to) || to.isInteger()) ||
       !(isa<FloatType>(from) || from.isInteger()))
+    return {};
+  // APFloat's rounding and overflow rules are not ONNX's for these (saturation,
+  // the float-to-int4 wrap): only the lowering converts them.
+  if (isNarrowElement(to) || isNarrowElement(from))
     return {};
   return foldBroadcast<Attribute, Attribute>(
       getType(), adaptor.getInput(),

@@ -350,16 +350,29 @@ def Graph_CastOp : Graph_Op<"cast", [Pure, SameOperandsAndResultShape]> {
   let description = [{
     Converts every element to the result's element type: floats to integers
     round toward zero, anything to bool (i1) tests for non-zero (NaN is
-    true), bool to a number gives 0 or 1; integers narrow by truncation.
+    true), bool to a number gives 0 or 1; integers narrow by truncation
+    (also to the 4- and 2-bit integers, and so do floats, through i64).
+
+    Casts from and to the storage-only 8- and 4-bit floats go through f32.
+    Into them, values round to nearest even; with `saturate` (the default)
+    values beyond the largest finite one, infinities included, become it,
+    otherwise they become infinity where the type has one (f8E5M2) or NaN.
+    f4E2M1FN, which has neither, always saturates. f8E8M0FNU holds a power
+    of two: `round_mode` ("up", "down" or "nearest") picks it from the
+    exponent and mantissa of |x|.
 
     ```mlir
     %r = graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xi64>
+    %q = graph.cast %x {saturate = false} : (tensor<2x3xf32>) -> tensor<2x3xf8E4M3FN>
     ```
   }];
-  let arguments = (ins Graph_Tensor:$input);
-  let results = (outs Graph_Tensor:$result);
+  let arguments = (ins Graph_CastTensor:$input,
+                       DefaultValuedAttr<BoolAttr, "true">:$saturate,
+                       DefaultValuedAttr<StrAttr, "\"up\"">:$round_mode);
+  let results = (outs Graph_CastTensor:$result);
   let assemblyFormat =
       "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
   let hasFolder = 1;
 }
 

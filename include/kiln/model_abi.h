@@ -58,7 +58,21 @@ typedef enum kiln_dtype {
   KILN_DTYPE_F64 = 11,
   KILN_DTYPE_U32 = 12,
   KILN_DTYPE_U64 = 13,
-  KILN_DTYPE_BF16 = 16
+  KILN_DTYPE_BF16 = 16,
+  /* Narrow types, one element per byte (never packed two or four per byte as
+   * ONNX's TensorProto does). 8-bit floats: the byte is the element's code. */
+  KILN_DTYPE_F8E4M3FN = 17,
+  KILN_DTYPE_F8E4M3FNUZ = 18,
+  KILN_DTYPE_F8E5M2 = 19,
+  KILN_DTYPE_F8E5M2FNUZ = 20,
+  /* 4- and 2-bit types: the element's code (two's complement for the signed
+   * integers) in the low bits of its byte, the high bits zero. */
+  KILN_DTYPE_U4 = 21,
+  KILN_DTYPE_I4 = 22,
+  KILN_DTYPE_F4E2M1 = 23,
+  KILN_DTYPE_F8E8M0 = 24, /* one byte, the biased exponent */
+  KILN_DTYPE_U2 = 25,
+  KILN_DTYPE_I2 = 26
 } kiln_dtype;
 
 /* One input or output of the model. Shapes are static: every entry of `shape`

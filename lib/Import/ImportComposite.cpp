@@ -2,11 +2,13 @@
 //
 // ONNX operators that Kiln has no graph op for and imports as a subgraph of
 // existing ones, following each operator's ONNX function body:
-// RMSNormalization, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss and
-// Attention. No new op, no new lowering: the pieces are lowered as usual.
+// RMSNormalization, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss,
+// Attention, and QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear. No
+// new op, no new lowering: the pieces are lowered as usual.
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Import/ImportState.h"
 #include "lib/Import/NodeImporter.h"
 
 #include "dialects/Graph/GraphOps.h"
@@ -345,14 +347,72 @@ static Value repeatHeads(NodeImporter &node, Value value, int64_t kvHeads,
 /// Attention (opset 23 and 24) following the ONNX function body:
 /// softmax(softcap(Q K^T * scale) + bias) V, with grouped-query heads, a
 /// boolean or additive mask, a causal mask and a key/value cache.
+/// The additive mask (0 or -inf, shape [batch, 1, qLength, kvLength]) of
+/// Attention's nonpad_kv_seqlen: key j is seen by query i of batch b when
+/// j < nonpad[b] and, with diff = i + nonpad[b] - qLength - j, diff >= 0
+/// (causal), diff <= leftWindow and -diff <= rightWindow (when >= 0).
+static Value nonpadBias(NodeImporter &node, Value nonpad, Type element,
+                        int64_t qLength, int64_t kvLength, bool isCausal,
+                        int64_t leftWindow, int64_t rightWindow) {
+  auto nonpadType = tensorType(nonpad);
+  if (nonpadType.getRank() != 1 || !nonpadType.getElementType().isInteger() ||
+      ShapedType::isDynamic(qLength) || ShapedType::isDynamic(kvLength)) {
+    node.emitError() << "nonpad_kv_seqlen must be a 1-D integer tensor and "
+                        "the sequence lengths static, got "
+                     << nonpad.getType();
+    return {};
+  }
+  MLIRContext *ctx = node.getContext();
+  Type i64 = IntegerType::get(ctx, 64);
+  auto indices = [&](int64_t count, ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> values;
+    for (int64_t i = 0; i < count; ++i)
+      values.push_back(i);
+    auto type = RankedTensorType::get(shape, i64);
+    return node.create<graph::ConstantOp>(cast<TypedAttr>(
+        DenseElementsAttr::get(type, ArrayRef<int64_t>(values))));
+  };
+  Value lengths = node.create<graph::ReshapeOp>(castTo(node, nonpad, i64),
+                                                ArrayRef<int64_t>{-1, 1, 1, 1},
+                                                /*allow_zero=*/false);
+  Value rows = indices(qLength, {qLength, 1});
+  Value cols = indices(kvLength, {kvLength});
+  if (!lengths || !rows || !cols)
+    return {};
+  Value allowed = node.create<graph::LessOp>(cols, lengths);
+  // diff = i + (nonpad - qLength) - j
+  Value offset = node.create<graph::SubOp>(
+      lengths, createScalar(node, i64, static_cast<double>(qLength)));
+  Value diff =
+      node.create<graph::SubOp>(node.create<graph::AddOp>(rows, offset), cols);
+  auto both = [&](Value condition) {
+    allowed = node.create<graph::AndOp>(allowed, condition);
+  };
+  if (isCausal)
+    both(node.create<graph::GreaterEqualOp>(diff, createScalar(node, i64, 0)));
+  if (leftWindow >= 0)
+    both(node.create<graph::LessEqualOp>(
+        diff, createScalar(node, i64, static_cast<double>(leftWindow))));
+  if (rightWindow >= 0)
+    both(node.create<graph::GreaterEqualOp>(
+        diff, createScalar(node, i64, -static_cast<double>(rightWindow))));
+  if (!allowed)
+    return {};
+  return node.create<graph::WhereOp>(
+      allowed, createScalar(node, element, 0.0),
+      createScalar(node, element, -std::numeric_limits<double>::infinity()));
+}
+
 static LogicalResult importAttention(NodeImporter &node) {
   Value q = node.getInput(0), k = node.getInput(1), v = node.getInput(2);
   Value mask = node.getInput(3), pastKey = node.getInput(4),
         pastValue = node.getInput(5);
   if (!q || !k || !v)
     return node.emitError() << "needs inputs Q, K and V";
-  if (node.getInput(6))
-    return node.emitError() << "the nonpad_kv_seqlen input is not supported";
+  Value nonpad = node.getInput(6);
+  if (nonpad && pastKey)
+    return node.emitError() << "nonpad_kv_seqlen cannot be combined with "
+                               "past_key and past_value";
   if (!pastKey != !pastValue)
     return node.emitError() << "past_key and past_value must be given together";
   Type element = elementType(q);
@@ -480,7 +540,18 @@ static LogicalResult importAttention(NodeImporter &node) {
     }
     bias = mask;
   }
-  if (isCausal || windowed) {
+  if (nonpad) {
+    // An external cache: batch b holds nonpad[b] valid keys, and its queries
+    // are the last qLength of them (causal and window masks count from
+    // there), as ONNX's reference computes it.
+    Value padBias = nonpadBias(node, nonpad, element, qLength, kvLength,
+                               isCausal, leftWindow, rightWindow);
+    if (!padBias)
+      return failure();
+    bias = bias ? node.create<graph::AddOp>(bias, padBias) : padBias;
+    if (!bias)
+      return failure();
+  } else if (isCausal || windowed) {
     if (ShapedType::isDynamic(qLength) || ShapedType::isDynamic(kvLength) ||
         ShapedType::isDynamic(pastLength))
       return node.emitError() << "is_causal and window sizes need static "
@@ -516,11 +587,15 @@ static LogicalResult importAttention(NodeImporter &node) {
   Value values = repeatHeads(node, v, kvHeads, qHeads / kvHeads);
   if (!kt || !values)
     return failure();
-  Value scores = node.create<graph::MatMulOp>(q, kt);
-  Value scaleValue = createScalar(node, element, scale);
-  if (!scores || !scaleValue)
+  // The scale goes in as its square root, in the element type, on Q and on
+  // K, as in ONNX's function body (ScaleFactorSqrt): in f16 and bf16 the
+  // rounding of the scores depends on where it is applied.
+  Value scaleValue = createScalar(node, element, std::sqrt(scale));
+  if (!scaleValue)
     return failure();
-  scores = node.create<graph::MulOp>(scores, scaleValue);
+  q = node.create<graph::MulOp>(q, scaleValue);
+  kt = q ? node.create<graph::MulOp>(kt, scaleValue) : Value();
+  Value scores = kt ? node.create<graph::MatMulOp>(q, kt) : Value();
   if (!scores)
     return failure();
   if (softcap > 0.0f) {
@@ -582,9 +657,273 @@ static LogicalResult importAttention(NodeImporter &node) {
   return node.setResults(results);
 }
 
+//===----------------------------------------------------------------------===//
+// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
+//===----------------------------------------------------------------------===//
+
+/// Whether `element` is an 8- or 4-bit float (f8E4M3FN ... f4E2M1FN).
+static bool isNarrowFloat(Type element) {
+  return isa<FloatType>(element) && element.getIntOrFloatBitWidth() <= 8;
+}
+
+/// A scale or zero point (already of a compute type) made broadcastable to
+/// `shape`, as ONNX's reference does: a scalar or a one-element tensor stays
+/// a scalar; per-axis, a 1-D tensor lies along `axis`; blocked, each entry is
+/// repeated `blockSize` times along `axis` (the last block may be short).
+static Value alignQuantParameter(NodeImporter &node, Value value,
+                                 ArrayRef<int64_t> shape, int64_t axis,
+                                 int64_t blockSize) {
+  RankedTensorType type = tensorType(value);
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (type.getRank() == 0)
+    return value;
+  if (type.getNumElements() == 1)
+    return node.create<graph::ReshapeOp>(value, ArrayRef<int64_t>{},
+                                         /*allow_zero=*/false);
+  if (blockSize <= 0) {
+    if (type.getRank() != 1 || type.getDimSize(0) != shape[axis]) {
+      node.emitError() << "a per-axis scale or zero point must have "
+                       << shape[axis] << " elements along axis " << axis
+                       << ", got " << type;
+      return {};
+    }
+    SmallVector<int64_t> dims(rank, 1);
+    dims[axis] = shape[axis];
+    return node.create<graph::ReshapeOp>(value, dims, /*allow_zero=*/false);
+  }
+  int64_t blocks = (shape[axis] + blockSize - 1) / blockSize;
+  bool matches = type.getRank() == rank;
+  for (int64_t d = 0; matches && d < rank; ++d)
+    matches = type.getDimSize(d) == (d == axis ? blocks : shape[d]);
+  if (!matches) {
+    node.emitError() << "a blocked scale or zero point must have shape "
+                     << graph::formatShape(shape) << " with " << blocks
+                     << " blocks of " << blockSize << " along axis " << axis
+                     << ", got " << type;
+    return {};
+  }
+  // [.., blocks, ..] -> [.., blocks, 1, ..] -> [.., blocks, B, ..]
+  // -> [.., blocks * B, ..], then cut to the input's length.
+  SmallVector<int64_t> split(shape), spread(shape), merged(shape);
+  split[axis] = blocks;
+  split.insert(split.begin() + axis + 1, 1);
+  spread[axis] = blocks;
+  spread.insert(spread.begin() + axis + 1, blockSize);
+  merged[axis] = blocks * blockSize;
+  Value result =
+      node.create<graph::ReshapeOp>(value, split, /*allow_zero=*/false);
+  if (result)
+    result = node.create<graph::ExpandOp>(result, spread);
+  if (result)
+    result = node.create<graph::ReshapeOp>(result, merged,
+                                           /*allow_zero=*/false);
+  if (result && merged[axis] != shape[axis]) {
+    SmallVector<int64_t> starts(rank, 0), ends(shape), steps(rank, 1);
+    result = node.create<graph::SliceOp>(result, starts, ends, steps);
+  }
+  return result;
+}
+
+/// The `axis` and `block_size` attributes, checked against `x`. A scale of
+/// one element applies to the whole tensor and ignores them (opset 10's
+/// default axis 1 on a 1-D input is no error).
+static FailureOr<std::pair<int64_t, int64_t>> quantAxis(NodeImporter &node,
+                                                        Value x, Value scale) {
+  int64_t blockSize = node.getInt("block_size", 0);
+  if (tensorType(scale).getNumElements() == 1)
+    return std::make_pair(int64_t(0), int64_t(0));
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.getInt("axis", 1), tensorType(x).getRank());
+  if (failed(axis))
+    return failure();
+  if (blockSize < 0) {
+    node.emitError() << "block_size must not be negative, got " << blockSize;
+    return failure();
+  }
+  return std::make_pair(*axis, blockSize);
+}
+
+/// DequantizeLinear (opset 10): (x - zero_point) * scale in f32, then the
+/// scale's type (or `output_dtype`). Float8 and float4 inputs have no zero
+/// point (it must be 0).
+static LogicalResult importDequantizeLinear(NodeImporter &node) {
+  Value x = node.getInput(0), scale = node.getInput(1),
+        zeroPoint = node.getInput(2);
+  if (!x || !scale)
+    return node.emitError() << "needs x and x_scale";
+  if (!tensorType(x).hasStaticShape())
+    return node.emitError() << "needs a static input shape";
+  FailureOr<std::pair<int64_t, int64_t>> axis = quantAxis(node, x, scale);
+  if (failed(axis))
+    return failure();
+  Type f32 = Float32Type::get(node.getContext());
+  Type resultElement = elementType(scale);
+  if (int64_t dtype = node.getInt("output_dtype", 0)) {
+    resultElement = convertElementType(node.getContext(), dtype);
+    if (!isa_and_nonnull<FloatType>(resultElement) ||
+        isNarrowFloat(resultElement))
+      return node.emitError() << "output_dtype " << getONNXTypeName(dtype)
+                              << " is not supported";
+  }
+  ArrayRef<int64_t> shape = tensorType(x).getShape();
+  Value value = castTo(node, x, f32);
+  if (zeroPoint && !isNarrowFloat(elementType(x))) {
+    Value zp = alignQuantParameter(node, castTo(node, zeroPoint, f32), shape,
+                                   axis->first, axis->second);
+    if (!zp)
+      return failure();
+    value = node.create<graph::SubOp>(value, zp);
+  }
+  Value s = alignQuantParameter(node, castTo(node, scale, f32), shape,
+                                axis->first, axis->second);
+  if (!s || !value)
+    return failure();
+  value = node.create<graph::MulOp>(value, s);
+  return node.setResults(castTo(node, value, resultElement));
+}
+
+/// round(x / scale) + zero_point, clamped to the range of `target`, an
+/// integer type: the integer half of QuantizeLinear.
+static Value quantizeToInteger(NodeImporter &node, Value scaled, Value zp,
+                               Type target) {
+  Type i32 = IntegerType::get(node.getContext(), 32);
+  unsigned width = target.getIntOrFloatBitWidth();
+  bool isUnsigned = target.isUnsignedInteger();
+  double low = isUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
+  double high =
+      isUnsigned ? std::ldexp(1.0, width) - 1 : std::ldexp(1.0, width - 1) - 1;
+  // Rounded to an integer (half to even) first, the zero point added in
+  // integers: as exact as ONNX's reference for any scaled value in range.
+  Value value = node.create<graph::RoundOp>(scaled);
+  value = castTo(node, value, i32);
+  if (value && zp)
+    value = node.create<graph::AddOp>(value, zp);
+  if (value)
+    value = node.create<graph::MaxOp>(
+        ValueRange{value, createScalar(node, i32, low)});
+  if (value)
+    value = node.create<graph::MinOp>(
+        ValueRange{value, createScalar(node, i32, high)});
+  return value ? castTo(node, value, target) : Value();
+}
+
+/// QuantizeLinear (opset 10): x / scale (in `precision`, else in the common
+/// type of x and scale), then to the zero point's type (or `output_dtype`,
+/// default uint8): integers round half to even, add the zero point and
+/// saturate; float8 casts with `saturate` (the zero point must be 0); float4
+/// adds the zero point and casts.
+static LogicalResult importQuantizeLinear(NodeImporter &node) {
+  Value x = node.getInput(0), scale = node.getInput(1),
+        zeroPoint = node.getInput(2);
+  if (!x || !scale)
+    return node.emitError() << "needs x and y_scale";
+  if (!tensorType(x).hasStaticShape())
+    return node.emitError() << "needs a static input shape";
+  FailureOr<std::pair<int64_t, int64_t>> axis = quantAxis(node, x, scale);
+  if (failed(axis))
+    return failure();
+  MLIRContext *ctx = node.getContext();
+  Type target = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  if (zeroPoint)
+    target = elementType(zeroPoint);
+  else if (int64_t dtype = node.getInt("output_dtype", 0))
+    target = convertElementType(ctx, dtype);
+  if (!target ||
+      !(isNarrowFloat(target) ||
+        (target.isInteger() && target.getIntOrFloatBitWidth() <= 16 &&
+         !target.isInteger(1))))
+    return node.emitError()
+           << "quantizing to " << target << " is not supported";
+  Type compute = elementType(x) == elementType(scale)
+                     ? elementType(x)
+                     : Type(Float32Type::get(ctx));
+  if (int64_t precision = node.getInt("precision", 0)) {
+    compute = convertElementType(ctx, precision);
+    if (!isa_and_nonnull<FloatType>(compute) || isNarrowFloat(compute))
+      return node.emitError() << "precision " << getONNXTypeName(precision)
+                              << " is not supported";
+  }
+  ArrayRef<int64_t> shape = tensorType(x).getShape();
+  Value s = alignQuantParameter(node, castTo(node, scale, compute), shape,
+                                axis->first, axis->second);
+  if (!s)
+    return failure();
+  Value scaled = node.create<graph::DivOp>(castTo(node, x, compute), s);
+  if (!scaled)
+    return failure();
+  bool saturate = node.getInt("saturate", 1) != 0;
+  if (target.isInteger()) {
+    Value zp;
+    if (zeroPoint) {
+      zp = alignQuantParameter(
+          node, castTo(node, zeroPoint, IntegerType::get(ctx, 32)), shape,
+          axis->first, axis->second);
+      if (!zp)
+        return failure();
+    }
+    Value result = quantizeToInteger(node, scaled, zp, target);
+    return result ? node.setResults(result) : failure();
+  }
+  if (zeroPoint && isa<Float4E2M1FNType>(target)) {
+    Value zp = alignQuantParameter(node, castTo(node, zeroPoint, compute),
+                                   shape, axis->first, axis->second);
+    if (!zp)
+      return failure();
+    scaled = node.create<graph::AddOp>(scaled, zp);
+  }
+  return node.setResults(graph::CastOp::create(node.getBuilder(), node.getLoc(),
+                                               tensorType(scaled).clone(target),
+                                               scaled, saturate, "up"));
+}
+
+/// DynamicQuantizeLinear (opset 11): uint8 quantization of x with the scale
+/// and zero point that map [min(x, 0), max(x, 0)] onto [0, 255].
+static LogicalResult importDynamicQuantizeLinear(NodeImporter &node) {
+  Value x = node.getInput(0);
+  if (!x || !elementType(x).isF32())
+    return node.emitError() << "needs an f32 input";
+  if (!tensorType(x).hasStaticShape())
+    return node.emitError() << "needs a static input shape";
+  MLIRContext *ctx = node.getContext();
+  Type f32 = Float32Type::get(ctx);
+  Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  SmallVector<int64_t> all = trailingAxes(0, tensorType(x).getRank());
+  Value zero = createScalar(node, f32, 0.0);
+  Value xMax = node.create<graph::ReduceMaxOp>(x, all, /*keepdims=*/false);
+  Value xMin = node.create<graph::ReduceMinOp>(x, all, /*keepdims=*/false);
+  if (!xMax || !xMin)
+    return failure();
+  xMax = node.create<graph::MaxOp>(ValueRange{xMax, zero});
+  xMin = node.create<graph::MinOp>(ValueRange{xMin, zero});
+  // scale = (max == min ? 1 : max - min) / 255
+  Value range = node.create<graph::SubOp>(xMax, xMin);
+  Value empty = node.create<graph::EqualOp>(xMax, xMin);
+  range =
+      node.create<graph::WhereOp>(empty, createScalar(node, f32, 1.0), range);
+  Value scale =
+      node.create<graph::DivOp>(range, createScalar(node, f32, 255.0));
+  // zero point = round(clamp(0 - min / scale, 0, 255))
+  Value zpFloat =
+      node.create<graph::NegOp>(node.create<graph::DivOp>(xMin, scale));
+  zpFloat = node.create<graph::MinOp>(
+      ValueRange{node.create<graph::MaxOp>(ValueRange{zpFloat, zero}),
+                 createScalar(node, f32, 255.0)});
+  zpFloat = node.create<graph::RoundOp>(zpFloat);
+  Value zp = castTo(node, zpFloat, IntegerType::get(ctx, 32));
+  Value y =
+      quantizeToInteger(node, node.create<graph::DivOp>(x, scale), zp, u8);
+  if (!y)
+    return failure();
+  return node.setResults({y, scale, castTo(node, zpFloat, u8)});
+}
+
 void kiln::registerCompositeImporters(NodeImporterRegistry &registry) {
   registry.add("Attention", /*minOpset=*/23, importAttention);
+  registry.add("DequantizeLinear", /*minOpset=*/10, importDequantizeLinear);
+  registry.add("DynamicQuantizeLinear", /*minOpset=*/11,
+               importDynamicQuantizeLinear);
   registry.add("NegativeLogLikelihoodLoss", /*minOpset=*/12, importNLLLoss);
+  registry.add("QuantizeLinear", /*minOpset=*/10, importQuantizeLinear);
   registry.add("RMSNormalization", /*minOpset=*/23, importRMSNorm);
   registry.add("SoftmaxCrossEntropyLoss", /*minOpset=*/12,
                importSoftmaxCrossEntropyLoss);

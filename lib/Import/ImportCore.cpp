@@ -65,15 +65,12 @@ static LogicalResult importIdentity(NodeImporter &node) {
   return node.setResults(input);
 }
 
-/// Dropout is the identity at inference. Its mask output and training mode
-/// only mean something in training, so a model that uses them is refused.
+/// Dropout is the identity at inference, and its mask is all true. A model
+/// that trains (training_mode not a constant false) is refused.
 static LogicalResult importDropout(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
-  if (node.isOutputUsed(1))
-    return node.emitError() << "the mask output is used; Kiln imports "
-                               "Dropout for inference only";
   if (node.getInput(2)) {
     auto trainingMode =
         dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(2));
@@ -83,7 +80,15 @@ static LogicalResult importDropout(NodeImporter &node) {
       return node.emitError() << "training_mode must be a constant false; "
                                  "Kiln imports Dropout for inference only";
   }
-  return node.setResults(input);
+  if (!node.isOutputUsed(1))
+    return node.setResults(input);
+  auto inputType = cast<RankedTensorType>(input.getType());
+  if (!inputType.hasStaticShape())
+    return node.emitError() << "the mask output needs a static input shape";
+  auto maskType = inputType.clone(node.getBuilder().getI1Type());
+  Value mask = node.create<graph::ConstantOp>(
+      cast<TypedAttr>(DenseElementsAttr::get(maskType, true)));
+  return node.setResults({input, mask});
 }
 
 void kiln::registerCoreImporters(NodeImporterRegistry &registry) {

@@ -221,17 +221,25 @@ static LogicalResult importClipInputs(NodeImporter &node) {
   return clip(node, input, lower, upper);
 }
 
-/// Converts `input` to `element` (no op when it already has it).
+/// Converts `input` to `element` (no op when it already has it), with Cast's
+/// `saturate` and `round_mode` (opsets 19 and 24; only 8- and 4-bit float
+/// results read them).
 static LogicalResult castTo(NodeImporter &node, Value input, Type element) {
   auto inputType = cast<RankedTensorType>(input.getType());
   if (inputType.getElementType() == element)
     return node.setResults(input);
+  bool saturate = node.getInt("saturate", 1) != 0;
+  std::string roundMode = node.getString("round_mode", "up");
+  if (roundMode != "up" && roundMode != "down" && roundMode != "nearest")
+    return node.emitError() << "round_mode must be 'up', 'down' or "
+                               "'nearest', got '"
+                            << roundMode << "'";
   return node.setResults(node.foldResults(graph::CastOp::create(
-      node.getBuilder(), node.getLoc(), inputType.clone(element), input)));
+      node.getBuilder(), node.getLoc(), inputType.clone(element), input,
+      saturate, roundMode)));
 }
 
-/// Cast from opset 6 (`to` is a TensorProto data type). `saturate` only
-/// concerns float8 types, which Kiln does not support.
+/// Cast from opset 6 (`to` is a TensorProto data type).
 static LogicalResult importCast(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)

@@ -18,7 +18,9 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace kiln;
@@ -532,6 +534,7 @@ static LogicalResult importPad(NodeImporter &node) {
     return node.emitError() << "mode '" << mode << "' is not supported";
   SmallVector<int64_t> pads;
   double value = 0.0;
+  Value runtimeValue; // a constant_value known only at run time
   if (node.getOpset() < 11) {
     pads = node.getInts(node.getOpset() < 2 ? "paddings" : "pads");
     value = node.getFloat("value", 0.0f);
@@ -540,7 +543,15 @@ static LogicalResult importPad(NodeImporter &node) {
     if (!p)
       return failure();
     pads = *p;
-    if (node.getInput(2)) {
+    if (node.getInput(2) && !node.getConstantInput(2) && mode == "constant") {
+      runtimeValue = node.getInput(2);
+      if (getType(runtimeValue).getNumElements() != 1 ||
+          getType(runtimeValue).getElementType() !=
+              getType(input).getElementType())
+        return node.emitError()
+               << "constant_value must be one element of the input's type, got "
+               << runtimeValue.getType();
+    } else if (node.getInput(2)) {
       auto v = getConstantDoubles(node, 2, "the constant_value input");
       if (!v)
         return failure();
@@ -567,9 +578,31 @@ static LogicalResult importPad(NodeImporter &node) {
     }
   }
   Builder &b = node.getBuilder();
-  return node.setResults(node.create<graph::PadOp>(
-      input, b.getDenseI64ArrayAttr(pads), b.getStringAttr(mode),
-      b.getF64FloatAttr(value)));
+  Value padded = node.create<graph::PadOp>(input, b.getDenseI64ArrayAttr(pads),
+                                           b.getStringAttr(mode),
+                                           b.getF64FloatAttr(value));
+  if (!padded || !runtimeValue)
+    return node.setResults(padded);
+  // Padded with 0, then the value put where a padding mask (the input's
+  // shape of true, padded with false) says so.
+  RankedTensorType inputType = getType(input);
+  if (!inputType.hasStaticShape())
+    return node.emitError()
+           << "a run-time constant_value needs a static input shape, got "
+           << inputType;
+  auto maskType = inputType.clone(b.getI1Type());
+  Value inside = node.create<graph::ConstantOp>(
+      cast<TypedAttr>(DenseElementsAttr::get(maskType, true)));
+  inside = inside
+               ? node.create<graph::PadOp>(inside, b.getDenseI64ArrayAttr(pads),
+                                           b.getStringAttr("constant"),
+                                           b.getF64FloatAttr(0.0))
+               : Value();
+  Value scalar = node.create<graph::ReshapeOp>(
+      runtimeValue, b.getDenseI64ArrayAttr({}), b.getBoolAttr(false));
+  if (!inside || !scalar)
+    return failure();
+  return node.setResults(node.create<graph::WhereOp>(inside, padded, scalar));
 }
 
 //===----------------------------------------------------------------------===//
@@ -663,9 +696,12 @@ static LogicalResult importOneHot(NodeImporter &node) {
     return failure();
   if (depth->size() != 1 || depth->front() < 1)
     return node.emitError() << "depth must be one positive value";
-  if (!isa<IntegerType>(getType(indices).getElementType()))
-    return node.emitError() << "Kiln supports integer indices only, got "
-                            << getType(indices).getElementType();
+  if (isa<FloatType>(getType(indices).getElementType())) {
+    // ONNX: non-integer indices are cast to int64 first.
+    indices = graph::CastOp::create(
+        node.getBuilder(), node.getLoc(),
+        getType(indices).clone(node.getBuilder().getI64Type()), indices);
+  }
   auto axis = normalizeAxis(node, node.getInt("axis", -1),
                             getType(indices).getRank() + 1);
   if (!axis)
@@ -697,7 +733,12 @@ static LogicalResult buildResize(NodeImporter &node, Value input,
   if (transform == "tf_crop_and_resize" || transform == "half_pixel_symmetric")
     return node.emitError() << "coordinate_transformation_mode '" << transform
                             << "' is not supported";
-  if (!sizes.empty()) {
+  if (!sizes.empty() && !scales.empty()) {
+    // Both given (keep_aspect_ratio_policy): taken as they are.
+    if (static_cast<int64_t>(sizes.size()) != rank ||
+        static_cast<int64_t>(scales.size()) != rank)
+      return node.emitError() << "expected " << rank << " sizes and scales";
+  } else if (!sizes.empty()) {
     if (static_cast<int64_t>(sizes.size()) != rank)
       return node.emitError() << "expected " << rank << " sizes";
     scales.clear();
@@ -745,11 +786,10 @@ static LogicalResult importResize(NodeImporter &node) {
     return node.emitError() << "needs an input";
   if (node.getInt("antialias", 0) != 0)
     return node.emitError() << "antialiasing is not supported";
-  if (node.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
-    return node.emitError() << "keep_aspect_ratio_policy other than stretch "
-                               "is not supported";
-  if (node.hasAttr("axes"))
-    return node.emitError() << "the axes attribute is not supported";
+  std::string policy = node.getString("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return node.emitError()
+           << "keep_aspect_ratio_policy '" << policy << "' is not supported";
   SmallVector<double> scales;
   SmallVector<int64_t> sizes;
   if (node.getInput(3)) {
@@ -765,6 +805,61 @@ static LogicalResult importResize(NodeImporter &node) {
   }
   if (sizes.empty() && scales.empty())
     return node.emitError() << "needs scales or sizes";
+  // `axes` (opset 18) names the dimensions the scales or sizes are for; the
+  // others keep their size.
+  ArrayRef<int64_t> shape = getType(input).getShape();
+  int64_t rank = static_cast<int64_t>(shape.size());
+  SmallVector<int64_t> axes;
+  for (int64_t axis : node.getInts("axes")) {
+    if (axis < -rank || axis >= rank)
+      return node.emitError()
+             << "axis " << axis << " is out of range for rank " << rank;
+    axes.push_back(axis < 0 ? axis + rank : axis);
+  }
+  bool allAxes = axes.empty();
+  if (allAxes)
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  size_t given = sizes.empty() ? scales.size() : sizes.size();
+  if (given != axes.size())
+    return node.emitError()
+           << "expected " << axes.size()
+           << (sizes.empty() ? " scales" : " sizes") << ", got " << given;
+  if (!allAxes) {
+    SmallVector<double> fullScales(rank, 1.0);
+    SmallVector<int64_t> fullSizes(shape);
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      if (!scales.empty())
+        fullScales[axis] = scales[i];
+      if (!sizes.empty())
+        fullSizes[axis] = sizes[i];
+    }
+    if (!scales.empty())
+      scales = fullScales;
+    if (!sizes.empty())
+      sizes = fullSizes;
+  }
+  if (!sizes.empty() && policy != "stretch") {
+    // One scale for all of `axes`, the smallest (not_larger) or the largest
+    // (not_smaller) of size / input; sizes rounded half up, as in ONNX's
+    // reference.
+    double scale = policy == "not_larger"
+                       ? std::numeric_limits<double>::infinity()
+                       : -std::numeric_limits<double>::infinity();
+    for (int64_t axis : axes) {
+      if (shape[axis] == 0)
+        return node.emitError() << "keep_aspect_ratio_policy needs non-empty "
+                                   "resized dimensions";
+      double ratio = static_cast<double>(sizes[axis]) / shape[axis];
+      scale = policy == "not_larger" ? std::min(scale, ratio)
+                                     : std::max(scale, ratio);
+    }
+    scales.assign(rank, 1.0);
+    for (int64_t axis : axes) {
+      scales[axis] = scale;
+      sizes[axis] = static_cast<int64_t>(scale * shape[axis] + 0.5);
+    }
+  }
   return buildResize(
       node, input, scales, sizes, node.getString("mode", "nearest"),
       node.getString("coordinate_transformation_mode", "half_pixel"),

@@ -65,6 +65,27 @@ Type kiln::convertElementType(MLIRContext *context, int32_t onnxType) {
     return b.getIntegerType(64, /*isSigned=*/false);
   case onnx::TensorProto::BOOL:
     return b.getI1Type();
+  // Numbers from onnx.proto, newer than the schema Kiln is built against.
+  case 17: // FLOAT8E4M3FN
+    return b.getType<Float8E4M3FNType>();
+  case 18: // FLOAT8E4M3FNUZ
+    return b.getType<Float8E4M3FNUZType>();
+  case 19: // FLOAT8E5M2
+    return b.getType<Float8E5M2Type>();
+  case 20: // FLOAT8E5M2FNUZ
+    return b.getType<Float8E5M2FNUZType>();
+  case 21: // UINT4
+    return b.getIntegerType(4, /*isSigned=*/false);
+  case 22: // INT4
+    return b.getIntegerType(4);
+  case 23: // FLOAT4E2M1
+    return b.getType<Float4E2M1FNType>();
+  case 24: // FLOAT8E8M0
+    return b.getType<Float8E8M0FNUType>();
+  case 25: // UINT2
+    return b.getIntegerType(2, /*isSigned=*/false);
+  case 26: // INT2
+    return b.getIntegerType(2);
   default:
     return {};
   }
@@ -313,6 +334,15 @@ ElementsAttr kiln::importTensor(const onnx::TensorProto &tensor,
   if (!elementType) {
     error() << "element type " << getONNXTypeName(tensor.data_type())
             << " is not supported";
+    return {};
+  }
+  if ((elementType.getIntOrFloatBitWidth() < 8 && !elementType.isInteger(1)) ||
+      (isa<FloatType>(elementType) &&
+       elementType.getIntOrFloatBitWidth() <= 8)) {
+    // Graph ops other than graph.cast do not take the 8-, 4- and 2-bit types
+    // (and ONNX packs the 4- and 2-bit ones two or four to a byte).
+    error() << "constants of element type "
+            << getONNXTypeName(tensor.data_type()) << " are not supported";
     return {};
   }
   if (tensor.has_segment()) {

@@ -116,11 +116,27 @@ int32_t dtypeOf(Type type) {
     return KILN_DTYPE_BF16;
   if (type.isF64())
     return KILN_DTYPE_F64;
+  if (isa<Float8E4M3FNType>(type))
+    return KILN_DTYPE_F8E4M3FN;
+  if (isa<Float8E4M3FNUZType>(type))
+    return KILN_DTYPE_F8E4M3FNUZ;
+  if (isa<Float8E5M2Type>(type))
+    return KILN_DTYPE_F8E5M2;
+  if (isa<Float8E5M2FNUZType>(type))
+    return KILN_DTYPE_F8E5M2FNUZ;
+  if (isa<Float8E8M0FNUType>(type))
+    return KILN_DTYPE_F8E8M0;
+  if (isa<Float4E2M1FNType>(type))
+    return KILN_DTYPE_F4E2M1;
   if (auto integer = dyn_cast<IntegerType>(type)) {
     bool isUnsigned = integer.isUnsigned();
     switch (integer.getWidth()) {
     case 1:
       return KILN_DTYPE_BOOL;
+    case 2:
+      return isUnsigned ? KILN_DTYPE_U2 : KILN_DTYPE_I2;
+    case 4:
+      return isUnsigned ? KILN_DTYPE_U4 : KILN_DTYPE_I4;
     case 8:
       return isUnsigned ? KILN_DTYPE_U8 : KILN_DTYPE_I8;
     case 16:

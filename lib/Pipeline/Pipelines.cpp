@@ -78,6 +78,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
 
   // Tensors to buffers. Function results become output parameters that the
   // caller provides, and the buffers that were returned are written in place.
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUCopyRepeatedResults());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

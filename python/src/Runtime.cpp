@@ -46,12 +46,24 @@ void check(kiln_status status, const char *errorClass) {
 }
 
 /// The numpy dtype holding a kiln_dtype. numpy has no bfloat16: bf16 tensors
-/// are passed as uint16 arrays of the raw bits.
+/// are passed as uint16 arrays of the raw bits, and the 8-, 4- and 2-bit types
+/// as uint8 arrays of their ABI bytes.
 py::dtype numpyDtype(int32_t dtype) {
   switch (dtype) {
   case KILN_DTYPE_F32:
     return py::dtype("float32");
   case KILN_DTYPE_U8:
+  // The narrow types travel as their ABI bytes (model_abi.h).
+  case KILN_DTYPE_F8E4M3FN:
+  case KILN_DTYPE_F8E4M3FNUZ:
+  case KILN_DTYPE_F8E5M2:
+  case KILN_DTYPE_F8E5M2FNUZ:
+  case KILN_DTYPE_U4:
+  case KILN_DTYPE_I4:
+  case KILN_DTYPE_F4E2M1:
+  case KILN_DTYPE_F8E8M0:
+  case KILN_DTYPE_U2:
+  case KILN_DTYPE_I2:
     return py::dtype("uint8");
   case KILN_DTYPE_I8:
     return py::dtype("int8");

@@ -209,9 +209,27 @@ constexpr NpyType npyTypes[] = {
     {"u4", KILN_DTYPE_U32}, {"u8", KILN_DTYPE_U64}, {"b1", KILN_DTYPE_BOOL},
 };
 
+/// Bits per element of the types ONNX packs several to a byte; 0 for others.
+unsigned packedBits(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_U4:
+  case KILN_DTYPE_I4:
+  case KILN_DTYPE_F4E2M1:
+    return 4;
+  case KILN_DTYPE_U2:
+  case KILN_DTYPE_I2:
+    return 2;
+  default:
+    return 0;
+  }
+}
+
 const char *npyCodeOf(int32_t dtype) {
   if (dtype == KILN_DTYPE_BF16)
     return "u2";
+  // The 8-, 4- and 2-bit types: their ABI bytes (model_abi.h).
+  if (dtype >= KILN_DTYPE_F8E4M3FN && dtype <= KILN_DTYPE_I2)
+    return "u1";
   for (const NpyType &t : npyTypes)
     if (t.dtype == dtype)
       return t.code;
@@ -581,6 +599,28 @@ std::string kiln::parseTensorProto(const uint8_t *bytes, size_t size,
   out.name = std::move(name);
   if (!out.allocate(byteSize))
     return "out of memory";
+  if (unsigned bits = packedBits(dtype)) {
+    // ONNX packs these, the first element in the lowest bits of the first
+    // byte, in raw_data or one byte per int32_data value; Kiln's buffers hold
+    // one element per byte.
+    size_t packedSize = (count * bits + 7) / 8;
+    size_t given = haveRaw ? rawSize : int32Data.size();
+    if (given != packedSize)
+      return std::string("TensorProto ") +
+             (haveRaw ? "raw_data" : "int32_data") + " has " +
+             std::to_string(given) + " bytes, its shape " +
+             formatShape(out.shape.data(), out.shape.size()) + " needs " +
+             std::to_string(packedSize) + " packed " + kiln_dtype_name(dtype) +
+             " bytes";
+    uint8_t mask = uint8_t((1u << bits) - 1);
+    for (size_t i = 0; i < count; ++i) {
+      size_t bit = i * bits;
+      uint8_t byte =
+          haveRaw ? uint8_t(raw[bit / 8]) : uint8_t(int32Data[bit / 8]);
+      out.data()[i] = uint8_t(byte >> (bit % 8)) & mask;
+    }
+    return "";
+  }
   if (haveRaw) {
     if (rawSize != byteSize)
       return "TensorProto raw_data has " + std::to_string(rawSize) +

@@ -293,9 +293,13 @@ bool loadInputs(const Options &options, kiln_model *model,
       failure.message = "input '" + std::string(info.name) + "': " + error;
       return false;
     }
-    // bf16 has no NumPy dtype: accept its bit patterns as u16.
+    // bf16 and the 8-, 4- and 2-bit types have no NumPy dtype: accept their
+    // bit patterns as u16 and u8 (the ABI's bytes, model_abi.h).
     if (info.dtype == KILN_DTYPE_BF16 && tensors[index].dtype == KILN_DTYPE_U16)
       tensors[index].dtype = KILN_DTYPE_BF16;
+    if (info.dtype >= KILN_DTYPE_F8E4M3FN && info.dtype <= KILN_DTYPE_I2 &&
+        tensors[index].dtype == KILN_DTYPE_U8)
+      tensors[index].dtype = info.dtype;
   }
   for (size_t i = 0; i < numInputs; ++i) {
     if (given[i])

@@ -183,3 +183,20 @@ func.func @not_fused(%a: tensor<16x8xf32>, %b: tensor<8x64xf32>, %c: tensor<16x6
   } -> tensor<64x16xf32>
   return %y, %z : tensor<16x64xf32>, tensor<64x16xf32>
 }
+
+// -----
+
+// f16 inputs into an f32 accumulator with a batch dimension: the operands are
+// extended (linalg converts inputs before multiplying), then the contraction
+// lowers like an f32 one; none is left for LLVM translation to refuse.
+// CHECK-LABEL: func.func @batch_matmul_f16_into_f32
+// CHECK-NOT: vector.contract
+// CHECK: arith.extf %{{.+}} : vector<{{.+}}xf16> to vector<{{.+}}xf32>
+// CHECK: vector.fma %{{.+}} : vector<6xf32>
+func.func @batch_matmul_f16_into_f32(%a: tensor<6x4x8xf16>, %b: tensor<6x8x6xf16>) -> tensor<6x4x6xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6x4x6xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<6x4x6xf32>) -> tensor<6x4x6xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<6x4x8xf16>, tensor<6x8x6xf16>) outs(%f : tensor<6x4x6xf32>) -> tensor<6x4x6xf32>
+  return %r : tensor<6x4x6xf32>
+}

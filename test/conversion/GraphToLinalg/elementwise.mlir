@@ -193,3 +193,56 @@ func.func @cast(%f: tensor<4xf32>, %b: tensor<4xi1>, %s: tensor<4xi8>, %u: tenso
   %6 = graph.cast %h : (tensor<4xf16>) -> tensor<4xbf16>
   return %0, %1, %2, %3, %4, %5, %6 : tensor<4xui8>, tensor<4xi1>, tensor<4xbf16>, tensor<4xi64>, tensor<4xi64>, tensor<4xi16>, tensor<4xbf16>
 }
+
+// -----
+
+// Into an 8-bit float: integer arithmetic on the f32 bits (round to nearest
+// even, saturate), the code truncated to i8 and bitcast.
+// CHECK-LABEL: func.func @cast_to_f8
+// CHECK: linalg.generic
+// CHECK: arith.bitcast %{{.+}} : f32 to i32
+// CHECK: math.roundeven
+// CHECK: arith.trunci %{{.+}} : i32 to i8
+// CHECK: arith.bitcast %{{.+}} : i8 to f8E4M3FN
+func.func @cast_to_f8(%x: tensor<4xf32>) -> tensor<4xf8E4M3FN> {
+  %0 = graph.cast %x : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+// Out of a 4-bit float: its code, zero-extended, then f32 bits or a
+// subnormal multiple; f16 by truncation from the exact f32.
+// CHECK-LABEL: func.func @cast_from_f4
+// CHECK: arith.bitcast %{{.+}} : f4E2M1FN to i4
+// CHECK: arith.extui %{{.+}} : i4 to i32
+// CHECK: arith.uitofp
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @cast_from_f4(%x: tensor<4xf4E2M1FN>) -> tensor<4xf16> {
+  %0 = graph.cast %x : (tensor<4xf4E2M1FN>) -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}
+
+// -----
+
+// Floats into 4-bit integers wrap, through i64; ui4 lowers to i4.
+// CHECK-LABEL: func.func @cast_to_int4
+// CHECK: arith.fptosi %{{.+}} : f32 to i64
+// CHECK: arith.trunci %{{.+}} : i64 to i4
+// CHECK: -> tensor<4xi4>
+func.func @cast_to_int4(%x: tensor<4xf32>) -> tensor<4xui4> {
+  %0 = graph.cast %x : (tensor<4xf32>) -> tensor<4xui4>
+  return %0 : tensor<4xui4>
+}
+
+// -----
+
+// f64 to f16 rounds once: to f32 to odd, then to f16 (no libgcc call).
+// CHECK-LABEL: func.func @cast_f64_to_f16
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+// CHECK: arith.cmpf ueq
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @cast_f64_to_f16(%x: tensor<4xf64>) -> tensor<4xf16> {
+  %0 = graph.cast %x : (tensor<4xf64>) -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}

@@ -153,6 +153,22 @@ func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
 
 // -----
 
+// f16: the exponentials are summed in f32, the sum rounded once to f16.
+// CHECK-LABEL: func @softmax_f16
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2xf32>)
+// CHECK:   %[[E:.*]] = math.exp %{{.*}} : f16
+// CHECK:   %[[W:.*]] = arith.extf %[[E]] : f16 to f32
+// CHECK:   arith.addf %{{.*}}, %[[W]] : f32
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[SUM]] : tensor<2x10xf16>, tensor<2xf16>, tensor<2xf32>)
+// CHECK:   arith.truncf %{{.*}} : f32 to f16
+// CHECK:   arith.divf
+func.func @softmax_f16(%x: tensor<2x10xf16>) -> tensor<2x10xf16> {
+  %0 = graph.softmax %x {axes = array<i64: 1>} : tensor<2x10xf16>
+  return %0 : tensor<2x10xf16>
+}
+
+// -----
+
 // Several axes (opset < 13) reduce jointly.
 // CHECK-LABEL: func @log_softmax_coerced
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]

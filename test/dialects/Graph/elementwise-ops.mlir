@@ -354,3 +354,23 @@ func.func @cast(%x: tensor<2x3xf32>, %b: tensor<?xi1>) -> (tensor<2x3xui8>, tens
   %1 = graph.cast %b : (tensor<?xi1>) -> tensor<?xbf16>
   return %0, %1 : tensor<2x3xui8>, tensor<?xbf16>
 }
+
+// -----
+
+// The storage-only narrow types, and the attributes only casts into narrow
+// floats read (printed only when they are not the defaults).
+// CHECK-LABEL: func.func @cast_narrow
+func.func @cast_narrow(%x: tensor<4xf32>, %q: tensor<4xf8E4M3FN>, %i: tensor<4xi4>)
+    -> (tensor<4xf8E5M2FNUZ>, tensor<4xf8E8M0FNU>, tensor<4xf4E2M1FN>, tensor<4xf16>, tensor<4xui2>) {
+  // CHECK: graph.cast %{{.+}} {saturate = false} : (tensor<4xf32>) -> tensor<4xf8E5M2FNUZ>
+  %0 = graph.cast %x {saturate = false} : (tensor<4xf32>) -> tensor<4xf8E5M2FNUZ>
+  // CHECK: graph.cast %{{.+}} {round_mode = "nearest"} : (tensor<4xf32>) -> tensor<4xf8E8M0FNU>
+  %1 = graph.cast %x {round_mode = "nearest"} : (tensor<4xf32>) -> tensor<4xf8E8M0FNU>
+  // CHECK: graph.cast %{{.+}} : (tensor<4xf32>) -> tensor<4xf4E2M1FN>
+  %2 = graph.cast %x {saturate = true, round_mode = "up"} : (tensor<4xf32>) -> tensor<4xf4E2M1FN>
+  // CHECK: graph.cast %{{.+}} : (tensor<4xf8E4M3FN>) -> tensor<4xf16>
+  %3 = graph.cast %q : (tensor<4xf8E4M3FN>) -> tensor<4xf16>
+  // CHECK: graph.cast %{{.+}} : (tensor<4xi4>) -> tensor<4xui2>
+  %4 = graph.cast %i : (tensor<4xi4>) -> tensor<4xui2>
+  return %0, %1, %2, %3, %4 : tensor<4xf8E5M2FNUZ>, tensor<4xf8E8M0FNU>, tensor<4xf4E2M1FN>, tensor<4xf16>, tensor<4xui2>
+}

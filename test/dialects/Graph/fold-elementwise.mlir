@@ -249,3 +249,17 @@ func.func @no_fold(%x: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>, tensor<2
   %ov = graph.div %min, %m1 : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
   return %div, %mod, %add, %neg, %mul, %ov : tensor<2xi32>, tensor<2xi32>, tensor<2xi32>, tensor<8192xf32>, tensor<100x100xi32>, tensor<2xi32>
 }
+
+// -----
+
+// Casts into or out of the narrow types are never folded: their saturation
+// and wrapping are ONNX's, which only the lowering implements.
+// CHECK-LABEL: func.func @cast_narrow_not_folded
+// CHECK: graph.cast %{{.+}} : (tensor<2xf32>) -> tensor<2xf8E4M3FN>
+// CHECK: graph.cast %{{.+}} : (tensor<2xf32>) -> tensor<2xi4>
+func.func @cast_narrow_not_folded() -> (tensor<2xf8E4M3FN>, tensor<2xi4>) {
+  %f = graph.constant dense<[1000.0, 9.0]> : tensor<2xf32>
+  %0 = graph.cast %f : (tensor<2xf32>) -> tensor<2xf8E4M3FN>
+  %1 = graph.cast %f : (tensor<2xf32>) -> tensor<2xi4>
+  return %0, %1 : tensor<2xf8E4M3FN>, tensor<2xi4>
+}

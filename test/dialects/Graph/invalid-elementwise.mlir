@@ -157,3 +157,19 @@ func.func @cast_shape(%x: tensor<4xf32>) -> tensor<5xi32> {
   %0 = graph.cast %x : (tensor<4xf32>) -> tensor<5xi32>
   return %0 : tensor<5xi32>
 }
+
+// -----
+
+func.func @cast_bad_round_mode(%x: tensor<4xf32>) -> tensor<4xf8E8M0FNU> {
+  // expected-error @+1 {{round_mode must be "up", "down" or "nearest", got "zero"}}
+  %0 = graph.cast %x {round_mode = "zero"} : (tensor<4xf32>) -> tensor<4xf8E8M0FNU>
+  return %0 : tensor<4xf8E8M0FNU>
+}
+
+// -----
+
+func.func @narrow_types_only_cast(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of}}
+  %0 = graph.add %x, %x : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}

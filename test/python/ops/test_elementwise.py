@@ -314,3 +314,179 @@ def test_cast_float16_round_trip(tmp_path):
              node("Cast", ["h"], "to_i32", to=TensorProto.INT32),
              node("Cast", ["h"], "to_f64", to=TensorProto.DOUBLE)]
     assert_matches_onnxruntime(model(nodes, {"h": h}), {"h": h}, tmp_path)
+
+
+# --- casts from and to the 8-, 4- and 2-bit types ---------------------------
+# onnxruntime has no CPU kernels for most of these: ONNX's reference evaluator
+# (ml_dtypes underneath) is the oracle. kiln-run passes them as uint8 arrays
+# of their ABI bytes (one element per byte, the code in the low bits).
+
+import ml_dtypes  # noqa: E402  (onnx's own dependency)
+
+NARROW = {
+    TensorProto.FLOAT8E4M3FN: ml_dtypes.float8_e4m3fn,
+    TensorProto.FLOAT8E4M3FNUZ: ml_dtypes.float8_e4m3fnuz,
+    TensorProto.FLOAT8E5M2: ml_dtypes.float8_e5m2,
+    TensorProto.FLOAT8E5M2FNUZ: ml_dtypes.float8_e5m2fnuz,
+    TensorProto.FLOAT4E2M1: ml_dtypes.float4_e2m1fn,
+    TensorProto.FLOAT8E8M0: ml_dtypes.float8_e8m0fnu,
+    TensorProto.INT4: ml_dtypes.int4,
+    TensorProto.UINT4: ml_dtypes.uint4,
+    TensorProto.INT2: ml_dtypes.int2,
+    TensorProto.UINT2: ml_dtypes.uint2,
+}
+NARROW_FLOATS = [TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ,
+                 TensorProto.FLOAT8E5M2, TensorProto.FLOAT8E5M2FNUZ,
+                 TensorProto.FLOAT4E2M1]
+
+
+def narrow_model(nodes, inputs, opset=25):
+    """Like model(), with inputs given as {name: (onnx type, shape)}."""
+    graph_inputs = [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()]
+    outputs = [helper.make_tensor_value_info(n.output[0], TensorProto.UNDEFINED, None)
+               for n in nodes]
+    graph = helper.make_graph(nodes, "narrow", graph_inputs, outputs)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 11
+    return onnx.shape_inference.infer_shapes(m, strict_mode=True)
+
+
+def assert_narrow_matches_reference(m, feeds, tmp_path):
+    """Runs `m` with Kiln and ONNX's reference; results must be identical (NaN
+    codes may differ, NaN must be NaN). `feeds` hold ml_dtypes arrays."""
+    kiln_feeds = {n: v.view(np.uint8) if v.dtype.type in NARROW.values() else v
+                  for n, v in feeds.items()}
+    got = run_compiled(compile_model(m, tmp_path), kiln_feeds, tmp_path)
+    names = [o.name for o in m.graph.output]
+    for name, want in zip(names, ReferenceEvaluator(m).run(None, feeds)):
+        have = got[name]
+        if want.dtype.type in NARROW.values():
+            assert have.dtype == np.uint8, f"{name}: dtype {have.dtype}"
+            have = have.view(want.dtype)
+        assert have.dtype == want.dtype, f"{name}: dtype {have.dtype}, expected {want.dtype}"
+        assert have.shape == want.shape, name
+        if want.dtype.type in (ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2,
+                               ml_dtypes.uint2) or want.dtype.kind in "iub":
+            np.testing.assert_array_equal(have.view(np.uint8) if have.itemsize == 1
+                                          else have,
+                                          want.view(np.uint8) if want.itemsize == 1
+                                          else want, err_msg=name)
+        else:
+            np.testing.assert_array_equal(have.astype(np.float64),
+                                          want.astype(np.float64), err_msg=name)
+
+
+def float_edge_cases():
+    """Values around every narrow float's boundaries: halfway points, the
+    largest finite values and just above, subnormals, specials."""
+    base = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-7, -1e-7, 1e30, -1e30,
+            448, 449, 464, 464.0001, 465, 480, 240, 247.9, 248, 256, 57344,
+            61439, 61440, 61441, 65536, 6, 5, 7, 0.25, 0.75, 2.5, 0.24,
+            2.0 ** -6, 2.0 ** -7, 2.0 ** -9, 2.0 ** -10, 2.0 ** -11,
+            2.0 ** -14, 2.0 ** -16, 2.0 ** -17, 2.0 ** -18, 1.0625, 1.1875]
+    values = np.array(base + [-v for v in base], np.float32)
+    scales = np.float32(2.0) ** RNG.integers(-20, 17, size=400).astype(np.float32)
+    return np.concatenate([values, (RNG.standard_normal(400) * scales).astype(np.float32)])
+
+
+@pytest.mark.parametrize("saturate", [1, 0])
+def test_cast_to_narrow_floats(saturate, tmp_path):
+    x = float_edge_cases()
+    with np.errstate(over="ignore"):
+        h = x.astype(np.float16)
+    nodes = []
+    for to in NARROW_FLOATS:
+        name = TensorProto.DataType.Name(to).lower()
+        nodes.append(node("Cast", ["x"], f"x_{name}", to=to, saturate=saturate))
+        nodes.append(node("Cast", ["h"], f"h_{name}", to=to, saturate=saturate))
+    m = narrow_model(nodes, {"x": (TensorProto.FLOAT, x.shape),
+                             "h": (TensorProto.FLOAT16, h.shape)})
+    assert_narrow_matches_reference(m, {"x": x, "h": h}, tmp_path)
+
+
+def test_cast_from_narrow_floats_every_code(tmp_path):
+    codes = np.arange(256, dtype=np.uint8)
+    inputs, feeds, nodes = {}, {}, []
+    for t in NARROW_FLOATS + [TensorProto.FLOAT8E8M0]:
+        name = TensorProto.DataType.Name(t).lower()
+        dtype = NARROW[t]
+        value = (codes[:16] if t == TensorProto.FLOAT4E2M1 else codes).view(dtype)
+        inputs[name], feeds[name] = (t, value.shape), value
+        nodes += [node("Cast", [name], f"{name}_f32", to=TensorProto.FLOAT),
+                  node("Cast", [name], f"{name}_f16", to=TensorProto.FLOAT16),
+                  node("CastLike", [name, "like"], f"{name}_f64")]
+    inputs["like"], feeds["like"] = (TensorProto.DOUBLE, [1]), np.zeros(1)
+    assert_narrow_matches_reference(narrow_model(nodes, inputs), feeds, tmp_path)
+
+
+@pytest.mark.parametrize("saturate", [1, 0])
+def test_cast_to_e8m0_round_modes(saturate, tmp_path):
+    x = np.concatenate([float_edge_cases(), np.array(
+        [1.5, 1.25, 1.75, 3.0, 2.0 ** 127, 1.5 * 2.0 ** 127, 3e38, 2.0 ** -127,
+         2.0 ** -126, 1.5 * 2.0 ** -126], np.float32)])
+    nodes = [node("Cast", ["x"], f"e8m0_{mode}", to=TensorProto.FLOAT8E8M0,
+                  saturate=saturate, round_mode=mode)
+             for mode in ("up", "down", "nearest")]
+    m = narrow_model(nodes, {"x": (TensorProto.FLOAT, x.shape)})
+    assert_narrow_matches_reference(m, {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("types", [(TensorProto.INT4, TensorProto.INT2),
+                                   (TensorProto.UINT4, TensorProto.UINT2)])
+def test_cast_narrow_integers(types, tmp_path):
+    # Signed and unsigned targets in separate models: their results are the
+    # same bits, which the compiler computes once.
+    f = np.array([-9.7, -8, -2.5, -1, -0.5, 0, 0.5, 1.9, 2.5, 3, 7, 8, 15.5, 16,
+                  17, 300, -300, 1e10], np.float32)
+    i8 = np.arange(-128, 128, dtype=np.int8)
+    nodes, inputs, feeds = [], {"f": (TensorProto.FLOAT, f.shape),
+                                "i8": (TensorProto.INT8, i8.shape)}, {"f": f, "i8": i8}
+    for t in types:
+        name = TensorProto.DataType.Name(t).lower()
+        nodes += [node("Cast", ["f"], f"f_{name}", to=t),
+                  node("Cast", ["i8"], f"i8_{name}", to=t)]
+        count = 16 if t in (TensorProto.INT4, TensorProto.UINT4) else 4
+        value = np.arange(count, dtype=np.uint8).view(NARROW[t])
+        inputs[name], feeds[name] = (t, value.shape), value
+        nodes += [node("Cast", [name], f"{name}_f32", to=TensorProto.FLOAT),
+                  node("Cast", [name], f"{name}_f16", to=TensorProto.FLOAT16),
+                  node("Cast", [name], f"{name}_i8", to=TensorProto.INT8),
+                  node("Cast", [name], f"{name}_u8", to=TensorProto.UINT8)]
+    assert_narrow_matches_reference(narrow_model(nodes, inputs), feeds, tmp_path)
+
+
+def test_cast_float64_to_float16_rounds_once(tmp_path):
+    # Doubles just off the halfway points between float16 neighbours: rounding
+    # through float32 to nearest would land on the halfway point and round to
+    # even; the result must be the nearest float16.
+    h = (normal(400) * 100).astype(np.float16)
+    ulp = np.spacing(h).astype(np.float64)
+    half = h.astype(np.float64) + ulp / 2
+    x = np.concatenate([half + ulp * 2.0 ** -20, half - ulp * 2.0 ** -20, half,
+                        np.array([65519.99, 65520.0, 1e300, -1e300, np.nan, 1e-300])])
+    m = model([node("Cast", ["x"], "h", to=TensorProto.FLOAT16)], {"x": x})
+    got = run_compiled(compile_model(m, tmp_path), {"x": x}, tmp_path)["h"]
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got, x.astype(np.float16))
+
+
+def test_equal_outputs_get_their_own_buffers(tmp_path):
+    # Two outputs that CSE makes one value (and one output that is an input).
+    x = normal((3, 4))
+    nodes = [node("Relu", ["x"], "a"), node("Relu", ["x"], "b"),
+             node("Identity", ["x"], "c")]
+    assert_matches_onnxruntime(model(nodes, {"x": x}), {"x": x}, tmp_path)
+
+
+def test_narrow_input_with_high_bits_is_refused(tmp_path):
+    # An int4 element's byte keeps bits 4-7 zero (the ABI's layout): the
+    # runtime refuses anything else instead of computing with it.
+    from kiln_testing import KilnError
+    m = narrow_model([node("Cast", ["x"], "y", to=TensorProto.FLOAT)],
+                     {"x": (TensorProto.INT4, [3])})
+    so = compile_model(m, tmp_path)
+    good = np.array([0x0F, 0x08, 0x07], np.uint8)
+    np.testing.assert_array_equal(run_compiled(so, {"x": good}, tmp_path)["y"],
+                                  np.array([-1, -8, 7], np.float32))
+    with pytest.raises(KilnError, match="element 0 is 0xff"):
+        run_compiled(so, {"x": np.array([0xFF, 0, 0], np.uint8)}, tmp_path)

@@ -15,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 from kiln_testing import KilnError, assert_matches_onnxruntime, compile_model
 
 NP_TO_ONNX = {
+    np.float16: TensorProto.FLOAT16,
     np.float32: TensorProto.FLOAT,
     np.float64: TensorProto.DOUBLE,
     np.int32: TensorProto.INT32,
@@ -179,6 +180,23 @@ def test_softmax(op, opset, attrs, tmp_path):
 def test_softmax_large_numbers(tmp_path):
     x = data((2, 6)) * np.float32(100) + np.float32(1000)
     check(model("Softmax", x, {"axis": -1}, opset=13), x, tmp_path)
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+def test_softmax_float16_long_rows(op, tmp_path):
+    # 4096 equal terms: summed in float16 the sum would stop at 2048 (2048 + 1
+    # rounds back to 2048); Kiln sums in f32 and rounds the sum once.
+    from kiln_testing import run_compiled
+    x = np.zeros((2, 4096), np.float16)
+    x[1] = (data((4096,)) * np.float32(2)).astype(np.float16)
+    m = model(op, x, {"axis": -1}, opset=13)
+    got = run_compiled(compile_model(m, tmp_path), {"x": x}, tmp_path)["y"]
+    x32 = x.astype(np.float32)
+    shifted = x32 - x32.max(axis=-1, keepdims=True)
+    total = np.exp(shifted.astype(np.float16).astype(np.float32)).sum(axis=-1, keepdims=True)
+    want = shifted - np.log(total) if op == "LogSoftmax" else np.exp(shifted) / total
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-3, atol=1e-6)
 
 
 @pytest.mark.parametrize("opset,attrs", [(13, {"axis": 1}), (13, {}), (11, {"axis": 1})])

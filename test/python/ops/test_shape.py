@@ -340,6 +340,69 @@ def test_resize_scales(mode, transform, nearest, tmp_path):
     check(m, {"x": x}, tmp_path)
 
 
+@pytest.mark.parametrize("scales", [[1, 1, 0.6, 0.6], [1, 1, 1.7, 2.3]])
+def test_resize_align_corners_fractional_scales(scales, tmp_path):
+    # align_corners divides by the unrounded resized length (in * scale - 1),
+    # as ONNX's reference does: the oracle here.
+    from onnx.reference import ReferenceEvaluator
+    from kiln_testing import compile_model, run_compiled
+    x = data((1, 1, 4, 5))
+    m = model("Resize", {"x": x}, None,
+              {"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+              {"roi": np.array([], np.float32),
+               "scales": np.array(scales, np.float32)}, opset=13)
+    got = run_compiled(compile_model(m, tmp_path), {"x": x}, tmp_path)
+    (want,) = ReferenceEvaluator(m).run(None, {"x": x})
+    (have,) = got.values()
+    assert have.shape == want.shape
+    np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("attrs,consts", [
+    ({"axes": [2, 3]}, {"scales": np.array([2.0, 1.5], np.float32)}),
+    ({"axes": [3, 2]}, {"scales": np.array([1.5, 0.5], np.float32)}),
+    ({"axes": [2, 3]}, {"sizes": np.array([3, 5], np.int64)}),
+    ({"axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"},
+     {"sizes": np.array([3, 5], np.int64)}),
+    ({"keep_aspect_ratio_policy": "not_smaller"},
+     {"sizes": np.array([1, 2, 3, 5], np.int64)}),
+])
+def test_resize_axes_and_aspect_ratio(attrs, consts, tmp_path):
+    # Opset 18: scales or sizes for some axes only, and sizes that keep the
+    # aspect ratio (one scale for all resized axes, sizes rounded half up).
+    from onnx.reference import ReferenceEvaluator
+    from kiln_testing import compile_model, run_compiled
+    x = data((1, 2, 4, 6))
+    names = ["x", "", "scales"] if "scales" in consts else ["x", "", "", "sizes"]
+    m = model("Resize", {"x": x}, None, {"mode": "nearest", **attrs}, consts,
+              opset=18, extra_inputs=names)
+    got = run_compiled(compile_model(m, tmp_path), {"x": x}, tmp_path)
+    (want,) = ReferenceEvaluator(m).run(None, {"x": x})
+    (have,) = got.values()
+    assert have.shape == want.shape
+    np.testing.assert_array_equal(have, want)
+
+
+def test_pad_constant_value_at_run_time(tmp_path):
+    # constant_value fed as an input: padded with 0, then the value placed
+    # by a padding mask.
+    x = data((2, 3))
+    value = np.array(-7.5, np.float32)
+    m = model("Pad", {"x": x, "v": value}, None,
+              consts={"pads": np.array([1, 0, 0, 2], np.int64)}, opset=13,
+              extra_inputs=["x", "pads", "v"])
+    check(m, {"x": x, "v": value}, tmp_path)
+
+
+def test_dropout_mask_at_inference(tmp_path):
+    # Not training: the output is the input and the mask all true.
+    x = data((3, 4))
+    m = model("Dropout", {"x": x}, None, consts={"ratio": np.array(0.3, np.float32)},
+              opset=13, outputs=["y", "mask"])
+    m.graph.output[1].type.tensor_type.elem_type = TensorProto.BOOL
+    check(m, {"x": x}, tmp_path)
+
+
 def test_resize_sizes_downsample(tmp_path):
     x = data((1, 1, 5, 7))
     m = model("Resize", {"x": x}, None, {"mode": "linear"},

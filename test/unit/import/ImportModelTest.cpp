@@ -165,10 +165,18 @@ TEST_F(ImportModelTest, UnsupportedElementTypes) {
   expectError(importModel(context, complex.serialize()),
               "initializer 'c': element type COMPLEX64 is not supported");
 
+  // The narrow types are graph inputs and outputs and cast results, not
+  // constants (ONNX packs the 4- and 2-bit ones).
   ModelBuilder fp8 = reluModel({2});
   fp8.addEmptyInitializer("f8", {1}, 17).add_int32_data(0);
   expectError(importModel(context, fp8.serialize()),
-              "initializer 'f8': element type FLOAT8E4M3FN is not supported");
+              "initializer 'f8': constants of element type FLOAT8E4M3FN are "
+              "not supported");
+  ModelBuilder int4 = reluModel({2});
+  int4.addEmptyInitializer("i4", {2}, 22).add_int32_data(0x21);
+  expectError(importModel(context, int4.serialize()),
+              "initializer 'i4': constants of element type INT4 are not "
+              "supported");
 }
 
 TEST_F(ImportModelTest, AllElementTypesMapped) {

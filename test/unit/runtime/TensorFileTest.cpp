@@ -40,6 +40,16 @@ TEST(Npy, RoundTripsEveryDtype) {
                             KILN_DTYPE_I8,  KILN_DTYPE_I16, KILN_DTYPE_I32,
                             KILN_DTYPE_I64, KILN_DTYPE_U8,  KILN_DTYPE_U16,
                             KILN_DTYPE_U32, KILN_DTYPE_U64, KILN_DTYPE_BOOL};
+  // The narrow types are written as u1 and read back as u8 (kiln-run maps
+  // them to the model's dtype).
+  std::string narrow;
+  const uint8_t codes[2] = {0x7E, 0x81};
+  const int64_t two = 2;
+  ASSERT_EQ(encodeNpy(KILN_DTYPE_F8E4M3FN, &two, 1, codes, 2, narrow), "");
+  HostTensor narrowTensor;
+  ASSERT_EQ(parse(narrow, narrowTensor), "");
+  EXPECT_EQ(narrowTensor.dtype, KILN_DTYPE_U8);
+  EXPECT_EQ(std::memcmp(narrowTensor.data(), codes, 2), 0);
   const int64_t shape[3] = {2, 1, 3};
   for (int32_t dtype : dtypes) {
     size_t size = 6 * kiln_dtype_size(dtype);
@@ -236,6 +246,39 @@ TEST(TensorProto, UnpackedDimsAndFloatData) {
   EXPECT_EQ(data[0], 1.5f);
   EXPECT_EQ(data[1], -2.0f);
   EXPECT_EQ(data[2], 3.25f);
+}
+
+TEST(TensorProto, UnpacksFourAndTwoBitTypes) {
+  HostTensor tensor;
+  { // int4 in raw_data: two to a byte, the first in the low bits; odd count
+    Proto p;
+    p.packedVarints(1, {3});
+    p.varintField(2, KILN_DTYPE_I4);
+    p.bytesField(9, std::string("\x8F\x07", 2)); // -1, -8, 7
+    ASSERT_EQ(parseProto(p.bytes, tensor), "");
+    ASSERT_EQ(tensor.byteSize(), 3u);
+    EXPECT_EQ(tensor.data()[0], 0x0F);
+    EXPECT_EQ(tensor.data()[1], 0x08);
+    EXPECT_EQ(tensor.data()[2], 0x07);
+  }
+  { // uint2 in int32_data: four to a value
+    Proto p;
+    p.packedVarints(1, {5});
+    p.varintField(2, KILN_DTYPE_U2);
+    p.packedVarints(5, {0xE4, 0x02}); // 0, 1, 2, 3, 2
+    ASSERT_EQ(parseProto(p.bytes, tensor), "");
+    ASSERT_EQ(tensor.byteSize(), 5u);
+    const uint8_t expected[5] = {0, 1, 2, 3, 2};
+    EXPECT_EQ(std::memcmp(tensor.data(), expected, 5), 0);
+  }
+  { // a packed size that does not match the shape
+    Proto p;
+    p.packedVarints(1, {3});
+    p.varintField(2, KILN_DTYPE_U4);
+    p.bytesField(9, std::string("\x01", 1));
+    EXPECT_NE(parseProto(p.bytes, tensor).find("needs 2 packed u4 bytes"),
+              std::string::npos);
+  }
 }
 
 TEST(TensorProto, TypedFields) {
