@@ -141,6 +141,23 @@ void vectorizeTile(RewriterBase &rewriter, Operation *tile) {
     rewriter.replaceOp(tile, vectorized->replacements);
 }
 
+/// Tiles the reduction of an output tile `tile` by `innerSizes` (one step
+/// at a time) and vectorizes each step; a tile that cannot be tiled is left
+/// as it is.
+void tileReductionAndVectorize(RewriterBase &rewriter, Operation *tile,
+                               ArrayRef<int64_t> innerSizes) {
+  rewriter.setInsertionPoint(tile);
+  scf::SCFTilingOptions inner;
+  inner.setTileSizes(getAsIndexOpFoldResult(tile->getContext(), innerSizes));
+  FailureOr<scf::SCFTilingResult> innerTiled =
+      scf::tileUsingSCF(rewriter, cast<TilingInterface>(tile), inner);
+  if (failed(innerTiled))
+    return;
+  rewriter.replaceOp(tile, innerTiled->replacements);
+  for (Operation *step : innerTiled->tiledOps)
+    vectorizeTile(rewriter, step);
+}
+
 /// Tiles and vectorizes one contraction; leaves it alone on failure. With
 /// `parallel`, the output tiles are an scf.forall (each tile owns its part of
 /// the output), and only the reduction runs as a sequential scf.for inside.
@@ -181,17 +198,7 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
       vectorizeTile(rewriter, tile);
       continue;
     }
-    // The reduction, one step at a time.
-    rewriter.setInsertionPoint(tile);
-    scf::SCFTilingOptions inner;
-    inner.setTileSizes(getAsIndexOpFoldResult(ctx, innerSizes));
-    FailureOr<scf::SCFTilingResult> innerTiled =
-        scf::tileUsingSCF(rewriter, cast<TilingInterface>(tile), inner);
-    if (failed(innerTiled))
-      continue;
-    rewriter.replaceOp(tile, innerTiled->replacements);
-    for (Operation *step : innerTiled->tiledOps)
-      vectorizeTile(rewriter, step);
+    tileReductionAndVectorize(rewriter, tile, innerSizes);
   }
 }
 
@@ -320,17 +327,7 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
       vectorizeTile(rewriter, tile);
       continue;
     }
-    // The reduction, one step at a time.
-    rewriter.setInsertionPoint(tile);
-    scf::SCFTilingOptions inner;
-    inner.setTileSizes(getAsIndexOpFoldResult(ctx, innerSizes));
-    FailureOr<scf::SCFTilingResult> innerTiled =
-        scf::tileUsingSCF(rewriter, cast<TilingInterface>(tile), inner);
-    if (failed(innerTiled))
-      continue;
-    rewriter.replaceOp(tile, innerTiled->replacements);
-    for (Operation *step : innerTiled->tiledOps)
-      vectorizeTile(rewriter, step);
+    tileReductionAndVectorize(rewriter, tile, innerSizes);
   }
   return success();
 }
