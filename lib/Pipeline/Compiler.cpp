@@ -305,6 +305,20 @@ private:
 
     GraphOptimizationOptions graphOptions;
     graphOptions.enable = options.optimizeGraph;
+    if (options.layout == "blocked") {
+      graphOptions.layoutBlock = options.layoutBlock;
+      if (graphOptions.layoutBlock <= 0) {
+        llvm::Expected<TargetInfo> layoutTarget =
+            resolveTarget(options.target, options.cpu, options.features,
+                          options.sveVectorBits);
+        if (!layoutTarget)
+          return emitError(layoutTarget.takeError());
+        graphOptions.layoutBlock = layoutTarget->vectorWidthF32;
+      }
+    } else if (options.layout != "nchw") {
+      return emitError(llvm::createStringError(
+          "unknown layout '" + options.layout + "'; expected nchw or blocked"));
+    }
     if (failed(runPasses(module, [&](OpPassManager &pm) {
           buildGraphOptimizationPipeline(pm, graphOptions);
         })))
