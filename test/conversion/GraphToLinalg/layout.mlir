@@ -1,0 +1,77 @@
+// RUN: kiln-opt %s -split-input-file -kiln-convert-graph-to-linalg | FileCheck %s
+
+// The encoding is dropped; channels are padded, split and moved innermost.
+// CHECK-LABEL: func.func @to_blocked
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x4x4xf32>) -> tensor<1x1x4x4x16xf32>
+// CHECK: %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 0, 0] high[0, 13, 0, 0]
+// CHECK: %[[E:.+]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 1, 16, 4, 4]
+// CHECK: %[[T:.+]] = linalg.transpose ins(%[[E]] : tensor<1x1x16x4x4xf32>) outs(%{{.+}} : tensor<1x1x4x4x16xf32>) permutation = [0, 1, 3, 4, 2]
+// CHECK: return %[[T]]
+func.func @to_blocked(%x: tensor<1x3x4x4xf32>) -> tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>> {
+  %0 = graph.to_blocked %x : tensor<1x3x4x4xf32> -> tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>>
+  return %0 : tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @from_blocked
+// CHECK-SAME: (%[[Y:.+]]: tensor<1x1x4x4x16xf32>) -> tensor<1x3x4x4xf32>
+// CHECK: %[[T:.+]] = linalg.transpose ins(%[[Y]] : tensor<1x1x4x4x16xf32>) outs(%{{.+}} : tensor<1x1x16x4x4xf32>) permutation = [0, 1, 4, 2, 3]
+// CHECK: %[[C:.+]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x1x16x4x4xf32> into tensor<1x16x4x4xf32>
+// CHECK: %[[S:.+]] = tensor.extract_slice %[[C]][0, 0, 0, 0] [1, 3, 4, 4] [1, 1, 1, 1]
+// CHECK: return %[[S]]
+func.func @from_blocked(%y: tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>>) -> tensor<1x3x4x4xf32> {
+  %0 = graph.from_blocked %y : tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>> -> tensor<1x3x4x4xf32>
+  return %0 : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// A 3x3 convolution: the input padded on H and W, the bias broadcast as the
+// initial accumulator, one contraction whose output's innermost dimension is
+// the block, then the epilogue (residual and relu).
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 * 2 + d6, d3 * 2 + d7, d8)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @conv3x3
+// CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
+// CHECK: %[[INIT:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<2x8xf32>) outs(%{{.+}} : tensor<1x2x4x4x8xf32>)
+// CHECK: %[[ACC:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[W]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%[[P]], %{{.+}} : tensor<1x1x10x10x8xf32>, tensor<2x1x3x3x8x8xf32>) outs(%[[INIT]] : tensor<1x2x4x4x8xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} ins(%[[ACC]], %{{.+}} : tensor<1x2x4x4x8xf32>, tensor<1x2x4x4x8xf32>)
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+func.func @conv3x3(%x: tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>, %w: tensor<2x1x3x3x8x8xf32>, %b: tensor<2x8xf32>, %r: tensor<1x2x4x4x8xf32, #graph.blocked<c = 8>>) -> tensor<1x2x4x4x8xf32, #graph.blocked<c = 8>> {
+  %0 = graph.blocked_conv %x, %w, %b residual %r activation relu {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>, tensor<2x1x3x3x8x8xf32>, tensor<2x8xf32>, tensor<1x2x4x4x8xf32, #graph.blocked<c = 8>>) -> tensor<1x2x4x4x8xf32, #graph.blocked<c = 8>>
+  return %0 : tensor<1x2x4x4x8xf32, #graph.blocked<c = 8>>
+}
+
+// -----
+
+// A strided 1x1 convolution reads the input at the strided positions, so
+// that the contraction's maps are projected permutations.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d5, d2, d3, d6)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d5, d6, d4)>
+// CHECK-LABEL: func.func @conv1x1
+// CHECK: %[[F:.+]] = linalg.fill
+// CHECK: %[[S:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0, 0] [1, 2, 4, 4, 8] [1, 1, 2, 2, 1]
+// CHECK: %[[W2:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2, 3], [4], [5]] : tensor<3x2x1x1x8x8xf32> into tensor<3x2x8x8xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #{{.+}}], {{.*}} ins(%[[S]], %[[W2]] : tensor<1x2x4x4x8xf32>, tensor<3x2x8x8xf32>) outs(%[[F]] : tensor<1x3x4x4x8xf32>)
+// CHECK-NOT: linalg.generic
+func.func @conv1x1(%x: tensor<1x2x8x8x8xf32, #graph.blocked<c = 8>>, %w: tensor<3x2x1x1x8x8xf32>) -> tensor<1x3x4x4x8xf32, #graph.blocked<c = 8>> {
+  %0 = graph.blocked_conv %x, %w activation none {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x8x8x8xf32, #graph.blocked<c = 8>>, tensor<3x2x1x1x8x8xf32>) -> tensor<1x3x4x4x8xf32, #graph.blocked<c = 8>>
+  return %0 : tensor<1x3x4x4x8xf32, #graph.blocked<c = 8>>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @max_pool
+// CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
+// CHECK: tensor.yield %[[LOWEST:.+]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.+}} : tensor<1x1x10x10x8xf32>, tensor<3x3xf32>) outs(%{{.+}} : tensor<1x1x4x4x8xf32>)
+// CHECK: arith.maximumf
+func.func @max_pool(%x: tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>) -> tensor<1x1x4x4x8xf32, #graph.blocked<c = 8>> {
+  %0 = graph.blocked_max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false} : (tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>) -> tensor<1x1x4x4x8xf32, #graph.blocked<c = 8>>
+  return %0 : tensor<1x1x4x4x8xf32, #graph.blocked<c = 8>>
+}
