@@ -323,8 +323,13 @@ private:
           buildGraphOptimizationPipeline(pm, graphOptions);
         })))
       return failure();
-    if (options.report)
+    if (options.report) {
       result.report += countOps(module, "graph");
+      result.report += graphOptions.layoutBlock > 0
+                           ? "layout: blocked NCHWc, c=" +
+                                 std::to_string(graphOptions.layoutBlock) + "\n"
+                           : "layout: nchw\n";
+    }
     if (options.emit == EmitStage::Graph)
       return writeText(outputPath, printModule(module));
 
