@@ -113,22 +113,22 @@ LogicalResult BlockedConvOp::verify() {
   RankedTensorType input = getInput().getType();
   RankedTensorType result = getResult().getType();
   RankedTensorType weight = getWeight().getType();
-  FailureOr<int64_t> c = getBlockSize(*this, input, "input");
-  if (failed(c) || failed(getBlockSize(*this, result, "result")))
+  FailureOr<int64_t> cIn = getBlockSize(*this, input, "input");
+  if (failed(cIn))
     return failure();
-  if (input.getEncoding() != result.getEncoding())
-    return emitOpError() << "input and result have different layouts: " << input
-                         << " and " << result;
+  FailureOr<int64_t> c = getBlockSize(*this, result, "result");
+  if (failed(c))
+    return failure();
   if (input.getElementType() != result.getElementType() ||
       weight.getElementType() != result.getElementType())
     return emitOpError("operands and result must have one element type");
-  if (weight.getRank() != 6 || weight.getDimSize(4) != *c ||
+  if (weight.getRank() != 6 || weight.getDimSize(4) != *cIn ||
       weight.getDimSize(5) != *c ||
       !sameOrDynamic(weight.getDimSize(0), result.getDimSize(1)) ||
       !sameOrDynamic(weight.getDimSize(1), input.getDimSize(1)))
-    return emitOpError() << "weight must be K1 x C1 x kh x kw x " << *c << " x "
-                         << *c << " for input " << input << " and result "
-                         << result << ", got " << weight;
+    return emitOpError() << "weight must be K1 x C1 x kh x kw x " << *cIn
+                         << " x " << *c << " for input " << input
+                         << " and result " << result << ", got " << weight;
   if (!sameOrDynamic(input.getDimSize(0), result.getDimSize(0)))
     return emitOpError("input and result have different batch sizes");
   if (Value bias = getBias()) {

@@ -77,11 +77,12 @@ def Graph_BlockedConvOp : Graph_Op<"blocked_conv",
   let summary = "2-D convolution with its epilogue in the blocked layout";
   let description = [{
     A `graph.fused_conv` with one group on blocked tensors: the input is
-    `N x C1 x H x W x c`, the weight `K1 x C1 x kh x kw x c x c` (element
-    `[ko, ci, y, x, i, o]` is filter `ko * c + o`, channel `ci * c + i` of
-    the NCHW weight, zero where either lies in the padding), the optional
-    bias `K1 x c` and the optional residual and the result
-    `N x K1 x OH x OW x c`. The result is
+    `N x C1 x H x W x ci` (its block `ci` may differ from the result's `c`:
+    an input of 3 channels is one block of 3, not 16 with 13 of padding),
+    the weight `K1 x C1 x kh x kw x ci x c` (element `[ko, cb, y, x, i, o]`
+    is filter `ko * c + o`, channel `cb * ci + i` of the NCHW weight, zero
+    where either lies in the padding), the optional bias `K1 x c` and the
+    optional residual and the result `N x K1 x OH x OW x c`. The result is
     `activation(conv(input, weight) + bias + residual)`; `strides`, `pads`
     and `dilations` mean what they mean for `graph.conv`.
 

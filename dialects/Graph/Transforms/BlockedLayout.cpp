@@ -56,24 +56,26 @@ bool isStaticNCHW(Type type) {
          tensor.getElementType().isF32();
 }
 
-/// The weight [K, C, kh, kw] as [K1, C1, kh, kw, c, c]: element
-/// [ko, ci, y, x, i, o] is filter ko * c + o, channel ci * c + i, zero in the
-/// padding.
+/// The weight [K, C, kh, kw] as [K1, C1, kh, kw, ci, c]: element
+/// [ko, cb, y, x, i, o] is filter ko * c + o, channel cb * ci + i, zero in
+/// the padding.
 SmallVector<double> blockWeight(ArrayRef<double> weight,
-                                ArrayRef<int64_t> shape, int64_t block) {
+                                ArrayRef<int64_t> shape, int64_t inBlock,
+                                int64_t block) {
   int64_t filters = shape[0], channels = shape[1], kh = shape[2], kw = shape[3];
   int64_t filterBlocks = numBlocks(filters, block);
-  int64_t channelBlocks = numBlocks(channels, block);
-  SmallVector<double> blocked(filterBlocks * channelBlocks * kh * kw * block *
+  int64_t channelBlocks = numBlocks(channels, inBlock);
+  SmallVector<double> blocked(filterBlocks * channelBlocks * kh * kw * inBlock *
                               block);
   for (int64_t k = 0; k < filters; ++k)
     for (int64_t ch = 0; ch < channels; ++ch)
       for (int64_t y = 0; y < kh; ++y)
         for (int64_t x = 0; x < kw; ++x) {
           int64_t index =
-              ((((k / block) * channelBlocks + ch / block) * kh + y) * kw + x) *
-                  block * block +
-              (ch % block) * block + k % block;
+              ((((k / block) * channelBlocks + ch / inBlock) * kh + y) * kw +
+               x) *
+                  inBlock * block +
+              (ch % inBlock) * block + k % block;
           blocked[index] = weight[((k * channels + ch) * kh + y) * kw + x];
         }
   return blocked;
@@ -108,13 +110,17 @@ template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
     Location loc = op.getLoc();
     RankedTensorType weightType = op.getWeight().getType();
     ArrayRef<int64_t> wshape = weightType.getShape();
+    // An input of fewer channels than a block (an image's 3) is one block
+    // of its own size, not a block mostly of padding.
+    int64_t inBlock = std::min(wshape[1], block);
     int64_t filterBlocks = numBlocks(wshape[0], block);
     auto blockedWeightType =
-        RankedTensorType::get({filterBlocks, numBlocks(wshape[1], block),
-                               wshape[2], wshape[3], block, block},
+        RankedTensorType::get({filterBlocks, numBlocks(wshape[1], inBlock),
+                               wshape[2], wshape[3], inBlock, block},
                               weightType.getElementType());
-    Value blockedWeight = createFloatConstant(
-        rewriter, loc, blockedWeightType, blockWeight(*weight, wshape, block));
+    Value blockedWeight =
+        createFloatConstant(rewriter, loc, blockedWeightType,
+                            blockWeight(*weight, wshape, inBlock, block));
     Value blockedBias;
     if (bias) {
       SmallVector<double> padded(*bias);
@@ -126,7 +132,7 @@ template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
           padded);
     }
 
-    Value input = toBlocked(rewriter, loc, op.getInput(), block);
+    Value input = toBlocked(rewriter, loc, op.getInput(), inBlock);
     Value residual;
     auto activation = Activation::None;
     ArrayRef<float> params;

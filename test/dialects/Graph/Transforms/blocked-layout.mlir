@@ -1,14 +1,15 @@
 // RUN: kiln-opt %s -split-input-file -kiln-graph-blocked-layout=block=4 | FileCheck %s
 
 // A conv, a max pool and a 1x1 conv: one conversion in, one out, none
-// between; weights re-laid out (5 filters, 3 channels -> 2 x 1 blocks of 4,
-// zero padded), the bias padded to 2 x 4.
+// between; weights re-laid out (5 filters -> 2 blocks of 4, zero padded; the
+// 3 input channels, fewer than a block, are one block of 3), the bias padded
+// to 2 x 4.
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>)
-// CHECK-DAG: %[[W0:.+]] = graph.constant dense<{{.*}}> : tensor<2x1x3x3x4x4xf32>
+// CHECK-DAG: %[[W0:.+]] = graph.constant dense<{{.*}}> : tensor<2x1x3x3x3x4xf32>
 // CHECK-DAG: %[[B0:.+]] = graph.constant dense<{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x4xf32>
 // CHECK-DAG: %[[W1:.+]] = graph.constant dense<{{.*}}> : tensor<2x2x1x1x4x4xf32>
-// CHECK: %[[IN:.+]] = graph.to_blocked %[[X]] : tensor<1x3x8x8xf32> -> tensor<1x1x8x8x4xf32, #graph.blocked<c = 4>>
+// CHECK: %[[IN:.+]] = graph.to_blocked %[[X]] : tensor<1x3x8x8xf32> -> tensor<1x1x8x8x3xf32, #graph.blocked<c = 3>>
 // CHECK: %[[C0:.+]] = graph.blocked_conv %[[IN]], %[[W0]], %[[B0]] activation relu {{.*}} -> tensor<1x2x8x8x4xf32, #graph.blocked<c = 4>>
 // CHECK-NOT: graph.from_blocked
 // CHECK: %[[P:.+]] = graph.blocked_max_pool %[[C0]] {{.*}} -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
@@ -28,11 +29,13 @@ func.func @chain(%x: tensor<1x3x8x8xf32>) -> tensor<1x6x4x4xf32> {
 
 // -----
 
-// The weight layout: element [ko, ci, y, x, i, o] is filter ko * 4 + o,
-// channel ci * 4 + i. Filter 0 reads channel 1 (1.0), filter 1 channel 0
-// (2.0): [0, 0, 0, 0, 1, 0] and [0, 0, 0, 0, 0, 1] hold them.
+// The weight layout: element [ko, cb, y, x, i, o] is filter ko * 4 + o,
+// channel cb * 2 + i (2 channels: one input block of 2). Filter 0 reads
+// channel 1 (1.0), filter 1 channel 0 (2.0): [0, 0, 0, 0, 1, 0] and
+// [0, 0, 0, 0, 0, 1] hold them; filters 2 and 3 are padding.
 // CHECK-LABEL: func.func @weight_layout
-// CHECK: graph.constant dense<{{\[\[\[\[\[\[}}0.000000e+00, 2.000000e+00, 0.000000e+00, 0.000000e+00], [1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]]]]> : tensor<1x1x1x1x4x4xf32>
+// CHECK: graph.constant dense<{{\[\[\[\[\[\[}}0.000000e+00, 2.000000e+00, 0.000000e+00, 0.000000e+00], [1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]]]]> : tensor<1x1x1x1x2x4xf32>
+// CHECK: graph.to_blocked %{{.+}} : tensor<1x2x4x4xf32> -> tensor<1x1x4x4x2xf32, #graph.blocked<c = 2>>
 func.func @weight_layout(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %w = graph.constant dense<[[[[0.0]], [[1.0]]], [[[2.0]], [[0.0]]]]> : tensor<2x2x1x1xf32>
   %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
