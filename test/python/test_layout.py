@@ -146,3 +146,15 @@ def test_resnet50_convolutions_are_blocked(tmp_path, request):
     assert re.search(rf"graph.average_pool {converted} ", graph)
     assert_matches_onnxruntime(model, light_models.feeds(model), tmp_path / "run",
                                rtol=RTOL, atol=ATOL, compile_args=args)
+
+
+def test_python_compile_takes_the_layout(tmp_path):
+    import kiln
+
+    path = kiln.compile(resnet_blocks(), tmp_path / "graph.mlir", emit="graph",
+                        layout="blocked", layout_block=8)
+    graph = Path(path).read_text()
+    assert "graph.blocked_conv" in graph
+    assert "#graph.blocked<c = 8>" in graph
+    with pytest.raises(kiln.CompileError, match="unknown layout 'nhwc'"):
+        kiln.compile(resnet_blocks(), tmp_path / "bad.mlir", emit="graph", layout="nhwc")

@@ -56,6 +56,13 @@ bool isStaticNCHW(Type type) {
          tensor.getElementType().isF32();
 }
 
+/// Whether `value` is the result of an op that this pass puts (or has put)
+/// into the blocked layout.
+bool mayBeBlocked(Value value) {
+  Operation *op = value.getDefiningOp();
+  return op && isa<FromBlockedOp, ConvOp, FusedConvOp, MaxPoolOp>(op);
+}
+
 /// The weight [K, C, kh, kw] as [K1, C1, kh, kw, ci, c]: element
 /// [ko, cb, y, x, i, o] is filter ko * c + o, channel cb * ci + i, zero in
 /// the padding.
@@ -111,8 +118,12 @@ template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
     RankedTensorType weightType = op.getWeight().getType();
     ArrayRef<int64_t> wshape = weightType.getShape();
     // An input of fewer channels than a block (an image's 3) is one block
-    // of its own size, not a block mostly of padding.
-    int64_t inBlock = std::min(wshape[1], block);
+    // of its own size, not a block mostly of padding, unless it comes from
+    // an op that is (or will be) blocked, whose blocks it keeps so that the
+    // conversions between them cancel.
+    int64_t inBlock = block;
+    if (wshape[1] < block && !mayBeBlocked(op.getInput()))
+      inBlock = wshape[1];
     int64_t filterBlocks = numBlocks(wshape[0], block);
     auto blockedWeightType =
         RankedTensorType::get({filterBlocks, numBlocks(wshape[1], inBlock),

@@ -18,8 +18,10 @@ def GraphBlockedLayout : Pass<"kiln-graph-blocked-layout", "mlir::func::FuncOp">
     block) and results come back through `graph.from_blocked`; where one
     blocked op feeds another the pair folds away, so conversions remain only
     at the edges of the blocked region. Weights are re-laid out at compile
-    time into `K1 x C1 x kh x kw x c x c` (zero padded), biases into
-    `K1 x c`. A convolution with a weight or bias that is not a constant, a
+    time into `K1 x C1 x kh x kw x ci x c` (zero padded), biases into
+    `K1 x c`; `ci` is the block, or the channel count of an input that has
+    fewer channels than a block and does not come from a blocked op (an
+    image's 3). A convolution with a weight or bias that is not a constant, a
     grouped convolution and dynamic shapes are left alone.
 
     Before:

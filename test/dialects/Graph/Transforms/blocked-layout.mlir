@@ -85,3 +85,23 @@ func.func @refused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<
   %4 = graph.max_pool %p {kernel_shape = array<i64: 2>, strides = array<i64: 2>, pads = array<i64: 0, 0>, dilations = array<i64: 1>, ceil_mode = false} : (tensor<1x4x8xf32>) -> tensor<1x4x4xf32>
   return %0, %1, %2, %3, %4 : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf16>, tensor<1x4x4xf32>
 }
+
+// -----
+
+// A convolution whose input has fewer channels than a block takes a block
+// of its own size only at an edge: after another blocked convolution it
+// keeps the producer's blocks, so that no conversion sits between them.
+// CHECK-LABEL: func.func @narrow_between
+// CHECK: graph.to_blocked %{{.+}} : tensor<1x8x4x4xf32> -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: %[[A:.+]] = graph.blocked_conv {{.*}} -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK-NOT: graph.from_blocked
+// CHECK: %[[B:.+]] = graph.blocked_conv %[[A]], %{{.+}} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>)
+// CHECK: graph.from_blocked %[[B]]
+// CHECK-NOT: graph.to_blocked
+func.func @narrow_between(%x: tensor<1x8x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %w0 = graph.constant dense<0.5> : tensor<2x8x1x1xf32>
+  %w1 = graph.constant dense<0.5> : tensor<4x2x1x1xf32>
+  %0 = graph.conv %x, %w0 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x8x4x4xf32>, tensor<2x8x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = graph.conv %0, %w1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
+  return %1 : tensor<1x4x4x4xf32>
+}
