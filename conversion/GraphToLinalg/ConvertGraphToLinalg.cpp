@@ -24,7 +24,8 @@ GraphTypeConverter::GraphTypeConverter() {
     return IntegerType::get(type.getContext(), type.getWidth());
   });
   addConversion([this](RankedTensorType type) -> Type {
-    return type.clone(convertType(type.getElementType()));
+    return RankedTensorType::get(type.getShape(),
+                                 convertType(type.getElementType()));
   });
 }
 
@@ -32,6 +33,7 @@ void populateGraphToLinalgPatterns(const TypeConverter &converter,
                                    RewritePatternSet &patterns) {
   populateCoreToLinalgPatterns(converter, patterns);
   populateElementwiseToLinalgPatterns(converter, patterns);
+  populateLayoutToLinalgPatterns(converter, patterns);
   populateNNToLinalgPatterns(converter, patterns);
   populateShapeToLinalgPatterns(converter, patterns);
   populateReductionToLinalgPatterns(converter, patterns);

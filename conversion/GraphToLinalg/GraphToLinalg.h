@@ -25,7 +25,8 @@ namespace kiln {
 #include "conversion/GraphToLinalg/Passes.h.inc"
 
 /// Converts the graph dialect's types to what linalg computes on: unsigned
-/// integer element types become signless of the same width.
+/// integer element types become signless of the same width, and the
+/// #graph.blocked encoding is dropped (the 5-D shape keeps the layout).
 class GraphTypeConverter : public mlir::TypeConverter {
 public:
   GraphTypeConverter();
@@ -40,6 +41,8 @@ void populateCoreToLinalgPatterns(const mlir::TypeConverter &converter,
                                   mlir::RewritePatternSet &patterns);
 void populateElementwiseToLinalgPatterns(const mlir::TypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
+void populateLayoutToLinalgPatterns(const mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns);
 void populateNNToLinalgPatterns(const mlir::TypeConverter &converter,
                                 mlir::RewritePatternSet &patterns);
 void populateShapeToLinalgPatterns(const mlir::TypeConverter &converter,

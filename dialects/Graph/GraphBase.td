@@ -30,7 +30,7 @@ def Graph_Dialect : Dialect {
     arith and math.
   }];
   let hasConstantMaterializer = 1;
-  let useDefaultAttributePrinterParser = 0;
+  let useDefaultAttributePrinterParser = 1;
 }
 
 // Element types the graph dialect computes on.

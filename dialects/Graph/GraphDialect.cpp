@@ -6,6 +6,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace kiln::graph;
@@ -13,10 +14,17 @@ using namespace kiln::graph;
 #include "dialects/Graph/GraphDialect.cpp.inc"
 #include "dialects/Graph/GraphEnums.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Graph/GraphAttrs.cpp.inc"
+
 void GraphDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/Graph/GraphOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/Graph/GraphAttrs.cpp.inc"
       >();
 }
 

@@ -14,6 +14,9 @@
 
 #include "dialects/Graph/GraphEnums.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Graph/GraphAttrs.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/Graph/GraphOps.h.inc"
 

@@ -10,6 +10,7 @@
 include "dialects/Graph/GraphBase.td"
 include "dialects/Graph/GraphCoreOps.td"
 include "dialects/Graph/GraphElementwiseOps.td"
+include "dialects/Graph/GraphLayoutOps.td"
 include "dialects/Graph/GraphNNOps.td"
 include "dialects/Graph/GraphReductionOps.td"
 include "dialects/Graph/GraphShapeOps.td"

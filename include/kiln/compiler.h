@@ -51,6 +51,12 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Run the graph-level optimisations.
   bool optimizeGraph = true;
+  /// The layout of convolutions and max pools: "nchw", or "blocked" (NCHWc,
+  /// kiln-graph-blocked-layout).
+  std::string layout = "nchw";
+  /// Channels per block of the blocked layout (the C0 of NC1HWC0); 0 takes
+  /// the target's fp32 vector width (16 for AVX-512, 8 for AVX2, 4 for NEON).
+  int64_t layoutBlock = 0;
   /// Fill CompileResult::report.
   bool report = false;
   /// A tuning database (JSON lines, docs/tuning.md): each kernel with a

@@ -321,12 +321,31 @@ private:
 
     GraphOptimizationOptions graphOptions;
     graphOptions.enable = options.optimizeGraph;
+    if (options.layout == "blocked") {
+      graphOptions.layoutBlock = options.layoutBlock;
+      if (graphOptions.layoutBlock <= 0) {
+        llvm::Expected<TargetInfo> layoutTarget =
+            resolveTarget(options.target, options.cpu, options.features,
+                          options.sveVectorBits);
+        if (!layoutTarget)
+          return emitError(layoutTarget.takeError());
+        graphOptions.layoutBlock = layoutTarget->vectorWidthF32;
+      }
+    } else if (options.layout != "nchw") {
+      return emitError(llvm::createStringError(
+          "unknown layout '" + options.layout + "'; expected nchw or blocked"));
+    }
     if (failed(runPasses(module, [&](OpPassManager &pm) {
           buildGraphOptimizationPipeline(pm, graphOptions);
         })))
       return failure();
-    if (options.report)
+    if (options.report) {
       result.report += countOps(module, "graph");
+      result.report += graphOptions.layoutBlock > 0
+                           ? "layout: blocked NCHWc, c=" +
+                                 std::to_string(graphOptions.layoutBlock) + "\n"
+                           : "layout: nchw\n";
+    }
     if (options.emit == EmitStage::Graph)
       return writeText(outputPath, printModule(module));
 

@@ -35,6 +35,12 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(graph::createGraphFoldBatchNorm());
   if (options.fuseEpilogues)
     pm.addNestedPass<func::FuncOp>(graph::createGraphFuseEpilogues());
+  // After fusion, so that the blocked ops carry their epilogues.
+  if (options.layoutBlock > 0) {
+    graph::GraphBlockedLayoutOptions layout;
+    layout.block = options.layoutBlock;
+    pm.addNestedPass<func::FuncOp>(graph::createGraphBlockedLayout(layout));
+  }
   // Weights replaced by folding are dead now.
   pm.addPass(createCanonicalizerPass());
 }

@@ -29,6 +29,9 @@ struct GraphOptimizationOptions {
   /// Fuse bias, residual and activation into graph.fused_conv and
   /// graph.fused_matmul (kiln-graph-fuse-epilogues).
   bool fuseEpilogues = true;
+  /// Channels per block of the blocked layout NCHWc that convolutions and
+  /// max pools take (kiln-graph-blocked-layout); 0 keeps NCHW.
+  int64_t layoutBlock = 0;
 };
 
 /// Graph-level optimisation on the graph dialect.

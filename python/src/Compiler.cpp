@@ -30,6 +30,8 @@ struct CodegenChoices {
   LayerChoices convAlgorithms;
   bool openMP = true;
   unsigned sveVectorBits = 0;
+  std::string layout = "nchw";
+  int64_t layoutBlock = 0;
 };
 
 kiln::CompileOptions
@@ -54,6 +56,8 @@ makeOptions(const std::string &target, const std::string &cpu,
   options.convAlgorithms = choices.convAlgorithms;
   options.openMP = choices.openMP;
   options.sveVectorBits = choices.sveVectorBits;
+  options.layout = choices.layout;
+  options.layoutBlock = choices.layoutBlock;
   return options;
 }
 
@@ -75,10 +79,13 @@ void init_kiln_compiler(py::module_ &&m) {
          const InputShapes &inputShapes, bool optimizeGraph, bool report,
          const std::string &tuningDB, const std::string &convAlgorithm,
          const LayerChoices &convAlgorithms, bool openMP,
-         unsigned sveVectorBits) {
-        kiln::CompileOptions options = makeOptions(
-            target, cpu, features, emit, inputShapes, optimizeGraph, report,
-            tuningDB, {convAlgorithm, convAlgorithms, openMP, sveVectorBits});
+         unsigned sveVectorBits, const std::string &layout,
+         int64_t layoutBlock) {
+        kiln::CompileOptions options =
+            makeOptions(target, cpu, features, emit, inputShapes, optimizeGraph,
+                        report, tuningDB,
+                        {convAlgorithm, convAlgorithms, openMP, sveVectorBits,
+                         layout, layoutBlock});
         py::gil_scoped_release noGil;
         return kiln::compileFile(input, output, options);
       },
@@ -86,7 +93,8 @@ void init_kiln_compiler(py::module_ &&m) {
       "features"_a = "", "emit"_a = "so", "input_shapes"_a = InputShapes(),
       "optimize_graph"_a = true, "report"_a = false, "tuning_db"_a = "",
       "conv_algorithm"_a = "auto", "conv_algorithms"_a = LayerChoices(),
-      "openmp"_a = true, "sve_vector_bits"_a = 0u,
+      "openmp"_a = true, "sve_vector_bits"_a = 0u, "layout"_a = "nchw",
+      "layout_block"_a = 0,
       "Compiles an .onnx (or graph-dialect .mlir) file into `output`.");
 
   m.def(
@@ -97,10 +105,13 @@ void init_kiln_compiler(py::module_ &&m) {
          const std::string &emit, const InputShapes &inputShapes,
          bool optimizeGraph, bool report, const std::string &tuningDB,
          const std::string &convAlgorithm, const LayerChoices &convAlgorithms,
-         bool openMP, unsigned sveVectorBits) {
-        kiln::CompileOptions options = makeOptions(
-            target, cpu, features, emit, inputShapes, optimizeGraph, report,
-            tuningDB, {convAlgorithm, convAlgorithms, openMP, sveVectorBits});
+         bool openMP, unsigned sveVectorBits, const std::string &layout,
+         int64_t layoutBlock) {
+        kiln::CompileOptions options =
+            makeOptions(target, cpu, features, emit, inputShapes, optimizeGraph,
+                        report, tuningDB,
+                        {convAlgorithm, convAlgorithms, openMP, sveVectorBits,
+                         layout, layoutBlock});
         // Copied while the GIL is held; the compiler then runs without it.
         std::string bytes = model;
         py::gil_scoped_release noGil;
@@ -111,7 +122,7 @@ void init_kiln_compiler(py::module_ &&m) {
       "input_shapes"_a = InputShapes(), "optimize_graph"_a = true,
       "report"_a = false, "tuning_db"_a = "", "conv_algorithm"_a = "auto",
       "conv_algorithms"_a = LayerChoices(), "openmp"_a = true,
-      "sve_vector_bits"_a = 0u,
+      "sve_vector_bits"_a = 0u, "layout"_a = "nchw", "layout_block"_a = 0,
       "Compiles a serialized ONNX ModelProto into `output`; external data "
       "is looked up in `base_dir` (refused when it is empty).");
 }

@@ -51,6 +51,17 @@ cl::list<std::string> convAlgorithms(
              "every layer's choice)"),
     cl::value_desc("[layer=]algorithm"), cl::cat(category));
 cl::opt<std::string>
+    layout("layout",
+           cl::desc("Layout of convolutions and max pools: nchw (default) or "
+                    "blocked (NCHWc, converted back only where the blocked "
+                    "ops end)"),
+           cl::init("nchw"), cl::cat(category));
+cl::opt<int64_t> layoutBlock(
+    "layout-block",
+    cl::desc("Channels per block with --layout=blocked (the C0 of NC1HWC0); "
+             "0 (default) takes the target's fp32 vector width"),
+    cl::init(0), cl::cat(category));
+cl::opt<std::string>
     emit("emit",
          cl::desc("Stop after a stage and write it: graph, linalg, llvm, asm, "
                   "obj or so (default); or kernels: the tunable kernels as "
@@ -121,6 +132,8 @@ int main(int argc, char **argv) {
   options.sveVectorBits = sveVectorBits;
   options.openMP = !noOpenMP;
   options.optimizeGraph = !noGraphOpt;
+  options.layout = layout;
+  options.layoutBlock = layoutBlock;
   options.report = report;
   options.tuningDB = tuningDB;
   if (!kiln::parseEmitStage(emit, options.emit)) {

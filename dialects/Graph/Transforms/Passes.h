@@ -24,6 +24,11 @@ void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
 /// graph.fused_matmul.
 void populateFuseEpiloguesPatterns(mlir::RewritePatternSet &patterns);
 
+/// 2-D convolutions with constant weights and max pools put into the blocked
+/// layout NCHWc with `block` channels per block (kiln-graph-blocked-layout).
+void populateBlockedLayoutPatterns(mlir::RewritePatternSet &patterns,
+                                   int64_t block);
+
 } // namespace kiln::graph
 
 #endif // KILN_DIALECTS_GRAPH_TRANSFORMS_PASSES_H

@@ -5,6 +5,52 @@
 
 include "mlir/Pass/PassBase.td"
 
+def GraphBlockedLayout : Pass<"kiln-graph-blocked-layout", "mlir::func::FuncOp"> {
+  let summary = "Puts convolutions and max pools into the blocked layout "
+                "NCHWc, with conversions only where the layout ends";
+  let description = [{
+    Rewrites every 2-D `graph.conv` and `graph.fused_conv` of one group whose
+    weight (and bias) are constants into a `graph.blocked_conv`, and every
+    2-D float `graph.max_pool` into a `graph.blocked_max_pool`, on tensors of
+    type `N x C1 x H x W x c` with the encoding `#graph.blocked<c = block>`
+    (NCHWc; NC1HWC0 is the same layout with `C0 = block`). Data operands go
+    through `graph.to_blocked` (channels zero-padded to a multiple of the
+    block) and results come back through `graph.from_blocked`; where one
+    blocked op feeds another the pair folds away, so conversions remain only
+    at the edges of the blocked region. Weights are re-laid out at compile
+    time into `K1 x C1 x kh x kw x ci x c` (zero padded), biases into
+    `K1 x c`; `ci` is the block, or the channel count of an input that has
+    fewer channels than a block and does not come from a blocked op (an
+    image's 3). A convolution with a weight or bias that is not a constant, a
+    grouped convolution and dynamic shapes are left alone.
+
+    Before:
+    ```mlir
+    %0 = graph.fused_conv %x, %w0, %b0 activation relu {...}
+         : (tensor<1x64x56x56xf32>, ...) -> tensor<1x64x56x56xf32>
+    %1 = graph.fused_conv %0, %w1, %b1 activation relu {...}
+         : (tensor<1x64x56x56xf32>, ...) -> tensor<1x64x56x56xf32>
+    ```
+    After (block = 16):
+    ```mlir
+    %b = graph.to_blocked %x : tensor<1x64x56x56xf32>
+         -> tensor<1x4x56x56x16xf32, #graph.blocked<c = 16>>
+    %0 = graph.blocked_conv %b, %w0b, %b0b activation relu {...}
+         : (...) -> tensor<1x4x56x56x16xf32, #graph.blocked<c = 16>>
+    %1 = graph.blocked_conv %0, %w1b, %b1b activation relu {...}
+         : (...) -> tensor<1x4x56x56x16xf32, #graph.blocked<c = 16>>
+    %y = graph.from_blocked %1 : tensor<1x4x56x56x16xf32, #graph.blocked<c = 16>>
+         -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let options = [
+    Option<"block", "block", "int64_t", /*default=*/"16",
+           "channels per block: the target's fp32 vector width for NCHWc, "
+           "or the C0 of NC1HWC0">
+  ];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
 def GraphFoldBatchNorm : Pass<"kiln-graph-fold-batch-norm", "mlir::func::FuncOp"> {
   let summary = "Folds BatchNormalization, and Mul and Add by per-channel "
                 "constants, into the weights of the Conv or Gemm before them";

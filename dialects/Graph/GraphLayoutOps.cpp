@@ -1,0 +1,170 @@
+//===- GraphLayoutOps.cpp - Blocked layouts and their ops -----------------===//
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/GraphShapeUtils.h"
+
+using namespace mlir;
+using namespace kiln::graph;
+
+LogicalResult
+BlockedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          int64_t c) {
+  if (c <= 0)
+    return emitError() << "block size c must be positive, got " << c;
+  return success();
+}
+
+/// The block size of `type`, a 5-D tensor whose encoding is
+/// #graph.blocked<c> and whose innermost dimension is c; an error naming
+/// `what` otherwise.
+static FailureOr<int64_t> getBlockSize(Operation *op, Type type,
+                                       StringRef what) {
+  auto tensor = cast<RankedTensorType>(type);
+  auto layout = dyn_cast_or_null<BlockedLayoutAttr>(tensor.getEncoding());
+  if (!layout)
+    return op->emitOpError() << what << " must have the #graph.blocked "
+                             << "encoding, got " << type;
+  if (tensor.getRank() != 5)
+    return op->emitOpError()
+           << what << " must be 5-D (N, C1, H, W, c), got " << type;
+  if (tensor.getDimSize(4) != layout.getC())
+    return op->emitOpError()
+           << what << " has innermost dimension " << tensor.getDimSize(4)
+           << " but block size " << layout.getC();
+  return layout.getC();
+}
+
+static bool sameOrDynamic(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Checks that `plain` (NCHW) and `blocked` (N x C1 x H x W x c) hold the
+/// same data.
+static LogicalResult verifyConversion(Operation *op, RankedTensorType plain,
+                                      RankedTensorType blocked) {
+  FailureOr<int64_t> c = getBlockSize(op, blocked, "the blocked tensor");
+  if (failed(c))
+    return failure();
+  if (plain.getRank() != 4)
+    return op->emitOpError() << "the NCHW tensor must be 4-D, got " << plain;
+  if (plain.getElementType() != blocked.getElementType())
+    return op->emitOpError()
+           << "element types differ: " << plain << " and " << blocked;
+  int64_t channels = plain.getDimSize(1);
+  int64_t blocks = ShapedType::isDynamic(channels)
+                       ? ShapedType::kDynamic
+                       : llvm::divideCeil(channels, *c);
+  if (!sameOrDynamic(plain.getDimSize(0), blocked.getDimSize(0)) ||
+      !sameOrDynamic(blocks, blocked.getDimSize(1)) ||
+      !sameOrDynamic(plain.getDimSize(2), blocked.getDimSize(2)) ||
+      !sameOrDynamic(plain.getDimSize(3), blocked.getDimSize(3)))
+    return op->emitOpError()
+           << plain << " in blocks of " << *c << " is not " << blocked;
+  return success();
+}
+
+LogicalResult ToBlockedOp::verify() {
+  return verifyConversion(*this, getInput().getType(), getResult().getType());
+}
+
+OpFoldResult ToBlockedOp::fold(FoldAdaptor) {
+  auto from = getInput().getDefiningOp<FromBlockedOp>();
+  if (from && from.getInput().getType() == getResult().getType())
+    return from.getInput();
+  return {};
+}
+
+LogicalResult FromBlockedOp::verify() {
+  return verifyConversion(*this, getResult().getType(), getInput().getType());
+}
+
+OpFoldResult FromBlockedOp::fold(FoldAdaptor) {
+  auto to = getInput().getDefiningOp<ToBlockedOp>();
+  if (to && to.getInput().getType() == getResult().getType())
+    return to.getInput();
+  return {};
+}
+
+/// Checks the window attributes of a 2-D blocked op and that `result` has
+/// the spatial sizes they give for `input`.
+static LogicalResult verifyWindow(Operation *op, RankedTensorType input,
+                                  RankedTensorType result,
+                                  ArrayRef<int64_t> kernel,
+                                  ArrayRef<int64_t> strides,
+                                  ArrayRef<int64_t> pads,
+                                  ArrayRef<int64_t> dilations, bool ceilMode) {
+  if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 ||
+      pads.size() != 4)
+    return op->emitOpError("needs 2 kernel sizes, strides and dilations and "
+                           "4 pads");
+  for (int i = 0; i < 2; ++i) {
+    int64_t expected =
+        convOutputSize(input.getDimSize(2 + i), kernel[i], strides[i], pads[i],
+                       pads[2 + i], dilations[i], ceilMode);
+    if (!sameOrDynamic(expected, result.getDimSize(2 + i)))
+      return op->emitOpError()
+             << "result spatial dimension " << i << " is "
+             << result.getDimSize(2 + i) << ", expected " << expected;
+  }
+  return success();
+}
+
+LogicalResult BlockedConvOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType result = getResult().getType();
+  RankedTensorType weight = getWeight().getType();
+  FailureOr<int64_t> cIn = getBlockSize(*this, input, "input");
+  if (failed(cIn))
+    return failure();
+  FailureOr<int64_t> c = getBlockSize(*this, result, "result");
+  if (failed(c))
+    return failure();
+  if (input.getElementType() != result.getElementType() ||
+      weight.getElementType() != result.getElementType())
+    return emitOpError("operands and result must have one element type");
+  if (weight.getRank() != 6 || weight.getDimSize(4) != *cIn ||
+      weight.getDimSize(5) != *c ||
+      !sameOrDynamic(weight.getDimSize(0), result.getDimSize(1)) ||
+      !sameOrDynamic(weight.getDimSize(1), input.getDimSize(1)))
+    return emitOpError() << "weight must be K1 x C1 x kh x kw x " << *cIn
+                         << " x " << *c << " for input " << input
+                         << " and result " << result << ", got " << weight;
+  if (!sameOrDynamic(input.getDimSize(0), result.getDimSize(0)))
+    return emitOpError("input and result have different batch sizes");
+  if (Value bias = getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (biasType.getRank() != 2 ||
+        !sameOrDynamic(biasType.getDimSize(0), result.getDimSize(1)) ||
+        biasType.getDimSize(1) != *c)
+      return emitOpError() << "bias must be K1 x " << *c << ", got "
+                           << biasType;
+  }
+  if (Value residual = getResidual(); residual && residual.getType() != result)
+    return emitOpError() << "residual " << residual.getType()
+                         << " differs from the result " << result;
+  int64_t params = FusedConvOp::getNumActivationParams(getActivation());
+  if (static_cast<int64_t>(getActivationParams().size()) != params)
+    return emitOpError() << "activation "
+                         << stringifyActivation(getActivation()) << " takes "
+                         << params << " parameters, got "
+                         << getActivationParams().size();
+  SmallVector<int64_t> kernel = {weight.getDimSize(2), weight.getDimSize(3)};
+  return verifyWindow(*this, input, result, kernel, getStrides(), getPads(),
+                      getDilations(), /*ceilMode=*/false);
+}
+
+LogicalResult BlockedMaxPoolOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType result = getResult().getType();
+  if (failed(getBlockSize(*this, input, "input")) ||
+      failed(getBlockSize(*this, result, "result")))
+    return failure();
+  if (input.getEncoding() != result.getEncoding() ||
+      input.getElementType() != result.getElementType() ||
+      !sameOrDynamic(input.getDimSize(0), result.getDimSize(0)) ||
+      !sameOrDynamic(input.getDimSize(1), result.getDimSize(1)))
+    return emitOpError() << "input " << input << " and result " << result
+                         << " must differ only in their spatial dimensions";
+  return verifyWindow(*this, input, result, getKernelShape(), getStrides(),
+                      getPads(), getDilations(), getCeilMode());
+}

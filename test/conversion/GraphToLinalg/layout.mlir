@@ -1,0 +1,85 @@
+// RUN: kiln-opt %s -split-input-file -kiln-convert-graph-to-linalg | FileCheck %s
+
+// The encoding is dropped; channels are padded, split and moved innermost.
+// CHECK-LABEL: func.func @to_blocked
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x4x4xf32>) -> tensor<1x1x4x4x16xf32>
+// CHECK: %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 0, 0] high[0, 13, 0, 0]
+// CHECK: %[[E:.+]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 1, 16, 4, 4]
+// CHECK: %[[T:.+]] = linalg.transpose ins(%[[E]] : tensor<1x1x16x4x4xf32>) outs(%{{.+}} : tensor<1x1x4x4x16xf32>) permutation = [0, 1, 3, 4, 2]
+// CHECK: return %[[T]]
+func.func @to_blocked(%x: tensor<1x3x4x4xf32>) -> tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>> {
+  %0 = graph.to_blocked %x : tensor<1x3x4x4xf32> -> tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>>
+  return %0 : tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @from_blocked
+// CHECK-SAME: (%[[Y:.+]]: tensor<1x1x4x4x16xf32>) -> tensor<1x3x4x4xf32>
+// CHECK: %[[T:.+]] = linalg.transpose ins(%[[Y]] : tensor<1x1x4x4x16xf32>) outs(%{{.+}} : tensor<1x1x16x4x4xf32>) permutation = [0, 1, 4, 2, 3]
+// CHECK: %[[C:.+]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x1x16x4x4xf32> into tensor<1x16x4x4xf32>
+// CHECK: %[[S:.+]] = tensor.extract_slice %[[C]][0, 0, 0, 0] [1, 3, 4, 4] [1, 1, 1, 1]
+// CHECK: return %[[S]]
+func.func @from_blocked(%y: tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>>) -> tensor<1x3x4x4xf32> {
+  %0 = graph.from_blocked %y : tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>> -> tensor<1x3x4x4xf32>
+  return %0 : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// A 3x3 convolution: the input padded on H and W, the bias broadcast as the
+// initial accumulator, then one contraction per window position, each on a
+// strided slice of the input and the weight's slice at that position,
+// accumulating into the one before (9 in all); then the epilogue (residual
+// and relu). The output's innermost dimension (the block) is the N of every
+// contraction.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d5, d2, d3, d6)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d5, d6, d4)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @conv3x3
+// CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
+// CHECK: %[[INIT:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<2x8xf32>) outs(%{{.+}} : tensor<1x2x4x4x8xf32>)
+// CHECK: %[[S0:.+]] = tensor.extract_slice %[[P]][0, 0, 0, 0, 0] [1, 1, 4, 4, 8] [1, 1, 2, 2, 1]
+// CHECK: %[[W0:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0, 0, 0] [2, 1, 1, 1, 8, 8] [1, 1, 1, 1, 1, 1] : tensor<2x1x3x3x8x8xf32> to tensor<2x1x8x8xf32>
+// CHECK: %[[A0:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[W]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[S0]], %[[W0]] : tensor<1x1x4x4x8xf32>, tensor<2x1x8x8xf32>) outs(%[[INIT]] : tensor<1x2x4x4x8xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[S1:.+]] = tensor.extract_slice %[[P]][0, 0, 0, 1, 0] [1, 1, 4, 4, 8] [1, 1, 2, 2, 1]
+// CHECK: %[[A1:.+]] = linalg.generic {{.*}} ins(%[[S1]], %{{.+}} : {{.*}}) outs(%[[A0]] : tensor<1x2x4x4x8xf32>)
+// CHECK-COUNT-6: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #[[OUT]]]
+// CHECK: %[[S8:.+]] = tensor.extract_slice %[[P]][0, 0, 2, 2, 0] [1, 1, 4, 4, 8] [1, 1, 2, 2, 1]
+// CHECK: %[[ACC:.+]] = linalg.generic {{.*}} ins(%[[S8]], %{{.+}} : {{.*}})
+// CHECK: linalg.generic {{.*}} ins(%[[ACC]], %{{.+}} : tensor<1x2x4x4x8xf32>, tensor<1x2x4x4x8xf32>)
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+func.func @conv3x3(%x: tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>, %w: tensor<2x1x3x3x8x8xf32>, %b: tensor<2x8xf32>, %r: tensor<1x2x4x4x8xf32, #graph.blocked<c = 8>>) -> tensor<1x2x4x4x8xf32, #graph.blocked<c = 8>> {
+  %0 = graph.blocked_conv %x, %w, %b residual %r activation relu {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>, tensor<2x1x3x3x8x8xf32>, tensor<2x8xf32>, tensor<1x2x4x4x8xf32, #graph.blocked<c = 8>>) -> tensor<1x2x4x4x8xf32, #graph.blocked<c = 8>>
+  return %0 : tensor<1x2x4x4x8xf32, #graph.blocked<c = 8>>
+}
+
+// -----
+
+// A strided 1x1 convolution: one contraction on the input at the strided
+// positions and the weight without its unit window dimensions.
+// CHECK-LABEL: func.func @conv1x1
+// CHECK: %[[F:.+]] = linalg.fill
+// CHECK: %[[S:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0, 0] [1, 2, 4, 4, 8] [1, 1, 2, 2, 1]
+// CHECK: %[[W2:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0, 0, 0] [3, 2, 1, 1, 8, 8] [1, 1, 1, 1, 1, 1] : tensor<3x2x1x1x8x8xf32> to tensor<3x2x8x8xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[S]], %[[W2]] : tensor<1x2x4x4x8xf32>, tensor<3x2x8x8xf32>) outs(%[[F]] : tensor<1x3x4x4x8xf32>)
+// CHECK-NOT: linalg.generic
+func.func @conv1x1(%x: tensor<1x2x8x8x8xf32, #graph.blocked<c = 8>>, %w: tensor<3x2x1x1x8x8xf32>) -> tensor<1x3x4x4x8xf32, #graph.blocked<c = 8>> {
+  %0 = graph.blocked_conv %x, %w activation none {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x8x8x8xf32, #graph.blocked<c = 8>>, tensor<3x2x1x1x8x8xf32>) -> tensor<1x3x4x4x8xf32, #graph.blocked<c = 8>>
+  return %0 : tensor<1x3x4x4x8xf32, #graph.blocked<c = 8>>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @max_pool
+// CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
+// CHECK: tensor.yield %[[LOWEST:.+]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.+}} : tensor<1x1x10x10x8xf32>, tensor<3x3xf32>) outs(%{{.+}} : tensor<1x1x4x4x8xf32>)
+// CHECK: arith.maximumf
+func.func @max_pool(%x: tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>) -> tensor<1x1x4x4x8xf32, #graph.blocked<c = 8>> {
+  %0 = graph.blocked_max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false} : (tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>) -> tensor<1x1x4x4x8xf32, #graph.blocked<c = 8>>
+  return %0 : tensor<1x1x4x4x8xf32, #graph.blocked<c = 8>>
+}
