@@ -234,9 +234,10 @@ std::optional<TunableKernel> describeKernel(linalg::LinalgOp op,
     if (!sizes)
       return std::nullopt;
     kernel.kind = "conv2d";
-    json::Array algorithms{"im2col", "direct"};
-    if (isWinogradCandidate(conv))
-      for (const char *name : {"winograd-2x3", "winograd-4x3", "winograd-6x3"})
+    json::Array algorithms;
+    bool winograd = isWinogradCandidate(conv);
+    for (StringRef name : convAlgorithmNames())
+      if (winograd || !winogradTileOf(name))
         algorithms.push_back(name);
     kernel.space[kAlgorithm] = std::move(algorithms);
     addContractionKnobs(kernel.space, *sizes, target);

@@ -29,7 +29,11 @@ constexpr llvm::StringLiteral kConvReportAttr = "kiln.conv_algorithms";
 #define GEN_PASS_REGISTRATION
 #include "codegen/CPU/Passes.h.inc"
 
-/// im2col, direct, winograd-2x3, winograd-4x3 or winograd-6x3.
+/// Every convolution algorithm: im2col, direct, winograd-2x3, winograd-4x3,
+/// winograd-6x3.
+llvm::ArrayRef<llvm::StringLiteral> convAlgorithmNames();
+
+/// Whether `name` is one of convAlgorithmNames().
 bool isConvAlgorithmName(llvm::StringRef name);
 
 /// M for "winograd-Mx3", nothing for another algorithm name.

@@ -47,15 +47,17 @@ std::string convLayerName(Operation *op, unsigned index) {
   return name.empty() ? "conv#" + std::to_string(index) : name;
 }
 
-bool isConvAlgorithmName(StringRef name) {
+ArrayRef<StringLiteral> convAlgorithmNames() {
   static constexpr StringLiteral names[] = {"im2col", "direct", "winograd-2x3",
                                             "winograd-4x3", "winograd-6x3"};
-  return llvm::is_contained(names, name);
+  return names;
+}
+
+bool isConvAlgorithmName(StringRef name) {
+  return llvm::is_contained(convAlgorithmNames(), name);
 }
 
 namespace {
-
-bool isKnownAlgorithm(StringRef name) { return isConvAlgorithmName(name); }
 
 // Relative cost of one multiply-add in a copy or transform loop, against one
 // in a register-blocked contraction: fitted by least squares to 16 measured
@@ -117,7 +119,7 @@ struct CPUSelectConvAlgorithmPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (algorithm != "auto" && !isKnownAlgorithm(algorithm)) {
+    if (algorithm != "auto" && !isConvAlgorithmName(algorithm)) {
       func.emitError("unknown convolution algorithm '")
           << algorithm.getValue() << "' (expected auto, im2col, direct, "
           << "winograd-2x3, winograd-4x3 or winograd-6x3)";
@@ -126,7 +128,7 @@ struct CPUSelectConvAlgorithmPass
     llvm::StringMap<std::string> perLayer;
     for (const std::string &entry : overrides) {
       auto [layer, choice] = StringRef(entry).rsplit('=');
-      if (layer.empty() || choice.empty() || !isKnownAlgorithm(choice)) {
+      if (layer.empty() || choice.empty() || !isConvAlgorithmName(choice)) {
         func.emitError("bad convolution algorithm override '")
             << entry << "' (expected LAYER=ALGORITHM with im2col, direct, "
             << "winograd-2x3, winograd-4x3 or winograd-6x3)";

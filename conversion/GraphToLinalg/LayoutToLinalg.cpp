@@ -28,41 +28,11 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-RankedTensorType getTensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
 /// Pads the H and W dimensions (2 and 3) of a 5-D tensor with `padValue`.
 Value padSpatial(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
                  ArrayRef<int64_t> high, Value padValue) {
-  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
-      llvm::all_of(high, [](int64_t p) { return p == 0; }))
-    return value;
-  RankedTensorType type = getTensorType(value);
-  SmallVector<int64_t> lows = {0, 0, low[0], low[1], 0};
-  SmallVector<int64_t> highs = {0, 0, high[0], high[1], 0};
-  SmallVector<int64_t> shape(type.getShape());
-  for (int i = 0; i < 5; ++i)
-    shape[i] += lows[i] + highs[i];
-  return tensor::PadOp::create(b, loc, type.clone(shape), value,
-                               getAsIndexOpFoldResult(b.getContext(), lows),
-                               getAsIndexOpFoldResult(b.getContext(), highs),
-                               padValue);
-}
-
-Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
-                   Value value) {
-  Value empty =
-      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-  return linalg::FillOp::create(b, loc, value, empty).getResult(0);
-}
-
-SmallVector<utils::IteratorType> getIterators(int64_t parallel,
-                                              int64_t reduction) {
-  SmallVector<utils::IteratorType> iterators(parallel,
-                                             utils::IteratorType::parallel);
-  iterators.append(reduction, utils::IteratorType::reduction);
-  return iterators;
+  return padTensor(b, loc, value, {0, 0, low[0], low[1], 0},
+                   {0, 0, high[0], high[1], 0}, padValue);
 }
 
 struct ToBlockedLowering : OpConversionPattern<graph::ToBlockedOp> {

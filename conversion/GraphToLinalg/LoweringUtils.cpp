@@ -14,6 +14,46 @@ using namespace mlir;
 
 namespace kiln {
 
+RankedTensorType getTensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                   Value value) {
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  return linalg::FillOp::create(b, loc, value, empty).getResult(0);
+}
+
+Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                   double value) {
+  return createFilled(
+      b, loc, type, createScalarConstant(b, loc, type.getElementType(), value));
+}
+
+Value padTensor(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
+                ArrayRef<int64_t> high, Value padValue) {
+  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
+      llvm::all_of(high, [](int64_t p) { return p == 0; }))
+    return value;
+  RankedTensorType type = getTensorType(value);
+  SmallVector<int64_t> shape(type.getShape());
+  for (size_t i = 0; i < shape.size(); ++i)
+    shape[i] += low[i] + high[i];
+  return tensor::PadOp::create(b, loc, type.clone(shape), value,
+                               getAsIndexOpFoldResult(b.getContext(), low),
+                               getAsIndexOpFoldResult(b.getContext(), high),
+                               padValue);
+}
+
+SmallVector<utils::IteratorType> getIterators(int64_t parallel,
+                                              int64_t reduction) {
+  SmallVector<utils::IteratorType> iterators(parallel,
+                                             utils::IteratorType::parallel);
+  iterators.append(reduction, utils::IteratorType::reduction);
+  return iterators;
+}
+
 SmallVector<OpFoldResult> getBroadcastSizes(OpBuilder &b, Location loc,
                                             RankedTensorType resultType,
                                             ValueRange operands) {

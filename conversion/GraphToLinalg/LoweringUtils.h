@@ -5,6 +5,7 @@
 
 #include "dialects/Graph/GraphOps.h"
 
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -35,6 +36,25 @@ getBroadcastSizes(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value createEmptyTensor(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::RankedTensorType type,
                               llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
+/// The ranked tensor type of `value`, which must have one.
+mlir::RankedTensorType getTensorType(mlir::Value value);
+
+/// A tensor of `type` filled with `value`.
+mlir::Value createFilled(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, mlir::Value value);
+mlir::Value createFilled(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, double value);
+
+/// Pads `value` with `padValue`, `low` and `high` elements per dimension
+/// (static); `value` itself when there is no padding.
+mlir::Value padTensor(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                      llvm::ArrayRef<int64_t> low, llvm::ArrayRef<int64_t> high,
+                      mlir::Value padValue);
+
+/// Iterator types: `parallel` parallel loops then `reduction` reductions.
+llvm::SmallVector<mlir::utils::IteratorType> getIterators(int64_t parallel,
+                                                          int64_t reduction);
 
 /// A scalar constant of `type` (a float, integer or index type).
 mlir::Value createScalarConstant(mlir::OpBuilder &b, mlir::Location loc,

@@ -31,10 +31,6 @@ namespace {
 // Helpers
 //===----------------------------------------------------------------------===//
 
-RankedTensorType getTensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
 void yieldValue(OpBuilder &b, Location loc, Value value) {
   linalg::YieldOp::create(b, loc, value);
 }
@@ -72,36 +68,6 @@ Value castElements(OpBuilder &b, Location loc, Value value, Type elementType) {
           return arith::ExtFOp::create(nb, nloc, elementType, args[0]);
         return arith::TruncFOp::create(nb, nloc, elementType, args[0]);
       });
-}
-
-/// A tensor of `type` filled with `value`.
-Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
-                   Value value) {
-  Value empty =
-      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-  return linalg::FillOp::create(b, loc, value, empty).getResult(0);
-}
-
-Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
-                   double value) {
-  return createFilled(
-      b, loc, type, createScalarConstant(b, loc, type.getElementType(), value));
-}
-
-/// Pads `value` with `padValue`, `low` and `high` elements per dimension.
-Value padTensor(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
-                ArrayRef<int64_t> high, Value padValue) {
-  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
-      llvm::all_of(high, [](int64_t p) { return p == 0; }))
-    return value;
-  RankedTensorType type = getTensorType(value);
-  SmallVector<int64_t> shape(type.getShape());
-  for (size_t i = 0; i < shape.size(); ++i)
-    shape[i] += low[i] + high[i];
-  return tensor::PadOp::create(b, loc, type.clone(shape), value,
-                               getAsIndexOpFoldResult(b.getContext(), low),
-                               getAsIndexOpFoldResult(b.getContext(), high),
-                               padValue);
 }
 
 /// Reshapes a static tensor to `shape` (same number of elements) with
@@ -158,15 +124,6 @@ Value broadcastAlongDim(OpBuilder &b, Location loc, Value vector,
       added.push_back(d);
   return linalg::BroadcastOp::create(b, loc, vector, empty, added)
       ->getResult(0);
-}
-
-/// Iterator types: `parallel` parallel loops then `reduction` reductions.
-SmallVector<utils::IteratorType> getIterators(int64_t parallel,
-                                              int64_t reduction) {
-  SmallVector<utils::IteratorType> iterators(parallel,
-                                             utils::IteratorType::parallel);
-  iterators.append(reduction, utils::IteratorType::reduction);
-  return iterators;
 }
 
 /// The identity-like map (d0, ..., d{n-1}) -> (d{dims[0]}, ...).

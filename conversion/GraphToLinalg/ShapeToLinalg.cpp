@@ -29,10 +29,6 @@ namespace {
 // Helpers
 //===----------------------------------------------------------------------===//
 
-RankedTensorType getTensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
 bool allStatic(TypeRange types) {
   return llvm::all_of(
       types, [](Type t) { return cast<RankedTensorType>(t).hasStaticShape(); });
