@@ -534,7 +534,7 @@ class _Tuner:
                     os.remove(path)
 
     def _finish(self, kernel, config, ms, error, bar):
-        self._record(kernel, config, ms, error)
+        record = self._record(kernel, config, ms, error)
         self.measured += 1
         kernel.trials += 1
         if not config:
@@ -542,7 +542,9 @@ class _Tuner:
                 bar.line(f"kiln.tune: the default build of kernel "
                          f"{kernel.signature!r} failed: {error}")
             else:
-                kernel.default_ms = ms
+                # As recorded (rounded), so that it compares equal with the
+                # database's record of the default, as a resumed run reads it.
+                kernel.default_ms = record["ms"]
         bar.show(self.measured, self._best_text())
 
 
