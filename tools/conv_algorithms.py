@@ -3,11 +3,14 @@
 the cost model's choice next to the measurements (docs/performance.md).
 
   .venv/bin/python tools/conv_algorithms.py 64x56 256x14 512x7 [--threads 1]
+      [--layout blocked|nchw]
 
 Each LAYER is CxH: C channels in and out on an HxH map, batch 1. Every layer
 is compiled once per algorithm with kiln-compile --conv-algorithm=ALG and run
 with kiln-run (min of the timed runs, in ms); `kiln-compile --report` gives
-the cost model's choice and estimates.
+the cost model's choice and estimates. In the blocked layout (the default)
+the algorithms are direct and Winograd, and the times include the layer's
+two layout conversions, the same for every algorithm.
 """
 
 import argparse
@@ -26,7 +29,10 @@ sys.path.insert(0, str(ROOT / "test" / "python" / "ops"))
 sys.path.insert(0, str(ROOT / "test" / "python"))
 from test_conv_algorithms import conv_model  # noqa: E402
 
-ALGORITHMS = ["im2col", "winograd-2x3", "winograd-4x3", "winograd-6x3"]
+ALGORITHMS = {
+    "nchw": ["im2col", "winograd-2x3", "winograd-4x3", "winograd-6x3"],
+    "blocked": ["direct", "winograd-2x3", "winograd-4x3", "winograd-6x3"],
+}
 
 
 def main():
@@ -35,6 +41,7 @@ def main():
     parser.add_argument("--build", default=os.environ.get("KILN_BUILD_DIR", ROOT / "build"))
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--layout", choices=sorted(ALGORITHMS), default="blocked")
     args = parser.parse_args()
     compile_ = Path(args.build) / "bin" / "kiln-compile"
     run = Path(args.build) / "bin" / "kiln-run"
@@ -45,18 +52,19 @@ def main():
             model, feeds = conv_model(1, c, c, h, h)
             onnx.save(model, str(tmp / "layer.onnx"))
             np.save(tmp / "x.npy", feeds["x"])
+            layout = f"--layout={args.layout}"
             report = subprocess.run([compile_, tmp / "layer.onnx", "-o", tmp / "r.so",
-                                     "--report"], capture_output=True, text=True,
+                                     "--report", layout], capture_output=True, text=True,
                                     check=True).stderr
             choice = next(line for line in report.splitlines() if line.startswith("conv "))
             times = []
-            for algorithm in ALGORITHMS:
+            for algorithm in ALGORITHMS[args.layout]:
                 so = tmp / f"{algorithm}.so"
                 subprocess.run([compile_, tmp / "layer.onnx", "-o", so,
-                                f"--conv-algorithm={algorithm}"], check=True)
+                                f"--conv-algorithm={algorithm}", layout], check=True)
                 out = subprocess.run([run, so, "--input", f"x={tmp / 'x.npy'}",
-                                      "--threads", str(args.threads), "--warmup", "3",
-                                      "--repeat", str(args.repeat), "--json"],
+                                      "--output-dir", tmp, "--threads", str(args.threads),
+                                      "--warmup", "3", "--repeat", str(args.repeat), "--json"],
                                      capture_output=True, text=True, check=True).stdout
                 times.append(f"{algorithm}={json.loads(out)['min_ms']:.3f}")
             print(f"{c} ch, {h}x{h}: min ms {' '.join(times)}\n  {choice}", flush=True)

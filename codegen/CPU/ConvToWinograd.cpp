@@ -22,10 +22,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/CPU/BlockedConv.h"
+#include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
 #include "codegen/CPU/Winograd.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -50,7 +53,7 @@ std::optional<int> winogradTileOf(StringRef algorithm) {
 }
 
 /// The values of a constant f32 tensor, held inline or as a resource blob.
-static std::optional<SmallVector<double>> constantValues(Value value) {
+std::optional<SmallVector<double>> constantValues(Value value) {
   Attribute attr;
   if (!matchPattern(value, m_Constant(&attr)))
     return std::nullopt;
@@ -298,15 +301,208 @@ struct Conv2DNchwFchwToWinograd : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
   }
 };
 
+/// Winograd on a blocked convolution (BlockedConv.h). The channel blocks
+/// stay innermost throughout, so that the products are contractions whose
+/// vector dimension is the output's block c (whole vectors) and whose rows
+/// are the tiles:
+///
+///   M[b, ko, p, o] = sum_{cb, i} V[b, cb, p, i] * U[b, ko, cb, i, o]
+///
+/// and the output transform writes the blocked output directly.
+struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<BlockedConv> conv = matchBlockedConv(op);
+    if (!conv)
+      return rewriter.notifyMatchFailure(op, "not a blocked convolution");
+    auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+    std::optional<int> tile =
+        algorithm ? winogradTileOf(algorithm.getValue()) : std::nullopt;
+    if (!tile)
+      return rewriter.notifyMatchFailure(op, "not marked for Winograd");
+    if (!isWinogradCandidate(*conv))
+      return rewriter.notifyMatchFailure(op, "not a Winograd candidate");
+    std::optional<SmallVector<double>> weights = constantValues(conv->weight);
+    if (!weights)
+      return rewriter.notifyMatchFailure(op, "weights not readable");
+
+    MLIRContext *ctx = rewriter.getContext();
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    const int64_t m = *tile;
+    WinogradTransform t = winogradTransform(static_cast<int>(m), 3);
+    const int64_t a = t.alpha;
+    ArrayRef<int64_t> in = conv->inputShape;
+    ArrayRef<int64_t> out = conv->outputShape;
+    int64_t n = in[0], cBlocks = in[1], ci = in[4];
+    int64_t kBlocks = out[1], c = out[4];
+    int64_t h = out[2], w = out[3];
+    int64_t th = llvm::divideCeil(h, m), tw = llvm::divideCeil(w, m);
+    int64_t p = n * th * tw;
+
+    // U[X, Y, ko, cb, i, o] = sum_{y, x} G[X, y] w[ko, cb, y, x, i, o]
+    // G[Y, x], at compile time.
+    const SmallVector<double> &g = *weights;
+    int64_t lanes = ci * c; // (i, o) pairs of one (ko, cb, y, x)
+    SmallVector<double> u(a * a * kBlocks * cBlocks * lanes, 0.0);
+    SmallVector<double> gg(a * 3 * lanes);
+    for (int64_t kb = 0; kb < kBlocks; ++kb)
+      for (int64_t cb = 0; cb < cBlocks; ++cb) {
+        const double *f = &g[(kb * cBlocks + cb) * 9 * lanes];
+        // G g: [X, x, lane]
+        for (int64_t x = 0; x < a; ++x)
+          for (int64_t j = 0; j < 3; ++j)
+            for (int64_t l = 0; l < lanes; ++l) {
+              double sum = 0;
+              for (int64_t i = 0; i < 3; ++i)
+                sum += t.g[x * 3 + i] * f[(i * 3 + j) * lanes + l];
+              gg[(x * 3 + j) * lanes + l] = sum;
+            }
+        // (G g) G^T: [X, Y, lane]
+        for (int64_t x = 0; x < a; ++x)
+          for (int64_t y = 0; y < a; ++y)
+            for (int64_t l = 0; l < lanes; ++l) {
+              double sum = 0;
+              for (int64_t j = 0; j < 3; ++j)
+                sum += gg[(x * 3 + j) * lanes + l] * t.g[y * 3 + j];
+              u[(((x * a + y) * kBlocks + kb) * cBlocks + cb) * lanes + l] =
+                  sum;
+            }
+      }
+    Value filter =
+        constantTensor(rewriter, loc, {a * a, kBlocks, cBlocks, ci, c}, u);
+    Value bt = constantTensor(rewriter, loc, {a, a}, t.bt);
+    Value at = constantTensor(rewriter, loc, {m, a}, t.at);
+
+    // The input (padded by the convolution already) padded with zeros to
+    // whole tiles.
+    Value input = conv->input;
+    int64_t needH = th * m + 2, needW = tw * m + 2;
+    int64_t padH = std::max<int64_t>(needH - in[2], 0);
+    int64_t padW = std::max<int64_t>(needW - in[3], 0);
+    if (padH > 0 || padW > 0) {
+      SmallVector<OpFoldResult> low(5, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> high = {
+          rewriter.getIndexAttr(0), rewriter.getIndexAttr(0),
+          rewriter.getIndexAttr(padH), rewriter.getIndexAttr(padW),
+          rewriter.getIndexAttr(0)};
+      auto paddedType = RankedTensorType::get(
+          {n, cBlocks, in[2] + padH, in[3] + padW, ci}, f32);
+      Value zero =
+          arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
+      input = tensor::PadOp::create(rewriter, loc, paddedType, input, low, high,
+                                    zero);
+    }
+
+    AffineExpr d0, d1, d2, d3, d4, d5, d6, d7;
+    bindDims(ctx, d0, d1, d2, d3, d4, d5, d6, d7);
+    auto map = [&](ArrayRef<AffineExpr> results) {
+      return AffineMap::get(8, 0, results, ctx);
+    };
+    // Input transform, rows: T[X, j, cb, n, ti, tj, i] = sum_s BT[X, s] *
+    // in[n, cb, ti*m + s, tj*m + j, i].
+    Value rows = multiplyAccumulate(
+        rewriter, loc, bt, input,
+        zeros(rewriter, loc, {a, a, cBlocks, n, th, tw, ci}), 8, 1,
+        map({d0, d7}), map({d3, d2, d4 * m + d7, d5 * m + d1, d6}),
+        map({d0, d1, d2, d3, d4, d5, d6}));
+    // Columns: V[X, Y, cb, n, ti, tj, i] = sum_j T[X, j, ...] * BT[Y, j].
+    Value tiles =
+        multiplyAccumulate(rewriter, loc, rows, bt,
+                           zeros(rewriter, loc, {a, a, cBlocks, n, th, tw, ci}),
+                           8, 1, map({d0, d7, d2, d3, d4, d5, d6}),
+                           map({d1, d7}), map({d0, d1, d2, d3, d4, d5, d6}));
+    Value v = tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get({a * a, cBlocks, p, ci}, f32),
+        tiles, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}, {6}});
+
+    // The products: M[b, ko, p, o] = sum_{cb, i} V[b, cb, p, i] *
+    // U[b, ko, cb, i, o].
+    AffineExpr eb, ek, ep, eo, ec, ei;
+    bindDims(ctx, eb, ek, ep, eo, ec, ei);
+    auto products = cast<linalg::GenericOp>(
+        multiplyAccumulate(rewriter, loc, v, filter,
+                           zeros(rewriter, loc, {a * a, kBlocks, p, c}), 6, 2,
+                           AffineMap::get(6, 0, {eb, ec, ep, ei}, ctx),
+                           AffineMap::get(6, 0, {eb, ek, ec, ei, eo}, ctx),
+                           AffineMap::get(6, 0, {eb, ek, ep, eo}, ctx))
+            .getDefiningOp());
+    copyKernelConfig(op, products);
+    Value mm = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({a, a, kBlocks, n, th, tw, c}, f32),
+        products.getResult(0),
+        SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}, {6}});
+
+    // Output transform, rows: S[r, Y, ko, n, ti, tj, o] = sum_X AT[r, X] *
+    // M[X, Y, ko, n, ti, tj, o].
+    Value outRows = multiplyAccumulate(
+        rewriter, loc, at, mm,
+        zeros(rewriter, loc, {m, a, kBlocks, n, th, tw, c}), 8, 1,
+        map({d0, d7}), map({d7, d1, d2, d3, d4, d5, d6}),
+        map({d0, d1, d2, d3, d4, d5, d6}));
+    // Columns, into the output's blocks: Y[n, ko, ti, r, tj, s, o] =
+    // sum_Y S[r, Y, ko, n, ti, tj, o] * AT[s, Y].
+    bool exact = h == th * m && w == tw * m;
+    auto blockedType =
+        RankedTensorType::get({n, kBlocks, th, m, tw, m, c}, f32);
+    SmallVector<ReassociationIndices> blockDims = {
+        {0}, {1}, {2, 3}, {4, 5}, {6}};
+    Value blockedInit =
+        exact ? tensor::ExpandShapeOp::create(rewriter, loc, blockedType,
+                                              conv->init, blockDims)
+                    .getResult()
+              : zeros(rewriter, loc, blockedType.getShape());
+    Value blocks =
+        multiplyAccumulate(rewriter, loc, outRows, at, blockedInit, 8, 1,
+                           map({d3, d7, d1, d0, d2, d4, d6}), map({d5, d7}),
+                           map({d0, d1, d2, d3, d4, d5, d6}));
+    Value result = tensor::CollapseShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({n, kBlocks, th * m, tw * m, c}, f32), blocks,
+        blockDims);
+    if (!exact) {
+      // Drop the padding rows and columns, then add what the convolution
+      // accumulated into (its bias, or zeros).
+      auto outputType = cast<RankedTensorType>(conv->init.getType());
+      SmallVector<OpFoldResult> offsets(5, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, out);
+      SmallVector<OpFoldResult> strides(5, rewriter.getIndexAttr(1));
+      Value cropped = tensor::ExtractSliceOp::create(
+          rewriter, loc, outputType, result, offsets, sizes, strides);
+      AffineMap id = rewriter.getMultiDimIdentityMap(5);
+      result =
+          linalg::GenericOp::create(
+              rewriter, loc, outputType, ValueRange{cropped},
+              ValueRange{conv->init}, SmallVector<AffineMap>{id, id},
+              SmallVector<utils::IteratorType>(5,
+                                               utils::IteratorType::parallel),
+              [](OpBuilder &nb, Location nloc, ValueRange args) {
+                Value add = arith::AddFOp::create(nb, nloc, args[0], args[1]);
+                linalg::YieldOp::create(nb, nloc, add);
+              })
+              .getResult(0);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct CPUConvToWinogradPass
     : impl::CPUConvToWinogradBase<CPUConvToWinogradPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<Conv2DNchwFchwToWinograd>(&getContext());
+    patterns.add<Conv2DNchwFchwToWinograd, BlockedConvToWinograd>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // A convolution still marked for Winograd could not be rewritten.
-    WalkResult left = getOperation().walk([](linalg::Conv2DNchwFchwOp conv) {
+    WalkResult left = getOperation().walk([](linalg::LinalgOp conv) {
+      if (!isa<linalg::Conv2DNchwFchwOp>(conv.getOperation()) &&
+          !matchBlockedConv(conv))
+        return WalkResult::advance();
       auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
       if (!algorithm || !winogradTileOf(algorithm.getValue()))
         return WalkResult::advance();

@@ -1,6 +1,7 @@
 //===- KernelConfig.cpp - Tunable kernels and their configurations --------===//
 
 #include "codegen/CPU/KernelConfig.h"
+#include "codegen/CPU/BlockedConv.h"
 #include "codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -241,6 +242,21 @@ std::optional<TunableKernel> describeKernel(linalg::LinalgOp op,
         algorithms.push_back(name);
     kernel.space[kAlgorithm] = std::move(algorithms);
     addContractionKnobs(kernel.space, *sizes, target);
+  } else if (std::optional<BlockedConv> blocked = matchBlockedConv(op)) {
+    // Direct (one contraction per window position: M the output columns, N
+    // the output block, K the input block) or Winograd.
+    kernel.kind = "conv2d";
+    json::Array algorithms;
+    bool winograd = isWinogradCandidate(*blocked);
+    for (StringRef name : convAlgorithmNames())
+      if (name == "direct" || (winograd && winogradTileOf(name)))
+        algorithms.push_back(name);
+    kernel.space[kAlgorithm] = std::move(algorithms);
+    addContractionKnobs(kernel.space,
+                        ContractionSizes{blocked->outputShape[3],
+                                         blocked->outputShape[4],
+                                         blocked->inputShape[4]},
+                        target);
   } else if (std::optional<ContractionSizes> sizes = contractionSizes(op)) {
     kernel.kind = "contraction";
     addContractionKnobs(kernel.space, *sizes, target);

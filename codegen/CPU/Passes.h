@@ -43,6 +43,9 @@ std::optional<int> winogradTileOf(llvm::StringRef algorithm);
 /// shapes, constant weights.
 bool isWinogradCandidate(mlir::linalg::Conv2DNchwFchwOp conv);
 
+/// The values of a constant f32 tensor, held inline or as a resource blob.
+std::optional<llvm::SmallVector<double>> constantValues(mlir::Value value);
+
 /// The ONNX node name of a convolution, from its location, or "conv#INDEX".
 std::string convLayerName(mlir::Operation *op, unsigned index);
 

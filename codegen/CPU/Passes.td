@@ -322,8 +322,10 @@ def CPUSelectConvAlgorithm : Pass<"kiln-cpu-select-conv-algorithm", "mlir::func:
 def CPUConvToWinograd : Pass<"kiln-cpu-conv-to-winograd", "mlir::func::FuncOp"> {
   let summary = "Rewrites 3x3 convolutions marked for Winograd";
   let description = [{
-    Each `linalg.conv_2d_nchw_fchw` with `kiln.conv_algorithm =
-    "winograd-Mx3"` (M = 2, 4 or 6) becomes Winograd's F(M x M, 3 x 3): the
+    Each `linalg.conv_2d_nchw_fchw`, and each blocked convolution (the
+    `linalg.generic` tagged `kiln.blocked_conv` that a graph.blocked_conv
+    lowers to), with `kiln.conv_algorithm = "winograd-Mx3"` (M = 2, 4 or 6)
+    becomes Winograd's F(M x M, 3 x 3): the
     filter transform U = G g G^T is computed at compile time from the
     constant weights; the input is padded to whole tiles and transformed
     (V = B^T d B, two `linalg.generic` contractions over rows and then
@@ -332,11 +334,44 @@ def CPUConvToWinograd : Pass<"kiln-cpu-conv-to-winograd", "mlir::func::FuncOp"> 
     output transform A^T M A writes the output's M x M blocks, accumulating
     into the convolution's init (its bias). The matrices come from the
     interpolation points 0, 1, -1, 2, -2, 1/2, -1/2 by the Toom-Cook
-    construction (`codegen/CPU/Winograd.h`). A marked convolution that is
-    not 3x3, stride 1, undilated f32 with constant weights is an error.
+    construction (`codegen/CPU/Winograd.h`). In the blocked layout the
+    channel blocks stay innermost: the products are contractions
+    `M[b, ko, p, o] = sum V[b, cb, p, i] * U[b, ko, cb, i, o]` whose vectors
+    run along the output block and whose rows are the tiles, and the output
+    transform writes the blocked output. A marked convolution that is not
+    3x3, stride 1, undilated f32 with constant weights is an error.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def CPULowerBlockedConv : Pass<"kiln-cpu-lower-blocked-conv", "mlir::func::FuncOp"> {
+  let summary = "Expands blocked convolutions into one contraction per window position";
+  let description = [{
+    A graph.blocked_conv lowers to one `linalg.generic` tagged
+    `kiln.blocked_conv` (a convolution over the channel blocks and the
+    window; see codegen/CPU/BlockedConv.h). Unless
+    `kiln-cpu-select-conv-algorithm` chose Winograd for it (which
+    `kiln-cpu-conv-to-winograd` applies first), this pass turns it into the
+    direct convolution of the blocked layout: one contraction per window
+    position (y, x), each accumulating into the last, over a strided slice
+    of the input and the [K1, C1, ci, c] slice of the weight. Every map is a
+    projected permutation, the vector dimension is the output's block and
+    the rows are the output columns, so `kiln-cpu-tile-and-vectorize`
+    register-blocks each one; there is no im2col copy. The layer's
+    `kiln.kernel_config` goes to every contraction.
+
+    Before:
+    ```mlir
+    %y = linalg.generic {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}, ...}
+           ins(%x, %w : tensor<1x4x58x58x16xf32>, tensor<4x4x3x3x16x16xf32>) outs(%b : tensor<1x4x56x56x16xf32>)
+    ```
+    After: nine `linalg.generic` contractions `(n, ko, oh, ow, o | ci, i)`,
+    each reading a `tensor<1x4x56x56x16xf32>` slice of `%x` at offset (y, x)
+    and a `tensor<4x4x16x16xf32>` slice of `%w`, accumulating into the last.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect"];
 }
 

@@ -4,8 +4,10 @@
 // large contraction, kiln-cpu-conv-to-im2col), "winograd-2x3",
 // "winograd-4x3" or "winograd-6x3" (kiln-cpu-conv-to-winograd, 3x3 stride-1
 // layers with constant weights), or "direct" (the convolution's own loop
-// nest). A layer named in the overrides gets what they say; the others get
-// the default, or with "auto" the cheapest by a cost model of the target.
+// nest; in the blocked layout, one register-blocked contraction per window
+// position, kiln-cpu-lower-blocked-conv). A blocked convolution runs direct
+// or Winograd. A layer named in the overrides gets what they say; the others
+// get the default, or with "auto" the cheapest by a cost model of the target.
 //
 // The cost model counts, per algorithm, the multiply-adds of the
 // contractions, which run register-blocked at the target's vector speed, and
@@ -18,6 +20,7 @@
 
 #include "codegen/CPU/Passes.h"
 
+#include "codegen/CPU/BlockedConv.h"
 #include "codegen/CPU/KernelConfig.h"
 
 #include "mlir/IR/Location.h"
@@ -75,13 +78,58 @@ double contractionCost(double macs, int64_t width, int64_t vectorWidth) {
          static_cast<double>(vectorWidth);
 }
 
+// The blocked layout's direct convolution makes one pass over the output per
+// window position: the cost, per output element and pass, of loading and
+// storing its accumulators, against one multiply-add.
+constexpr double kPassCost = 2.0;
+// Winograd's transforms in the blocked layout run along the contiguous
+// channel block, which LLVM vectorizes: cheaper than kTransformCost.
+constexpr double kBlockedTransformCost = 8.0;
+
 struct Estimate {
   std::string algorithm;
   double cost;
 };
 
-SmallVector<Estimate> estimate(linalg::Conv2DNchwFchwOp conv,
-                               int64_t vectorWidth) {
+/// A convolution as the selection sees it, in either layout.
+struct Candidate {
+  Operation *op;
+  bool blocked;
+  bool winograd; ///< whether Winograd applies
+  SmallVector<Estimate> estimates;
+  std::string shape; ///< "C->K channels, khxkw, OHxOW output"
+};
+
+/// The Winograd estimates of a 3x3 layer of `c` to `k` channels with an
+/// output of n x h x w, whose products have their vectors along `width`
+/// elements of `products(tiles)`.
+void addWinogradEstimates(SmallVector<Estimate> &estimates, double n, double c,
+                          double k, int64_t h, int64_t w,
+                          function_ref<double(double, int64_t)> products,
+                          double transformCost) {
+  for (int64_t m : {2, 4, 6}) {
+    double a = m + 2;
+    int64_t tiles = llvm::divideCeil(h, m) * llvm::divideCeil(w, m);
+    double p = n * tiles;
+    double inputTransform = 2 * a * a * a * c * p;
+    double outputTransform = (m * a * a + m * m * a) * k * p;
+    estimates.push_back(
+        {"winograd-" + std::to_string(m) + "x3",
+         products(a * a * k * c * p, tiles) +
+             transformCost * (inputTransform + outputTransform)});
+  }
+}
+
+std::string describeShape(int64_t c, int64_t k, int64_t kh, int64_t kw,
+                          int64_t h, int64_t w) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << c << "->" << k << " channels, " << kh << "x" << kw << ", " << h << "x"
+     << w << " output";
+  return text;
+}
+
+Candidate estimate(linalg::Conv2DNchwFchwOp conv, int64_t vectorWidth) {
   auto input = cast<RankedTensorType>(conv.getInputs()[0].getType());
   auto filter = cast<RankedTensorType>(conv.getInputs()[1].getType());
   auto output = cast<RankedTensorType>(conv.getOutputs()[0].getType());
@@ -91,26 +139,60 @@ SmallVector<Estimate> estimate(linalg::Conv2DNchwFchwOp conv,
   int64_t h = output.getDimSize(2), w = output.getDimSize(3);
   double pixels = n * h * w;
 
-  SmallVector<Estimate> estimates;
+  Candidate candidate{conv,
+                      /*blocked=*/false,
+                      isWinogradCandidate(conv),
+                      {},
+                      describeShape(input.getDimSize(1), filter.getDimSize(0),
+                                    filter.getDimSize(2), filter.getDimSize(3),
+                                    h, w)};
+  SmallVector<Estimate> &estimates = candidate.estimates;
   double im2col = contractionCost(k * c * taps * pixels, h * w, vectorWidth);
   if (taps != 1)
     im2col += kTransformCost * c * taps * pixels / 4; // a copy, no arithmetic
   estimates.push_back({"im2col", im2col});
   estimates.push_back({"direct", kDirectCost * k * c * taps * pixels});
-  if (!isWinogradCandidate(conv))
-    return estimates;
-  for (int64_t m : {2, 4, 6}) {
-    double a = m + 2;
-    int64_t tiles = llvm::divideCeil(h, m) * llvm::divideCeil(w, m);
-    double p = n * tiles;
-    double products = contractionCost(a * a * k * c * p, tiles, vectorWidth);
-    double inputTransform = 2 * a * a * a * c * p;
-    double outputTransform = (m * a * a + m * m * a) * k * p;
-    estimates.push_back(
-        {"winograd-" + std::to_string(m) + "x3",
-         products + kTransformCost * (inputTransform + outputTransform)});
-  }
-  return estimates;
+  if (candidate.winograd)
+    addWinogradEstimates(
+        estimates, n, c, k, h, w,
+        [&](double macs, int64_t tiles) {
+          return contractionCost(macs, tiles, vectorWidth);
+        },
+        kTransformCost);
+  return candidate;
+}
+
+/// A blocked convolution: channels count whole blocks, and every contraction
+/// has the output's block as its vector dimension.
+Candidate estimate(const BlockedConv &conv, int64_t vectorWidth) {
+  ArrayRef<int64_t> out = conv.outputShape;
+  double n = out[0], k = out[1] * out[4];
+  double c = conv.inputShape[1] * conv.inputShape[4];
+  double taps = conv.kernelHeight() * conv.kernelWidth();
+  int64_t h = out[2], w = out[3];
+  double pixels = n * h * w;
+  int64_t block = out[4];
+
+  Candidate candidate{
+      conv.op,
+      /*blocked=*/true,
+      isWinogradCandidate(conv),
+      {},
+      describeShape(static_cast<int64_t>(c), static_cast<int64_t>(k),
+                    conv.kernelHeight(), conv.kernelWidth(), h, w) +
+          ", blocked c=" + std::to_string(block)};
+  SmallVector<Estimate> &estimates = candidate.estimates;
+  estimates.push_back(
+      {"direct", contractionCost(k * c * taps * pixels, block, vectorWidth) +
+                     kPassCost * taps * k * pixels});
+  if (candidate.winograd)
+    addWinogradEstimates(
+        estimates, n, c, k, h, w,
+        [&](double macs, int64_t) {
+          return contractionCost(macs, block, vectorWidth);
+        },
+        kBlockedTransformCost);
+  return candidate;
 }
 
 struct CPUSelectConvAlgorithmPass
@@ -141,9 +223,21 @@ struct CPUSelectConvAlgorithmPass
     SmallVector<Attribute> report;
     unsigned index = 0;
     bool failedLayer = false;
-    func.walk([&](linalg::Conv2DNchwFchwOp conv) {
+    SmallVector<Candidate> candidates;
+    func.walk([&](linalg::LinalgOp op) {
+      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation()))
+        candidates.push_back(estimate(conv, vectorWidth));
+      else if (std::optional<BlockedConv> blocked = matchBlockedConv(op))
+        candidates.push_back(estimate(*blocked, vectorWidth));
+    });
+    for (Candidate &candidate : candidates) {
+      Operation *conv = candidate.op;
       std::string layer = convLayerName(conv, index++);
-      SmallVector<Estimate> estimates = estimate(conv, vectorWidth);
+      SmallVector<Estimate> &estimates = candidate.estimates;
+      auto applies = [&](StringRef name) {
+        return llvm::any_of(
+            estimates, [&](const Estimate &e) { return e.algorithm == name; });
+      };
       std::string chosen;
       std::string why;
       std::optional<std::string> tuned = KernelConfig::get(conv).algorithm;
@@ -158,7 +252,7 @@ struct CPUSelectConvAlgorithmPass
         chosen = algorithm;
         why = "default";
         // A default that cannot apply to this layer falls back to auto.
-        if (winogradTileOf(chosen) && !isWinogradCandidate(conv))
+        if (!applies(chosen))
           chosen.clear();
       }
       if (chosen.empty()) {
@@ -169,32 +263,32 @@ struct CPUSelectConvAlgorithmPass
         chosen = best->algorithm;
         why = "cost model";
       }
-      if (winogradTileOf(chosen) && !isWinogradCandidate(conv)) {
-        conv.emitOpError("layer '")
-            << layer << "' cannot use " << chosen
-            << ": Winograd needs a 3x3, stride-1, undilated f32 convolution "
-               "with static shapes and constant weights";
+      if (!applies(chosen)) {
+        if (winogradTileOf(chosen))
+          conv->emitOpError("layer '")
+              << layer << "' cannot use " << chosen
+              << ": Winograd needs a 3x3, stride-1, undilated f32 "
+                 "convolution with static shapes and constant weights";
+        else
+          conv->emitOpError("layer '")
+              << layer << "' cannot use " << chosen
+              << ": a convolution in the blocked layout runs direct or "
+                 "Winograd (--layout=nchw for im2col)";
         failedLayer = true;
-        return;
+        continue;
       }
       conv->setAttr(kConvAlgorithmAttr,
-                    StringAttr::get(conv.getContext(), chosen));
+                    StringAttr::get(conv->getContext(), chosen));
 
       std::string line;
       llvm::raw_string_ostream os(line);
-      auto input = cast<RankedTensorType>(conv.getInputs()[0].getType());
-      auto filter = cast<RankedTensorType>(conv.getInputs()[1].getType());
-      auto output = cast<RankedTensorType>(conv.getOutputs()[0].getType());
-      os << layer << ": " << chosen << " (" << why << "; "
-         << input.getDimSize(1) << "->" << output.getDimSize(1) << " channels, "
-         << filter.getDimSize(2) << "x" << filter.getDimSize(3) << ", "
-         << output.getDimSize(2) << "x" << output.getDimSize(3)
-         << " output; estimates";
+      os << layer << ": " << chosen << " (" << why << "; " << candidate.shape
+         << "; estimates";
       for (const Estimate &e : estimates)
         os << " " << e.algorithm << "=" << llvm::format("%.3g", e.cost * 1e-6);
       os << ")";
-      report.push_back(StringAttr::get(conv.getContext(), line));
-    });
+      report.push_back(StringAttr::get(conv->getContext(), line));
+    }
     if (failedLayer)
       return signalPassFailure();
     for (const auto &entry : perLayer)

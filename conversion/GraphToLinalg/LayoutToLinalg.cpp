@@ -3,15 +3,12 @@
 // The type converter drops the #graph.blocked encoding: the 5-D shape
 // N x C1 x H x W x c carries the layout from here on. Conversions are a pad
 // or slice of the channels, a reshape and a transpose. A blocked convolution
-// with a kh x kw window is kh * kw contractions, one per window position
-// (y, x), each accumulating into the last:
+// is one linalg.generic, tagged `kiln.blocked_conv`:
 //   out[n, ko, oh, ow, o] += in[n, ci, oh * s + y * d, ow * s + x * d, i]
 //                            * w[ko, ci, y, x, i, o]
-// where the input is a strided slice and the weight a [K1, C1, c, c] slice,
-// so that every map is a projected permutation: the contraction's N is the
-// output's innermost dimension o (one vector of c lanes) and its M is ow,
-// which kiln-cpu-tile-and-vectorize register-blocks ("direct convolution"
-// in NCHWc: no im2col copy).
+// which kiln-cpu-lower-blocked-conv (codegen/CPU/LowerBlockedConv.cpp)
+// expands by the algorithm chosen for the layer: a direct convolution (one
+// register-blocked contraction per window position) or Winograd.
 //===----------------------------------------------------------------------===//
 
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
@@ -167,65 +164,43 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
     Value init =
         createBlockedConvInit(rewriter, loc, resultType, adaptor.getBias());
 
-    ArrayRef<int64_t> wshape = getTensorType(weight).getShape();
+    // One contraction over the channel blocks and the window, tagged for
+    // kiln-cpu-lower-blocked-conv, which expands it by the algorithm that
+    // kiln-cpu-select-conv-algorithm chose (one contraction per window
+    // position, or Winograd). Untouched, it is a correct loop nest.
+    // d0 n, d1 ko, d2 oh, d3 ow, d4 o | d5 ci, d6 y, d7 x, d8 i.
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    auto fma = [](OpBuilder &nb, Location nloc, ValueRange args) {
-      Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
-      linalg::YieldOp::create(
-          nb, nloc,
-          ValueRange{arith::AddFOp::create(nb, nloc, args[2], product)});
-    };
-    // One contraction per window position (y, x), each accumulating into
-    // the last: the input at the output positions shifted by (y, x) (a
-    // strided slice), times the weight's [K1, C1, c, c] slice at (y, x).
-    ArrayRef<int64_t> out = resultType.getShape();
-    ArrayRef<int64_t> in = getTensorType(input).getShape();
-    auto sliceType =
-        RankedTensorType::get({in[0], in[1], out[2], out[3], in[4]}, element);
-    auto tapType = RankedTensorType::get(
-        {wshape[0], wshape[1], wshape[4], wshape[5]}, element);
-    // d0 n, d1 ko, d2 oh, d3 ow, d4 o | d5 ci, d6 i.
     SmallVector<AffineMap> maps = {
-        AffineMap::get(7, 0, {d(0), d(5), d(2), d(3), d(6)}, ctx),
-        AffineMap::get(7, 0, {d(1), d(5), d(6), d(4)}, ctx),
-        AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
-    Value conv = init;
-    for (int64_t y = 0; y < wshape[2]; ++y) {
-      for (int64_t x = 0; x < wshape[3]; ++x) {
-        Value slice = input;
-        if (sliceType.getShape() != in || strides[0] != 1 || strides[1] != 1) {
-          SmallVector<OpFoldResult> offsets = getAsIndexOpFoldResult(
-              ctx,
-              ArrayRef<int64_t>{0, 0, y * dilations[0], x * dilations[1], 0});
-          SmallVector<OpFoldResult> sizes =
-              getAsIndexOpFoldResult(ctx, sliceType.getShape());
-          SmallVector<OpFoldResult> steps = getAsIndexOpFoldResult(
-              ctx, ArrayRef<int64_t>{1, 1, strides[0], strides[1], 1});
-          slice = tensor::ExtractSliceOp::create(rewriter, loc, sliceType,
-                                                 input, offsets, sizes, steps);
-        }
-        SmallVector<OpFoldResult> offsets =
-            getAsIndexOpFoldResult(ctx, ArrayRef<int64_t>{0, 0, y, x, 0, 0});
-        SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
-            ctx, ArrayRef<int64_t>{wshape[0], wshape[1], 1, 1, wshape[4],
-                                   wshape[5]});
-        SmallVector<OpFoldResult> steps(6, rewriter.getIndexAttr(1));
-        Value tap = tensor::ExtractSliceOp::create(
-            rewriter, loc, tapType, weight, offsets, sizes, steps);
-        conv = linalg::GenericOp::create(rewriter, loc, TypeRange{resultType},
-                                         ValueRange{slice, tap}, conv, maps,
-                                         getIterators(5, 2), fma)
-                   .getResult(0);
-      }
-    }
+        AffineMap::get(9, 0,
+                       {d(0), d(5), d(2) * strides[0] + d(6) * dilations[0],
+                        d(3) * strides[1] + d(7) * dilations[1], d(8)},
+                       ctx),
+        AffineMap::get(9, 0, {d(1), d(5), d(6), d(7), d(8), d(4)}, ctx),
+        AffineMap::get(9, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
+    auto conv = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType}, ValueRange{input, weight}, init,
+        maps, getIterators(5, 4),
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+          linalg::YieldOp::create(
+              nb, nloc,
+              ValueRange{arith::AddFOp::create(nb, nloc, args[2], product)});
+        });
+    conv->setAttr(
+        kBlockedConvAttr,
+        rewriter.getDictionaryAttr(
+            {rewriter.getNamedAttr("strides",
+                                   rewriter.getDenseI64ArrayAttr(strides)),
+             rewriter.getNamedAttr("dilations",
+                                   rewriter.getDenseI64ArrayAttr(dilations))}));
 
     Value residual = adaptor.getResidual();
     graph::Activation activation = op.getActivation();
     if (!residual && activation == graph::Activation::None) {
-      rewriter.replaceOp(op, conv);
+      rewriter.replaceOp(op, conv.getResult(0));
       return success();
     }
-    SmallVector<Value> operands = {conv};
+    SmallVector<Value> operands = {conv.getResult(0)};
     if (residual)
       operands.push_back(residual);
     ArrayRef<float> params = op.getActivationParams();

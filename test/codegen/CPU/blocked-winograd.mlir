@@ -1,0 +1,31 @@
+// RUN: kiln-opt %s -kiln-cpu-conv-to-winograd | FileCheck %s
+
+// The blocked layout: F(2x2, 3x3) on a 4x4 output of one 8-channel block,
+// from a 2-block input. The transformed filter is [16, 1, 2, 8, 8]
+// ([b, ko, cb, i, o]); the tiles keep the channel block innermost
+// ([b, cb, p, i] after collapsing), so the products contract (cb, i) with
+// the output block o as their innermost dimension, and the output
+// transform writes the blocked output's 2x2 blocks.
+// CHECK-DAG: #[[V:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d4, d2, d5)>
+// CHECK-DAG: #[[U:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5, d3)>
+// CHECK-DAG: #[[M:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @blocked_f23
+// CHECK: arith.constant dense<{{.*}}> : tensor<16x1x2x8x8xf32>
+// CHECK: tensor.collapse_shape %{{.+}} {{\[}}[0, 1], [2], [3, 4, 5], [6]] : tensor<4x4x2x1x2x2x8xf32> into tensor<16x2x4x8xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[V]], #[[U]], #[[M]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<16x2x4x8xf32>, tensor<16x1x2x8x8xf32>) outs(%{{.+}} : tensor<16x1x4x8xf32>)
+// CHECK: tensor.expand_shape %{{.+}} output_shape [1, 1, 2, 2, 2, 2, 8] : tensor<1x1x4x4x8xf32> into tensor<1x1x2x2x2x2x8xf32>
+// CHECK: %[[Y:.+]] = tensor.collapse_shape %{{.+}} : tensor<1x1x2x2x2x2x8xf32> into tensor<1x1x4x4x8xf32>
+// CHECK: return %[[Y]]
+#bin = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
+#bw = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#bout = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @blocked_f23(%x: tensor<1x2x6x6x8xf32>, %b: tensor<1x1x4x4x8xf32>) -> tensor<1x1x4x4x8xf32> {
+  %w = arith.constant dense<0.5> : tensor<1x2x3x3x8x8xf32>
+  %0 = linalg.generic {indexing_maps = [#bin, #bw, #bout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x6x6x8xf32>, tensor<1x2x3x3x8x8xf32>) outs(%b : tensor<1x1x4x4x8xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}, kiln.conv_algorithm = "winograd-2x3"} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x4x4x8xf32>
+  return %0 : tensor<1x1x4x4x8xf32>
+}
