@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -142,16 +143,30 @@ std::string describeLocation(Location loc) {
   return text;
 }
 
+/// Whether `value` is a constant float tensor (a weight).
+bool isConstantWeight(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && isa<FloatType>(type.getElementType()) &&
+         matchPattern(value, m_Constant());
+}
+
 /// A module holding `op` alone: `func.func @main` takes its inputs and
-/// returns its result, accumulated from zero.
+/// returns its result, accumulated from zero. Constant inputs (weights) stay
+/// constants, as splats of 1/16, so that what needs them constant (the
+/// compile-time filter transform of Winograd) applies to the kernel alone,
+/// and the module stays small whatever the weights.
 std::string standaloneModule(linalg::LinalgOp op) {
   OpBuilder b(op.getContext());
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
+  SmallVector<Value> arguments;
   SmallVector<Type> inputTypes;
   for (Value input : op.getDpsInputs())
-    inputTypes.push_back(input.getType());
+    if (!isConstantWeight(input)) {
+      arguments.push_back(input);
+      inputTypes.push_back(input.getType());
+    }
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   auto func = func::FuncOp::create(b, loc, "main",
                                    b.getFunctionType(inputTypes, {resultType}));
@@ -167,8 +182,17 @@ std::string standaloneModule(linalg::LinalgOp op) {
       b, loc, cast<TypedAttr>(b.getZeroAttr(elementType)));
   Value init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
   IRMapping mapping;
-  for (auto [input, arg] : llvm::zip(op.getDpsInputs(), entry->getArguments()))
+  for (auto [input, arg] : llvm::zip(arguments, entry->getArguments()))
     mapping.map(input, arg);
+  for (Value input : op.getDpsInputs())
+    if (isConstantWeight(input)) {
+      auto type = cast<RankedTensorType>(input.getType());
+      mapping.map(input,
+                  arith::ConstantOp::create(
+                      b, loc, type,
+                      DenseElementsAttr::get(
+                          type, b.getFloatAttr(type.getElementType(), 0.0625))));
+    }
   mapping.map(op.getDpsInits()[0], init);
   Operation *clone = b.clone(*op.getOperation(), mapping);
   clone->removeAttr(kKernelConfigAttrName);

@@ -124,8 +124,8 @@ mlir::LogicalResult applyKernelConfigs(mlir::ModuleOp module,
 /// The kernels of `module` as JSON: the target, and per distinct signature
 /// its kind, search space, flops, how many ops share it, the locations of
 /// those ops (ONNX node names), and a standalone module holding the op alone
-/// (a function @main of its inputs) that kiln-compile compiles, for timing
-/// the kernel in isolation.
+/// (a function @main of its inputs; its constant weights become splat
+/// constants) that kiln-compile compiles, for timing the kernel in isolation.
 llvm::json::Value listKernels(mlir::ModuleOp module,
                               const KernelTarget &target);
 

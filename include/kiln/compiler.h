@@ -51,9 +51,9 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Run the graph-level optimisations.
   bool optimizeGraph = true;
-  /// The layout of convolutions and max pools: "nchw", or "blocked" (NCHWc,
-  /// kiln-graph-blocked-layout).
-  std::string layout = "nchw";
+  /// The layout of convolutions, pools and the ops between them: "blocked"
+  /// (NCHWc, kiln-graph-blocked-layout; the default), or "nchw".
+  std::string layout = "blocked";
   /// Channels per block of the blocked layout (the C0 of NC1HWC0); 0 takes
   /// the target's fp32 vector width (16 for AVX-512, 8 for AVX2, 4 for NEON).
   int64_t layoutBlock = 0;

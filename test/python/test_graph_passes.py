@@ -30,11 +30,13 @@ ACTIVATIONS = ("graph.relu", "graph.leaky_relu", "graph.sigmoid", "graph.tanh",
                "graph.max", "graph.min")
 
 
-def report(model_path, workdir):
-    """{stage: {op name: count}} from kiln-compile --report, and the graph IR."""
+def report(model_path, workdir, *args):
+    """{stage: {op name: count}} from kiln-compile --report, and the graph IR.
+    The fusion tests pass --layout=nchw to see graph.fused_conv, which the
+    blocked layout (the default) turns into graph.blocked_conv."""
     out = Path(workdir) / "graph.mlir"
     stderr = _run_report([KILN_COMPILE, model_path, "--report",
-                               "--emit=graph", "-o", out])
+                          "--emit=graph", "-o", out, *args])
     stages = {}
     for line in stderr.splitlines():
         m = re.match(r"(\w+): \d+ ops \((.*)\)$", line)
@@ -68,7 +70,7 @@ def test_residual_block_is_fused(tmp_path):
     model = residual_cnn()
     path = tmp_path / "model.onnx"
     onnx.save(model, str(path))
-    stages, graph = report(path, tmp_path)
+    stages, graph = report(path, tmp_path, "--layout=nchw")
     assert stages["imported"]["graph.batch_norm"] == 3
     assert stages["imported"]["graph.relu"] == 2
     after = stages["graph"]
@@ -79,6 +81,13 @@ def test_residual_block_is_fused(tmp_path):
     assert after["graph.fused_conv"] == 3
     assert "residual %arg0 activation relu" in graph
     assert "activation clip {activation_params = array<f32: 0.000000e+00, 6.000000e+00>" in graph
+
+    # By default the fused convolutions are blocked and keep their epilogues.
+    stages, graph = report(path, tmp_path)
+    assert stages["graph"]["graph.blocked_conv"] == 3
+    assert not [op for op in ("graph.conv", "graph.fused_conv", "graph.add") + ACTIVATIONS
+                if op in stages["graph"]], stages["graph"]
+    assert re.search(r"graph.blocked_conv .* residual %\w+ activation relu", graph)
 
     rng = np.random.default_rng(0)
     feeds = {"x": rng.standard_normal((1, 16, 16, 16)).astype(np.float32)}
@@ -92,7 +101,7 @@ def test_resnet50_has_no_batch_norm_or_standalone_activation(tmp_path, request):
         pytest.skip("large model: run with -m large or KILN_LARGE_TESTS=1")
     path = tmp_path / "resnet50.onnx"
     onnx.save(light_models.build("resnet50"), str(path))
-    stages, _ = report(path, tmp_path)
+    stages, _ = report(path, tmp_path, "--layout=nchw")
     assert stages["imported"]["graph.batch_norm"] > 0
     after = stages["graph"]
     assert "graph.batch_norm" not in after

@@ -1,5 +1,5 @@
-"""The blocked layout NCHWc (kiln-compile --layout=blocked): convolutions and
-max pools run on N x C1 x H x W x c tensors, with layout conversions only
+"""The blocked layout NCHWc (kiln-compile --layout=blocked, the default):
+convolutions and pools run on N x C1 x H x W x c tensors, with layout conversions only
 where the blocked region begins and ends, and the results still match
 onnxruntime (rtol 1e-3, atol 1e-4).
 """
@@ -106,10 +106,16 @@ def test_op_without_layout_gets_conversions(tmp_path):
                                compile_args=args)
 
 
-def test_nchw_is_the_default(tmp_path):
+def test_blocked_is_the_default(tmp_path):
+    """With no flag the layout is blocked at the target's vector width (the
+    host's: AVX-512 here gives 16, AVX2 8); --layout=nchw turns it off."""
     path = tmp_path / "model.onnx"
     onnx.save(resnet_blocks(), str(path))
     counts, report, _ = graph_report(path, tmp_path)
+    assert re.search(r"^layout: blocked NCHWc, c=\d+$", report, re.M), report
+    assert counts["graph.blocked_conv"] == 8
+    assert not [op for op in CONVS if op in counts], counts
+    counts, report, _ = graph_report(path, tmp_path, "--layout=nchw")
     assert "layout: nchw" in report
     assert not [op for op in counts if "blocked" in op], counts
 

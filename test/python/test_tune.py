@@ -69,8 +69,8 @@ def _assert_matches_onnxruntime(path, model_path, feeds):
     np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
 
 
-def _kernels(model_path, tmp_path):
-    listing = kiln.compile(model_path, tmp_path / "kernels.json", emit="kernels")
+def _kernels(model_path, tmp_path, **options):
+    listing = kiln.compile(model_path, tmp_path / "kernels.json", emit="kernels", **options)
     with open(listing) as f:
         return json.load(f)
 
@@ -88,14 +88,21 @@ def test_list_kernels(tune_model, tmp_path):
     assert listed["target"].startswith("x86_64-")
     kinds = sorted(k["kind"] for k in listed["kernels"])
     assert kinds == ["contraction", "contraction", "conv2d"]
+    # In the blocked layout (the default) the convolution is the tagged
+    # generic of a graph.blocked_conv: its 4 input channels are one block of
+    # 4, its 16 filters one block (of the host's vector width or more), no
+    # padding: an 8x8 output.
     conv = next(k for k in listed["kernels"] if k["kind"] == "conv2d")
-    assert conv["signature"].startswith("linalg.conv_2d_nchw_fchw tensor<1x4x10x10xf32>")
-    # A 3x3 stride-1 layer with constant weights: Winograd is in the space.
-    assert conv["space"]["algorithm"] == ["im2col", "direct", "winograd-2x3",
-                                          "winograd-4x3", "winograd-6x3"]
+    assert conv["signature"].startswith("linalg.generic tensor<1x1x10x10x4xf32>, "
+                                        "tensor<1x1x3x3x4x16xf32> -> "
+                                        "tensor<1x1x8x8x16xf32>")
+    # A 3x3 stride-1 layer with constant weights: direct or Winograd.
+    assert conv["space"]["algorithm"] == ["direct", "winograd-2x3", "winograd-4x3",
+                                          "winograd-6x3"]
     assert conv["nodes"] == ["conv (Conv)"] and conv["count"] == 1
-    # M = 16 filters: register blocks of up to 16 rows.
-    assert conv["space"]["rows"] == [1, 2, 4, 8, 16]
+    assert conv["flops"] == 2 * 16 * 4 * 9 * 8 * 8
+    # M = the 8 output columns: register blocks of up to 8 rows.
+    assert conv["space"]["rows"] == [1, 2, 4, 8]
     matmul = next(k for k in listed["kernels"] if "16x64xf32>, tensor<64x32" in k["signature"])
     assert matmul["flops"] == 2 * 16 * 64 * 32
     assert "algorithm" not in matmul["space"]
@@ -103,7 +110,28 @@ def test_list_kernels(tune_model, tmp_path):
     module = tmp_path / "kernel.mlir"
     module.write_text(matmul["module"])
     with kiln.load(kiln.compile(module, tmp_path / "kernel.so")) as alone:
-        assert [i.shape for i in alone.inputs] == [(16, 64), (64, 32)]
+        # The weight stays a constant; the activation is the input.
+        assert [i.shape for i in alone.inputs] == [(16, 64)]
+    # The blocked convolution's module keeps its tag and its weight
+    # constant, so it compiles (and is timed) as the model's convolution, by
+    # Winograd too.
+    module.write_text(conv["module"])
+    assert "kiln.blocked_conv" in conv["module"]
+    db = tmp_path / "winograd.jsonl"
+    _write_db(db, [{"kernel": conv["signature"], "target": listed["target"],
+                    "config": {"algorithm": "winograd-4x3"}}])
+    with kiln.load(kiln.compile(module, tmp_path / "conv.so", tuning_db=db)) as alone:
+        assert [i.shape for i in alone.inputs] == [(1, 1, 10, 10, 4)]
+
+
+def test_list_kernels_nchw(tune_model, tmp_path):
+    listed = _kernels(tune_model, tmp_path, layout="nchw")
+    conv = next(k for k in listed["kernels"] if k["kind"] == "conv2d")
+    assert conv["signature"].startswith("linalg.conv_2d_nchw_fchw tensor<1x4x10x10xf32>")
+    assert conv["space"]["algorithm"] == ["im2col", "direct", "winograd-2x3",
+                                          "winograd-4x3", "winograd-6x3"]
+    # M = 16 filters (im2col): register blocks of up to 16 rows.
+    assert conv["space"]["rows"] == [1, 2, 4, 8, 16]
 
 
 def test_database_round_trip(tune_model, feeds, tmp_path):
@@ -113,7 +141,7 @@ def test_database_round_trip(tune_model, feeds, tmp_path):
     target = listed["target"]
     records = []
     for kernel in listed["kernels"]:
-        config = ({"algorithm": "direct"} if kernel["kind"] == "conv2d" else
+        config = ({"algorithm": "direct", "parallel": False} if kernel["kind"] == "conv2d" else
                   {"rows": 2, "vectors": 1, "k_tile": 2, "parallel": False})
         records.append({"kernel": kernel["signature"], "target": target,
                         "config": config, "ms": 0.5})
@@ -130,9 +158,9 @@ def test_database_round_trip(tune_model, feeds, tmp_path):
         [BUILD / "bin" / "kiln-compile", tune_model, "-o", tmp_path / "r.so",
          "--tuning-db", db, "--report"], capture_output=True, text=True, check=True).stderr
     assert f"tuning: 3 kernel(s) configured by {db} for {target}" in report
-    assert '{"algorithm":"direct"}' in report
+    assert '{"algorithm":"direct","parallel":false}' in report
     assert report.count('{"k_tile":2,"parallel":false,"rows":2,"vectors":1}') == 2
-    # Without im2col and parallel tiles, no OpenMP fork is left in the code.
+    # Without parallel tiles, no OpenMP fork is left in the code.
     default_ir = kiln.compile(tune_model, tmp_path / "d.ll", emit="llvm")
     tuned_ir = kiln.compile(tune_model, tmp_path / "t.ll", emit="llvm", tuning_db=db)
     assert "__kmpc_fork_call" in open(default_ir).read()
@@ -160,7 +188,7 @@ def test_bad_databases(tune_model, tmp_path):
     with pytest.raises(kiln.CompileError,
                        match=r"conv \(Conv\): tuning database .*outside.jsonl:1: value "
                              r'"winograd" of knob \'algorithm\' is not in the kernel\'s '
-                             r'search space \["im2col","direct","winograd-2x3"'):
+                             r'search space \["direct","winograd-2x3"'):
         kiln.compile(tune_model, tuning_db=outside)
 
     unknown = tmp_path / "unknown.jsonl"

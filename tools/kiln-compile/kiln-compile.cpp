@@ -52,13 +52,13 @@ cl::list<std::string> convAlgorithms(
     cl::value_desc("[layer=]algorithm"), cl::cat(category));
 cl::opt<std::string>
     layout("layout",
-           cl::desc("Layout of convolutions and max pools: nchw (default) or "
-                    "blocked (NCHWc, converted back only where the blocked "
-                    "ops end)"),
-           cl::init("nchw"), cl::cat(category));
+           cl::desc("Layout of convolutions, pools and the ops between them: "
+                    "blocked (default; NCHWc, converted back only where the "
+                    "blocked ops end) or nchw"),
+           cl::init("blocked"), cl::cat(category));
 cl::opt<int64_t> layoutBlock(
     "layout-block",
-    cl::desc("Channels per block with --layout=blocked (the C0 of NC1HWC0); "
+    cl::desc("Channels per block of the blocked layout (the C0 of NC1HWC0); "
              "0 (default) takes the target's fp32 vector width"),
     cl::init(0), cl::cat(category));
 cl::opt<std::string>

@@ -2,7 +2,10 @@
 
 kiln-compile --conv-algorithm forces one algorithm (im2col, direct, or
 Winograd F(2,3), F(4,3), F(6,3)); the cost model's own choice (auto) is
-checked as well, and --report must name the algorithm that ran.
+checked as well, and --report must name the algorithm that ran. Each runs in
+both layouts: NCHW (im2col, direct as a loop nest, Winograd) and the
+blocked NCHWc default (direct as one contraction per window position,
+Winograd).
 """
 
 import re
@@ -16,7 +19,12 @@ from onnx import TensorProto, helper, numpy_helper
 from kiln_testing import (KILN_COMPILE, KilnError, assert_matches_onnxruntime,
                           compile_model)
 
-ALGORITHMS = ["im2col", "direct", "winograd-2x3", "winograd-4x3", "winograd-6x3"]
+ALGORITHMS = {
+    "nchw": ["im2col", "direct", "winograd-2x3", "winograd-4x3", "winograd-6x3"],
+    "blocked": ["direct", "winograd-2x3", "winograd-4x3", "winograd-6x3"],
+}
+LAYOUT_ALGORITHMS = [(layout, algorithm) for layout, names in ALGORITHMS.items()
+                     for algorithm in names]
 
 
 def conv_model(n, c, k, h, w, kernel=3, pads=(1, 1, 1, 1), strides=(1, 1),
@@ -57,18 +65,25 @@ SHAPES_3X3 = [
 ]
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("layout, algorithm", LAYOUT_ALGORITHMS,
+                         ids=[f"{layout}-{alg}" for layout, alg in LAYOUT_ALGORITHMS])
 @pytest.mark.parametrize("shape", SHAPES_3X3,
                          ids=["x".join(map(str, s[:5])) + "p" + "".join(map(str, s[5]))
                               for s in SHAPES_3X3])
-def test_3x3_stride1_every_algorithm(tmp_path, algorithm, shape):
+def test_3x3_stride1_every_algorithm(tmp_path, layout, algorithm, shape):
     n, c, k, h, w, pads = shape
     model, feeds = conv_model(n, c, k, h, w, pads=pads, bias=(c % 2 == 0))
     assert_matches_onnxruntime(model, feeds, tmp_path,
-                               compile_args=[f"--conv-algorithm={algorithm}"])
+                               compile_args=[f"--layout={layout}",
+                                             f"--conv-algorithm={algorithm}"])
 
 
-@pytest.mark.parametrize("algorithm", ["im2col", "direct", "auto"])
+OTHER_ALGORITHMS = [("nchw", "im2col"), ("nchw", "direct"), ("nchw", "auto"),
+                    ("blocked", "direct"), ("blocked", "auto")]
+
+
+@pytest.mark.parametrize("layout, algorithm", OTHER_ALGORITHMS,
+                         ids=[f"{layout}-{alg}" for layout, alg in OTHER_ALGORITHMS])
 @pytest.mark.parametrize("case", [
     dict(kernel=3, strides=(2, 2)),
     dict(kernel=3, dilations=(2, 2), pads=(2, 2, 2, 2)),
@@ -76,10 +91,11 @@ def test_3x3_stride1_every_algorithm(tmp_path, algorithm, shape):
     dict(kernel=1, pads=(0, 0, 0, 0)),
     dict(kernel=1, pads=(0, 0, 0, 0), strides=(2, 2)),
 ], ids=["stride2", "dilation2", "5x5", "1x1", "1x1-stride2"])
-def test_other_convolutions(tmp_path, algorithm, case):
+def test_other_convolutions(tmp_path, layout, algorithm, case):
     model, feeds = conv_model(1, 8, 12, 15, 13, **case)
     assert_matches_onnxruntime(model, feeds, tmp_path,
-                               compile_args=[f"--conv-algorithm={algorithm}"])
+                               compile_args=[f"--layout={layout}",
+                                             f"--conv-algorithm={algorithm}"])
 
 
 def report(model, tmp_path, *args):
@@ -92,18 +108,29 @@ def report(model, tmp_path, *args):
 
 
 def test_report_lists_choice_and_reason(tmp_path):
+    nchw = "--layout=nchw"
     # 256 channels on a 14x14 map: Winograd F(4,3) is cheaper by the model
     # (and measured 1.7x faster than im2col, docs/performance.md).
     model, _ = conv_model(1, 256, 256, 14, 14)
-    (layer, algorithm, why), = report(model, tmp_path)
+    (layer, algorithm, why), = report(model, tmp_path, nchw)
     assert (layer, algorithm, why) == ("layer", "winograd-4x3", "cost model")
     # A wide map: im2col's contraction runs on whole vectors.
     wide, _ = conv_model(1, 32, 32, 56, 56)
-    assert report(wide, tmp_path) == [("layer", "im2col", "cost model")]
-    assert report(model, tmp_path, "--conv-algorithm=layer=im2col") == \
+    assert report(wide, tmp_path, nchw) == [("layer", "im2col", "cost model")]
+    assert report(model, tmp_path, nchw, "--conv-algorithm=layer=im2col") == \
         [("layer", "im2col", "override")]
-    assert report(model, tmp_path, "--conv-algorithm=direct") == \
+    assert report(model, tmp_path, nchw, "--conv-algorithm=direct") == \
         [("layer", "direct", "default")]
+    # Blocked (the default): Winograd F(4,3) again (measured 2.2x faster than
+    # direct there); a strided layer runs direct; an im2col default gives way
+    # to the cost model.
+    assert report(model, tmp_path) == [("layer", "winograd-4x3", "cost model")]
+    strided, _ = conv_model(1, 32, 32, 28, 28, strides=(2, 2))
+    assert report(strided, tmp_path) == [("layer", "direct", "cost model")]
+    assert report(model, tmp_path, "--conv-algorithm=im2col") == \
+        [("layer", "winograd-4x3", "cost model")]
+    assert report(model, tmp_path, "--conv-algorithm=layer=winograd-2x3") == \
+        [("layer", "winograd-2x3", "override")]
 
 
 def test_winograd_default_skips_layers_it_cannot_do(tmp_path):
@@ -119,6 +146,9 @@ def test_winograd_default_skips_layers_it_cannot_do(tmp_path):
     ("--conv-algorithm=nosuchlayer=im2col", "no convolution named 'nosuchlayer'"),
     ("--conv-algorithm=fastest", "unknown convolution algorithm 'fastest'"),
     ("--conv-algorithm=layer=fastest", "bad convolution algorithm 'layer=fastest'"),
+    ("--conv-algorithm=layer=im2col",
+     "layer 'layer' cannot use im2col: a convolution in the blocked layout runs direct or "
+     "Winograd (--layout=nchw for im2col)"),
 ])
 def test_bad_choices_are_errors(tmp_path, flag, message):
     model, _ = conv_model(1, 8, 8, 16, 16, strides=(2, 2))
