@@ -187,11 +187,11 @@ std::string standaloneModule(linalg::LinalgOp op) {
   for (Value input : op.getDpsInputs())
     if (isConstantWeight(input)) {
       auto type = cast<RankedTensorType>(input.getType());
-      mapping.map(input,
-                  arith::ConstantOp::create(
-                      b, loc, type,
-                      DenseElementsAttr::get(
-                          type, b.getFloatAttr(type.getElementType(), 0.0625))));
+      mapping.map(
+          input, arith::ConstantOp::create(
+                     b, loc, type,
+                     DenseElementsAttr::get(
+                         type, b.getFloatAttr(type.getElementType(), 0.0625))));
     }
   mapping.map(op.getDpsInits()[0], init);
   Operation *clone = b.clone(*op.getOperation(), mapping);
