@@ -5,6 +5,30 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CPUApproximateMath : Pass<"kiln-cpu-approximate-math", "mlir::func::FuncOp"> {
+  let summary = "Rewrites exp, erf, tanh and the logarithms as vectorizable arithmetic";
+  let description = [{
+    Applies upstream's polynomial approximations to `math.exp`,
+    `math.expm1`, `math.erf`, `math.erfc`, `math.tanh`, `math.log`,
+    `math.log1p` and `math.log2`: polynomials and exponent bit manipulation
+    instead of a libm call per element, so that LLVM's loop vectorizer makes
+    vector code of the loops around them (Softmax, GELU, LayerNorm's
+    neighbours). The approximations are accurate to a few ulp of f32; the
+    ONNX conformance tests and the models check that they stay within
+    tolerance.
+
+    Before:
+    ```mlir
+    %y = math.erf %x : f32
+    ```
+    After: `arith` operations only (`arith.mulf`, `math.fma`, `arith.select`,
+    comparisons, and bitcasts for the exponent).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def CPUApplyKernelConfigs : Pass<"kiln-cpu-apply-kernel-configs", "mlir::ModuleOp"> {
   let summary = "Attaches each kernel's configuration from a tuning database";
   let description = [{

@@ -103,6 +103,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   pm.addPass(cpu::createCPUFlattenGlobals());
   pm.addNestedPass<func::FuncOp>(cpu::createCPULowerCopies());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUReorderLoops());
+  // Vectorizable arithmetic instead of a libm call per element.
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUApproximateMath());
   // n-D vector transfers become 1-D ones in registers, not a memory copy.
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
