@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -22,12 +23,18 @@ namespace {
 /// Whether `value` is best recreated inside a kernel rather than passed:
 /// constants, global lookups and views of something that is itself passed
 /// or recreated (a strided view cannot cross the bare-pointer convention).
+/// A buffer of the workspace (the memref.view kiln-cpu-plan-memory makes) is
+/// passed: it is a buffer of its own, disjoint from every other buffer the
+/// kernel uses, which the kernel's noalias arguments tell LLVM.
 bool shouldRecreate(Value value) {
   Operation *def = value.getDefiningOp();
   if (!def || def->getNumRegions() != 0 || def->getNumResults() != 1)
     return false;
   if (def->hasTrait<OpTrait::ConstantLike>() || isa<memref::GetGlobalOp>(def))
     return true;
+  if (isa<memref::ViewOp>(def) &&
+      cast<MemRefType>(value.getType()).getLayout().isIdentity())
+    return false;
   return isa<ViewLikeOpInterface>(def) && isMemoryEffectFree(def);
 }
 
@@ -254,6 +261,16 @@ struct CPUOutlineKernelsPass
                     builder.getI64IntegerAttr(int64_t(flops.value_or(0))));
     kernel->setAttr(kKernelSourceAttr,
                     builder.getStringAttr(sourceNodes(op->getLoc())));
+    // Every buffer argument is a buffer of its own: a model input or output,
+    // an allocation, or a buffer of the workspace, which kiln-cpu-plan-memory
+    // places clear of every buffer alive at the same time (and so of every
+    // other buffer this loop nest uses); other views are recreated inside,
+    // never passed. No two arguments overlap, and LLVM vectorizes without
+    // the runtime checks it cannot always build (buffers at unknown
+    // distances in one workspace defeated them).
+    for (auto [index, value] : llvm::enumerate(arguments))
+      if (isa<MemRefType>(value.getType()))
+        kernel.setArgAttr(index, "llvm.noalias", builder.getUnitAttr());
     Block *body = kernel.addEntryBlock();
     IRMapping mapping;
     for (auto [value, arg] : llvm::zip_equal(arguments, body->getArguments()))

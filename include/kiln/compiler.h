@@ -52,8 +52,11 @@ struct CompileOptions {
   /// Run the graph-level optimisations.
   bool optimizeGraph = true;
   /// The layout of convolutions, pools and the ops between them: "blocked"
-  /// (NCHWc, kiln-graph-blocked-layout; the default), or "nchw".
-  std::string layout = "blocked";
+  /// (NCHWc, kiln-graph-blocked-layout), "nchw", or "auto" (the default):
+  /// blocked, except for code specialised to one SVE vector length
+  /// (sveVectorBits), where LLVM scalarises the blocked direct convolution's
+  /// register blocks (docs/aarch64.md) and auto keeps NCHW.
+  std::string layout = "auto";
   /// Channels per block of the blocked layout (the C0 of NC1HWC0); 0 takes
   /// the target's fp32 vector width (16 for AVX-512, 8 for AVX2, 4 for NEON).
   int64_t layoutBlock = 0;

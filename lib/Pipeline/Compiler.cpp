@@ -321,7 +321,10 @@ private:
 
     GraphOptimizationOptions graphOptions;
     graphOptions.enable = options.optimizeGraph;
-    if (options.layout == "blocked") {
+    std::string layout = options.layout;
+    if (layout == "auto")
+      layout = options.sveVectorBits > 0 ? "nchw" : "blocked";
+    if (layout == "blocked") {
       graphOptions.layoutBlock = options.layoutBlock;
       if (graphOptions.layoutBlock <= 0) {
         llvm::Expected<TargetInfo> layoutTarget =
@@ -331,9 +334,10 @@ private:
           return emitError(layoutTarget.takeError());
         graphOptions.layoutBlock = layoutTarget->vectorWidthF32;
       }
-    } else if (options.layout != "nchw") {
+    } else if (layout != "nchw") {
       return emitError(llvm::createStringError(
-          "unknown layout '" + options.layout + "'; expected nchw or blocked"));
+          "unknown layout '" + options.layout +
+          "'; expected auto, blocked or nchw"));
     }
     if (failed(runPasses(module, [&](OpPassManager &pm) {
           buildGraphOptimizationPipeline(pm, graphOptions);

@@ -72,8 +72,12 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(cpu::createCPULowerBlockedConv());
   if (options.convToIm2Col)
     pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToIm2Col());
-  // Register-blocked vector code for contractions (loops for the rest, below).
+  // Register-blocked vector code for contractions (loops for the rest, below),
+  // constant matmul weights first laid out as the blocks read them.
   if (options.vectorizeContractions) {
+    cpu::CPUPackWeightsOptions pack;
+    pack.vectorWidth = options.vectorWidth;
+    pm.addNestedPass<func::FuncOp>(cpu::createCPUPackWeights(pack));
     cpu::CPUTileAndVectorizeOptions vectorize;
     vectorize.vectorWidth = options.vectorWidth;
     vectorize.rows = options.rows;
@@ -103,14 +107,15 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   pm.addPass(cpu::createCPUFlattenGlobals());
   pm.addNestedPass<func::FuncOp>(cpu::createCPULowerCopies());
   pm.addNestedPass<func::FuncOp>(cpu::createCPUReorderLoops());
-  // Vectorizable arithmetic instead of a libm call per element.
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUApproximateMath());
   // n-D vector transfers become 1-D ones in registers, not a memory copy.
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // One function per loop nest: LLVM optimizes each kernel on its own.
   pm.addPass(cpu::createCPUOutlineKernels());
+  // Vectorizable arithmetic instead of a libm call per element (after the
+  // kernel table counted each function as one operation).
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUApproximateMath());
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createLowerAffinePass());
   if (options.parallel) {

@@ -60,10 +60,11 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         ({ONNX node name: algorithm}) sets single layers. ``openmp`` (bool,
         default True) makes multithreaded code. ``sve_vector_bits`` (int,
         AArch64 with SVE) specialises the code for one SVE vector length.
-        ``layout`` (str, default "blocked") runs convolutions, pools and the
-        ops between them in the blocked layout NCHWc, with ``layout_block``
-        (int, default 0: the target's fp32 vector width) channels per block;
-        "nchw" keeps them in NCHW.
+        ``layout`` (str): "blocked" runs convolutions, pools and the ops
+        between them in the blocked layout NCHWc, with ``layout_block`` (int,
+        default 0: the target's fp32 vector width) channels per block;
+        "nchw" keeps them in NCHW; "auto" (the default) is blocked, except
+        with ``sve_vector_bits``, where it is NCHW.
 
     Returns:
       The output path, as a str.
@@ -84,7 +85,7 @@ def compile(model, output=None, target=None, cpu=None, features=None,
                          for k, v in dict(options.pop("conv_algorithms", {})).items()},
         openmp=bool(options.pop("openmp", True)),
         sve_vector_bits=int(options.pop("sve_vector_bits", 0)),
-        layout=str(options.pop("layout", "blocked")),
+        layout=str(options.pop("layout", "auto")),
         layout_block=int(options.pop("layout_block", 0)))
     if options:
         raise TypeError("kiln.compile: unknown option(s) "

@@ -30,7 +30,7 @@ struct CodegenChoices {
   LayerChoices convAlgorithms;
   bool openMP = true;
   unsigned sveVectorBits = 0;
-  std::string layout = "blocked";
+  std::string layout = "auto";
   int64_t layoutBlock = 0;
 };
 
@@ -93,7 +93,7 @@ void init_kiln_compiler(py::module_ &&m) {
       "features"_a = "", "emit"_a = "so", "input_shapes"_a = InputShapes(),
       "optimize_graph"_a = true, "report"_a = false, "tuning_db"_a = "",
       "conv_algorithm"_a = "auto", "conv_algorithms"_a = LayerChoices(),
-      "openmp"_a = true, "sve_vector_bits"_a = 0u, "layout"_a = "blocked",
+      "openmp"_a = true, "sve_vector_bits"_a = 0u, "layout"_a = "auto",
       "layout_block"_a = 0,
       "Compiles an .onnx (or graph-dialect .mlir) file into `output`.");
 
@@ -122,7 +122,7 @@ void init_kiln_compiler(py::module_ &&m) {
       "input_shapes"_a = InputShapes(), "optimize_graph"_a = true,
       "report"_a = false, "tuning_db"_a = "", "conv_algorithm"_a = "auto",
       "conv_algorithms"_a = LayerChoices(), "openmp"_a = true,
-      "sve_vector_bits"_a = 0u, "layout"_a = "blocked", "layout_block"_a = 0,
+      "sve_vector_bits"_a = 0u, "layout"_a = "auto", "layout_block"_a = 0,
       "Compiles a serialized ONNX ModelProto into `output`; external data "
       "is looked up in `base_dir` (refused when it is empty).");
 }

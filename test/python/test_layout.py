@@ -126,7 +126,7 @@ def test_unknown_layout_is_refused(tmp_path):
     proc = subprocess.run([str(KILN_COMPILE), str(path), "--layout=nhwc", "--emit=graph",
                            "-o", str(tmp_path / "g.mlir")], capture_output=True, text=True)
     assert proc.returncode != 0
-    assert "unknown layout 'nhwc'; expected nchw or blocked" in proc.stderr
+    assert "unknown layout 'nhwc'; expected auto, blocked or nchw" in proc.stderr
 
 
 @pytest.mark.large

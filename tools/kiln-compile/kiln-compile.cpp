@@ -53,9 +53,10 @@ cl::list<std::string> convAlgorithms(
 cl::opt<std::string>
     layout("layout",
            cl::desc("Layout of convolutions, pools and the ops between them: "
-                    "blocked (default; NCHWc, converted back only where the "
-                    "blocked ops end) or nchw"),
-           cl::init("blocked"), cl::cat(category));
+                    "blocked (NCHWc, converted back only where the blocked "
+                    "ops end), nchw, or auto (default: blocked, but nchw with "
+                    "--sve-vector-bits)"),
+           cl::init("auto"), cl::cat(category));
 cl::opt<int64_t> layoutBlock(
     "layout-block",
     cl::desc("Channels per block of the blocked layout (the C0 of NC1HWC0); "

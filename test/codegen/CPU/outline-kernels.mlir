@@ -1,16 +1,17 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-outline-kernels | FileCheck %s
 
 // Each top-level loop nest becomes a private, never-inlined kernel; the
-// constants and views it uses are recreated inside it, buffers are passed.
+// constants and views it uses are recreated inside it, buffers are passed,
+// each marked noalias (no two arguments are views of one buffer).
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: (%[[A:.+]]: memref<64xf32>, %[[B:.+]]: memref<8x8xf32>)
 // CHECK: call @main_kernel0(%[[A]]) : (memref<64xf32>) -> ()
 // CHECK: call @main_kernel1(%[[B]]) : (memref<8x8xf32>) -> ()
 // CHECK: return
-// CHECK: func.func private @main_kernel0(%[[KA:.+]]: memref<64xf32>) attributes {kiln.kernel_flops = 0 : i64, kiln.kernel_source = "", passthrough = ["noinline"]}
+// CHECK: func.func private @main_kernel0(%[[KA:.+]]: memref<64xf32> {llvm.noalias}) attributes {kiln.kernel_flops = 0 : i64, kiln.kernel_source = "", passthrough = ["noinline"]}
 // CHECK: scf.for
 // CHECK: memref.store %{{.+}}, %[[KA]]
-// CHECK: func.func private @main_kernel1(%[[KB:.+]]: memref<8x8xf32>)
+// CHECK: func.func private @main_kernel1(%[[KB:.+]]: memref<8x8xf32> {llvm.noalias})
 // CHECK: memref.subview %[[KB]]
 func.func @main(%a: memref<64xf32>, %b: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
@@ -65,6 +66,35 @@ func.func @counts(%a: memref<8x64xf32>, %b: memref<8xf32>, %n: index) {
     %s = memref.load %b[%i] : memref<8xf32>
     %t = arith.addf %s, %s : f32
     memref.store %t, %b[%i] : memref<8xf32>
+  }
+  return
+}
+
+// -----
+
+// Buffers of the workspace (the memref.view of kiln-cpu-plan-memory) are
+// passed as buffers of their own, noalias like any other: the plan keeps
+// every buffer clear of those alive at the same time. Other views of them
+// are recreated.
+// CHECK-LABEL: func.func @workspace
+// CHECK-SAME: (%[[W:.+]]: memref<512xi8>)
+// CHECK-DAG: %[[X:.+]] = memref.view %[[W]][%{{.+}}][] : memref<512xi8> to memref<64xf32>
+// CHECK-DAG: %[[Y:.+]] = memref.view %[[W]][%{{.+}}][] : memref<512xi8> to memref<64xf32>
+// CHECK: call @workspace_kernel0(%[[X]], %[[Y]]) : (memref<64xf32>, memref<64xf32>) -> ()
+// CHECK: func.func private @workspace_kernel0(%[[KX:.+]]: memref<64xf32> {llvm.noalias}, %[[KY:.+]]: memref<64xf32> {llvm.noalias})
+// CHECK: memref.expand_shape %[[KY]]
+func.func @workspace(%w: memref<512xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %x = memref.view %w[%c0][] : memref<512xi8> to memref<64xf32>
+  %y = memref.view %w[%c256][] : memref<512xi8> to memref<64xf32>
+  %y2 = memref.expand_shape %y [[0, 1]] output_shape [8, 8] : memref<64xf32> into memref<8x8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    %s = memref.load %x[%i] : memref<64xf32>
+    memref.store %s, %y2[%i, %i] : memref<8x8xf32>
   }
   return
 }

@@ -1,0 +1,196 @@
+//===- PackWeights.cpp - Constant matmul weights in panels ----------------===//
+//
+// A matmul C[M, N] = A[M, K] * B[K, N] reads, for each output block of nb
+// columns, the rows B[k, n0 : n0 + nb] one after the other: nb floats every
+// N floats. With N a multiple of 1024, every row of a panel falls in the same
+// L1 set, and the panel is re-read from L2 for every block of rows of A.
+// When B is a constant (a layer's weight), this pass lays it out at compile
+// time as panels Bp[N / nb, K, nb], each a contiguous K x nb block, and
+// computes
+//
+//   C3[m, n1, j] += A[m, k] * Bp[n1, k, j]       C = collapse(C3)
+//
+// a contraction whose vector dimension j reads Bp contiguously. A transposed
+// weight (Gemm's transB, B given as [N, K]) is packed the same way, which
+// also removes its strided reads. An expand_shape after the matmul (batch
+// dimensions) expands the packed result instead, so that the elementwise op
+// after it reads through reshapes only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CPU/KernelConfig.h"
+#include "codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln::cpu {
+#define GEN_PASS_DEF_CPUPACKWEIGHTS
+#include "codegen/CPU/Passes.h.inc"
+} // namespace kiln::cpu
+
+using namespace mlir;
+
+namespace kiln::cpu {
+namespace {
+
+struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  PackConstantWeight(MLIRContext *ctx, int64_t vectorWidth)
+      : OpInterfaceRewritePattern(ctx), vectorWidth(vectorWidth) {}
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+        op.getNumDpsInits() != 1 || op.getNumLoops() != 3 ||
+        op.getNumReductionLoops() != 1 ||
+        !linalg::isaContractionOpInterface(op))
+      return rewriter.notifyMatchFailure(op, "not a 2-D contraction");
+    Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
+    Value init = op.getDpsInits()[0];
+    auto aType = dyn_cast<RankedTensorType>(a.getType());
+    auto bType = dyn_cast<RankedTensorType>(b.getType());
+    auto cType = dyn_cast<RankedTensorType>(init.getType());
+    if (!aType || !bType || !cType || !aType.hasStaticShape() ||
+        !bType.hasStaticShape() || !cType.hasStaticShape() ||
+        !aType.getElementType().isF32() || !bType.getElementType().isF32() ||
+        !cType.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "not static f32");
+    if (!linalg::detail::isContractionBody(
+            *op.getBlock(), [](Operation *first, Operation *second) {
+              return isa<arith::MulFOp>(first) && isa<arith::AddFOp>(second);
+            }))
+      return rewriter.notifyMatchFailure(op, "not a multiply-add");
+    // Loops (m, n, k) as the maps name them: C (m, n), A (m, k), B (k, n)
+    // or (n, k).
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    auto dim = [&](AffineMap map, unsigned i) -> int {
+      auto expr = dyn_cast<AffineDimExpr>(map.getResult(i));
+      return expr ? static_cast<int>(expr.getPosition()) : -1;
+    };
+    for (AffineMap map : maps)
+      if (map.getNumResults() != 2 || !map.isProjectedPermutation())
+        return rewriter.notifyMatchFailure(op, "not a 2-D matmul");
+    int m = dim(maps[2], 0), n = dim(maps[2], 1);
+    if (dim(maps[0], 0) != m || dim(maps[0], 1) == n)
+      return rewriter.notifyMatchFailure(op, "A is not [M, K]");
+    int k = dim(maps[0], 1);
+    bool transposed;
+    if (dim(maps[1], 0) == k && dim(maps[1], 1) == n)
+      transposed = false;
+    else if (dim(maps[1], 0) == n && dim(maps[1], 1) == k)
+      transposed = true;
+    else
+      return rewriter.notifyMatchFailure(op, "B is not [K, N] or [N, K]");
+
+    // The panel width: the register block's (two vectors, or one where two
+    // do not divide N), as kiln-cpu-tile-and-vectorize will choose it.
+    KernelConfig config = KernelConfig::get(op);
+    int64_t width = config.vectorWidth.value_or(vectorWidth);
+    int64_t rows = cType.getDimSize(0), cols = cType.getDimSize(1);
+    int64_t depth = aType.getDimSize(1);
+    int64_t nb = width * config.vectors.value_or(2);
+    if (cols % nb != 0)
+      nb = width;
+    if (cols % nb != 0 || cols == nb)
+      return rewriter.notifyMatchFailure(op, "N is one panel, or ragged");
+    std::optional<SmallVector<double>> weights = constantValues(b);
+    if (!weights)
+      return rewriter.notifyMatchFailure(op, "B is not a constant");
+
+    int64_t panels = cols / nb;
+    auto packedType =
+        RankedTensorType::get({panels, depth, nb}, rewriter.getF32Type());
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+        panels * depth * nb * sizeof(float), alignof(float));
+    auto *data = reinterpret_cast<float *>(blob.getMutableData().data());
+    for (int64_t p = 0; p < panels; ++p)
+      for (int64_t kk = 0; kk < depth; ++kk)
+        for (int64_t j = 0; j < nb; ++j) {
+          int64_t col = p * nb + j;
+          data[(p * depth + kk) * nb + j] = static_cast<float>(
+              (*weights)[transposed ? col * depth + kk : kk * cols + col]);
+        }
+    Location loc = op.getLoc();
+    Value packed = arith::ConstantOp::create(
+        rewriter, loc,
+        DenseResourceElementsAttr::get(packedType, "packed", std::move(blob)));
+
+    auto resultType =
+        RankedTensorType::get({rows, panels, nb}, rewriter.getF32Type());
+    SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
+    Value init3 =
+        tensor::ExpandShapeOp::create(rewriter, loc, resultType, init, split);
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr em, ep, ej, ek;
+    bindDims(ctx, em, ep, ej, ek);
+    SmallVector<AffineMap> packedMaps = {
+        AffineMap::get(4, 0, {em, ek}, ctx),
+        AffineMap::get(4, 0, {ep, ek, ej}, ctx),
+        AffineMap::get(4, 0, {em, ep, ej}, ctx)};
+    SmallVector<utils::IteratorType> iterators(3,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    auto contraction = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType}, ValueRange{a, packed}, init3,
+        packedMaps, iterators,
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+          linalg::YieldOp::create(
+              nb, nloc,
+              ValueRange{arith::AddFOp::create(nb, nloc, args[2], product)});
+        });
+    copyKernelConfig(op, contraction);
+    Value result3 = contraction.getResult(0);
+
+    // An expand_shape that gives the result its batch dimensions (keeping N
+    // whole) expands the packed result instead, and collapses after.
+    Value result = op->getResult(0);
+    if (result.hasOneUse()) {
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(*result.user_begin());
+          expand && expand.getReassociationIndices().back().size() == 1) {
+        SmallVector<ReassociationIndices> groups =
+            expand.getReassociationIndices();
+        RankedTensorType expandedType = expand.getResultType();
+        SmallVector<int64_t> shape(expandedType.getShape().drop_back());
+        shape.append({panels, nb});
+        int64_t last = static_cast<int64_t>(shape.size()) - 2;
+        groups.back() = {last};
+        groups.push_back({last + 1});
+        Value expanded = tensor::ExpandShapeOp::create(
+            rewriter, loc, RankedTensorType::get(shape, rewriter.getF32Type()),
+            result3, groups);
+        SmallVector<ReassociationIndices> join;
+        for (int64_t i = 0; i < last; ++i)
+          join.push_back({i});
+        join.push_back({last, last + 1});
+        rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+            expand, expandedType, expanded, join);
+        rewriter.eraseOp(op);
+        return success();
+      }
+    }
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+        op, cType, result3, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+    return success();
+  }
+
+  int64_t vectorWidth;
+};
+
+struct CPUPackWeightsPass : impl::CPUPackWeightsBase<CPUPackWeightsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    patterns.add<PackConstantWeight>(ctx, vectorWidth);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace kiln::cpu
