@@ -303,12 +303,222 @@ struct BlockedMaxPoolLowering : OpConversionPattern<graph::BlockedMaxPoolOp> {
   }
 };
 
+/// The epilogue of a blocked op: `activation(value + residual)`, or `value`
+/// itself when there is none.
+Value buildBlockedEpilogue(OpBuilder &b, Location loc, RankedTensorType type,
+                           Value value, Value residual,
+                           graph::Activation activation,
+                           ArrayRef<float> params) {
+  if (!residual && activation == graph::Activation::None)
+    return value;
+  SmallVector<Value> operands = {value};
+  if (residual)
+    operands.push_back(residual);
+  return buildBroadcastElementwise(
+      b, loc, type, operands,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value x = args[0];
+        if (args.size() > 1)
+          x = arith::AddFOp::create(nb, nloc, x, args[1]);
+        return buildActivation(nb, nloc, activation, params, x);
+      });
+}
+
+/// A depthwise convolution with a kh x kw window is kh * kw elementwise
+/// multiply-adds, one per window position (y, x), each accumulating into
+/// the last:
+///   out[n, cb, oh, ow, i] += in[n, cb, oh * s + y * d, ow * s + x * d, i]
+///                            * w[cb, y, x, i]
+/// where the input is a strided slice and the weight its [C1, c] slice at
+/// (y, x): every map is a projected permutation and the innermost dimension
+/// i is contiguous in all of them, so each step is one vector FMA per c
+/// lanes.
+struct BlockedDepthwiseConvLowering
+    : OpConversionPattern<graph::BlockedDepthwiseConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(graph::BlockedDepthwiseConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getResult().getType()));
+    Value input = adaptor.getInput();
+    Value weight = adaptor.getWeight();
+    if (!getTensorType(input).hasStaticShape() ||
+        !getTensorType(weight).hasStaticShape() || !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    if (!resultType.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "computes in f32 only");
+    Type element = resultType.getElementType();
+    ArrayRef<int64_t> pads = op.getPads();
+    ArrayRef<int64_t> strides = op.getStrides();
+    ArrayRef<int64_t> dilations = op.getDilations();
+    input =
+        padSpatial(rewriter, loc, input, pads.take_front(2), pads.drop_front(2),
+                   createScalarConstant(rewriter, loc, element, 0.0));
+    Value conv =
+        createBlockedConvInit(rewriter, loc, resultType, adaptor.getBias());
+
+    ArrayRef<int64_t> wshape = getTensorType(weight).getShape();
+    ArrayRef<int64_t> out = resultType.getShape();
+    ArrayRef<int64_t> in = getTensorType(input).getShape();
+    auto tapType = RankedTensorType::get({wshape[0], wshape[3]}, element);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    // d0 n, d1 cb, d2 oh, d3 ow, d4 i.
+    SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(5, ctx),
+                                   AffineMap::get(5, 0, {d(1), d(4)}, ctx),
+                                   AffineMap::getMultiDimIdentityMap(5, ctx)};
+    for (int64_t y = 0; y < wshape[1]; ++y) {
+      for (int64_t x = 0; x < wshape[2]; ++x) {
+        Value slice = input;
+        if (ArrayRef<int64_t>(out) != in || strides[0] != 1 ||
+            strides[1] != 1) {
+          SmallVector<OpFoldResult> offsets = getAsIndexOpFoldResult(
+              ctx,
+              ArrayRef<int64_t>{0, 0, y * dilations[0], x * dilations[1], 0});
+          SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, out);
+          SmallVector<OpFoldResult> steps = getAsIndexOpFoldResult(
+              ctx, ArrayRef<int64_t>{1, 1, strides[0], strides[1], 1});
+          slice = tensor::ExtractSliceOp::create(
+              rewriter, loc, RankedTensorType::get(out, element), input,
+              offsets, sizes, steps);
+        }
+        SmallVector<OpFoldResult> offsets =
+            getAsIndexOpFoldResult(ctx, ArrayRef<int64_t>{0, y, x, 0});
+        SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+            ctx, ArrayRef<int64_t>{wshape[0], 1, 1, wshape[3]});
+        SmallVector<OpFoldResult> steps(4, rewriter.getIndexAttr(1));
+        Value tap = tensor::ExtractSliceOp::create(
+            rewriter, loc, tapType, weight, offsets, sizes, steps);
+        conv = linalg::GenericOp::create(
+                   rewriter, loc, TypeRange{resultType}, ValueRange{slice, tap},
+                   conv, maps, getIterators(5, 0),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) {
+                     Value product =
+                         arith::MulFOp::create(nb, nloc, args[0], args[1]);
+                     linalg::YieldOp::create(nb, nloc,
+                                             ValueRange{arith::AddFOp::create(
+                                                 nb, nloc, args[2], product)});
+                   })
+                   .getResult(0);
+      }
+    }
+    rewriter.replaceOp(op, buildBlockedEpilogue(rewriter, loc, resultType, conv,
+                                                adaptor.getResidual(),
+                                                op.getActivation(),
+                                                op.getActivationParams()));
+    return success();
+  }
+};
+
+/// The window sums of a zero-padded input (a reduction over the window like
+/// blocked_max_pool's), divided by the number of window elements that count
+/// at each output position, as graph.average_pool counts them.
+struct BlockedAveragePoolLowering
+    : OpConversionPattern<graph::BlockedAveragePoolOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(graph::BlockedAveragePoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getResult().getType()));
+    Value input = adaptor.getInput();
+    RankedTensorType inputType = getTensorType(input);
+    if (!inputType.hasStaticShape() || !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    if (!resultType.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "computes in f32 only");
+    Type element = resultType.getElementType();
+    ArrayRef<int64_t> kernel = op.getKernelShape();
+    ArrayRef<int64_t> strides = op.getStrides();
+    ArrayRef<int64_t> dilations = op.getDilations();
+    ArrayRef<int64_t> pads = op.getPads();
+    // End pads extended so that every ceil-mode window lies inside.
+    SmallVector<int64_t> low, high;
+    for (int i = 0; i < 2; ++i) {
+      int64_t needed = (resultType.getDimSize(2 + i) - 1) * strides[i] +
+                       dilations[i] * (kernel[i] - 1) + 1;
+      int64_t have = inputType.getDimSize(2 + i) + pads[i] + pads[2 + i];
+      low.push_back(pads[i]);
+      high.push_back(pads[2 + i] + std::max<int64_t>(needed - have, 0));
+    }
+    input = padSpatial(rewriter, loc, input, low, high,
+                       createScalarConstant(rewriter, loc, element, 0.0));
+    Value init = createFilled(rewriter, loc, resultType, 0.0);
+    Value window = tensor::EmptyOp::create(rewriter, loc, kernel, element);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    // d0 n, d1 cb, d2 oh, d3 ow, d4 i | d5 y, d6 x.
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(7, 0,
+                       {d(0), d(1), d(2) * strides[0] + d(5) * dilations[0],
+                        d(3) * strides[1] + d(6) * dilations[1], d(4)},
+                       ctx),
+        AffineMap::get(7, 0, {d(5), d(6)}, ctx),
+        AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
+    Value sum = linalg::GenericOp::create(
+                    rewriter, loc, TypeRange{resultType},
+                    ValueRange{input, window}, init, maps, getIterators(5, 2),
+                    [](OpBuilder &nb, Location nloc, ValueRange args) {
+                      linalg::YieldOp::create(nb, nloc,
+                                              ValueRange{arith::AddFOp::create(
+                                                  nb, nloc, args[0], args[2])});
+                    })
+                    .getResult(0);
+
+    // Divisors: the window elements that count, per output position (oh,
+    // ow), as a [OH, OW, 1] tensor that broadcasts along the blocks.
+    SmallVector<double> divisors;
+    SmallVector<SmallVector<int64_t>> counts;
+    for (int i = 0; i < 2; ++i) {
+      int64_t inSize = inputType.getDimSize(2 + i);
+      int64_t begin = op.getCountIncludePad() ? -pads[i] : 0;
+      int64_t end = op.getCountIncludePad() ? inSize + pads[2 + i] : inSize;
+      counts.push_back(countWindowElements(resultType.getDimSize(2 + i),
+                                           kernel[i], strides[i], dilations[i],
+                                           pads[i], begin, end));
+    }
+    for (int64_t h : counts[0])
+      for (int64_t w : counts[1])
+        divisors.push_back(static_cast<double>(h * w));
+    Value divisor;
+    if (llvm::all_equal(divisors)) {
+      divisor = createScalarConstant(rewriter, loc, element, divisors.front());
+    } else {
+      auto divisorType = RankedTensorType::get(
+          {resultType.getDimSize(2), resultType.getDimSize(3), 1}, element);
+      SmallVector<Attribute> values;
+      for (double value : divisors)
+        values.push_back(rewriter.getFloatAttr(element, value));
+      divisor = arith::ConstantOp::create(
+          rewriter, loc, DenseElementsAttr::get(divisorType, values));
+    }
+    SmallVector<Value> operands = {sum};
+    if (isa<RankedTensorType>(divisor.getType()))
+      operands.push_back(divisor);
+    rewriter.replaceOp(
+        op, buildBroadcastElementwise(
+                rewriter, loc, resultType, operands,
+                [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                  return arith::DivFOp::create(
+                      nb, nloc, args[0], args.size() > 1 ? args[1] : divisor);
+                }));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateLayoutToLinalgPatterns(const TypeConverter &converter,
                                     RewritePatternSet &patterns) {
   patterns.add<ToBlockedLowering, FromBlockedLowering, BlockedConvLowering,
                BlockedMaxPoolLowering>(converter, patterns.getContext());
+  patterns.add<BlockedDepthwiseConvLowering, BlockedAveragePoolLowering>(
+      converter, patterns.getContext());
 }
 
 } // namespace kiln
