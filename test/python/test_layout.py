@@ -1,5 +1,6 @@
-"""The blocked layout NCHWc (kiln-compile --layout=blocked): convolutions and
-max pools run on N x C1 x H x W x c tensors, with layout conversions only
+"""The blocked layout NCHWc (kiln-compile --layout=blocked): convolutions
+(one-group and depthwise), pools, elementwise ops, BatchNorm and channel
+concats run on N x C1 x H x W x c tensors, with layout conversions only
 where the blocked region begins and ends, and the results still match
 onnxruntime (rtol 1e-3, atol 1e-4).
 """
@@ -69,8 +70,8 @@ def test_resnet_blocks_blocked(tmp_path, block):
     args = ["--layout=blocked", f"--layout-block={block}"]
     counts, report, graph = graph_report(path, tmp_path, *args)
     assert f"layout: blocked NCHWc, c={block}" in report
-    # Every convolution and the pool are blocked; one conversion in (the
-    # input), one out (before the global pool, which stays NCHW).
+    # Every convolution and the pools are blocked; one conversion in (the
+    # input), one out (after the global pool).
     assert not [op for op in CONVS + ("graph.max_pool",) if op in counts], counts
     assert counts["graph.blocked_conv"] == 8
     assert counts["graph.blocked_max_pool"] == 1
@@ -127,8 +128,8 @@ def test_unknown_layout_is_refused(tmp_path):
 def test_resnet50_convolutions_are_blocked(tmp_path, request):
     """Every one of ResNet-50's 53 convolutions is blocked, with no layout
     conversion between consecutive ones: the only conversions are the
-    input's and the one before the final average pool (a 7x7 AveragePool in
-    this model), which stays NCHW."""
+    input's and the one after the final average pool (a 7x7 AveragePool in
+    this model, blocked too)."""
     if not os.environ.get("KILN_LARGE_TESTS") and \
             "large" not in (request.config.getoption("markexpr") or ""):
         pytest.skip("large model: run with -m large or KILN_LARGE_TESTS=1")
@@ -141,9 +142,9 @@ def test_resnet50_convolutions_are_blocked(tmp_path, request):
     assert counts["graph.blocked_conv"] == 53
     assert counts["graph.to_blocked"] == 1
     assert counts["graph.from_blocked"] == 1
-    # The one from_blocked feeds the average pool.
-    (converted,) = re.findall(r"(%\w+) = graph.from_blocked", graph)
-    assert re.search(rf"graph.average_pool {converted} ", graph)
+    # The one from_blocked converts the average pool's result.
+    (converted,) = re.findall(r"graph.from_blocked (%\w+) ", graph)
+    assert re.search(rf"{converted} = graph.blocked_average_pool ", graph)
     assert_matches_onnxruntime(model, light_models.feeds(model), tmp_path / "run",
                                rtol=RTOL, atol=ATOL, compile_args=args)
 
@@ -318,3 +319,83 @@ def test_grouped_conv_keeps_nchw(tmp_path):
     assert "graph.blocked_depthwise_conv" not in counts
     assert counts["graph.to_blocked"] == 2
     assert counts["graph.from_blocked"] == 2
+
+
+def test_dense_block_blocked(tmp_path):
+    """DenseNet's dense block in small: BatchNorm and ReLU before each
+    convolution (a BatchNorm after a concat, which no convolution absorbs)
+    and the concat of the block's outputs all stay blocked."""
+    g = GraphBuilder(seed=31)
+
+    def bn(x, c, hint):
+        return g.op("BatchNormalization", [x, g.uniform(f"{hint}.scale", (c,), 0.7, 1.1),
+                                           g.normal(f"{hint}.bias", (c,), 0.1),
+                                           g.normal(f"{hint}.mean", (c,), 0.1),
+                                           g.uniform(f"{hint}.var", (c,), 0.8, 1.5)],
+                    hint, epsilon=1e-5)
+
+    y = g.op("Relu", [g.conv_bn("x", 3, 16, 3, stride=2, hint="stem")])
+    channels = 16
+    for i in range(2):
+        h = g.op("Relu", [bn(y, channels, f"bn{i}a")])
+        h = g.op("Relu", [g.conv_bn(h, channels, 32, 1, hint=f"conv{i}a")])
+        h = g.conv_bn(h, 32, 8, 3, hint=f"conv{i}b")
+        y = g.op("Concat", [y, h], axis=1)
+        channels += 8
+    y = g.op("AveragePool", [g.op("Relu", [bn(y, channels, "final")])], kernel_shape=[2, 2],
+             strides=[2, 2])
+    model = g.model("dense_block", [tensor_info("x", TensorProto.FLOAT, [1, 3, 17, 17])],
+                    [tensor_info(y, TensorProto.FLOAT, [1, channels, 4, 4])])
+    counts, graph = compile_and_compare(tmp_path, model, 8)
+    assert "graph.batch_norm" not in counts, counts
+    assert counts["graph.blocked_conv"] == 5
+    assert counts["graph.blocked_average_pool"] == 1
+    assert counts["graph.to_blocked"] == 1
+    assert counts["graph.from_blocked"] == 1
+
+
+@pytest.mark.large
+def test_mobilenetv2_convolutions_are_blocked(tmp_path, request):
+    """Every one of MobileNetV2's 52 convolutions (17 depthwise) is blocked,
+    with no layout conversion anywhere but the input's and one after the
+    global average pool."""
+    if not os.environ.get("KILN_LARGE_TESTS") and \
+            "large" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("large model: run with -m large or KILN_LARGE_TESTS=1")
+    import mobilenetv2
+
+    model = mobilenetv2.build()
+    path = tmp_path / "mobilenetv2.onnx"
+    onnx.save(model, str(path))
+    args = ["--layout=blocked", "--layout-block=16"]
+    counts, _, graph = graph_report(path, tmp_path, *args)
+    assert not [op for op in CONVS if op in counts], counts
+    assert counts["graph.blocked_conv"] == 35
+    assert counts["graph.blocked_depthwise_conv"] == 17
+    assert counts["graph.to_blocked"] == 1
+    assert counts["graph.from_blocked"] == 1
+    (converted,) = re.findall(r"graph.from_blocked (%\w+) ", graph)
+    assert re.search(rf"{converted} = graph.blocked_average_pool ", graph)
+    assert_matches_onnxruntime(model, mobilenetv2.feeds(model), tmp_path / "run",
+                               rtol=RTOL, atol=ATOL, compile_args=args)
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("name,conversions", [("densenet121", 1), ("inception_v1", 3)])
+def test_light_models_stay_blocked(tmp_path, request, name, conversions):
+    """DenseNet-121 (pre-activation BatchNorm, concats, average pools) keeps
+    the layout from its input to its global pool; Inception v1 leaves it only
+    around its two LRNs (across channels, NCHW)."""
+    if not os.environ.get("KILN_LARGE_TESTS") and \
+            "large" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("large model: run with -m large or KILN_LARGE_TESTS=1")
+    model = light_models.build(name)
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, str(path))
+    args = ["--layout=blocked", "--layout-block=16"]
+    counts, _, _ = graph_report(path, tmp_path, *args)
+    assert not [op for op in CONVS if op in counts], counts
+    assert counts["graph.to_blocked"] == conversions
+    assert counts["graph.from_blocked"] == conversions
+    assert_matches_onnxruntime(model, light_models.feeds(model), tmp_path / "run",
+                               rtol=RTOL, atol=ATOL, compile_args=args)

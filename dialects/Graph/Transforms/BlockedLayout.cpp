@@ -20,6 +20,8 @@
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cmath>
+
 namespace kiln::graph {
 #define GEN_PASS_DEF_GRAPHBLOCKEDLAYOUT
 #include "dialects/Graph/Transforms/Passes.h.inc"
@@ -80,7 +82,7 @@ bool mayBeBlocked(Value value, int depth = 4) {
   if (!op)
     return false;
   if (isa<FromBlockedOp, ConvOp, FusedConvOp, MaxPoolOp, AveragePoolOp,
-          GlobalAveragePoolOp, GlobalMaxPoolOp>(op))
+          GlobalAveragePoolOp, GlobalMaxPoolOp, BatchNormOp>(op))
     return true;
   if (depth == 0 ||
       !(isBlockableUnary(op) || isBlockableBinary(op) || isa<ConcatOp>(op)))
@@ -378,6 +380,45 @@ struct BlockGlobalPool : OpRewritePattern<GlobalPoolOp> {
   int64_t block;
 };
 
+/// The values of `value`, a constant that broadcasts against an NCHW
+/// tensor of `channels` channels along the channels only, one per channel;
+/// also through a graph.reshape of a constant (a dense_resource, which the
+/// reshape does not fold).
+std::optional<SmallVector<double>> getPerChannelConstant(Value value,
+                                                         int64_t channels) {
+  if (auto values = getPerChannelValues(value, /*resultRank=*/4,
+                                        /*channelDim=*/1, channels))
+    return values;
+  auto reshape = value.getDefiningOp<ReshapeOp>();
+  if (!reshape)
+    return std::nullopt;
+  RankedTensorType type = reshape.getType();
+  if (type.getRank() > 4 || !type.hasStaticShape())
+    return std::nullopt;
+  int64_t offset = 4 - type.getRank();
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (i + offset != 1 && type.getDimSize(i) != 1)
+      return std::nullopt;
+  std::optional<SmallVector<double>> values =
+      getFloatElements(reshape.getInput());
+  if (!values || static_cast<int64_t>(values->size()) != channels)
+    return std::nullopt;
+  return values;
+}
+
+/// One value per channel as a [C1, 1, 1, c] constant (zero in the
+/// padding), which broadcasts along the channels of a blocked tensor.
+Value createPerChannelConstant(OpBuilder &builder, Location loc,
+                               ArrayRef<double> values, Type element,
+                               int64_t block) {
+  int64_t blocks = numBlocks(values.size(), block);
+  SmallVector<double> padded(values);
+  padded.resize(blocks * block, 0.0);
+  return createFloatConstant(
+      builder, loc, RankedTensorType::get({blocks, 1, 1, block}, element),
+      padded);
+}
+
 /// An elementwise op (isBlockableUnary, isBlockableBinary) whose tensor
 /// operands are all blocked, of the result's NCHW shape, computes on the
 /// blocked tensors: the same op on N x C1 x H x W x c. Constant operands
@@ -415,18 +456,13 @@ struct BlockElementwise : RewritePattern {
         operands.push_back(operand);
         continue;
       }
-      std::optional<SmallVector<double>> values = getPerChannelValues(
-          operand, /*resultRank=*/4, /*channelDim=*/1, channels);
+      std::optional<SmallVector<double>> values =
+          getPerChannelConstant(operand, channels);
       if (!values)
         return rewriter.notifyMatchFailure(
             op, "an operand is neither blocked nor a per-channel constant");
-      int64_t blocks = numBlocks(channels, block);
-      values->resize(blocks * block, 0.0);
-      operands.push_back(createFloatConstant(
-          rewriter, loc,
-          RankedTensorType::get({blocks, 1, 1, block},
-                                resultType.getElementType()),
-          *values));
+      operands.push_back(createPerChannelConstant(
+          rewriter, loc, *values, resultType.getElementType(), block));
     }
     if (!removesConversion)
       return rewriter.notifyMatchFailure(op, "no operand is blocked");
@@ -436,6 +472,54 @@ struct BlockElementwise : RewritePattern {
     Operation *blocked = rewriter.create(state);
     rewriter.replaceOpWithNewOp<FromBlockedOp>(op, resultType,
                                                blocked->getResult(0));
+    return success();
+  }
+
+  int64_t block;
+};
+
+/// A graph.batch_norm of a blocked tensor with constant parameters (one
+/// that no convolution before it absorbed: DenseNet's after a concat) is
+/// `x * s + t` on the blocked tensor, with s = scale / sqrt(var + epsilon)
+/// and t = bias - mean * s per channel as [C1, 1, 1, c] constants.
+struct BlockBatchNorm : OpRewritePattern<BatchNormOp> {
+  BlockBatchNorm(MLIRContext *ctx, int64_t block)
+      : OpRewritePattern(ctx), block(block) {}
+
+  LogicalResult matchAndRewrite(BatchNormOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType resultType = op.getResult().getType();
+    if (!isStaticNCHW(resultType))
+      return rewriter.notifyMatchFailure(op, "not a static 4-D f32 tensor");
+    Value input = getBlockedSource(op.getInput(), block);
+    if (!input)
+      return rewriter.notifyMatchFailure(op, "input is not blocked");
+    int64_t channels = resultType.getDimSize(1);
+    SmallVector<SmallVector<double>> params;
+    for (Value param :
+         {op.getScale(), op.getBias(), op.getMean(), op.getVar()}) {
+      std::optional<SmallVector<double>> values = getFloatElements(param);
+      if (!values || static_cast<int64_t>(values->size()) != channels)
+        return rewriter.notifyMatchFailure(
+            op, "parameters are not per-channel constants");
+      params.push_back(std::move(*values));
+    }
+    double epsilon = op.getEpsilon().convertToDouble();
+    SmallVector<double> scale(channels), shift(channels);
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      scale[ch] = params[0][ch] / std::sqrt(params[3][ch] + epsilon);
+      shift[ch] = params[1][ch] - params[2][ch] * scale[ch];
+    }
+    Location loc = op.getLoc();
+    Type element = resultType.getElementType();
+    RankedTensorType blockedType = getBlockedType(resultType, block);
+    Value scaled = MulOp::create(
+        rewriter, loc, blockedType, input,
+        createPerChannelConstant(rewriter, loc, scale, element, block));
+    Value shifted = AddOp::create(
+        rewriter, loc, blockedType, scaled,
+        createPerChannelConstant(rewriter, loc, shift, element, block));
+    rewriter.replaceOpWithNewOp<FromBlockedOp>(op, resultType, shifted);
     return success();
   }
 
@@ -497,8 +581,8 @@ void populateBlockedLayoutPatterns(RewritePatternSet &patterns, int64_t block) {
                                                                         block);
   patterns.add<BlockDepthwiseConv<ConvOp>, BlockDepthwiseConv<FusedConvOp>,
                BlockAveragePool, BlockGlobalPool<GlobalAveragePoolOp>,
-               BlockGlobalPool<GlobalMaxPoolOp>, BlockElementwise, BlockConcat>(
-      ctx, block);
+               BlockGlobalPool<GlobalMaxPoolOp>, BlockElementwise,
+               BlockBatchNorm, BlockConcat>(ctx, block);
 }
 
 } // namespace kiln::graph
