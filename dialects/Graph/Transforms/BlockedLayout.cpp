@@ -1,16 +1,21 @@
-//===- BlockedLayout.cpp - Convolutions and pools in NCHWc ----------------===//
+//===- BlockedLayout.cpp - CNNs in the blocked layout NCHWc ---------------===//
 //
-// Puts 2-D convolutions with constant weights and 2-D max pools into the
-// blocked layout NCHWc (#graph.blocked<c>): their data operands go through
-// graph.to_blocked, their results come back through graph.from_blocked, and
-// the weights are re-laid out at compile time. Between two ops that both
-// take the layout, from_blocked meets to_blocked and the pair folds away, so
-// only the graph's edges (and ops that cannot take the layout) keep a
-// conversion.
+// Puts 2-D convolutions with constant weights (one group or depthwise) and
+// 2-D max pools into the blocked layout NCHWc (#graph.blocked<c>): their
+// data operands go through graph.to_blocked, their results come back
+// through graph.from_blocked, and the weights are re-laid out at compile
+// time. Between two ops that both take the layout, from_blocked meets
+// to_blocked and the pair folds away, so only the graph's edges (and ops
+// that cannot take the layout) keep a conversion. The ops between
+// convolutions (average and global pools, BatchNorm, elementwise ops,
+// channel concats) take the layout where an operand comes from
+// from_blocked, that is, where it removes a conversion.
 //
 // To make another op take the layout: add a blocked form of it to
-// GraphLayoutOps.td, a pattern here that converts its operands and result,
-// and its lowering in conversion/GraphToLinalg/LayoutToLinalg.cpp.
+// GraphLayoutOps.td (or let its result type keep the encoding, as the
+// elementwise ops and concat do), a pattern here that converts its
+// operands and result, and its lowering in
+// conversion/GraphToLinalg/LayoutToLinalg.cpp.
 //
 //===----------------------------------------------------------------------===//
 

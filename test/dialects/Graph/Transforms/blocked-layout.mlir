@@ -280,3 +280,33 @@ func.func @concat(%x: tensor<1x4x4x4xf32>) -> (tensor<1x12x4x4xf32>, tensor<1x14
   %4 = graph.concat %0, %3 {axis = 1 : i64} : (tensor<1x8x4x4xf32>, tensor<1x6x4x4xf32>) -> tensor<1x14x4x4xf32>
   return %2, %4 : tensor<1x12x4x4xf32>, tensor<1x14x4x4xf32>
 }
+
+// -----
+
+// A BatchNorm of a blocked tensor (after a concat, where no convolution
+// absorbs it) is x * s + t with s = scale / sqrt(var + epsilon) = 0.5 and
+// t = bias - mean * s = 1 - 2 * 0.5 = 0, re-laid out to [C1, 1, 1, c]; a
+// per-channel operand behind a reshape of a constant is read through it.
+// CHECK-LABEL: func.func @batch_norm
+// CHECK-DAG: %[[S:.+]] = graph.constant dense<5.000000e-01> : tensor<1x1x1x4xf32>
+// CHECK-DAG: %[[T:.+]] = graph.constant dense<0.000000e+00> : tensor<1x1x1x4xf32>
+// CHECK-DAG: %[[R:.+]] = graph.constant dense<{{\[\[\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]]]]> : tensor<1x1x1x4xf32>
+// CHECK: %[[C:.+]] = graph.blocked_conv
+// CHECK: %[[M:.+]] = graph.mul %[[C]], %[[S]] : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x4xf32>)
+// CHECK: %[[A:.+]] = graph.add %[[M]], %[[T]]
+// CHECK: %[[N:.+]] = graph.mul %[[A]], %[[R]]
+// CHECK: graph.blocked_conv %[[N]]
+func.func @batch_norm(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %w = graph.constant dense<0.5> : tensor<4x4x1x1xf32>
+  %scale = graph.constant dense<1.0> : tensor<4xf32>
+  %bias = graph.constant dense<1.0> : tensor<4xf32>
+  %mean = graph.constant dense<2.0> : tensor<4xf32>
+  %var = graph.constant dense<4.0> : tensor<4xf32>
+  %v = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %1 = graph.batch_norm %0, %scale, %bias, %mean, %var {epsilon = 0.0 : f32} : (tensor<1x4x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %r = graph.reshape %v {allow_zero = false, shape = array<i64: 4, 1, 1>} : (tensor<4xf32>) -> tensor<4x1x1xf32>
+  %2 = graph.mul %1, %r : (tensor<1x4x4x4xf32>, tensor<4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %3 = graph.conv %2, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  return %3 : tensor<1x4x4x4xf32>
+}
