@@ -399,3 +399,30 @@ def test_light_models_stay_blocked(tmp_path, request, name, conversions):
     assert counts["graph.from_blocked"] == conversions
     assert_matches_onnxruntime(model, light_models.feeds(model), tmp_path / "run",
                                rtol=RTOL, atol=ATOL, compile_args=args)
+
+
+@pytest.mark.parametrize("stride,dilation", [(1, 2), (2, 1), (2, 2)])
+def test_depthwise_residual_dilation(tmp_path, stride, dilation):
+    """A depthwise convolution with a bias, a residual Add and an activation
+    fused into it, dilated and strided, on 20 channels in blocks of 8."""
+    g = GraphBuilder(seed=37)
+    y = g.op("Relu", [g.conv_bn("x", 5, 20, 1, hint="a")])
+    w = g.normal("dw.weight", (20, 1, 3, 3), 0.3)
+    b = g.normal("dw.bias", (20,), 0.1)
+    pad = dilation
+    h = g.op("Conv", [y, w, b], "dw", kernel_shape=[3, 3], strides=[stride] * 2,
+             pads=[pad] * 4, dilations=[dilation] * 2, group=20)
+    size = (15 - 1) // stride + 1
+    if stride == 1:
+        h = g.op("Add", [h, y])
+    h = g.op("LeakyRelu", [h], alpha=0.1)
+    h = g.conv_bn(h, 20, 6, 1, hint="c")
+    model = g.model("depthwise", [tensor_info("x", TensorProto.FLOAT, [1, 5, 15, 15])],
+                    [tensor_info(h, TensorProto.FLOAT, [1, 6, size, size])])
+    counts, graph = compile_and_compare(tmp_path, model, 8)
+    assert counts["graph.blocked_depthwise_conv"] == 1
+    assert counts["graph.to_blocked"] == 1
+    assert counts["graph.from_blocked"] == 1
+    if stride == 1:
+        assert re.search(r"graph.blocked_depthwise_conv .* residual .* activation leaky_relu",
+                         graph)
