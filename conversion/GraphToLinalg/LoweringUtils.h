@@ -70,6 +70,14 @@ mlir::Value buildActivation(mlir::OpBuilder &b, mlir::Location loc,
                             graph::Activation activation,
                             llvm::ArrayRef<float> params, mlir::Value x);
 
+/// Number of window elements of each output position along one dimension
+/// (`outSize` positions of a pool window of `kernel` elements) that lie in
+/// [begin, end) of the unpadded input's coordinates.
+llvm::SmallVector<int64_t> countWindowElements(int64_t outSize, int64_t kernel,
+                                               int64_t stride, int64_t dilation,
+                                               int64_t padBegin, int64_t begin,
+                                               int64_t end);
+
 } // namespace kiln
 
 #endif // KILN_CONVERSION_GRAPHTOLINALG_LOWERINGUTILS_H

@@ -864,25 +864,6 @@ struct MaxPoolLowering : OpConversionPattern<graph::MaxPoolOp> {
   }
 };
 
-/// Number of window elements of each output position along one dimension
-/// that lie in [begin, end) of the unpadded input's coordinates.
-SmallVector<int64_t> countWindowElements(int64_t outSize, int64_t kernel,
-                                         int64_t stride, int64_t dilation,
-                                         int64_t padBegin, int64_t begin,
-                                         int64_t end) {
-  SmallVector<int64_t> counts;
-  for (int64_t o = 0; o < outSize; ++o) {
-    int64_t count = 0;
-    for (int64_t k = 0; k < kernel; ++k) {
-      int64_t position = o * stride - padBegin + k * dilation;
-      if (position >= begin && position < end)
-        ++count;
-    }
-    counts.push_back(count);
-  }
-  return counts;
-}
-
 struct AveragePoolLowering : OpConversionPattern<graph::AveragePoolOp> {
   using OpConversionPattern::OpConversionPattern;
 

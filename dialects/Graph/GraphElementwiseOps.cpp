@@ -48,6 +48,22 @@ static LogicalResult verifySameElementType(std::optional<Location> loc,
   return success();
 }
 
+/// The encoding of a broadcast result of rank `rank`: the one that every
+/// operand of that rank has (a blocked layout, where the operands of lower
+/// rank broadcast along its dimensions), or none.
+static Attribute getBroadcastEncoding(ValueRange values, size_t rank) {
+  Attribute encoding;
+  for (Value value : values) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (static_cast<size_t>(type.getRank()) != rank)
+      continue;
+    if (!type.getEncoding() || (encoding && encoding != type.getEncoding()))
+      return {};
+    encoding = type.getEncoding();
+  }
+  return encoding;
+}
+
 /// Infers the type of a broadcast binary op: the broadcast shape with
 /// `resultElement`, or the operands' element type when it is null.
 static LogicalResult
@@ -61,7 +77,8 @@ inferBroadcastBinary(std::optional<Location> loc, Value lhs, Value rhs,
     return failure();
   if (!resultElement)
     resultElement = getElementTypeOrSelf(lhs.getType());
-  inferredReturnTypes.push_back(RankedTensorType::get(*shape, resultElement));
+  inferredReturnTypes.push_back(RankedTensorType::get(
+      *shape, resultElement, getBroadcastEncoding({lhs, rhs}, shape->size())));
   return success();
 }
 

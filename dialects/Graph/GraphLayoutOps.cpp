@@ -168,3 +168,60 @@ LogicalResult BlockedMaxPoolOp::verify() {
   return verifyWindow(*this, input, result, getKernelShape(), getStrides(),
                       getPads(), getDilations(), getCeilMode());
 }
+
+LogicalResult BlockedDepthwiseConvOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType result = getResult().getType();
+  RankedTensorType weight = getWeight().getType();
+  FailureOr<int64_t> c = getBlockSize(*this, result, "result");
+  if (failed(c) || failed(getBlockSize(*this, input, "input")))
+    return failure();
+  if (input.getEncoding() != result.getEncoding() ||
+      !sameOrDynamic(input.getDimSize(0), result.getDimSize(0)) ||
+      !sameOrDynamic(input.getDimSize(1), result.getDimSize(1)))
+    return emitOpError() << "input " << input << " and result " << result
+                         << " must differ only in their spatial dimensions";
+  if (input.getElementType() != result.getElementType() ||
+      weight.getElementType() != result.getElementType())
+    return emitOpError("operands and result must have one element type");
+  if (weight.getRank() != 4 || weight.getDimSize(3) != *c ||
+      !sameOrDynamic(weight.getDimSize(0), result.getDimSize(1)))
+    return emitOpError() << "weight must be C1 x kh x kw x " << *c
+                         << " for result " << result << ", got " << weight;
+  if (Value bias = getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (biasType.getRank() != 2 ||
+        !sameOrDynamic(biasType.getDimSize(0), result.getDimSize(1)) ||
+        biasType.getDimSize(1) != *c)
+      return emitOpError() << "bias must be C1 x " << *c << ", got "
+                           << biasType;
+  }
+  if (Value residual = getResidual(); residual && residual.getType() != result)
+    return emitOpError() << "residual " << residual.getType()
+                         << " differs from the result " << result;
+  int64_t params = FusedConvOp::getNumActivationParams(getActivation());
+  if (static_cast<int64_t>(getActivationParams().size()) != params)
+    return emitOpError() << "activation "
+                         << stringifyActivation(getActivation()) << " takes "
+                         << params << " parameters, got "
+                         << getActivationParams().size();
+  SmallVector<int64_t> kernel = {weight.getDimSize(1), weight.getDimSize(2)};
+  return verifyWindow(*this, input, result, kernel, getStrides(), getPads(),
+                      getDilations(), /*ceilMode=*/false);
+}
+
+LogicalResult BlockedAveragePoolOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType result = getResult().getType();
+  if (failed(getBlockSize(*this, input, "input")) ||
+      failed(getBlockSize(*this, result, "result")))
+    return failure();
+  if (input.getEncoding() != result.getEncoding() ||
+      input.getElementType() != result.getElementType() ||
+      !sameOrDynamic(input.getDimSize(0), result.getDimSize(0)) ||
+      !sameOrDynamic(input.getDimSize(1), result.getDimSize(1)))
+    return emitOpError() << "input " << input << " and result " << result
+                         << " must differ only in their spatial dimensions";
+  return verifyWindow(*this, input, result, getKernelShape(), getStrides(),
+                      getPads(), getDilations(), getCeilMode());
+}

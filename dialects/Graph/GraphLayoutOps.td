@@ -110,6 +110,45 @@ def Graph_BlockedConvOp : Graph_Op<"blocked_conv",
   let hasVerifier = 1;
 }
 
+def Graph_BlockedDepthwiseConvOp : Graph_Op<"blocked_depthwise_conv",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "2-D depthwise convolution with its epilogue in the blocked "
+                "layout";
+  let description = [{
+    A `graph.fused_conv` whose groups are its channels (group = C = K: one
+    filter per channel) on blocked tensors: the input and the result are
+    `N x C1 x H x W x c` and `N x C1 x OH x OW x c`, the weight
+    `C1 x kh x kw x c` (element `[cb, y, x, i]` is the filter of channel
+    `cb * c + i`, zero in the padding), the optional bias `C1 x c` and the
+    optional residual has the result's type. The result is
+    `activation(conv(input, weight) + bias + residual)`; `strides`, `pads`
+    and `dilations` mean what they mean for `graph.conv`.
+
+    ```mlir
+    %y = graph.blocked_depthwise_conv %x, %w, %b activation clip
+           {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,
+            dilations = array<i64: 1, 1>,
+            activation_params = array<f32: 0.0, 6.0>}
+         : (tensor<1x9x56x56x16xf32, #graph.blocked<c = 16>>,
+            tensor<9x3x3x16xf32>, tensor<9x16xf32>)
+         -> tensor<1x9x56x56x16xf32, #graph.blocked<c = 16>>
+    ```
+  }];
+  let arguments = (ins Graph_BlockedTensor:$input, Graph_FloatTensor:$weight,
+                   Optional<Graph_FloatTensor>:$bias,
+                   Optional<Graph_BlockedTensor>:$residual,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations,
+                   Graph_Activation:$activation,
+                   DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$activation_params);
+  let results = (outs Graph_BlockedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? (`residual` $residual^)?
+    `activation` $activation attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Graph_BlockedMaxPoolOp : Graph_Op<"blocked_max_pool", [Pure]> {
   let summary = "2-D MaxPool in the blocked layout";
   let description = [{
@@ -128,6 +167,31 @@ def Graph_BlockedMaxPoolOp : Graph_Op<"blocked_max_pool", [Pure]> {
                    DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
                    DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
                    BoolAttr:$ceil_mode);
+  let results = (outs Graph_BlockedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_BlockedAveragePoolOp : Graph_Op<"blocked_average_pool", [Pure]> {
+  let summary = "2-D AveragePool in the blocked layout";
+  let description = [{
+    `graph.average_pool` (same attributes, same meaning) on a blocked tensor
+    `N x C1 x H x W x c`, pooling each channel of each block. A
+    GlobalAveragePool is the pool whose window is the whole `H x W`.
+
+    ```mlir
+    %y = graph.blocked_average_pool %x {kernel_shape = array<i64: 7, 7>,
+           strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>,
+           dilations = array<i64: 1, 1>, ceil_mode = false,
+           count_include_pad = false}
+         : (tensor<1x80x7x7x16xf32, #graph.blocked<c = 16>>)
+         -> tensor<1x80x1x1x16xf32, #graph.blocked<c = 16>>
+    ```
+  }];
+  let arguments = (ins Graph_BlockedTensor:$input,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                   BoolAttr:$ceil_mode, BoolAttr:$count_include_pad);
   let results = (outs Graph_BlockedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

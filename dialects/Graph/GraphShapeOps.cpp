@@ -251,7 +251,14 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
             " outside axis ", axis);
     }
   }
-  inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
+  // Inputs in one layout (all #graph.blocked<c>, concatenated along their
+  // blocks) give a result in it.
+  Attribute encoding = first.getEncoding();
+  for (Value value : inputs)
+    if (cast<RankedTensorType>(value.getType()).getEncoding() != encoding)
+      encoding = {};
+  inferred.push_back(
+      RankedTensorType::get(shape, first.getElementType(), encoding));
   return success();
 }
 

@@ -1,16 +1,21 @@
-//===- BlockedLayout.cpp - Convolutions and pools in NCHWc ----------------===//
+//===- BlockedLayout.cpp - CNNs in the blocked layout NCHWc ---------------===//
 //
-// Puts 2-D convolutions with constant weights and 2-D max pools into the
-// blocked layout NCHWc (#graph.blocked<c>): their data operands go through
-// graph.to_blocked, their results come back through graph.from_blocked, and
-// the weights are re-laid out at compile time. Between two ops that both
-// take the layout, from_blocked meets to_blocked and the pair folds away, so
-// only the graph's edges (and ops that cannot take the layout) keep a
-// conversion.
+// Puts 2-D convolutions with constant weights (one group or depthwise) and
+// 2-D max pools into the blocked layout NCHWc (#graph.blocked<c>): their
+// data operands go through graph.to_blocked, their results come back
+// through graph.from_blocked, and the weights are re-laid out at compile
+// time. Between two ops that both take the layout, from_blocked meets
+// to_blocked and the pair folds away, so only the graph's edges (and ops
+// that cannot take the layout) keep a conversion. The ops between
+// convolutions (average and global pools, BatchNorm, elementwise ops,
+// channel concats) take the layout where an operand comes from
+// from_blocked, that is, where it removes a conversion.
 //
 // To make another op take the layout: add a blocked form of it to
-// GraphLayoutOps.td, a pattern here that converts its operands and result,
-// and its lowering in conversion/GraphToLinalg/LayoutToLinalg.cpp.
+// GraphLayoutOps.td (or let its result type keep the encoding, as the
+// elementwise ops and concat do), a pattern here that converts its
+// operands and result, and its lowering in
+// conversion/GraphToLinalg/LayoutToLinalg.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +24,8 @@
 #include "dialects/Graph/Transforms/Passes.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
 
 namespace kiln::graph {
 #define GEN_PASS_DEF_GRAPHBLOCKEDLAYOUT
@@ -56,11 +63,50 @@ bool isStaticNCHW(Type type) {
          tensor.getElementType().isF32();
 }
 
+/// The unary ops that take the layout: those that map finite numbers to
+/// finite numbers. The padding channels of a blocked tensor hold finite
+/// values (zeros, or an activation of zero) that no op reads as data: a
+/// convolution multiplies them by zero weights, and from_blocked drops them.
+/// An op that can make them infinite or NaN (Log, Reciprocal, Exp) would
+/// spread NaNs through the zero weights.
+bool isBlockableUnary(Operation *op) {
+  return isa<ReluOp, LeakyReluOp, EluOp, SigmoidOp, TanhOp, HardSigmoidOp,
+             HardSwishOp, NegOp, AbsOp>(op);
+}
+
+/// The binary ops that take the layout (Div is not one: 0 / 0 in the
+/// padding channels).
+bool isBlockableBinary(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, MaxOp, MinOp>(op);
+}
+
 /// Whether `value` is the result of an op that this pass puts (or has put)
-/// into the blocked layout.
-bool mayBeBlocked(Value value) {
+/// into the blocked layout. `depth` bounds the walk through elementwise ops.
+bool mayBeBlocked(Value value, int depth = 4) {
   Operation *op = value.getDefiningOp();
-  return op && isa<FromBlockedOp, ConvOp, FusedConvOp, MaxPoolOp>(op);
+  if (!op)
+    return false;
+  if (isa<FromBlockedOp, ConvOp, FusedConvOp, MaxPoolOp, AveragePoolOp,
+          GlobalAveragePoolOp, GlobalMaxPoolOp, BatchNormOp>(op))
+    return true;
+  if (depth == 0 ||
+      !(isBlockableUnary(op) || isBlockableBinary(op) || isa<ConcatOp>(op)))
+    return false;
+  return llvm::any_of(op->getOperands(), [&](Value operand) {
+    return mayBeBlocked(operand, depth - 1);
+  });
+}
+
+/// The blocked tensor that `value` (NCHW) was converted from with blocks of
+/// `block`, or null: an op that reads it can take the layout and remove the
+/// conversion.
+Value getBlockedSource(Value value, int64_t block) {
+  auto from = value.getDefiningOp<FromBlockedOp>();
+  if (!from)
+    return {};
+  auto layout = dyn_cast_or_null<BlockedLayoutAttr>(
+      from.getInput().getType().getEncoding());
+  return layout && layout.getC() == block ? from.getInput() : Value();
 }
 
 /// The weight [K, C, kh, kw] as [K1, C1, kh, kw, ci, c]: element
@@ -189,6 +235,333 @@ struct BlockMaxPool : OpRewritePattern<MaxPoolOp> {
   int64_t block;
 };
 
+/// The weight [C, 1, kh, kw] of a depthwise convolution as [C1, kh, kw, c]:
+/// element [cb, y, x, i] is the filter of channel cb * c + i, zero in the
+/// padding.
+SmallVector<double> blockDepthwiseWeight(ArrayRef<double> weight,
+                                         ArrayRef<int64_t> shape,
+                                         int64_t block) {
+  int64_t channels = shape[0], kh = shape[2], kw = shape[3];
+  SmallVector<double> blocked(numBlocks(channels, block) * kh * kw * block);
+  for (int64_t ch = 0; ch < channels; ++ch)
+    for (int64_t y = 0; y < kh; ++y)
+      for (int64_t x = 0; x < kw; ++x)
+        blocked[(((ch / block) * kh + y) * kw + x) * block + ch % block] =
+            weight[(ch * kh + y) * kw + x];
+  return blocked;
+}
+
+/// A 2-D depthwise graph.conv or graph.fused_conv (group = channels =
+/// filters: one filter per channel) with constant weights (and bias)
+/// becomes a graph.blocked_depthwise_conv. Other grouped convolutions keep
+/// NCHW.
+template <typename ConvLikeOp>
+struct BlockDepthwiseConv : OpRewritePattern<ConvLikeOp> {
+  BlockDepthwiseConv(MLIRContext *ctx, int64_t block)
+      : OpRewritePattern<ConvLikeOp>(ctx), block(block) {}
+
+  LogicalResult matchAndRewrite(ConvLikeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isStaticNCHW(op.getInput().getType()) ||
+        !isStaticNCHW(op.getResult().getType()) ||
+        !isStaticNCHW(op.getWeight().getType()))
+      return rewriter.notifyMatchFailure(op,
+                                         "not a static 2-D f32 convolution");
+    ArrayRef<int64_t> wshape = op.getWeight().getType().getShape();
+    int64_t channels = op.getInput().getType().getDimSize(1);
+    if (op.getGroup() == 1 || static_cast<int64_t>(op.getGroup()) != channels ||
+        wshape[0] != channels || wshape[1] != 1)
+      return rewriter.notifyMatchFailure(
+          op, "not depthwise (group = channels = filters)");
+    std::optional<SmallVector<double>> weight =
+        getFloatElements(op.getWeight());
+    if (!weight)
+      return rewriter.notifyMatchFailure(op, "weight is not a constant");
+    std::optional<SmallVector<double>> bias;
+    if (op.getBias()) {
+      bias = getFloatElements(op.getBias());
+      if (!bias)
+        return rewriter.notifyMatchFailure(op, "bias is not a constant");
+    }
+
+    Location loc = op.getLoc();
+    Type element = op.getWeight().getType().getElementType();
+    int64_t blocks = numBlocks(channels, block);
+    Value blockedWeight = createFloatConstant(
+        rewriter, loc,
+        RankedTensorType::get({blocks, wshape[2], wshape[3], block}, element),
+        blockDepthwiseWeight(*weight, wshape, block));
+    Value blockedBias;
+    if (bias) {
+      SmallVector<double> padded(*bias);
+      padded.resize(blocks * block, 0.0);
+      blockedBias = createFloatConstant(
+          rewriter, loc, RankedTensorType::get({blocks, block}, element),
+          padded);
+    }
+    Value input = toBlocked(rewriter, loc, op.getInput(), block);
+    Value residual;
+    auto activation = Activation::None;
+    ArrayRef<float> params;
+    if constexpr (std::is_same_v<ConvLikeOp, FusedConvOp>) {
+      if (op.getResidual())
+        residual = toBlocked(rewriter, loc, op.getResidual(), block);
+      activation = op.getActivation();
+      params = op.getActivationParams();
+    }
+    RankedTensorType resultType = op.getResult().getType();
+    Value blocked = BlockedDepthwiseConvOp::create(
+        rewriter, loc, getBlockedType(resultType, block), input, blockedWeight,
+        blockedBias, residual, op.getStrides(), op.getPads(), op.getDilations(),
+        activation, params);
+    rewriter.replaceOpWithNewOp<FromBlockedOp>(op, resultType, blocked);
+    return success();
+  }
+
+  int64_t block;
+};
+
+/// A 2-D f32 graph.average_pool of a blocked tensor becomes a
+/// graph.blocked_average_pool.
+struct BlockAveragePool : OpRewritePattern<AveragePoolOp> {
+  BlockAveragePool(MLIRContext *ctx, int64_t block)
+      : OpRewritePattern(ctx), block(block) {}
+
+  LogicalResult matchAndRewrite(AveragePoolOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isStaticNCHW(op.getInput().getType()) ||
+        !isStaticNCHW(op.getResult().getType()))
+      return rewriter.notifyMatchFailure(op, "not a static 2-D f32 pool");
+    Value input = getBlockedSource(op.getInput(), block);
+    if (!input)
+      return rewriter.notifyMatchFailure(op, "input is not blocked");
+    RankedTensorType resultType = op.getResult().getType();
+    Value blocked = BlockedAveragePoolOp::create(
+        rewriter, op.getLoc(), getBlockedType(resultType, block), input,
+        op.getKernelShape(), op.getStrides(), op.getPads(), op.getDilations(),
+        op.getCeilMode(), op.getCountIncludePad());
+    rewriter.replaceOpWithNewOp<FromBlockedOp>(op, resultType, blocked);
+    return success();
+  }
+
+  int64_t block;
+};
+
+/// A GlobalAveragePool (GlobalMaxPool) of a blocked tensor becomes a
+/// graph.blocked_average_pool (graph.blocked_max_pool) whose window is the
+/// whole H x W: its result N x C1 x 1 x 1 x c is cheap to convert back.
+template <typename GlobalPoolOp>
+struct BlockGlobalPool : OpRewritePattern<GlobalPoolOp> {
+  BlockGlobalPool(MLIRContext *ctx, int64_t block)
+      : OpRewritePattern<GlobalPoolOp>(ctx), block(block) {}
+
+  LogicalResult matchAndRewrite(GlobalPoolOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    if (!isStaticNCHW(inputType) || !isStaticNCHW(resultType))
+      return rewriter.notifyMatchFailure(op, "not a static 2-D f32 pool");
+    Value input = getBlockedSource(op.getInput(), block);
+    if (!input)
+      return rewriter.notifyMatchFailure(op, "input is not blocked");
+    Location loc = op.getLoc();
+    SmallVector<int64_t> kernel = {inputType.getDimSize(2),
+                                   inputType.getDimSize(3)};
+    SmallVector<int64_t> ones = {1, 1}, pads = {0, 0, 0, 0};
+    RankedTensorType blockedType = getBlockedType(resultType, block);
+    Value blocked;
+    if constexpr (std::is_same_v<GlobalPoolOp, GlobalMaxPoolOp>)
+      blocked = BlockedMaxPoolOp::create(rewriter, loc, blockedType, input,
+                                         kernel, ones, pads, ones,
+                                         /*ceil_mode=*/false);
+    else
+      blocked = BlockedAveragePoolOp::create(
+          rewriter, loc, blockedType, input, kernel, ones, pads, ones,
+          /*ceil_mode=*/false, /*count_include_pad=*/false);
+    rewriter.replaceOpWithNewOp<FromBlockedOp>(op, resultType, blocked);
+    return success();
+  }
+
+  int64_t block;
+};
+
+/// The values of `value`, a constant that broadcasts against an NCHW
+/// tensor of `channels` channels along the channels only, one per channel;
+/// also through a graph.reshape of a constant (a dense_resource, which the
+/// reshape does not fold).
+std::optional<SmallVector<double>> getPerChannelConstant(Value value,
+                                                         int64_t channels) {
+  if (auto values = getPerChannelValues(value, /*resultRank=*/4,
+                                        /*channelDim=*/1, channels))
+    return values;
+  auto reshape = value.getDefiningOp<ReshapeOp>();
+  if (!reshape)
+    return std::nullopt;
+  RankedTensorType type = reshape.getType();
+  if (type.getRank() > 4 || !type.hasStaticShape())
+    return std::nullopt;
+  int64_t offset = 4 - type.getRank();
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (i + offset != 1 && type.getDimSize(i) != 1)
+      return std::nullopt;
+  std::optional<SmallVector<double>> values =
+      getFloatElements(reshape.getInput());
+  if (!values || static_cast<int64_t>(values->size()) != channels)
+    return std::nullopt;
+  return values;
+}
+
+/// One value per channel as a [C1, 1, 1, c] constant (zero in the
+/// padding), which broadcasts along the channels of a blocked tensor.
+Value createPerChannelConstant(OpBuilder &builder, Location loc,
+                               ArrayRef<double> values, Type element,
+                               int64_t block) {
+  int64_t blocks = numBlocks(values.size(), block);
+  SmallVector<double> padded(values);
+  padded.resize(blocks * block, 0.0);
+  return createFloatConstant(
+      builder, loc, RankedTensorType::get({blocks, 1, 1, block}, element),
+      padded);
+}
+
+/// An elementwise op (isBlockableUnary, isBlockableBinary) whose tensor
+/// operands are all blocked, of the result's NCHW shape, computes on the
+/// blocked tensors: the same op on N x C1 x H x W x c. Constant operands
+/// that broadcast per channel ([C, 1, 1] or [1, C, 1, 1]) are re-laid out
+/// to [C1, 1, 1, c] (zero padded), which broadcasts the same way against the
+/// blocked shape; single-element ones stay. The op is rewritten only when
+/// it removes a conversion: at least one operand comes from from_blocked,
+/// and every other operand is such a constant.
+struct BlockElementwise : RewritePattern {
+  BlockElementwise(MLIRContext *ctx, int64_t block)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx), block(block) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isBlockableUnary(op) && !isBlockableBinary(op))
+      return rewriter.notifyMatchFailure(op, "not an op that takes the layout");
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    if (!isStaticNCHW(resultType))
+      return rewriter.notifyMatchFailure(op, "result is not static 4-D f32");
+    Location loc = op->getLoc();
+    int64_t channels = resultType.getDimSize(1);
+    SmallVector<Value> operands;
+    bool removesConversion = false;
+    for (Value operand : op->getOperands()) {
+      if (operand.getType() == resultType) {
+        if (Value blocked = getBlockedSource(operand, block)) {
+          operands.push_back(blocked);
+          removesConversion = true;
+          continue;
+        }
+      }
+      auto type = cast<RankedTensorType>(operand.getType());
+      if (type.hasStaticShape() && type.getNumElements() == 1 &&
+          getFloatElements(operand)) {
+        operands.push_back(operand);
+        continue;
+      }
+      std::optional<SmallVector<double>> values =
+          getPerChannelConstant(operand, channels);
+      if (!values)
+        return rewriter.notifyMatchFailure(
+            op, "an operand is neither blocked nor a per-channel constant");
+      operands.push_back(createPerChannelConstant(
+          rewriter, loc, *values, resultType.getElementType(), block));
+    }
+    if (!removesConversion)
+      return rewriter.notifyMatchFailure(op, "no operand is blocked");
+    OperationState state(loc, op->getName(), operands,
+                         TypeRange{getBlockedType(resultType, block)},
+                         op->getAttrs());
+    Operation *blocked = rewriter.create(state);
+    rewriter.replaceOpWithNewOp<FromBlockedOp>(op, resultType,
+                                               blocked->getResult(0));
+    return success();
+  }
+
+  int64_t block;
+};
+
+/// A graph.batch_norm of a blocked tensor with constant parameters (one
+/// that no convolution before it absorbed: DenseNet's after a concat) is
+/// `x * s + t` on the blocked tensor, with s = scale / sqrt(var + epsilon)
+/// and t = bias - mean * s per channel as [C1, 1, 1, c] constants.
+struct BlockBatchNorm : OpRewritePattern<BatchNormOp> {
+  BlockBatchNorm(MLIRContext *ctx, int64_t block)
+      : OpRewritePattern(ctx), block(block) {}
+
+  LogicalResult matchAndRewrite(BatchNormOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType resultType = op.getResult().getType();
+    if (!isStaticNCHW(resultType))
+      return rewriter.notifyMatchFailure(op, "not a static 4-D f32 tensor");
+    Value input = getBlockedSource(op.getInput(), block);
+    if (!input)
+      return rewriter.notifyMatchFailure(op, "input is not blocked");
+    int64_t channels = resultType.getDimSize(1);
+    SmallVector<SmallVector<double>> params;
+    for (Value param :
+         {op.getScale(), op.getBias(), op.getMean(), op.getVar()}) {
+      std::optional<SmallVector<double>> values = getFloatElements(param);
+      if (!values || static_cast<int64_t>(values->size()) != channels)
+        return rewriter.notifyMatchFailure(
+            op, "parameters are not per-channel constants");
+      params.push_back(std::move(*values));
+    }
+    double epsilon = op.getEpsilon().convertToDouble();
+    SmallVector<double> scale(channels), shift(channels);
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      scale[ch] = params[0][ch] / std::sqrt(params[3][ch] + epsilon);
+      shift[ch] = params[1][ch] - params[2][ch] * scale[ch];
+    }
+    Location loc = op.getLoc();
+    Type element = resultType.getElementType();
+    RankedTensorType blockedType = getBlockedType(resultType, block);
+    Value scaled = MulOp::create(
+        rewriter, loc, blockedType, input,
+        createPerChannelConstant(rewriter, loc, scale, element, block));
+    Value shifted = AddOp::create(
+        rewriter, loc, blockedType, scaled,
+        createPerChannelConstant(rewriter, loc, shift, element, block));
+    rewriter.replaceOpWithNewOp<FromBlockedOp>(op, resultType, shifted);
+    return success();
+  }
+
+  int64_t block;
+};
+
+/// A concatenation along the channels of blocked tensors, each of whole
+/// blocks (channels a multiple of the block, so no padding lies between
+/// them), is a concatenation along C1 of the blocked tensors.
+struct BlockConcat : OpRewritePattern<ConcatOp> {
+  BlockConcat(MLIRContext *ctx, int64_t block)
+      : OpRewritePattern(ctx), block(block) {}
+
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getAxis() != 1 || !isStaticNCHW(op.getResult().getType()))
+      return rewriter.notifyMatchFailure(op, "not a 4-D f32 channel concat");
+    SmallVector<Value> inputs;
+    for (Value input : op.getInputs()) {
+      Value blocked = getBlockedSource(input, block);
+      if (!blocked)
+        return rewriter.notifyMatchFailure(op, "an input is not blocked");
+      if (cast<RankedTensorType>(input.getType()).getDimSize(1) % block != 0)
+        return rewriter.notifyMatchFailure(
+            op, "an input's channels are not whole blocks");
+      inputs.push_back(blocked);
+    }
+    RankedTensorType resultType = op.getResult().getType();
+    Value blocked = ConcatOp::create(
+        rewriter, op.getLoc(), getBlockedType(resultType, block), inputs, 1);
+    rewriter.replaceOpWithNewOp<FromBlockedOp>(op, resultType, blocked);
+    return success();
+  }
+
+  int64_t block;
+};
+
 struct GraphBlockedLayoutPass
     : impl::GraphBlockedLayoutBase<GraphBlockedLayoutPass> {
   using GraphBlockedLayoutBase::GraphBlockedLayoutBase;
@@ -211,6 +584,10 @@ void populateBlockedLayoutPatterns(RewritePatternSet &patterns, int64_t block) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<BlockConv<ConvOp>, BlockConv<FusedConvOp>, BlockMaxPool>(ctx,
                                                                         block);
+  patterns.add<BlockDepthwiseConv<ConvOp>, BlockDepthwiseConv<FusedConvOp>,
+               BlockAveragePool, BlockGlobalPool<GlobalAveragePoolOp>,
+               BlockGlobalPool<GlobalMaxPoolOp>, BlockElementwise,
+               BlockBatchNorm, BlockConcat>(ctx, block);
 }
 
 } // namespace kiln::graph

@@ -24,8 +24,9 @@ void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
 /// graph.fused_matmul.
 void populateFuseEpiloguesPatterns(mlir::RewritePatternSet &patterns);
 
-/// 2-D convolutions with constant weights and max pools put into the blocked
-/// layout NCHWc with `block` channels per block (kiln-graph-blocked-layout).
+/// 2-D convolutions with constant weights, pools and the elementwise ops,
+/// BatchNorms and concats between them put into the blocked layout NCHWc
+/// with `block` channels per block (kiln-graph-blocked-layout).
 void populateBlockedLayoutPatterns(mlir::RewritePatternSet &patterns,
                                    int64_t block);
 

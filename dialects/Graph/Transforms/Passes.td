@@ -6,23 +6,33 @@
 include "mlir/Pass/PassBase.td"
 
 def GraphBlockedLayout : Pass<"kiln-graph-blocked-layout", "mlir::func::FuncOp"> {
-  let summary = "Puts convolutions and max pools into the blocked layout "
-                "NCHWc, with conversions only where the layout ends";
+  let summary = "Puts convolutions, pools and the ops between them into the "
+                "blocked layout NCHWc, with conversions only where it ends";
   let description = [{
     Rewrites every 2-D `graph.conv` and `graph.fused_conv` of one group whose
-    weight (and bias) are constants into a `graph.blocked_conv`, and every
-    2-D float `graph.max_pool` into a `graph.blocked_max_pool`, on tensors of
-    type `N x C1 x H x W x c` with the encoding `#graph.blocked<c = block>`
-    (NCHWc; NC1HWC0 is the same layout with `C0 = block`). Data operands go
-    through `graph.to_blocked` (channels zero-padded to a multiple of the
-    block) and results come back through `graph.from_blocked`; where one
-    blocked op feeds another the pair folds away, so conversions remain only
-    at the edges of the blocked region. Weights are re-laid out at compile
-    time into `K1 x C1 x kh x kw x ci x c` (zero padded), biases into
-    `K1 x c`; `ci` is the block, or the channel count of an input that has
-    fewer channels than a block and does not come from a blocked op (an
-    image's 3). A convolution with a weight or bias that is not a constant, a
-    grouped convolution and dynamic shapes are left alone.
+    weight (and bias) are constants into a `graph.blocked_conv`, every
+    depthwise one (group = channels = filters) into a
+    `graph.blocked_depthwise_conv`, and every 2-D float `graph.max_pool`
+    into a `graph.blocked_max_pool`, on tensors of type `N x C1 x H x W x c`
+    with the encoding `#graph.blocked<c = block>` (NCHWc; NC1HWC0 is the
+    same layout with `C0 = block`). Data operands go through
+    `graph.to_blocked` (channels zero-padded to a multiple of the block) and
+    results come back through `graph.from_blocked`; where one blocked op
+    feeds another the pair folds away, so conversions remain only at the
+    edges of the blocked region. Weights are re-laid out at compile time
+    into `K1 x C1 x kh x kw x ci x c` (depthwise: `C1 x kh x kw x c`; zero
+    padded), biases into `K1 x c`; `ci` is the block, or the channel count of
+    an input that has fewer channels than a block and does not come from a
+    blocked op (an image's 3).
+
+    Where an operand comes from `graph.from_blocked` (so that the rewrite
+    removes a conversion), average and global pools, BatchNorm with constant
+    parameters (as a Mul and an Add), unary ops that keep finite values
+    finite (Relu, LeakyRelu, Elu, Sigmoid, Tanh, HardSigmoid, HardSwish, Neg,
+    Abs), Add/Sub/Mul/Max/Min of blocked tensors and per-channel or scalar
+    constants, and channel concats of whole blocks take the layout too.
+    Other grouped convolutions, weights or biases that are not constants and
+    dynamic shapes are left alone.
 
     Before:
     ```mlir

@@ -73,3 +73,70 @@ func.func @max_pool(%x: tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>) -> tensor<
   %0 = graph.blocked_max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false} : (tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>) -> tensor<1x1x4x4x8xf32, #graph.blocked<c = 8>>
   return %0 : tensor<1x1x4x4x8xf32, #graph.blocked<c = 8>>
 }
+
+// -----
+
+// A depthwise convolution is one elementwise generic: one strided slice of
+// the padded input and one [C1, c] slice of the weight per window position
+// (2 x 2 here), the bias (d1, d4) and the residual, with the products
+// summed onto the bias and the epilogue applied in the body.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[PC:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+// CHECK-LABEL: func.func @depthwise
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x6x6x4xf32>, %[[W:.+]]: tensor<2x2x2x4xf32>, %[[B:.+]]: tensor<2x4xf32>, %[[R:.+]]: tensor<1x2x3x3x4xf32>)
+// CHECK: %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1, 1, 0] high[0, 0, 0, 0, 0]
+// CHECK: %[[I00:.+]] = tensor.extract_slice %[[P]][0, 0, 0, 0, 0] [1, 2, 3, 3, 4] [1, 1, 2, 2, 1]
+// CHECK: %[[I01:.+]] = tensor.extract_slice %[[P]][0, 0, 0, 1, 0] [1, 2, 3, 3, 4] [1, 1, 2, 2, 1]
+// CHECK: %[[I10:.+]] = tensor.extract_slice %[[P]][0, 0, 1, 0, 0] [1, 2, 3, 3, 4] [1, 1, 2, 2, 1]
+// CHECK: %[[I11:.+]] = tensor.extract_slice %[[P]][0, 0, 1, 1, 0] [1, 2, 3, 3, 4] [1, 1, 2, 2, 1]
+// CHECK: %[[W00:.+]] = tensor.extract_slice %[[W]][0, 0, 0, 0] [2, 1, 1, 4] [1, 1, 1, 1] : tensor<2x2x2x4xf32> to tensor<2x4xf32>
+// CHECK-COUNT-3: tensor.extract_slice %[[W]]
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]], #[[ID]], #[[PC]], #[[PC]], #[[PC]], #[[PC]], #[[PC]], #[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[I00]], %[[I01]], %[[I10]], %[[I11]], %[[W00]], %{{.+}}, %{{.+}}, %{{.+}}, %[[B]], %[[R]] :
+// CHECK: ^bb0(%[[A0:.+]]: f32, %{{.+}}: f32, %{{.+}}: f32, %{{.+}}: f32, %[[K0:.+]]: f32, %{{.+}}: f32, %{{.+}}: f32, %{{.+}}: f32, %[[BIAS:.+]]: f32, %[[RES:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[M0:.+]] = arith.mulf %[[A0]], %[[K0]]
+// CHECK: arith.addf %[[BIAS]], %[[M0]]
+// CHECK-COUNT-3: arith.mulf
+// CHECK: %[[S:.+]] = arith.addf %{{.+}}, %[[RES]]
+// CHECK: %[[Y:.+]] = arith.maximumf %[[S]], %{{.+}}
+// CHECK: linalg.yield %[[Y]]
+func.func @depthwise(%x: tensor<1x2x6x6x4xf32, #graph.blocked<c = 4>>, %w: tensor<2x2x2x4xf32>, %b: tensor<2x4xf32>, %r: tensor<1x2x3x3x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x3x3x4xf32, #graph.blocked<c = 4>> {
+  %0 = graph.blocked_depthwise_conv %x, %w, %b residual %r activation relu {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x6x6x4xf32, #graph.blocked<c = 4>>, tensor<2x2x2x4xf32>, tensor<2x4xf32>, tensor<1x2x3x3x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x3x3x4xf32, #graph.blocked<c = 4>>
+  return %0 : tensor<1x2x3x3x4xf32, #graph.blocked<c = 4>>
+}
+
+// -----
+
+// An average pool: window sums of the zero-padded input, divided by the
+// elements each window holds inside the input (count_include_pad = false:
+// 4 at the corners, 6 at the edges, 9 inside), a [OH, OW, 1] constant.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 * 2 + d5, d3 * 2 + d6, d4)>
+// CHECK-DAG: #[[DIV:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, 0)>
+// CHECK-LABEL: func.func @average_pool
+// CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
+// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[IN]], {{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[P]]
+// CHECK: arith.addf
+// CHECK: %[[D:.+]] = arith.constant dense<{{\[\[\[}}4.000000e+00], [6.000000e+00], [4.000000e+00]], {{\[\[}}6.000000e+00], [9.000000e+00], [6.000000e+00]], {{\[\[}}4.000000e+00], [6.000000e+00], [4.000000e+00]]]> : tensor<3x3x1xf32>
+// CHECK: linalg.generic {indexing_maps = [{{.+}}, #[[DIV]], {{.+}}]{{.*}} ins(%[[SUM]], %[[D]]
+// CHECK: arith.divf
+func.func @average_pool(%x: tensor<1x2x5x5x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x3x3x4xf32, #graph.blocked<c = 4>> {
+  %0 = graph.blocked_average_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<1x2x5x5x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x3x3x4xf32, #graph.blocked<c = 4>>
+  return %0 : tensor<1x2x3x3x4xf32, #graph.blocked<c = 4>>
+}
+
+// -----
+
+// Elementwise ops and concat of blocked tensors lower as they do on any
+// tensor, with the encoding dropped.
+// CHECK-LABEL: func.func @elementwise_and_concat
+// CHECK-SAME: (%[[A:.+]]: tensor<1x1x2x2x4xf32>, %[[S:.+]]: tensor<1x1x1x4xf32>) -> tensor<1x2x2x2x4xf32>
+// CHECK: %[[M:.+]] = linalg.generic {{.*}} ins(%[[A]], %[[S]] : tensor<1x1x2x2x4xf32>, tensor<1x1x1x4xf32>)
+// CHECK: arith.mulf
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<1x2x2x2x4xf32>
+// CHECK: %[[C0:.+]] = tensor.insert_slice %[[A]] into %[[E]][0, 0, 0, 0, 0] [1, 1, 2, 2, 4]
+// CHECK: tensor.insert_slice %[[M]] into %[[C0]][0, 1, 0, 0, 0] [1, 1, 2, 2, 4]
+func.func @elementwise_and_concat(%a: tensor<1x1x2x2x4xf32, #graph.blocked<c = 4>>, %s: tensor<1x1x1x4xf32>) -> tensor<1x2x2x2x4xf32, #graph.blocked<c = 4>> {
+  %0 = graph.mul %a, %s : (tensor<1x1x2x2x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x4xf32>) -> tensor<1x1x2x2x4xf32, #graph.blocked<c = 4>>
+  %1 = graph.concat %a, %0 {axis = 1 : i64} : (tensor<1x1x2x2x4xf32, #graph.blocked<c = 4>>, tensor<1x1x2x2x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x2x2x4xf32, #graph.blocked<c = 4>>
+  return %1 : tensor<1x2x2x2x4xf32, #graph.blocked<c = 4>>
+}

@@ -77,3 +77,61 @@ func.func @pool_channels(%x: tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>) -> 
   %0 = graph.blocked_max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>) -> tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>>
   return %0 : tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>>
 }
+
+// -----
+
+func.func @depthwise_weight(%x: tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, %w: tensor<2x3x3x8xf32>) -> tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>> {
+  // expected-error @+1 {{weight must be C1 x kh x kw x 16}}
+  %0 = graph.blocked_depthwise_conv %x, %w activation none {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, tensor<2x3x3x8xf32>) -> tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>
+  return %0 : tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>
+}
+
+// -----
+
+func.func @depthwise_channels(%x: tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, %w: tensor<1x3x3x16xf32>) -> tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>> {
+  // expected-error @+1 {{must differ only in their spatial dimensions}}
+  %0 = graph.blocked_depthwise_conv %x, %w activation none {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, tensor<1x3x3x16xf32>) -> tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>>
+  return %0 : tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>>
+}
+
+// -----
+
+func.func @depthwise_spatial(%x: tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, %w: tensor<2x3x3x16xf32>, %b: tensor<2x16xf32>) -> tensor<1x2x4x4x16xf32, #graph.blocked<c = 16>> {
+  // expected-error @+1 {{result spatial dimension 0 is 4, expected 6}}
+  %0 = graph.blocked_depthwise_conv %x, %w, %b activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, tensor<2x3x3x16xf32>, tensor<2x16xf32>) -> tensor<1x2x4x4x16xf32, #graph.blocked<c = 16>>
+  return %0 : tensor<1x2x4x4x16xf32, #graph.blocked<c = 16>>
+}
+
+// -----
+
+func.func @depthwise_params(%x: tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, %w: tensor<2x1x1x16xf32>) -> tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>> {
+  // expected-error @+1 {{activation clip takes 2 parameters, got 0}}
+  %0 = graph.blocked_depthwise_conv %x, %w activation clip {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, tensor<2x1x1x16xf32>) -> tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>
+  return %0 : tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>
+}
+
+// -----
+
+func.func @average_pool_spatial(%x: tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>) -> tensor<1x2x3x4x16xf32, #graph.blocked<c = 16>> {
+  // expected-error @+1 {{result spatial dimension 0 is 3, expected 4}}
+  %0 = graph.blocked_average_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>) -> tensor<1x2x3x4x16xf32, #graph.blocked<c = 16>>
+  return %0 : tensor<1x2x3x4x16xf32, #graph.blocked<c = 16>>
+}
+
+// -----
+
+func.func @average_pool_layout(%x: tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>) -> tensor<1x4x4x4x8xf32, #graph.blocked<c = 8>> {
+  // expected-error @+1 {{must differ only in their spatial dimensions}}
+  %0 = graph.blocked_average_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>) -> tensor<1x4x4x4x8xf32, #graph.blocked<c = 8>>
+  return %0 : tensor<1x4x4x4x8xf32, #graph.blocked<c = 8>>
+}
+
+// -----
+
+// An elementwise op of blocked tensors has a blocked result.
+func.func @elementwise_drops_layout(%a: tensor<1x2x4x4x16xf32, #graph.blocked<c = 16>>) -> tensor<1x2x4x4x16xf32> {
+  // expected-error @+2 {{'graph.add' op inferred type(s) 'tensor<1x2x4x4x16xf32, #graph.blocked<c = 16>>' are incompatible with return type(s) of operation 'tensor<1x2x4x4x16xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.add %a, %a : (tensor<1x2x4x4x16xf32, #graph.blocked<c = 16>>, tensor<1x2x4x4x16xf32, #graph.blocked<c = 16>>) -> tensor<1x2x4x4x16xf32>
+  return %0 : tensor<1x2x4x4x16xf32>
+}

@@ -16,6 +16,21 @@ func.func @ops(%x: tensor<1x3x8x8xf32>, %w: tensor<1x1x3x3x16x16xf32>, %b: tenso
 
 // -----
 
+// ROUNDTRIP-LABEL: func.func @more_ops
+// ROUNDTRIP: graph.blocked_depthwise_conv %{{.+}}, %{{.+}}, %{{.+}} residual %{{.+}} activation relu {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, tensor<2x3x3x16xf32>, tensor<2x16xf32>, tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>) -> tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>
+// ROUNDTRIP: graph.blocked_average_pool %{{.+}} {ceil_mode = true, count_include_pad = true, {{.*}}} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>) -> tensor<1x2x3x3x16xf32, #graph.blocked<c = 16>>
+// ROUNDTRIP: graph.relu %{{.+}} : tensor<1x2x3x3x16xf32, #graph.blocked<c = 16>>
+// ROUNDTRIP: graph.concat %{{.+}}, %{{.+}} {axis = 1 : i64} : (tensor<1x2x3x3x16xf32, #graph.blocked<c = 16>>, tensor<1x2x3x3x16xf32, #graph.blocked<c = 16>>) -> tensor<1x4x3x3x16xf32, #graph.blocked<c = 16>>
+func.func @more_ops(%x: tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, %w: tensor<2x3x3x16xf32>, %b: tensor<2x16xf32>) -> tensor<1x4x3x3x16xf32, #graph.blocked<c = 16>> {
+  %0 = graph.blocked_depthwise_conv %x, %w, %b residual %x activation relu {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, tensor<2x3x3x16xf32>, tensor<2x16xf32>, tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>) -> tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>
+  %1 = graph.blocked_average_pool %0 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = true, count_include_pad = true} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>) -> tensor<1x2x3x3x16xf32, #graph.blocked<c = 16>>
+  %2 = graph.relu %1 : tensor<1x2x3x3x16xf32, #graph.blocked<c = 16>>
+  %3 = graph.concat %1, %2 {axis = 1 : i64} : (tensor<1x2x3x3x16xf32, #graph.blocked<c = 16>>, tensor<1x2x3x3x16xf32, #graph.blocked<c = 16>>) -> tensor<1x4x3x3x16xf32, #graph.blocked<c = 16>>
+  return %3 : tensor<1x4x3x3x16xf32, #graph.blocked<c = 16>>
+}
+
+// -----
+
 // Adjacent conversions cancel.
 // CHECK-LABEL: func.func @cancel_round_trip
 // CHECK-SAME: (%[[X:.+]]: tensor<1x32x4x4xf32>)

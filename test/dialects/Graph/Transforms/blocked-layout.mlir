@@ -105,3 +105,208 @@ func.func @narrow_between(%x: tensor<1x8x4x4xf32>) -> tensor<1x4x4x4xf32> {
   %1 = graph.conv %0, %w1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
   return %1 : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A depthwise convolution (group = channels = filters) between two blocked
+// convolutions: its weight [6, 1, 3, 3] becomes [2, 3, 3, 4] (channel
+// cb * 4 + i at [cb, y, x, i], zero padded), its bias [2, 4], and no
+// conversion sits between the three.
+// CHECK-LABEL: func.func @depthwise
+// CHECK-DAG: %[[W:.+]] = graph.constant dense<{{.*}}> : tensor<2x3x3x4xf32>
+// CHECK-DAG: %[[B:.+]] = graph.constant dense<{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x4xf32>
+// CHECK: %[[C0:.+]] = graph.blocked_conv
+// CHECK-NOT: graph.from_blocked
+// CHECK: %[[D:.+]] = graph.blocked_depthwise_conv %[[C0]], %[[W]], %[[B]] activation clip {activation_params = array<f32: 0.000000e+00, 6.000000e+00>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x9x9x4xf32, #graph.blocked<c = 4>>, tensor<2x3x3x4xf32>, tensor<2x4xf32>) -> tensor<1x2x5x5x4xf32, #graph.blocked<c = 4>>
+// CHECK-NOT: graph.to_blocked
+// CHECK: %[[C1:.+]] = graph.blocked_conv %[[D]]
+// CHECK: graph.from_blocked %[[C1]]
+func.func @depthwise(%x: tensor<1x6x9x9xf32>) -> tensor<1x6x5x5xf32> {
+  %w0 = graph.constant dense<0.5> : tensor<6x6x1x1xf32>
+  %wd = graph.constant dense<0.25> : tensor<6x1x3x3xf32>
+  %b = graph.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]> : tensor<6xf32>
+  %0 = graph.conv %x, %w0 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x9x9xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x9x9xf32>
+  %1 = graph.fused_conv %0, %wd, %b activation clip {activation_params = array<f32: 0.0, 6.0>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 6} : (tensor<1x6x9x9xf32>, tensor<6x1x3x3xf32>, tensor<6xf32>) -> tensor<1x6x5x5xf32>
+  %2 = graph.conv %1, %w0 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x5x5xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x5x5xf32>
+  return %2 : tensor<1x6x5x5xf32>
+}
+
+// -----
+
+// The depthwise weight layout: channel 1's filter (2.0) lands at
+// [0, 0, 0, 1], channel 4's (5.0) at [1, 0, 0, 0].
+// CHECK-LABEL: func.func @depthwise_weight_layout
+// CHECK: graph.constant dense<{{\[\[\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]]], {{\[\[\[}}5.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]]> : tensor<2x1x1x4xf32>
+// CHECK: graph.blocked_depthwise_conv
+func.func @depthwise_weight_layout(%x: tensor<1x5x4x4xf32>) -> tensor<1x5x4x4xf32> {
+  %w = graph.constant dense<[[[[1.0]]], [[[2.0]]], [[[3.0]]], [[[4.0]]], [[[5.0]]]]> : tensor<5x1x1x1xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 5} : (tensor<1x5x4x4xf32>, tensor<5x1x1x1xf32>) -> tensor<1x5x4x4xf32>
+  return %0 : tensor<1x5x4x4xf32>
+}
+
+// -----
+
+// Not depthwise: two groups of two channels, and a channel multiplier of 2
+// (8 filters of 4 channels in 4 groups); both keep NCHW.
+// CHECK-LABEL: func.func @grouped_refused
+// CHECK-NOT: graph.blocked_depthwise_conv
+// CHECK: graph.conv {{.*}}group = 2
+// CHECK: graph.conv {{.*}}group = 4
+func.func @grouped_refused(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>) {
+  %w0 = graph.constant dense<1.0> : tensor<4x2x1x1xf32>
+  %w1 = graph.constant dense<1.0> : tensor<8x1x1x1xf32>
+  %0 = graph.conv %x, %w0 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2} : (tensor<1x4x8x8xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %1 = graph.conv %x, %w1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 4} : (tensor<1x4x8x8xf32>, tensor<8x1x1x1xf32>) -> tensor<1x8x8x8xf32>
+  return %0, %1 : tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>
+}
+
+// -----
+
+// Pools of a blocked tensor take the layout: the average pool keeps its
+// attributes, and the global pools become pools over the whole 4 x 4, so
+// the conversions move after them.
+// CHECK-LABEL: func.func @pools
+// CHECK: %[[C:.+]] = graph.blocked_conv
+// CHECK: %[[A:.+]] = graph.blocked_average_pool %[[C]] {ceil_mode = true, count_include_pad = true, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x8x8x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x5x5x4xf32, #graph.blocked<c = 4>>
+// CHECK: %[[GA:.+]] = graph.blocked_average_pool %[[A]] {ceil_mode = false, count_include_pad = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 5, 5>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x5x5x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x1x1x4xf32, #graph.blocked<c = 4>>
+// CHECK: graph.from_blocked %[[GA]] : {{.*}} -> tensor<1x6x1x1xf32>
+// CHECK: %[[GM:.+]] = graph.blocked_max_pool %[[C]] {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 8, 8>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x8x8x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x1x1x4xf32, #graph.blocked<c = 4>>
+// CHECK: graph.from_blocked %[[GM]] : {{.*}} -> tensor<1x6x1x1xf32>
+func.func @pools(%x: tensor<1x6x8x8xf32>) -> (tensor<1x6x1x1xf32>, tensor<1x6x1x1xf32>) {
+  %w = graph.constant dense<0.5> : tensor<6x6x1x1xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x8x8xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x8x8xf32>
+  %1 = graph.average_pool %0 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = true, count_include_pad = true} : (tensor<1x6x8x8xf32>) -> tensor<1x6x5x5xf32>
+  %2 = graph.global_average_pool %1 : (tensor<1x6x5x5xf32>) -> tensor<1x6x1x1xf32>
+  %3 = graph.global_max_pool %0 : (tensor<1x6x8x8xf32>) -> tensor<1x6x1x1xf32>
+  return %2, %3 : tensor<1x6x1x1xf32>, tensor<1x6x1x1xf32>
+}
+
+// -----
+
+// Pools and elementwise ops of NCHW tensors (not from a blocked op) are
+// not rewritten: that would add conversions, not remove them.
+// CHECK-LABEL: func.func @nchw_unchanged
+// CHECK-NOT: graph.to_blocked
+// CHECK-NOT: graph.blocked_
+// CHECK: graph.average_pool
+// CHECK: graph.global_average_pool
+// CHECK: graph.relu
+// CHECK: graph.add
+func.func @nchw_unchanged(%x: tensor<1x6x8x8xf32>) -> (tensor<1x6x1x1xf32>, tensor<1x6x8x8xf32>) {
+  %0 = graph.average_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<1x6x8x8xf32>) -> tensor<1x6x4x4xf32>
+  %1 = graph.global_average_pool %0 : (tensor<1x6x4x4xf32>) -> tensor<1x6x1x1xf32>
+  %2 = graph.relu %x : tensor<1x6x8x8xf32>
+  %3 = graph.add %2, %x : (tensor<1x6x8x8xf32>, tensor<1x6x8x8xf32>) -> tensor<1x6x8x8xf32>
+  return %1, %3 : tensor<1x6x1x1xf32>, tensor<1x6x8x8xf32>
+}
+
+// -----
+
+// Elementwise ops of blocked tensors compute on them: a unary op, a binary
+// op of two blocked tensors, one with a per-channel constant [1, 6, 1, 1]
+// (re-laid out to [2, 1, 1, 4], zero padded) and one with a scalar.
+// CHECK-LABEL: func.func @elementwise
+// CHECK-DAG: %[[S:.+]] = graph.constant dense<{{\[\[\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]]], {{\[\[\[}}5.000000e+00, 6.000000e+00, 0.000000e+00, 0.000000e+00]]]]> : tensor<2x1x1x4xf32>
+// CHECK-DAG: %[[H:.+]] = graph.constant dense<6.000000e+00> : tensor<f32>
+// CHECK: %[[A:.+]] = graph.blocked_conv
+// CHECK: %[[B:.+]] = graph.blocked_conv
+// CHECK: %[[T:.+]] = graph.tanh %[[A]] : tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: %[[M:.+]] = graph.mul %[[T]], %[[S]] : (tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>, tensor<2x1x1x4xf32>) -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: %[[D:.+]] = graph.sub %[[M]], %[[B]] : (tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: %[[N:.+]] = graph.min %[[D]], %[[H]] : (tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>, tensor<f32>) -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: %[[C:.+]] = graph.blocked_conv %[[N]]
+// CHECK: graph.from_blocked %[[C]]
+func.func @elementwise(%x: tensor<1x6x4x4xf32>) -> tensor<1x6x4x4xf32> {
+  %w = graph.constant dense<0.5> : tensor<6x6x1x1xf32>
+  %s = graph.constant dense<[[[1.0]], [[2.0]], [[3.0]], [[4.0]], [[5.0]], [[6.0]]]> : tensor<6x1x1xf32>
+  %h = graph.constant dense<6.0> : tensor<f32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x4x4xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x4x4xf32>
+  %1 = graph.conv %0, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x4x4xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x4x4xf32>
+  %2 = graph.tanh %0 : tensor<1x6x4x4xf32>
+  %3 = graph.mul %2, %s : (tensor<1x6x4x4xf32>, tensor<6x1x1xf32>) -> tensor<1x6x4x4xf32>
+  %4 = graph.sub %3, %1 : (tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>) -> tensor<1x6x4x4xf32>
+  %5 = graph.min %4, %h : (tensor<1x6x4x4xf32>, tensor<f32>) -> tensor<1x6x4x4xf32>
+  %6 = graph.conv %5, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x4x4xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x4x4xf32>
+  return %6 : tensor<1x6x4x4xf32>
+}
+
+// -----
+
+// Kept NCHW: ops that could make the padding channels infinite or NaN
+// (log, reciprocal, div), a binary op with an NCHW tensor operand, and a
+// broadcast that is not per channel.
+// CHECK-LABEL: func.func @elementwise_refused
+// CHECK: %[[A:.+]] = graph.blocked_conv
+// CHECK: %[[Y:.+]] = graph.from_blocked %[[A]]
+// CHECK-NOT: graph.to_blocked
+// CHECK: graph.log %[[Y]] : tensor<1x6x4x4xf32>
+// CHECK: graph.reciprocal %[[Y]] : tensor<1x6x4x4xf32>
+// CHECK: graph.div %[[Y]], %[[Y]] : (tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>)
+// CHECK: graph.add %[[Y]], %{{.+}} : (tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>)
+// CHECK: graph.mul %[[Y]], %{{.+}} : (tensor<1x6x4x4xf32>, tensor<4xf32>)
+func.func @elementwise_refused(%x: tensor<1x6x4x4xf32>, %r: tensor<1x6x4x4xf32>) -> (tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>) {
+  %w = graph.constant dense<0.5> : tensor<6x6x1x1xf32>
+  %v = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x4x4xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x4x4xf32>
+  %1 = graph.log %0 : tensor<1x6x4x4xf32>
+  %2 = graph.reciprocal %0 : tensor<1x6x4x4xf32>
+  %3 = graph.div %0, %0 : (tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>) -> tensor<1x6x4x4xf32>
+  %4 = graph.add %0, %r : (tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>) -> tensor<1x6x4x4xf32>
+  %5 = graph.mul %0, %v : (tensor<1x6x4x4xf32>, tensor<4xf32>) -> tensor<1x6x4x4xf32>
+  return %1, %2, %3, %4, %5 : tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>
+}
+
+// -----
+
+// A channel concat of blocked tensors of whole blocks (8 and 4 channels in
+// blocks of 4) concatenates their blocks; with 6 channels (a block and a
+// half, its padding would land between the inputs) it keeps NCHW.
+// CHECK-LABEL: func.func @concat
+// CHECK: %[[A:.+]] = graph.blocked_conv {{.*}} -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: %[[B:.+]] = graph.blocked_conv {{.*}} -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: %[[K:.+]] = graph.concat %[[A]], %[[B]] {axis = 1 : i64} : (tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>) -> tensor<1x3x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: graph.from_blocked %[[K]] : {{.*}} -> tensor<1x12x4x4xf32>
+// CHECK: %[[E:.+]] = graph.blocked_conv {{.*}} -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: %[[EY:.+]] = graph.from_blocked %[[E]] : {{.*}} -> tensor<1x6x4x4xf32>
+// CHECK: graph.concat %{{.+}}, %[[EY]] {axis = 1 : i64} : (tensor<1x8x4x4xf32>, tensor<1x6x4x4xf32>) -> tensor<1x14x4x4xf32>
+func.func @concat(%x: tensor<1x4x4x4xf32>) -> (tensor<1x12x4x4xf32>, tensor<1x14x4x4xf32>) {
+  %w8 = graph.constant dense<0.5> : tensor<8x4x1x1xf32>
+  %w4 = graph.constant dense<0.5> : tensor<4x4x1x1xf32>
+  %w6 = graph.constant dense<0.5> : tensor<6x4x1x1xf32>
+  %0 = graph.conv %x, %w8 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %1 = graph.conv %x, %w4 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %2 = graph.concat %0, %1 {axis = 1 : i64} : (tensor<1x8x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x12x4x4xf32>
+  %3 = graph.conv %x, %w6 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x4x4xf32>, tensor<6x4x1x1xf32>) -> tensor<1x6x4x4xf32>
+  %4 = graph.concat %0, %3 {axis = 1 : i64} : (tensor<1x8x4x4xf32>, tensor<1x6x4x4xf32>) -> tensor<1x14x4x4xf32>
+  return %2, %4 : tensor<1x12x4x4xf32>, tensor<1x14x4x4xf32>
+}
+
+// -----
+
+// A BatchNorm of a blocked tensor (after a concat, where no convolution
+// absorbs it) is x * s + t with s = scale / sqrt(var + epsilon) = 0.5 and
+// t = bias - mean * s = 1 - 2 * 0.5 = 0, re-laid out to [C1, 1, 1, c]; a
+// per-channel operand behind a reshape of a constant is read through it.
+// CHECK-LABEL: func.func @batch_norm
+// CHECK-DAG: %[[S:.+]] = graph.constant dense<5.000000e-01> : tensor<1x1x1x4xf32>
+// CHECK-DAG: %[[T:.+]] = graph.constant dense<0.000000e+00> : tensor<1x1x1x4xf32>
+// CHECK-DAG: %[[R:.+]] = graph.constant dense<{{\[\[\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]]]]> : tensor<1x1x1x4xf32>
+// CHECK: %[[C:.+]] = graph.blocked_conv
+// CHECK: %[[M:.+]] = graph.mul %[[C]], %[[S]] : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x4xf32>)
+// CHECK: %[[A:.+]] = graph.add %[[M]], %[[T]]
+// CHECK: %[[N:.+]] = graph.mul %[[A]], %[[R]]
+// CHECK: graph.blocked_conv %[[N]]
+func.func @batch_norm(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %w = graph.constant dense<0.5> : tensor<4x4x1x1xf32>
+  %scale = graph.constant dense<1.0> : tensor<4xf32>
+  %bias = graph.constant dense<1.0> : tensor<4xf32>
+  %mean = graph.constant dense<2.0> : tensor<4xf32>
+  %var = graph.constant dense<4.0> : tensor<4xf32>
+  %v = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %1 = graph.batch_norm %0, %scale, %bias, %mean, %var {epsilon = 0.0 : f32} : (tensor<1x4x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %r = graph.reshape %v {allow_zero = false, shape = array<i64: 4, 1, 1>} : (tensor<4xf32>) -> tensor<4x1x1xf32>
+  %2 = graph.mul %1, %r : (tensor<1x4x4x4xf32>, tensor<4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %3 = graph.conv %2, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  return %3 : tensor<1x4x4x4xf32>
+}
