@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -103,10 +104,22 @@ namespace {
 /// A constant f32 tensor of `shape` from row-major doubles.
 Value constantTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                      ArrayRef<double> values) {
-  SmallVector<float> data(values.begin(), values.end());
   auto type = RankedTensorType::get(shape, b.getF32Type());
+  if (values.size() <= 64) {
+    SmallVector<float> data(values.begin(), values.end());
+    return arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, ArrayRef<float>(data)));
+  }
+  // A transformed filter: a resource blob, which is neither hashed nor
+  // uniqued in the context (a 512-channel layer's is 9.4 M floats).
+  AsmResourceBlob blob =
+      HeapAsmResourceBlob::allocate(values.size() * sizeof(float), 64);
+  auto *data = reinterpret_cast<float *>(blob.getMutableData().data());
+  for (auto [i, v] : llvm::enumerate(values))
+    data[i] = static_cast<float>(v);
   return arith::ConstantOp::create(
-      b, loc, type, DenseElementsAttr::get(type, ArrayRef<float>(data)));
+      b, loc,
+      DenseResourceElementsAttr::get(type, "winograd", std::move(blob)));
 }
 
 /// A zero-filled tensor of `shape`.

@@ -10,9 +10,10 @@
 // get the default, or with "auto" the cheapest by a cost model of the target.
 //
 // The cost model counts, per algorithm, the multiply-adds of the
-// contractions, which run register-blocked at the target's vector speed, and
-// the work of the copies and transforms, which run as plain loops at a
-// fraction of it (kTransformCost, measured: docs/performance.md). A
+// contractions, which run register-blocked at the target's vector speed, the
+// work of the copies and transforms, which run as plain loops at a fraction
+// of it (kTransformCost, measured: docs/performance.md), and the reading of
+// the (transformed) filter from memory (kWeightCost). A
 // contraction pays for whole vectors along its vector dimension, which is
 // what keeps Winograd off maps with few tiles, and im2col off 7x7 maps.
 //
@@ -85,6 +86,14 @@ constexpr double kPassCost = 2.0;
 // Winograd's transforms in the blocked layout run along the contiguous
 // channel block, which LLVM vectorizes: cheaper than kTransformCost.
 constexpr double kBlockedTransformCost = 8.0;
+// Reading one float of a filter from memory, against one multiply-add: a
+// model's weights do not stay in cache from one run to the next, and a core
+// streams about 5 G floats/s from DRAM where it makes 125 G multiply-adds/s.
+// Winograd's transformed filters are (m+2)^2 / 9 times the layer's: on a
+// 512-channel 7x7 layer F(4,3) reads 9.4 M floats to save 77 M
+// multiply-adds, and measured no faster in ResNet-50 than direct, with a
+// model 57 MB smaller.
+constexpr double kWeightCost = 25.0;
 
 struct Estimate {
   std::string algorithm;
@@ -116,7 +125,8 @@ void addWinogradEstimates(SmallVector<Estimate> &estimates, double n, double c,
     estimates.push_back(
         {"winograd-" + std::to_string(m) + "x3",
          products(a * a * k * c * p, tiles) +
-             transformCost * (inputTransform + outputTransform)});
+             transformCost * (inputTransform + outputTransform) +
+             kWeightCost * a * a * k * c});
   }
 }
 
@@ -147,11 +157,14 @@ Candidate estimate(linalg::Conv2DNchwFchwOp conv, int64_t vectorWidth) {
                                     filter.getDimSize(2), filter.getDimSize(3),
                                     h, w)};
   SmallVector<Estimate> &estimates = candidate.estimates;
-  double im2col = contractionCost(k * c * taps * pixels, h * w, vectorWidth);
+  double weights = kWeightCost * k * c * taps;
+  double im2col =
+      contractionCost(k * c * taps * pixels, h * w, vectorWidth) + weights;
   if (taps != 1)
     im2col += kTransformCost * c * taps * pixels / 4; // a copy, no arithmetic
   estimates.push_back({"im2col", im2col});
-  estimates.push_back({"direct", kDirectCost * k * c * taps * pixels});
+  estimates.push_back(
+      {"direct", kDirectCost * k * c * taps * pixels + weights});
   if (candidate.winograd)
     addWinogradEstimates(
         estimates, n, c, k, h, w,
@@ -184,7 +197,8 @@ Candidate estimate(const BlockedConv &conv, int64_t vectorWidth) {
   SmallVector<Estimate> &estimates = candidate.estimates;
   estimates.push_back(
       {"direct", contractionCost(k * c * taps * pixels, block, vectorWidth) +
-                     kPassCost * taps * k * pixels});
+                     kPassCost * taps * k * pixels +
+                     kWeightCost * k * c * taps});
   if (candidate.winograd)
     addWinogradEstimates(
         estimates, n, c, k, h, w,

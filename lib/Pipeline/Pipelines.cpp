@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -48,6 +49,14 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
 void buildLowerToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createConvertGraphToLinalg());
   pm.addPass(createCanonicalizerPass());
+}
+
+/// The canonicalizer of the code-generation pipeline: no block merging, which
+/// on a large model's kernels cost more than it gave (LLVM merges blocks).
+static std::unique_ptr<Pass> createCodegenCanonicalizer() {
+  GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Normal);
+  return createCanonicalizerPass(config);
 }
 
 void buildCPUCodegenPipeline(OpPassManager &pm,
@@ -84,7 +93,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
     vectorize.parallel = options.parallel;
     pm.addNestedPass<func::FuncOp>(cpu::createCPUTileAndVectorize(vectorize));
   }
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCodegenCanonicalizer());
   pm.addPass(createCSEPass());
 
   // Tensors to buffers. Function results become output parameters that the
@@ -122,7 +131,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
     pm.addPass(createConvertSCFToOpenMPPass());
     // Inlines the alloca scopes around parallel bodies that allocate nothing;
     // a scope must not hold the several blocks that control flow makes.
-    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCodegenCanonicalizer());
   }
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -141,7 +150,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCodegenCanonicalizer());
 }
 
 void registerPipelines() {

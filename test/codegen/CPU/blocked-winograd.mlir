@@ -10,7 +10,7 @@
 // CHECK-DAG: #[[U:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5, d3)>
 // CHECK-DAG: #[[M:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @blocked_f23
-// CHECK: arith.constant dense<{{.*}}> : tensor<16x1x2x8x8xf32>
+// CHECK: arith.constant dense_resource<winograd> : tensor<16x1x2x8x8xf32>
 // CHECK: tensor.collapse_shape %{{.+}} {{\[}}[0, 1], [2], [3, 4, 5], [6]] : tensor<4x4x2x1x2x2x8xf32> into tensor<16x2x4x8xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[V]], #[[U]], #[[M]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<16x2x4x8xf32>, tensor<16x1x2x8x8xf32>) outs(%{{.+}} : tensor<16x1x4x8xf32>)
 // CHECK: tensor.expand_shape %{{.+}} output_shape [1, 1, 2, 2, 2, 2, 8] : tensor<1x1x4x4x8xf32> into tensor<1x1x2x2x2x2x8xf32>

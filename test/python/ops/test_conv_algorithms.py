@@ -109,11 +109,12 @@ def report(model, tmp_path, *args):
 
 def test_report_lists_choice_and_reason(tmp_path):
     nchw = "--layout=nchw"
-    # 256 channels on a 14x14 map: Winograd F(4,3) is cheaper by the model
-    # (and measured 1.7x faster than im2col, docs/performance.md).
+    # 256 channels on a 14x14 map: Winograd F(2,3) by the model. F(4,3)
+    # does fewer multiply-adds, but its transformed filter, 4x the layer's,
+    # is read from memory at every run.
     model, _ = conv_model(1, 256, 256, 14, 14)
     (layer, algorithm, why), = report(model, tmp_path, nchw)
-    assert (layer, algorithm, why) == ("layer", "winograd-4x3", "cost model")
+    assert (layer, algorithm, why) == ("layer", "winograd-2x3", "cost model")
     # A wide map: im2col's contraction runs on whole vectors.
     wide, _ = conv_model(1, 32, 32, 56, 56)
     assert report(wide, tmp_path, nchw) == [("layer", "im2col", "cost model")]
@@ -121,16 +122,20 @@ def test_report_lists_choice_and_reason(tmp_path):
         [("layer", "im2col", "override")]
     assert report(model, tmp_path, nchw, "--conv-algorithm=direct") == \
         [("layer", "direct", "default")]
-    # Blocked (the default): Winograd F(4,3) again (measured 2.2x faster than
-    # direct there); a strided layer runs direct; an im2col default gives way
-    # to the cost model.
-    assert report(model, tmp_path) == [("layer", "winograd-4x3", "cost model")]
+    # Blocked (the default): F(2,3) again; F(4,3) on a 64-channel 56x56 map,
+    # where the filter is small; a 512-channel 7x7 map and a strided layer
+    # run direct; an im2col default gives way to the cost model.
+    assert report(model, tmp_path) == [("layer", "winograd-2x3", "cost model")]
+    early, _ = conv_model(1, 64, 64, 56, 56)
+    assert report(early, tmp_path) == [("layer", "winograd-4x3", "cost model")]
+    late, _ = conv_model(1, 512, 512, 7, 7)
+    assert report(late, tmp_path) == [("layer", "direct", "cost model")]
     strided, _ = conv_model(1, 32, 32, 28, 28, strides=(2, 2))
     assert report(strided, tmp_path) == [("layer", "direct", "cost model")]
     assert report(model, tmp_path, "--conv-algorithm=im2col") == \
-        [("layer", "winograd-4x3", "cost model")]
-    assert report(model, tmp_path, "--conv-algorithm=layer=winograd-2x3") == \
-        [("layer", "winograd-2x3", "override")]
+        [("layer", "winograd-2x3", "cost model")]
+    assert report(model, tmp_path, "--conv-algorithm=layer=winograd-4x3") == \
+        [("layer", "winograd-4x3", "override")]
 
 
 def test_winograd_default_skips_layers_it_cannot_do(tmp_path):
