@@ -335,9 +335,9 @@ private:
         graphOptions.layoutBlock = layoutTarget->vectorWidthF32;
       }
     } else if (layout != "nchw") {
-      return emitError(llvm::createStringError(
-          "unknown layout '" + options.layout +
-          "'; expected auto, blocked or nchw"));
+      return emitError(
+          llvm::createStringError("unknown layout '" + options.layout +
+                                  "'; expected auto, blocked or nchw"));
     }
     if (failed(runPasses(module, [&](OpPassManager &pm) {
           buildGraphOptimizationPipeline(pm, graphOptions);
