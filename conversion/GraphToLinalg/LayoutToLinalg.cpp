@@ -217,6 +217,49 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
   }
 };
 
+/// Windows of at most this many positions are pooled by poolBySlices.
+constexpr int64_t kMaxSlicedWindow = 16;
+
+/// Pools a padded blocked `input` into `resultType` with one all-parallel
+/// linalg.generic whose operands are the kh * kw strided slices of the
+/// input at the window positions, combined by `combine` in its body: every
+/// map is a projected permutation with the contiguous block innermost, so
+/// the loop vectorizes, and the output is written once. (A generic with the
+/// window as reduction loops left the window innermost and ran scalar: 0.6
+/// GFLOP/s, 44% of SqueezeNet's time.)
+Value poolBySlices(
+    OpBuilder &b, Location loc, Value input, RankedTensorType resultType,
+    ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+    ArrayRef<int64_t> dilations,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> out = resultType.getShape();
+  SmallVector<Value> slices;
+  for (int64_t y = 0; y < kernel[0]; ++y)
+    for (int64_t x = 0; x < kernel[1]; ++x)
+      slices.push_back(tensor::ExtractSliceOp::create(
+          b, loc, resultType, input,
+          getAsIndexOpFoldResult(ctx, ArrayRef<int64_t>{0, 0, y * dilations[0],
+                                                        x * dilations[1], 0}),
+          getAsIndexOpFoldResult(ctx, out),
+          getAsIndexOpFoldResult(
+              ctx, ArrayRef<int64_t>{1, 1, strides[0], strides[1], 1})));
+  SmallVector<AffineMap> maps(slices.size() + 1,
+                              AffineMap::getMultiDimIdentityMap(5, ctx));
+  Value init =
+      tensor::EmptyOp::create(b, loc, out, resultType.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, slices, init, maps,
+             getIterators(5, 0),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value acc = args[0];
+               for (Value next : args.drop_front().drop_back())
+                 acc = combine(nb, nloc, acc, next);
+               linalg::YieldOp::create(nb, nloc, acc);
+             })
+      .getResult(0);
+}
+
 struct BlockedMaxPoolLowering : OpConversionPattern<graph::BlockedMaxPoolOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -253,6 +296,16 @@ struct BlockedMaxPoolLowering : OpConversionPattern<graph::BlockedMaxPoolOp> {
                               APFloat::getInf(element.getFloatSemantics(),
                                               /*Negative=*/true)));
     input = padSpatial(rewriter, loc, input, low, high, lowest);
+    if (kernel[0] * kernel[1] <= kMaxSlicedWindow) {
+      rewriter.replaceOp(
+          op,
+          poolBySlices(
+              rewriter, loc, input, resultType, kernel, strides, dilations,
+              [](OpBuilder &nb, Location nloc, Value a, Value b) {
+                return arith::MaximumFOp::create(nb, nloc, a, b).getResult();
+              }));
+      return success();
+    }
     Value init = createFilled(rewriter, loc, resultType, lowest);
     Value window = tensor::EmptyOp::create(rewriter, loc, kernel, element);
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -431,26 +484,36 @@ struct BlockedAveragePoolLowering
     }
     input = padSpatial(rewriter, loc, input, low, high,
                        createScalarConstant(rewriter, loc, element, 0.0));
-    Value init = createFilled(rewriter, loc, resultType, 0.0);
-    Value window = tensor::EmptyOp::create(rewriter, loc, kernel, element);
-    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    // d0 n, d1 cb, d2 oh, d3 ow, d4 i | d5 y, d6 x.
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(7, 0,
-                       {d(0), d(1), d(2) * strides[0] + d(5) * dilations[0],
-                        d(3) * strides[1] + d(6) * dilations[1], d(4)},
-                       ctx),
-        AffineMap::get(7, 0, {d(5), d(6)}, ctx),
-        AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
-    Value sum = linalg::GenericOp::create(
-                    rewriter, loc, TypeRange{resultType},
-                    ValueRange{input, window}, init, maps, getIterators(5, 2),
-                    [](OpBuilder &nb, Location nloc, ValueRange args) {
-                      linalg::YieldOp::create(nb, nloc,
-                                              ValueRange{arith::AddFOp::create(
-                                                  nb, nloc, args[0], args[2])});
-                    })
-                    .getResult(0);
+    Value sum;
+    if (kernel[0] * kernel[1] <= kMaxSlicedWindow) {
+      sum = poolBySlices(
+          rewriter, loc, input, resultType, kernel, strides, dilations,
+          [](OpBuilder &nb, Location nloc, Value a, Value b) {
+            return arith::AddFOp::create(nb, nloc, a, b).getResult();
+          });
+    } else {
+      // A large window (a global pool): the window as reduction loops.
+      Value init = createFilled(rewriter, loc, resultType, 0.0);
+      Value window = tensor::EmptyOp::create(rewriter, loc, kernel, element);
+      auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+      // d0 n, d1 cb, d2 oh, d3 ow, d4 i | d5 y, d6 x.
+      SmallVector<AffineMap> maps = {
+          AffineMap::get(7, 0,
+                         {d(0), d(1), d(2) * strides[0] + d(5) * dilations[0],
+                          d(3) * strides[1] + d(6) * dilations[1], d(4)},
+                         ctx),
+          AffineMap::get(7, 0, {d(5), d(6)}, ctx),
+          AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
+      sum = linalg::GenericOp::create(
+                rewriter, loc, TypeRange{resultType}, ValueRange{input, window},
+                init, maps, getIterators(5, 2),
+                [](OpBuilder &nb, Location nloc, ValueRange args) {
+                  linalg::YieldOp::create(nb, nloc,
+                                          ValueRange{arith::AddFOp::create(
+                                              nb, nloc, args[0], args[2])});
+                })
+                .getResult(0);
+    }
 
     // Divisors: the window elements that count, per output position (oh,
     // ow), as a [OH, OW, 1] tensor that broadcasts along the blocks.

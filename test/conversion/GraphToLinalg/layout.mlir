@@ -64,11 +64,16 @@ func.func @conv1x1(%x: tensor<1x2x8x8x8xf32, #graph.blocked<c = 8>>, %w: tensor<
 
 // -----
 
+// A max pool: the input padded with -inf, then one all-parallel generic over
+// the nine strided slices of it at the window positions, their maximum in
+// its body.
 // CHECK-LABEL: func.func @max_pool
 // CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
 // CHECK: tensor.yield %[[LOWEST:.+]] : f32
-// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.+}} : tensor<1x1x10x10x8xf32>, tensor<3x3xf32>) outs(%{{.+}} : tensor<1x1x4x4x8xf32>)
-// CHECK: arith.maximumf
+// CHECK: %[[S0:.+]] = tensor.extract_slice %[[P]][0, 0, 0, 0, 0] [1, 1, 4, 4, 8] [1, 1, 2, 2, 1]
+// CHECK: %[[S8:.+]] = tensor.extract_slice %[[P]][0, 0, 2, 2, 0] [1, 1, 4, 4, 8] [1, 1, 2, 2, 1]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[S0]], {{.*}}, %[[S8]] : {{.*}}) outs(%{{.+}} : tensor<1x1x4x4x8xf32>)
+// CHECK-COUNT-8: arith.maximumf
 func.func @max_pool(%x: tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>) -> tensor<1x1x4x4x8xf32, #graph.blocked<c = 8>> {
   %0 = graph.blocked_max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false} : (tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>) -> tensor<1x1x4x4x8xf32, #graph.blocked<c = 8>>
   return %0 : tensor<1x1x4x4x8xf32, #graph.blocked<c = 8>>
@@ -107,15 +112,16 @@ func.func @depthwise(%x: tensor<1x2x6x6x4xf32, #graph.blocked<c = 4>>, %w: tenso
 
 // -----
 
-// An average pool: window sums of the zero-padded input, divided by the
-// elements each window holds inside the input (count_include_pad = false:
-// 4 at the corners, 6 at the edges, 9 inside), a [OH, OW, 1] constant.
-// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 * 2 + d5, d3 * 2 + d6, d4)>
+// An average pool: window sums of the zero-padded input (one all-parallel
+// generic over the nine strided slices), divided by the elements each
+// window holds inside the input (count_include_pad = false: 4 at the
+// corners, 6 at the edges, 9 inside), a [OH, OW, 1] constant.
 // CHECK-DAG: #[[DIV:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, 0)>
 // CHECK-LABEL: func.func @average_pool
 // CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
-// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[IN]], {{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[P]]
-// CHECK: arith.addf
+// CHECK: %[[S0:.+]] = tensor.extract_slice %[[P]][0, 0, 0, 0, 0] [1, 2, 3, 3, 4] [1, 1, 2, 2, 1]
+// CHECK: %[[SUM:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[S0]],
+// CHECK-COUNT-8: arith.addf
 // CHECK: %[[D:.+]] = arith.constant dense<{{\[\[\[}}4.000000e+00], [6.000000e+00], [4.000000e+00]], {{\[\[}}6.000000e+00], [9.000000e+00], [6.000000e+00]], {{\[\[}}4.000000e+00], [6.000000e+00], [4.000000e+00]]]> : tensor<3x3x1xf32>
 // CHECK: linalg.generic {indexing_maps = [{{.+}}, #[[DIV]], {{.+}}]{{.*}} ins(%[[SUM]], %[[D]]
 // CHECK: arith.divf
