@@ -137,6 +137,25 @@ Value createBlockedConvInit(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
+/// The input of a blocked convolution (one-group or depthwise) padded with
+/// zeros on H and W by its `pads`, after checking that the shapes are static
+/// and the result f32.
+template <typename ConvOp>
+FailureOr<Value> padConvInput(ConversionPatternRewriter &rewriter, ConvOp op,
+                              Value input, Value weight,
+                              RankedTensorType resultType) {
+  if (!getTensorType(input).hasStaticShape() ||
+      !getTensorType(weight).hasStaticShape() || !resultType.hasStaticShape())
+    return rewriter.notifyMatchFailure(op, "needs static shapes");
+  if (!resultType.getElementType().isF32())
+    return rewriter.notifyMatchFailure(op, "computes in f32 only");
+  ArrayRef<int64_t> pads = op.getPads();
+  return padSpatial(
+      rewriter, op.getLoc(), input, pads.take_front(2), pads.drop_front(2),
+      createScalarConstant(rewriter, op.getLoc(), resultType.getElementType(),
+                           0.0));
+}
+
 struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -147,20 +166,14 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
     MLIRContext *ctx = rewriter.getContext();
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
-    Value input = adaptor.getInput();
     Value weight = adaptor.getWeight();
-    if (!getTensorType(input).hasStaticShape() ||
-        !getTensorType(weight).hasStaticShape() || !resultType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    if (!resultType.getElementType().isF32())
-      return rewriter.notifyMatchFailure(op, "computes in f32 only");
-    Type element = resultType.getElementType();
-    ArrayRef<int64_t> pads = op.getPads();
+    FailureOr<Value> padded = padConvInput(rewriter, op, adaptor.getInput(),
+                                           weight, resultType);
+    if (failed(padded))
+      return failure();
+    Value input = *padded;
     ArrayRef<int64_t> strides = op.getStrides();
     ArrayRef<int64_t> dilations = op.getDilations();
-    input =
-        padSpatial(rewriter, loc, input, pads.take_front(2), pads.drop_front(2),
-                   createScalarConstant(rewriter, loc, element, 0.0));
     Value init =
         createBlockedConvInit(rewriter, loc, resultType, adaptor.getBias());
 
@@ -355,20 +368,15 @@ struct BlockedDepthwiseConvLowering
     MLIRContext *ctx = rewriter.getContext();
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
-    Value input = adaptor.getInput();
     Value weight = adaptor.getWeight();
-    if (!getTensorType(input).hasStaticShape() ||
-        !getTensorType(weight).hasStaticShape() || !resultType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    if (!resultType.getElementType().isF32())
-      return rewriter.notifyMatchFailure(op, "computes in f32 only");
+    FailureOr<Value> padded = padConvInput(rewriter, op, adaptor.getInput(),
+                                           weight, resultType);
+    if (failed(padded))
+      return failure();
+    Value input = *padded;
     Type element = resultType.getElementType();
-    ArrayRef<int64_t> pads = op.getPads();
     ArrayRef<int64_t> strides = op.getStrides();
     ArrayRef<int64_t> dilations = op.getDilations();
-    input =
-        padSpatial(rewriter, loc, input, pads.take_front(2), pads.drop_front(2),
-                   createScalarConstant(rewriter, loc, element, 0.0));
     // One input operand per window position (y, x): the input at the
     // output positions shifted by (y, x) (a strided slice), and the
     // weight's [C1, c] slice at (y, x); then the bias and the residual. The
