@@ -52,7 +52,8 @@ struct CompileOptions {
   /// Run the graph-level optimisations.
   bool optimizeGraph = true;
   /// The layout of convolutions, pools and the ops between them: "blocked"
-  /// (NCHWc, kiln-graph-blocked-layout), "nchw", or "auto" (the default):
+  /// (NCHWc, kiln-graph-blocked-layout), "nc1hwc0" (the same with C0 = 16
+  /// unless layoutBlock says otherwise), "nchw", or "auto" (the default):
   /// blocked, except for code specialised to one SVE vector length
   /// (sveVectorBits), where LLVM scalarises the blocked direct convolution's
   /// register blocks (docs/aarch64.md) and auto keeps NCHW.

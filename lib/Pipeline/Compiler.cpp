@@ -324,7 +324,12 @@ private:
     std::string layout = options.layout;
     if (layout == "auto")
       layout = options.sveVectorBits > 0 ? "nchw" : "blocked";
-    if (layout == "blocked") {
+    if (layout == "nc1hwc0") {
+      // The same layout, named as Ascend's toolchains name it: C0 is 16
+      // unless --layout-block says otherwise, whatever the vector width.
+      graphOptions.layoutBlock =
+          options.layoutBlock > 0 ? options.layoutBlock : 16;
+    } else if (layout == "blocked") {
       graphOptions.layoutBlock = options.layoutBlock;
       if (graphOptions.layoutBlock <= 0) {
         llvm::Expected<TargetInfo> layoutTarget =
@@ -335,9 +340,9 @@ private:
         graphOptions.layoutBlock = layoutTarget->vectorWidthF32;
       }
     } else if (layout != "nchw") {
-      return emitError(
-          llvm::createStringError("unknown layout '" + options.layout +
-                                  "'; expected auto, blocked or nchw"));
+      return emitError(llvm::createStringError(
+          "unknown layout '" + options.layout +
+          "'; expected auto, blocked, nc1hwc0 or nchw"));
     }
     if (failed(runPasses(module, [&](OpPassManager &pm) {
           buildGraphOptimizationPipeline(pm, graphOptions);

@@ -63,8 +63,10 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         ``layout`` (str): "blocked" runs convolutions, pools and the ops
         between them in the blocked layout NCHWc, with ``layout_block`` (int,
         default 0: the target's fp32 vector width) channels per block;
-        "nchw" keeps them in NCHW; "auto" (the default) is blocked, except
-        with ``sve_vector_bits``, where it is NCHW.
+        "nc1hwc0" is the same layout with 16 channels per block unless
+        ``layout_block`` says otherwise; "nchw" keeps them in NCHW; "auto"
+        (the default) is blocked, except with ``sve_vector_bits``, where it
+        is NCHW.
 
     Returns:
       The output path, as a str.

@@ -122,13 +122,29 @@ def test_blocked_is_the_default(tmp_path):
     assert not [op for op in counts if "blocked" in op], counts
 
 
+def test_nc1hwc0_blocks_by_16(tmp_path):
+    """--layout=nc1hwc0 is NCHWc with C0 = 16 whatever the target's vector
+    width (NEON's is 4), or --layout-block's."""
+    path = tmp_path / "model.onnx"
+    onnx.save(resnet_blocks(), str(path))
+    counts, report, graph = graph_report(path, tmp_path, "--layout=nc1hwc0",
+                                         "--target=aarch64")
+    assert "layout: blocked NCHWc, c=16" in report
+    assert "#graph.blocked<c = 16>" in graph
+    assert counts["graph.blocked_conv"] == 8
+    _, report, _ = graph_report(path, tmp_path, "--target=aarch64")
+    assert "layout: blocked NCHWc, c=4" in report
+    _, report, _ = graph_report(path, tmp_path, "--layout=nc1hwc0", "--layout-block=8")
+    assert "layout: blocked NCHWc, c=8" in report
+
+
 def test_unknown_layout_is_refused(tmp_path):
     path = tmp_path / "model.onnx"
     onnx.save(resnet_blocks(), str(path))
     proc = subprocess.run([str(KILN_COMPILE), str(path), "--layout=nhwc", "--emit=graph",
                            "-o", str(tmp_path / "g.mlir")], capture_output=True, text=True)
     assert proc.returncode != 0
-    assert "unknown layout 'nhwc'; expected auto, blocked or nchw" in proc.stderr
+    assert "unknown layout 'nhwc'; expected auto, blocked, nc1hwc0 or nchw" in proc.stderr
 
 
 @pytest.mark.large

@@ -54,12 +54,14 @@ cl::opt<std::string>
     layout("layout",
            cl::desc("Layout of convolutions, pools and the ops between them: "
                     "blocked (NCHWc, converted back only where the blocked "
-                    "ops end), nchw, or auto (default: blocked, but nchw with "
-                    "--sve-vector-bits)"),
+                    "ops end), nc1hwc0 (the same with C0 = 16 unless "
+                    "--layout-block says otherwise), nchw, or auto (default: "
+                    "blocked, but nchw with --sve-vector-bits)"),
            cl::init("auto"), cl::cat(category));
 cl::opt<int64_t> layoutBlock(
     "layout-block",
-    cl::desc("Channels per block of the blocked layout (the C0 of NC1HWC0); "
+    cl::desc("Channels per block of the blocked layout (the c of NCHWc, the "
+             "C0 of NC1HWC0); "
              "0 (default) takes the target's fp32 vector width"),
     cl::init(0), cl::cat(category));
 cl::opt<std::string>
