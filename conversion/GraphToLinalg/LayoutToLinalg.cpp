@@ -150,10 +150,10 @@ FailureOr<Value> padConvInput(ConversionPatternRewriter &rewriter, ConvOp op,
   if (!resultType.getElementType().isF32())
     return rewriter.notifyMatchFailure(op, "computes in f32 only");
   ArrayRef<int64_t> pads = op.getPads();
-  return padSpatial(
-      rewriter, op.getLoc(), input, pads.take_front(2), pads.drop_front(2),
-      createScalarConstant(rewriter, op.getLoc(), resultType.getElementType(),
-                           0.0));
+  return padSpatial(rewriter, op.getLoc(), input, pads.take_front(2),
+                    pads.drop_front(2),
+                    createScalarConstant(rewriter, op.getLoc(),
+                                         resultType.getElementType(), 0.0));
 }
 
 struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
@@ -167,8 +167,8 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
     Value weight = adaptor.getWeight();
-    FailureOr<Value> padded = padConvInput(rewriter, op, adaptor.getInput(),
-                                           weight, resultType);
+    FailureOr<Value> padded =
+        padConvInput(rewriter, op, adaptor.getInput(), weight, resultType);
     if (failed(padded))
       return failure();
     Value input = *padded;
@@ -369,8 +369,8 @@ struct BlockedDepthwiseConvLowering
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
     Value weight = adaptor.getWeight();
-    FailureOr<Value> padded = padConvInput(rewriter, op, adaptor.getInput(),
-                                           weight, resultType);
+    FailureOr<Value> padded =
+        padConvInput(rewriter, op, adaptor.getInput(), weight, resultType);
     if (failed(padded))
       return failure();
     Value input = *padded;
