@@ -149,6 +149,30 @@ Value multiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
+/// Winograd's output in whole tiles, `full`, cut to the convolution's output
+/// (the leading corner of `init`'s shape) and added to what the convolution
+/// accumulated into (`init`: its bias, or zeros).
+Value cropAndAdd(OpBuilder &b, Location loc, Value full, Value init) {
+  auto outputType = cast<RankedTensorType>(init.getType());
+  int64_t rank = outputType.getRank();
+  Value cropped = tensor::ExtractSliceOp::create(
+      b, loc, outputType, full,
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)),
+      getAsIndexOpFoldResult(b.getContext(), outputType.getShape()),
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  return linalg::GenericOp::create(
+             b, loc, outputType, ValueRange{cropped}, ValueRange{init},
+             SmallVector<AffineMap>{id, id},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value add = arith::AddFOp::create(nb, nloc, args[0], args[1]);
+               linalg::YieldOp::create(nb, nloc, add);
+             })
+      .getResult(0);
+}
+
 struct Conv2DNchwFchwToWinograd : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -286,29 +310,8 @@ struct Conv2DNchwFchwToWinograd : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
         rewriter, loc,
         RankedTensorType::get({n, k, th * m, tw * m}, rewriter.getF32Type()),
         blocks, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}});
-    if (!exact) {
-      // Drop the padding rows and columns, then add what the convolution
-      // accumulated into (its bias, or zeros).
-      SmallVector<OpFoldResult> offsets(4, rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes = {
-          rewriter.getIndexAttr(n), rewriter.getIndexAttr(k),
-          rewriter.getIndexAttr(h), rewriter.getIndexAttr(w)};
-      SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
-      Value cropped = tensor::ExtractSliceOp::create(
-          rewriter, loc, outputType, result, offsets, sizes, strides);
-      AffineMap id = rewriter.getMultiDimIdentityMap(4);
-      result =
-          linalg::GenericOp::create(
-              rewriter, loc, outputType, ValueRange{cropped}, ValueRange{init},
-              SmallVector<AffineMap>{id, id},
-              SmallVector<utils::IteratorType>(4,
-                                               utils::IteratorType::parallel),
-              [](OpBuilder &nb, Location nloc, ValueRange args) {
-                Value add = arith::AddFOp::create(nb, nloc, args[0], args[1]);
-                linalg::YieldOp::create(nb, nloc, add);
-              })
-              .getResult(0);
-    }
+    if (!exact)
+      result = cropAndAdd(rewriter, loc, result, init);
     rewriter.replaceOp(conv, result);
     return success();
   }
@@ -476,28 +479,8 @@ struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
         rewriter, loc,
         RankedTensorType::get({n, kBlocks, th * m, tw * m, c}, f32), blocks,
         blockDims);
-    if (!exact) {
-      // Drop the padding rows and columns, then add what the convolution
-      // accumulated into (its bias, or zeros).
-      auto outputType = cast<RankedTensorType>(conv->init.getType());
-      SmallVector<OpFoldResult> offsets(5, rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, out);
-      SmallVector<OpFoldResult> strides(5, rewriter.getIndexAttr(1));
-      Value cropped = tensor::ExtractSliceOp::create(
-          rewriter, loc, outputType, result, offsets, sizes, strides);
-      AffineMap id = rewriter.getMultiDimIdentityMap(5);
-      result =
-          linalg::GenericOp::create(
-              rewriter, loc, outputType, ValueRange{cropped},
-              ValueRange{conv->init}, SmallVector<AffineMap>{id, id},
-              SmallVector<utils::IteratorType>(5,
-                                               utils::IteratorType::parallel),
-              [](OpBuilder &nb, Location nloc, ValueRange args) {
-                Value add = arith::AddFOp::create(nb, nloc, args[0], args[1]);
-                linalg::YieldOp::create(nb, nloc, add);
-              })
-              .getResult(0);
-    }
+    if (!exact)
+      result = cropAndAdd(rewriter, loc, result, conv->init);
     rewriter.replaceOp(op, result);
     return success();
   }

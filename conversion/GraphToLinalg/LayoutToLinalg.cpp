@@ -233,6 +233,28 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
 /// Windows of at most this many positions are pooled by poolBySlices.
 constexpr int64_t kMaxSlicedWindow = 16;
 
+/// The kh * kw strided slices of a padded blocked `input` that the window
+/// positions (y, x) read for every output position, each of `resultType`:
+/// slice (y, x) starts at (y * dh, x * dw) and steps by the strides.
+SmallVector<Value> windowSlices(OpBuilder &b, Location loc, Value input,
+                                RankedTensorType resultType,
+                                ArrayRef<int64_t> kernel,
+                                ArrayRef<int64_t> strides,
+                                ArrayRef<int64_t> dilations) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Value> slices;
+  for (int64_t y = 0; y < kernel[0]; ++y)
+    for (int64_t x = 0; x < kernel[1]; ++x)
+      slices.push_back(tensor::ExtractSliceOp::create(
+          b, loc, resultType, input,
+          getAsIndexOpFoldResult(ctx, ArrayRef<int64_t>{0, 0, y * dilations[0],
+                                                        x * dilations[1], 0}),
+          getAsIndexOpFoldResult(ctx, resultType.getShape()),
+          getAsIndexOpFoldResult(
+              ctx, ArrayRef<int64_t>{1, 1, strides[0], strides[1], 1})));
+  return slices;
+}
+
 /// Pools a padded blocked `input` into `resultType` with one all-parallel
 /// linalg.generic whose operands are the kh * kw strided slices of the
 /// input at the window positions, combined by `combine` in its body: every
@@ -247,16 +269,8 @@ Value poolBySlices(
     function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
   MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> out = resultType.getShape();
-  SmallVector<Value> slices;
-  for (int64_t y = 0; y < kernel[0]; ++y)
-    for (int64_t x = 0; x < kernel[1]; ++x)
-      slices.push_back(tensor::ExtractSliceOp::create(
-          b, loc, resultType, input,
-          getAsIndexOpFoldResult(ctx, ArrayRef<int64_t>{0, 0, y * dilations[0],
-                                                        x * dilations[1], 0}),
-          getAsIndexOpFoldResult(ctx, out),
-          getAsIndexOpFoldResult(
-              ctx, ArrayRef<int64_t>{1, 1, strides[0], strides[1], 1})));
+  SmallVector<Value> slices =
+      windowSlices(b, loc, input, resultType, kernel, strides, dilations);
   SmallVector<AffineMap> maps(slices.size() + 1,
                               AffineMap::getMultiDimIdentityMap(5, ctx));
   Value init =
@@ -384,26 +398,14 @@ struct BlockedDepthwiseConvLowering
     // the result is written once, and every map is a projected permutation
     // with the contiguous i innermost.
     ArrayRef<int64_t> wshape = getTensorType(weight).getShape();
-    ArrayRef<int64_t> out = resultType.getShape();
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     AffineMap identity = AffineMap::getMultiDimIdentityMap(5, ctx);
     // d0 n, d1 cb, d2 oh, d3 ow, d4 i.
     AffineMap perChannel = AffineMap::get(5, 0, {d(1), d(4)}, ctx);
-    SmallVector<Value> operands;
-    SmallVector<AffineMap> maps;
-    for (int64_t y = 0; y < wshape[1]; ++y) {
-      for (int64_t x = 0; x < wshape[2]; ++x) {
-        SmallVector<OpFoldResult> offsets = getAsIndexOpFoldResult(
-            ctx,
-            ArrayRef<int64_t>{0, 0, y * dilations[0], x * dilations[1], 0});
-        SmallVector<OpFoldResult> steps = getAsIndexOpFoldResult(
-            ctx, ArrayRef<int64_t>{1, 1, strides[0], strides[1], 1});
-        operands.push_back(tensor::ExtractSliceOp::create(
-            rewriter, loc, RankedTensorType::get(out, element), input, offsets,
-            getAsIndexOpFoldResult(ctx, out), steps));
-        maps.push_back(identity);
-      }
-    }
+    SmallVector<Value> operands =
+        windowSlices(rewriter, loc, input, resultType, {wshape[1], wshape[2]},
+                     strides, dilations);
+    SmallVector<AffineMap> maps(operands.size(), identity);
     for (int64_t y = 0; y < wshape[1]; ++y) {
       for (int64_t x = 0; x < wshape[2]; ++x) {
         SmallVector<OpFoldResult> offsets =
