@@ -48,7 +48,8 @@ cl::list<std::string> convAlgorithms(
              "target), im2col, direct, winograd-2x3, winograd-4x3 or "
              "winograd-6x3; LAYER=ALGORITHM sets one layer (an ONNX node "
              "name) and wins over the default (repeatable; --report lists "
-             "every layer's choice)"),
+             "every layer's choice). A blocked layer runs direct or Winograd; "
+             "im2col needs --layout=nchw"),
     cl::value_desc("[layer=]algorithm"), cl::cat(category));
 cl::opt<std::string>
     layout("layout",
