@@ -53,8 +53,42 @@ std::optional<int> winogradTileOf(StringRef algorithm) {
   return std::nullopt;
 }
 
-/// The values of a constant f32 tensor, held inline or as a resource blob.
+/// The values of a constant f32 tensor, held inline or as a resource blob,
+/// or of a linalg.transpose of one (Gemm's transposed weights).
 std::optional<SmallVector<double>> constantValues(Value value) {
+  if (auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+      transpose && transpose.hasPureTensorSemantics()) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    std::optional<SmallVector<double>> input =
+        constantValues(transpose.getInput());
+    if (!type || !type.hasStaticShape() || !input)
+      return std::nullopt;
+    // Result dimension i is input dimension perm[i].
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> inputStrides(rank, 1);
+    for (int64_t i = rank - 2; i >= 0; --i) {
+      // The input's dimension i + 1 has the size of result dimension
+      // inverse(perm)[i + 1].
+      int64_t size = 0;
+      for (int64_t j = 0; j < rank; ++j)
+        if (perm[j] == i + 1)
+          size = shape[j];
+      inputStrides[i] = inputStrides[i + 1] * size;
+    }
+    SmallVector<double> values(input->size());
+    SmallVector<int64_t> index(rank, 0);
+    for (double &v : values) {
+      int64_t offset = 0;
+      for (int64_t i = 0; i < rank; ++i)
+        offset += index[i] * inputStrides[perm[i]];
+      v = (*input)[offset];
+      for (int64_t i = rank - 1; i >= 0 && ++index[i] == shape[i]; --i)
+        index[i] = 0;
+    }
+    return values;
+  }
   Attribute attr;
   if (!matchPattern(value, m_Constant(&attr)))
     return std::nullopt;

@@ -91,15 +91,18 @@ struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
     int64_t rows = cType.getDimSize(0), cols = cType.getDimSize(1);
     int64_t depth = aType.getDimSize(1);
     int64_t nb = width * config.vectors.value_or(2);
-    if (cols % nb != 0)
+    if (cols % nb != 0 && cols % width == 0)
       nb = width;
-    if (cols % nb != 0 || cols == nb)
-      return rewriter.notifyMatchFailure(op, "N is one panel, or ragged");
+    if (cols <= nb)
+      return rewriter.notifyMatchFailure(op, "N is one panel");
     std::optional<SmallVector<double>> weights = constantValues(b);
     if (!weights)
       return rewriter.notifyMatchFailure(op, "B is not a constant");
 
-    int64_t panels = cols / nb;
+    // A ragged N (a classifier's 1000 classes) is padded with zero columns
+    // to whole panels; the padded columns of C are computed and dropped.
+    int64_t panels = llvm::divideCeil(cols, nb);
+    int64_t paddedCols = panels * nb;
     auto packedType =
         RankedTensorType::get({panels, depth, nb}, rewriter.getF32Type());
     AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
@@ -109,8 +112,11 @@ struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
       for (int64_t kk = 0; kk < depth; ++kk)
         for (int64_t j = 0; j < nb; ++j) {
           int64_t col = p * nb + j;
-          data[(p * depth + kk) * nb + j] = static_cast<float>(
-              (*weights)[transposed ? col * depth + kk : kk * cols + col]);
+          data[(p * depth + kk) * nb + j] =
+              col >= cols ? 0.0f
+                          : static_cast<float>(
+                                (*weights)[transposed ? col * depth + kk
+                                                      : kk * cols + col]);
         }
     Location loc = op.getLoc();
     Value packed = arith::ConstantOp::create(
@@ -120,6 +126,19 @@ struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
     auto resultType =
         RankedTensorType::get({rows, panels, nb}, rewriter.getF32Type());
     SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
+    auto paddedType =
+        RankedTensorType::get({rows, paddedCols}, rewriter.getF32Type());
+    if (paddedCols != cols) {
+      Value zero = arith::ConstantOp::create(rewriter, loc,
+                                             rewriter.getF32FloatAttr(0.0f));
+      init = tensor::PadOp::create(
+          rewriter, loc, paddedType, init,
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                                 rewriter.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                                 rewriter.getIndexAttr(paddedCols - cols)},
+          zero);
+    }
     Value init3 =
         tensor::ExpandShapeOp::create(rewriter, loc, resultType, init, split);
     MLIRContext *ctx = rewriter.getContext();
@@ -146,6 +165,17 @@ struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
 
     // An expand_shape that gives the result its batch dimensions (keeping N
     // whole) expands the packed result instead, and collapses after.
+    if (paddedCols != cols) {
+      Value padded = tensor::CollapseShapeOp::create(rewriter, loc, paddedType,
+                                                     result3, split);
+      SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(rows),
+                                         rewriter.getIndexAttr(cols)};
+      SmallVector<OpFoldResult> strides(2, rewriter.getIndexAttr(1));
+      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+          op, cType, padded, offsets, sizes, strides);
+      return success();
+    }
     Value result = op->getResult(0);
     if (result.hasOneUse()) {
       if (auto expand = dyn_cast<tensor::ExpandShapeOp>(*result.user_begin());

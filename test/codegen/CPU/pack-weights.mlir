@@ -43,16 +43,41 @@ func.func @mm_transposed(%a: tensor<4x8xf32>, %init: tensor<4x64xf32>) -> tensor
 
 // -----
 
-// Left alone: a weight that is not a constant, an N of one panel, an N that
-// is not a multiple of a vector.
+// Left alone: a weight that is not a constant, an N of one panel.
 // CHECK-LABEL: func.func @not_packed
-// CHECK-COUNT-3: linalg.matmul
+// CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: dense_resource
-func.func @not_packed(%a: tensor<4x8xf32>, %b: tensor<8x64xf32>, %i64: tensor<4x64xf32>, %i32: tensor<4x32xf32>, %i40: tensor<4x40xf32>) -> (tensor<4x64xf32>, tensor<4x32xf32>, tensor<4x40xf32>) {
+func.func @not_packed(%a: tensor<4x8xf32>, %b: tensor<8x64xf32>, %i64: tensor<4x64xf32>, %i32: tensor<4x32xf32>) -> (tensor<4x64xf32>, tensor<4x32xf32>) {
   %w32 = arith.constant dense<1.0> : tensor<8x32xf32>
-  %w40 = arith.constant dense<1.0> : tensor<8x40xf32>
   %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x64xf32>) outs(%i64 : tensor<4x64xf32>) -> tensor<4x64xf32>
   %1 = linalg.matmul ins(%a, %w32 : tensor<4x8xf32>, tensor<8x32xf32>) outs(%i32 : tensor<4x32xf32>) -> tensor<4x32xf32>
-  %2 = linalg.matmul ins(%a, %w40 : tensor<4x8xf32>, tensor<8x40xf32>) outs(%i40 : tensor<4x40xf32>) -> tensor<4x40xf32>
-  return %0, %1, %2 : tensor<4x64xf32>, tensor<4x32xf32>, tensor<4x40xf32>
+  return %0, %1 : tensor<4x64xf32>, tensor<4x32xf32>
+}
+
+// -----
+
+// A ragged N (40, a classifier's 1000 classes in small) given as a
+// linalg.transpose of a constant [N, K] weight (how Gemm's transB lowers):
+// the transpose is read at compile time, the weight is padded with zero
+// columns to two panels of 32, the accumulator is padded to match, and the
+// 40 real columns are sliced out of the result. Bp[p, k, j] = Bt[32 p + j, k]
+// with Bt[n, k] = 8 n + k: the resource starts 0, 8, 16 (p 0, k 0) and ends
+// with the zeros of the last panel's padding.
+// CHECK-LABEL: func.func @ragged_transposed
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[W:.+]] = arith.constant dense_resource<packed> : tensor<2x8x32xf32>
+// CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0] high[0, 24]
+// CHECK: %[[I:.+]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2]] output_shape [4, 2, 32] : tensor<4x64xf32> into tensor<4x2x32xf32>
+// CHECK: %[[R:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[W]] : tensor<4x8xf32>, tensor<2x8x32xf32>) outs(%[[I]] : tensor<4x2x32xf32>)
+// CHECK: %[[C:.+]] = tensor.collapse_shape %[[R]] {{\[}}[0], [1, 2]] : tensor<4x2x32xf32> into tensor<4x64xf32>
+// CHECK: %[[Y:.+]] = tensor.extract_slice %[[C]][0, 0] [4, 40] [1, 1] : tensor<4x64xf32> to tensor<4x40xf32>
+// CHECK: return %[[Y]]
+// CHECK: packed: "0x04000000000000000000004100008041
+// CHECK-SAME: 000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+func.func @ragged_transposed(%a: tensor<4x8xf32>, %init: tensor<4x40xf32>) -> tensor<4x40xf32> {
+  %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0], [16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0], [24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0], [32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0], [40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0], [48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0], [56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0], [64.0, 65.0, 66.0, 67.0, 68.0, 69.0, 70.0, 71.0], [72.0, 73.0, 74.0, 75.0, 76.0, 77.0, 78.0, 79.0], [80.0, 81.0, 82.0, 83.0, 84.0, 85.0, 86.0, 87.0], [88.0, 89.0, 90.0, 91.0, 92.0, 93.0, 94.0, 95.0], [96.0, 97.0, 98.0, 99.0, 100.0, 101.0, 102.0, 103.0], [104.0, 105.0, 106.0, 107.0, 108.0, 109.0, 110.0, 111.0], [112.0, 113.0, 114.0, 115.0, 116.0, 117.0, 118.0, 119.0], [120.0, 121.0, 122.0, 123.0, 124.0, 125.0, 126.0, 127.0], [128.0, 129.0, 130.0, 131.0, 132.0, 133.0, 134.0, 135.0], [136.0, 137.0, 138.0, 139.0, 140.0, 141.0, 142.0, 143.0], [144.0, 145.0, 146.0, 147.0, 148.0, 149.0, 150.0, 151.0], [152.0, 153.0, 154.0, 155.0, 156.0, 157.0, 158.0, 159.0], [160.0, 161.0, 162.0, 163.0, 164.0, 165.0, 166.0, 167.0], [168.0, 169.0, 170.0, 171.0, 172.0, 173.0, 174.0, 175.0], [176.0, 177.0, 178.0, 179.0, 180.0, 181.0, 182.0, 183.0], [184.0, 185.0, 186.0, 187.0, 188.0, 189.0, 190.0, 191.0], [192.0, 193.0, 194.0, 195.0, 196.0, 197.0, 198.0, 199.0], [200.0, 201.0, 202.0, 203.0, 204.0, 205.0, 206.0, 207.0], [208.0, 209.0, 210.0, 211.0, 212.0, 213.0, 214.0, 215.0], [216.0, 217.0, 218.0, 219.0, 220.0, 221.0, 222.0, 223.0], [224.0, 225.0, 226.0, 227.0, 228.0, 229.0, 230.0, 231.0], [232.0, 233.0, 234.0, 235.0, 236.0, 237.0, 238.0, 239.0], [240.0, 241.0, 242.0, 243.0, 244.0, 245.0, 246.0, 247.0], [248.0, 249.0, 250.0, 251.0, 252.0, 253.0, 254.0, 255.0], [256.0, 257.0, 258.0, 259.0, 260.0, 261.0, 262.0, 263.0], [264.0, 265.0, 266.0, 267.0, 268.0, 269.0, 270.0, 271.0], [272.0, 273.0, 274.0, 275.0, 276.0, 277.0, 278.0, 279.0], [280.0, 281.0, 282.0, 283.0, 284.0, 285.0, 286.0, 287.0], [288.0, 289.0, 290.0, 291.0, 292.0, 293.0, 294.0, 295.0], [296.0, 297.0, 298.0, 299.0, 300.0, 301.0, 302.0, 303.0], [304.0, 305.0, 306.0, 307.0, 308.0, 309.0, 310.0, 311.0], [312.0, 313.0, 314.0, 315.0, 316.0, 317.0, 318.0, 319.0]]> : tensor<40x8xf32>
+  %e = tensor.empty() : tensor<8x40xf32>
+  %t = linalg.transpose ins(%w : tensor<40x8xf32>) outs(%e : tensor<8x40xf32>) permutation = [1, 0]
+  %m = linalg.matmul ins(%a, %t : tensor<4x8xf32>, tensor<8x40xf32>) outs(%init : tensor<4x40xf32>) -> tensor<4x40xf32>
+  return %m : tensor<4x40xf32>
 }
