@@ -267,8 +267,9 @@ std::optional<TunableKernel> describeKernel(linalg::LinalgOp op,
     kernel.space[kAlgorithm] = std::move(algorithms);
     addContractionKnobs(kernel.space, *sizes, target);
   } else if (std::optional<BlockedConv> blocked = matchBlockedConv(op)) {
-    // Direct (one contraction per window position: M the output columns, N
-    // the output block, K the input block) or Winograd.
+    // Direct (register-blocked output tiles: M the output columns, N the
+    // output block, K the input block, stepped through for every window
+    // position) or Winograd.
     kernel.kind = "conv2d";
     json::Array algorithms;
     bool winograd = isWinogradCandidate(*blocked);

@@ -405,35 +405,6 @@ def CPUConvToWinograd : Pass<"kiln-cpu-conv-to-winograd", "mlir::func::FuncOp"> 
                            "mlir::tensor::TensorDialect"];
 }
 
-def CPULowerBlockedConv : Pass<"kiln-cpu-lower-blocked-conv", "mlir::func::FuncOp"> {
-  let summary = "Expands blocked convolutions into one contraction per window position";
-  let description = [{
-    A graph.blocked_conv lowers to one `linalg.generic` tagged
-    `kiln.blocked_conv` (a convolution over the channel blocks and the
-    window; see codegen/CPU/BlockedConv.h). Unless
-    `kiln-cpu-select-conv-algorithm` chose Winograd for it (which
-    `kiln-cpu-conv-to-winograd` applies first), this pass turns it into the
-    direct convolution of the blocked layout: one contraction per window
-    position (y, x), each accumulating into the last, over a strided slice
-    of the input and the [K1, C1, ci, c] slice of the weight. Every map is a
-    projected permutation, the vector dimension is the output's block and
-    the rows are the output columns, so `kiln-cpu-tile-and-vectorize`
-    register-blocks each one; there is no im2col copy. The layer's
-    `kiln.kernel_config` goes to every contraction.
-
-    Before:
-    ```mlir
-    %y = linalg.generic {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}, ...}
-           ins(%x, %w : tensor<1x4x58x58x16xf32>, tensor<4x4x3x3x16x16xf32>) outs(%b : tensor<1x4x56x56x16xf32>)
-    ```
-    After: nine `linalg.generic` contractions `(n, ko, oh, ow, o | ci, i)`,
-    each reading a `tensor<1x4x56x56x16xf32>` slice of `%x` at offset (y, x)
-    and a `tensor<4x4x16x16xf32>` slice of `%w`, accumulating into the last.
-  }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect",
-                           "mlir::tensor::TensorDialect"];
-}
-
 def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncOp"> {
   let summary = "Register-blocks contractions and turns them into vector FMAs";
   let description = [{
@@ -450,6 +421,17 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
     not a multiple of the vector width is left for the loop path
     (`kiln-cpu-reorder-loops`). The vector ops are then lowered to
     `vector.fma`, loads and stores, ready for `convert-vector-to-llvm`.
+
+    Blocked convolutions (a `linalg.generic` tagged `kiln.blocked_conv`,
+    see codegen/CPU/BlockedConv.h) that `kiln-cpu-select-conv-algorithm`
+    left direct are the other kind of op it register-blocks. Their loops
+    are `(n, ko, oh, ow, o | ci, y, x, i)`; an output tile is `rows` output
+    columns by the output's channel block (one vector at the target's block
+    size), and its reduction runs over the input channel blocks, the window
+    positions and the input block one step at a time: each step reads a
+    (strided) slice of the input and is a `rows x 1 x block` matmul, and the
+    accumulators stay in registers for the whole window. There is no im2col
+    copy and one pass over the output, whatever the window.
 
     A contraction with a `kiln.kernel_config` (see
     `kiln-cpu-apply-kernel-configs`) takes from it what it sets: the block's

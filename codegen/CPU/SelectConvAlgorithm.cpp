@@ -4,10 +4,11 @@
 // large contraction, kiln-cpu-conv-to-im2col), "winograd-2x3",
 // "winograd-4x3" or "winograd-6x3" (kiln-cpu-conv-to-winograd, 3x3 stride-1
 // layers with constant weights), or "direct" (the convolution's own loop
-// nest; in the blocked layout, one register-blocked contraction per window
-// position, kiln-cpu-lower-blocked-conv). A blocked convolution runs direct
-// or Winograd. A layer named in the overrides gets what they say; the others
-// get the default, or with "auto" the cheapest by a cost model of the target.
+// nest; in the blocked layout, register-blocked output tiles that keep
+// their accumulators for the whole window, kiln-cpu-tile-and-vectorize). A
+// blocked convolution runs direct or Winograd. A layer named in the
+// overrides gets what they say; the others get the default, or with "auto"
+// the cheapest by a cost model of the target.
 //
 // The cost model counts, per algorithm, the multiply-adds of the
 // contractions, which run register-blocked at the target's vector speed, the
@@ -79,9 +80,9 @@ double contractionCost(double macs, int64_t width, int64_t vectorWidth) {
          static_cast<double>(vectorWidth);
 }
 
-// The blocked layout's direct convolution makes one pass over the output per
-// window position: the cost, per output element and pass, of loading and
-// storing its accumulators, against one multiply-add.
+// The blocked layout's direct convolution makes one pass over the output:
+// the cost, per output element, of loading and storing its accumulators,
+// against one multiply-add.
 constexpr double kPassCost = 2.0;
 // Winograd's transforms in the blocked layout run along the contiguous
 // channel block, which LLVM vectorizes: cheaper than kTransformCost.
@@ -197,8 +198,7 @@ Candidate estimate(const BlockedConv &conv, int64_t vectorWidth) {
   SmallVector<Estimate> &estimates = candidate.estimates;
   estimates.push_back(
       {"direct", contractionCost(k * c * taps * pixels, block, vectorWidth) +
-                     kPassCost * taps * k * pixels +
-                     kWeightCost * k * c * taps});
+                     kPassCost * k * pixels + kWeightCost * k * c * taps});
   if (candidate.winograd)
     addWinogradEstimates(
         estimates, n, c, k, h, w,

@@ -10,8 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/CPU/BlockedConv.h"
 #include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
+#include "conversion/GraphToLinalg/GraphToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -105,6 +107,96 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
   return sizes;
 }
 
+/// Tile sizes for a blocked convolution left to the direct algorithm, or an
+/// empty vector when `op` is not one. The loops are (n, ko, oh, ow, o | ci,
+/// y, x, i): an output tile is a block of rows of ow by the whole output
+/// channel block o (one vector where the block is the vector width), and its
+/// reduction runs one input channel block, one window position and one
+/// input channel (or the configuration's k_tile of them) at a time, so that
+/// the tile stays in registers for the whole window; each step is a small
+/// matmul, see convTileAsMatmul.
+SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
+                                                int64_t vectorWidth,
+                                                int64_t rows) {
+  std::optional<BlockedConv> conv = matchBlockedConv(op);
+  if (!conv)
+    return {};
+  if (auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+      algorithm && algorithm.getValue() != "direct")
+    return {};
+  KernelConfig config = KernelConfig::get(op);
+  int64_t width = config.vectorWidth.value_or(vectorWidth);
+  int64_t block = conv->outputShape[4], columns = conv->outputShape[3];
+  int64_t rowTile =
+      config.rows
+          ? largestDivisor(columns, *config.rows)
+          : largestDivisor(
+                columns,
+                std::min<int64_t>(
+                    rows * std::max<int64_t>(1, 2 * width / block), 3 * rows));
+  int64_t depth = conv->inputShape[4];
+  int64_t depthTile =
+      config.reductionTile ? largestDivisor(depth, *config.reductionTile) : 1;
+  return {1, 1, 1, rowTile, 0, 1, 1, 1, depthTile};
+}
+
+/// Rewrites one reduction step of a blocked convolution's output tile (see
+/// chooseBlockedConvTileSizes) as the matmul it is: out[ow, o] +=
+/// in[ow * s, i] * w[i, o], with the input read through a strided slice.
+/// Returns the matmul, or failure when `tile` does not have that shape.
+FailureOr<linalg::MatmulOp> convTileAsMatmul(RewriterBase &rewriter,
+                                             linalg::GenericOp tile) {
+  auto tag = tile->getAttrOfType<DictionaryAttr>(kBlockedConvAttr);
+  auto strides = tag ? tag.getAs<DenseI64ArrayAttr>("strides") : nullptr;
+  if (!strides || strides.size() != 2 || tile.getNumDpsInputs() != 2 ||
+      tile.getNumDpsInits() != 1 || !tile.hasPureTensorSemantics())
+    return failure();
+  Value input = tile.getDpsInputs()[0], weight = tile.getDpsInputs()[1];
+  Value output = tile.getDpsInits()[0];
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  auto weightType = dyn_cast<RankedTensorType>(weight.getType());
+  auto outputType = dyn_cast<RankedTensorType>(output.getType());
+  if (!inputType || !weightType || !outputType || !inputType.hasStaticShape() ||
+      !weightType.hasStaticShape() || !outputType.hasStaticShape() ||
+      inputType.getRank() != 5 || weightType.getRank() != 6 ||
+      outputType.getRank() != 5)
+    return failure();
+  ArrayRef<int64_t> in = inputType.getShape(), w = weightType.getShape(),
+                    out = outputType.getShape();
+  int64_t rowCount = out[3], depth = in[4], block = out[4];
+  int64_t stride = strides[1];
+  if (in[0] != 1 || in[1] != 1 || in[2] != 1 || out[0] != 1 || out[1] != 1 ||
+      out[2] != 1 || w[0] != 1 || w[1] != 1 || w[2] != 1 || w[3] != 1 ||
+      w[4] != depth || w[5] != block || in[3] != (rowCount - 1) * stride + 1)
+    return failure();
+
+  Location loc = tile.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  Type element = outputType.getElementType();
+  auto slice = [&](Value source, ArrayRef<int64_t> sizes,
+                   ArrayRef<int64_t> steps, ArrayRef<int64_t> shape) {
+    SmallVector<OpFoldResult> offsets(sizes.size(), rewriter.getIndexAttr(0));
+    return tensor::ExtractSliceOp::create(
+        rewriter, loc, RankedTensorType::get(shape, element), source, offsets,
+        getAsIndexOpFoldResult(ctx, sizes), getAsIndexOpFoldResult(ctx, steps));
+  };
+  rewriter.setInsertionPoint(tile);
+  Value lhs = slice(input, {1, 1, 1, rowCount, depth}, {1, 1, 1, stride, 1},
+                    {rowCount, depth});
+  Value rhs = slice(weight, w, {1, 1, 1, 1, 1, 1}, {depth, block});
+  Value acc = slice(output, out, {1, 1, 1, 1, 1}, {rowCount, block});
+  auto matmul =
+      linalg::MatmulOp::create(rewriter, loc, TypeRange{acc.getType()},
+                               ValueRange{lhs, rhs}, ValueRange{acc});
+  SmallVector<OpFoldResult> offsets(5, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> steps(5, rewriter.getIndexAttr(1));
+  Value result = tensor::InsertSliceOp::create(
+      rewriter, loc, matmul.getResult(0), output, offsets,
+      getAsIndexOpFoldResult(ctx, out), steps);
+  rewriter.replaceOp(tile, result);
+  return matmul;
+}
+
 /// The loop order with the innermost N dimension just outside the innermost M
 /// dimension, or nothing when the op is not a plain contraction.
 std::optional<SmallVector<int64_t>> nOuterOrder(linalg::LinalgOp op) {
@@ -130,6 +222,13 @@ std::optional<SmallVector<int64_t>> nOuterOrder(linalg::LinalgOp op) {
 /// Vectorizes one tile (a vector.contract where it is a named contraction);
 /// leaves it as it is on failure.
 void vectorizeTile(RewriterBase &rewriter, Operation *tile) {
+  if (auto generic = dyn_cast<linalg::GenericOp>(tile);
+      generic && generic->hasAttr(kBlockedConvAttr)) {
+    FailureOr<linalg::MatmulOp> matmul = convTileAsMatmul(rewriter, generic);
+    if (failed(matmul))
+      return;
+    tile = *matmul;
+  }
   rewriter.setInsertionPoint(tile);
   FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
       rewriter, tile, /*inputVectorSizes=*/{},
@@ -323,7 +422,8 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
 
   for (Operation *tile : fused->tiledAndFusedOps) {
     auto tiled = dyn_cast<linalg::LinalgOp>(tile);
-    if (!tiled || !linalg::isaContractionOpInterface(tiled)) {
+    if (!tiled || (!linalg::isaContractionOpInterface(tiled) &&
+                   !tiled->hasAttr(kBlockedConvAttr))) {
       vectorizeTile(rewriter, tile);
       continue;
     }
@@ -525,6 +625,8 @@ struct CPUTileAndVectorizePass
     SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> work;
     func.walk([&](linalg::LinalgOp op) {
       SmallVector<int64_t> sizes = chooseTileSizes(op, vectorWidth, rows);
+      if (sizes.empty())
+        sizes = chooseBlockedConvTileSizes(op, vectorWidth, rows);
       if (!sizes.empty())
         work.emplace_back(op, std::move(sizes));
     });

@@ -35,8 +35,8 @@ public:
 /// The attribute that marks the linalg.generic a graph.blocked_conv lowers to,
 /// a dictionary of its `strides` and `dilations` (two i64 each). Lowering
 /// and CPU code generation share it: kiln-cpu-select-conv-algorithm chooses
-/// the algorithm of such a convolution and kiln-cpu-lower-blocked-conv
-/// expands it.
+/// the algorithm of such a convolution, kiln-cpu-conv-to-winograd and
+/// kiln-cpu-tile-and-vectorize compute it.
 constexpr llvm::StringLiteral kBlockedConvAttr = "kiln.blocked_conv";
 
 /// All patterns of the conversion.

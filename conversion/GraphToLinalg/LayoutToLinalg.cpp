@@ -6,9 +6,9 @@
 // is one linalg.generic, tagged `kiln.blocked_conv`:
 //   out[n, ko, oh, ow, o] += in[n, ci, oh * s + y * d, ow * s + x * d, i]
 //                            * w[ko, ci, y, x, i, o]
-// which kiln-cpu-lower-blocked-conv (codegen/CPU/LowerBlockedConv.cpp)
-// expands by the algorithm chosen for the layer: a direct convolution (one
-// register-blocked contraction per window position) or Winograd.
+// which the CPU passes compute by the algorithm chosen for the layer:
+// Winograd (kiln-cpu-conv-to-winograd) or direct, register-blocked as it is
+// (kiln-cpu-tile-and-vectorize).
 //===----------------------------------------------------------------------===//
 
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
@@ -177,10 +177,10 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
     Value init =
         createBlockedConvInit(rewriter, loc, resultType, adaptor.getBias());
 
-    // One contraction over the channel blocks and the window, tagged for
-    // kiln-cpu-lower-blocked-conv, which expands it by the algorithm that
-    // kiln-cpu-select-conv-algorithm chose (one contraction per window
-    // position, or Winograd). Untouched, it is a correct loop nest.
+    // One contraction over the channel blocks and the window, tagged for the
+    // CPU passes, which compute it by the algorithm that
+    // kiln-cpu-select-conv-algorithm chose (direct, or Winograd). Untouched,
+    // it is a correct loop nest.
     // d0 n, d1 ko, d2 oh, d3 ow, d4 o | d5 ci, d6 y, d7 x, d8 i.
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     SmallVector<AffineMap> maps = {

@@ -78,7 +78,6 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   select.vectorWidth = options.vectorWidth;
   pm.addNestedPass<func::FuncOp>(cpu::createCPUSelectConvAlgorithm(select));
   pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToWinograd());
-  pm.addNestedPass<func::FuncOp>(cpu::createCPULowerBlockedConv());
   if (options.convToIm2Col)
     pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToIm2Col());
   // Register-blocked vector code for contractions (loops for the rest, below),

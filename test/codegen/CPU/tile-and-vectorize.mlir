@@ -200,3 +200,53 @@ func.func @batch_matmul_f16_into_f32(%a: tensor<6x4x8xf16>, %b: tensor<6x8x6xf16
   %r = linalg.batch_matmul ins(%a, %b : tensor<6x4x8xf16>, tensor<6x8x6xf16>) outs(%f : tensor<6x4x6xf32>) -> tensor<6x4x6xf32>
   return %r : tensor<6x4x6xf32>
 }
+
+// -----
+
+// A blocked convolution left direct (3x3, stride 2) is one register-blocked
+// kernel: an output tile of 4 columns by the 8-wide output block, whose
+// reduction loops run over the input channel blocks, the window rows and
+// columns and the input block with the accumulators in registers all along;
+// each step reads a stride-2 slice of the input and makes 4 FMAs. The
+// residual sum and the Relu are applied to the tile before its one store.
+// CHECK-LABEL: func.func @blocked_conv
+// CHECK: tensor.extract_slice %{{.+}}[%{{.+}}, 0, %{{.+}}, %{{.+}}, 0] [1, 2, 3, 9, 8] [1, 1, 1, 1, 1]
+// CHECK: %[[INIT:.+]] = vector.transfer_read {{.*}} : tensor<1x1x1x4x8xf32>, vector<4x8xf32>
+// CHECK: scf.for %{{.+}} = %c0 to %c2 {{.*}} -> (tensor<1x1x1x4x8xf32>, vector<4x8xf32>)
+// CHECK: scf.for %{{.+}} = %c0 to %c3 {{.*}} -> (tensor<1x1x1x4x8xf32>, vector<4x8xf32>)
+// CHECK: scf.for %{{.+}} = %c0 to %c3 {{.*}} -> (tensor<1x1x1x4x8xf32>, vector<4x8xf32>)
+// CHECK: scf.for %{{.+}} = %c0 to %c8 {{.*}} -> (tensor<1x1x1x4x8xf32>, vector<4x8xf32>)
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, 0, 0, 0] [1, 1, 1, 4, 1] [1, 1, 1, 2, 1] : tensor<1x1x1x7x1xf32> to tensor<4x1xf32>
+// CHECK-COUNT-4: vector.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: vector.fma
+// CHECK: arith.addf {{.*}} : vector<1x1x1x4x8xf32>
+// CHECK: arith.maximumf {{.*}} : vector<1x1x1x4x8xf32>
+// CHECK: vector.transfer_write
+// CHECK-NOT: linalg.generic
+// PAR-LABEL: func.func @blocked_conv
+// PAR: scf.forall
+// PAR-COUNT-4: scf.for {{.*}} -> (tensor<1x1x1x4x8xf32>, vector<4x8xf32>)
+// PAR-COUNT-4: vector.fma
+// PAR: arith.maximumf {{.*}} : vector<1x1x1x4x8xf32>
+// PAR-NOT: linalg.generic
+#in = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 * 2 + d6, d3 * 2 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+#id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @blocked_conv(%x: tensor<1x2x9x9x8xf32>, %w: tensor<3x2x3x3x8x8xf32>, %b: tensor<1x3x4x4x8xf32>, %r: tensor<1x3x4x4x8xf32>) -> tensor<1x3x4x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x9x9x8xf32>, tensor<3x2x3x3x8x8xf32>) outs(%b : tensor<1x3x4x4x8xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 2, 2>}} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x3x4x4x8xf32>
+  %e = tensor.empty() : tensor<1x3x4x4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%0, %r : tensor<1x3x4x4x8xf32>, tensor<1x3x4x4x8xf32>) outs(%e : tensor<1x3x4x4x8xf32>) {
+  ^bb0(%c: f32, %s: f32, %o: f32):
+    %1 = arith.addf %c, %s : f32
+    %2 = arith.maximumf %1, %zero : f32
+    linalg.yield %2 : f32
+  } -> tensor<1x3x4x4x8xf32>
+  return %y : tensor<1x3x4x4x8xf32>
+}

@@ -29,9 +29,9 @@ func.func @from_blocked(%y: tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>>) -> t
 
 // A 3x3 convolution: the input padded on H and W, the bias broadcast as the
 // initial accumulator, then one contraction over the channel blocks and the
-// window, tagged with its strides and dilations for kiln-cpu-lower-blocked-conv
-// (test/codegen/CPU/lower-blocked-conv.mlir); then the epilogue (residual and
-// relu).
+// window, tagged with its strides and dilations for the CPU passes
+// (test/codegen/CPU/tile-and-vectorize.mlir, blocked-winograd.mlir); then the
+// epilogue (residual and relu).
 // CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 * 2 + d6, d3 * 2 + d7, d8)>
 // CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
 // CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>

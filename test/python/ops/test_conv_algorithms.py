@@ -4,8 +4,8 @@ kiln-compile --conv-algorithm forces one algorithm (im2col, direct, or
 Winograd F(2,3), F(4,3), F(6,3)); the cost model's own choice (auto) is
 checked as well, and --report must name the algorithm that ran. Each runs in
 both layouts: NCHW (im2col, direct as a loop nest, Winograd) and the
-blocked NCHWc default (direct as one contraction per window position,
-Winograd).
+blocked NCHWc default (direct as register-blocked output tiles over the
+whole window, Winograd).
 """
 
 import re
