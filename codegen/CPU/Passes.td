@@ -99,7 +99,9 @@ def CPUFuseElementwise : Pass<"kiln-cpu-fuse-elementwise", "mlir::func::FuncOp">
     A producer is never fused into a consumer that has reduction loops (a
     matmul, a convolution, a reduction): the consumer reads each produced
     element many times, and fusing would recompute it at every read (an Erf
-    computed K times per element of a matmul's input).
+    computed K times per element of a matmul's input). Nor is a producer
+    that other ops read too, unless it is a broadcast (it reads only smaller
+    tensors): its value would be computed twice, once for each reader.
 
     Before:
     ```mlir
@@ -402,6 +404,45 @@ def CPUConvToWinograd : Pass<"kiln-cpu-conv-to-winograd", "mlir::func::FuncOp"> 
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def CPUParallelize : Pass<"kiln-cpu-parallelize", "mlir::func::FuncOp"> {
+  let summary = "Spreads the loop nests that are not contractions over threads";
+  let description = [{
+    `kiln-cpu-tile-and-vectorize` gives every contraction an `scf.forall`
+    over its output tiles. This pass does the same for the other linalg ops
+    of the function (elementwise ops, pools, depthwise convolutions,
+    Winograd's transforms, layout conversions, reductions over an inner
+    dimension, fills): their leading parallel loops are tiled into an
+    `scf.forall` of at least `min-tiles` tiles (tile sizes that divide the
+    loop, so that every tile has a static shape), and the loops inside each
+    tile are the op's own, for LLVM to vectorize as before. An op with fewer
+    than `min-iterations` iterations in all, or whose first loop is a
+    reduction, stays sequential: a parallel region costs a few microseconds
+    to start.
+
+    Before:
+    ```mlir
+    %y = linalg.generic {iterator_types = ["parallel", "parallel", "parallel",
+                                           "parallel", "parallel"]}
+        ins(%x : tensor<1x4x56x56x16xf32>) outs(%e : tensor<1x4x56x56x16xf32>)
+    ```
+    After (four channel blocks times eight row blocks):
+    ```mlir
+    %y = scf.forall (%i, %j, %k) = (0, 0, 0) to (1, 4, 56) step (1, 1, 7)
+        shared_outs(%o = %e) -> (tensor<1x4x56x56x16xf32>) {
+      ... linalg.generic on tensor<1x1x7x56x16xf32> slices ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"minTiles", "min-tiles", "int64_t", /*default=*/"32",
+           "tiles to make at least, where the loops allow">,
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"16384",
+           "iterations an op needs to run in parallel">,
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect",
                            "mlir::tensor::TensorDialect"];
 }
 

@@ -92,6 +92,9 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
     vectorize.parallel = options.parallel;
     pm.addNestedPass<func::FuncOp>(cpu::createCPUTileAndVectorize(vectorize));
   }
+  // The other loop nests on threads too.
+  if (options.parallel)
+    pm.addNestedPass<func::FuncOp>(cpu::createCPUParallelize());
   pm.addPass(createCodegenCanonicalizer());
   pm.addPass(createCSEPass());
 

@@ -98,3 +98,38 @@ func.func @workspace(%w: memref<512xi8>) {
   }
   return
 }
+
+// -----
+
+// A parallel loop's body moves into a function of its own, called once per
+// iteration with the loop's indices and the kernel's buffers (noalias, as
+// the kernel's are), the views it uses recreated inside: the OpenMP lowering
+// would otherwise put it where LLVM sees neither. The kernel counts the
+// body's work (8 x 16 additions); the tile function is no kernel of its own.
+// CHECK-LABEL: func.func @parallel
+// CHECK: call @parallel_kernel0(%{{.+}}, %{{.+}}) : (memref<8x16xf32>, memref<128xf32>) -> ()
+// CHECK: func.func private @parallel_kernel0(%[[X:.+]]: memref<8x16xf32> {llvm.noalias}, %[[Y:.+]]: memref<128xf32> {llvm.noalias}) attributes {kiln.kernel_flops = 128 : i64
+// CHECK: scf.parallel (%[[I:.+]]) =
+// CHECK-NEXT: func.call @parallel_kernel0_tile(%[[I]], %[[X]], %[[Y]]) : (index, memref<8x16xf32>, memref<128xf32>) -> ()
+// CHECK-NEXT: scf.reduce
+// CHECK: func.func private @parallel_kernel0_tile(%[[TI:.+]]: index, %[[TX:.+]]: memref<8x16xf32> {llvm.noalias}, %[[TY:.+]]: memref<128xf32> {llvm.noalias}) attributes {passthrough = ["noinline"]}
+// CHECK: memref.expand_shape %[[TY]]
+// CHECK: scf.for
+// CHECK: memref.load %[[TX]][%[[TI]]
+// CHECK: arith.addf
+func.func @parallel(%x: memref<8x16xf32>, %y: memref<128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %view = memref.expand_shape %y [[0, 1]] output_shape [8, 16] : memref<128xf32> into memref<8x16xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    scf.for %j = %c0 to %c16 step %c1 {
+      %v = memref.load %x[%i, %j] : memref<8x16xf32>
+      %s = arith.addf %v, %v : f32
+      memref.store %s, %view[%i, %j] : memref<8x16xf32>
+    }
+    scf.reduce
+  }
+  return
+}

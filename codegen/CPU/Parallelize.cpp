@@ -1,0 +1,98 @@
+//===- Parallelize.cpp - Loop nests other than contractions on threads ----===//
+//
+// Contractions get their scf.forall from kiln-cpu-tile-and-vectorize; every
+// other linalg op at the top of a function (elementwise ops, pools,
+// depthwise convolutions, Winograd's transforms, layout conversions) gets
+// one here, over its leading parallel loops. Before it, those ran on one
+// thread whatever the model's thread count: with two threads, ResNet-50's
+// Winograd transforms and pools took as long as with one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+
+namespace kiln::cpu {
+#define GEN_PASS_DEF_CPUPARALLELIZE
+#include "codegen/CPU/Passes.h.inc"
+} // namespace kiln::cpu
+
+using namespace mlir;
+
+namespace kiln::cpu {
+namespace {
+
+/// The largest divisor of `size` that is at most `limit` (at least 1).
+int64_t largestDivisorAtMost(int64_t size, int64_t limit) {
+  for (int64_t d = std::min(size, limit); d > 1; --d)
+    if (size % d == 0)
+      return d;
+  return 1;
+}
+
+/// Tile sizes that cut the leading parallel loops of `op` into at least
+/// `minTiles` tiles where they can (0: a loop left whole), or an empty vector
+/// when `op` should stay sequential.
+SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t minTiles,
+                                     int64_t minIterations) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.empty() || ShapedType::isDynamicShape(ranges))
+    return {};
+  int64_t iterations = 1;
+  for (int64_t range : ranges)
+    iterations *= range;
+  if (iterations < minIterations)
+    return {};
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> sizes(ranges.size(), 0);
+  int64_t tiles = 1;
+  for (auto [i, range] : llvm::enumerate(ranges)) {
+    if (iterators[i] != utils::IteratorType::parallel || tiles >= minTiles)
+      break;
+    if (range == 1)
+      continue;
+    int64_t wanted = llvm::divideCeil(minTiles, tiles);
+    sizes[i] = range <= wanted ? 1 : largestDivisorAtMost(range, range / wanted);
+    tiles *= range / sizes[i];
+  }
+  if (tiles < 2)
+    return {};
+  return sizes;
+}
+
+struct CPUParallelizePass : impl::CPUParallelizeBase<CPUParallelizePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    // Only ops at the top of the function: those inside a loop already are
+    // a contraction's tiles, in their own scf.forall.
+    SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> work;
+    for (Block &block : func.getBody())
+      for (Operation &op : block)
+        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+            linalgOp && linalgOp.hasPureTensorSemantics())
+          if (SmallVector<int64_t> sizes =
+                  chooseTileSizes(linalgOp, minTiles, minIterations);
+              !sizes.empty())
+            work.emplace_back(linalgOp, std::move(sizes));
+
+    IRRewriter rewriter(&getContext());
+    for (auto &[op, sizes] : work) {
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
+      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      rewriter.setInsertionPoint(op);
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled))
+        continue; // it stays one sequential loop nest
+      rewriter.replaceOp(op, tiled->replacements);
+    }
+  }
+};
+
+} // namespace
+} // namespace kiln::cpu

@@ -1,0 +1,64 @@
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-parallelize | FileCheck %s
+
+// An elementwise op on a blocked tensor: its leading loops are cut into at
+// least 32 tiles of static shape (4 channel blocks x 8 row blocks of 7),
+// each the op itself on a slice.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (4, 56) step (1, 7) shared_outs
+// CHECK: linalg.generic {{.*}} ins(%{{.+}} : tensor<1x1x7x56x16xf32>) outs(%{{.+}} : tensor<1x1x7x56x16xf32>)
+// CHECK: arith.maximumf
+// CHECK: tensor.parallel_insert_slice
+#id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @elementwise(%x: tensor<1x4x56x56x16xf32>) -> tensor<1x4x56x56x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x56x56x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x56x56x16xf32>) outs(%e : tensor<1x4x56x56x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x56x56x16xf32>
+  return %y : tensor<1x4x56x56x16xf32>
+}
+
+// -----
+
+// A row reduction (softmax's sum): only the parallel loops before the first
+// reduction are cut. 128 rows make 32 tiles of 4.
+// CHECK-LABEL: func.func @rows
+// CHECK: scf.forall (%{{.+}}) = (0) to (128) step (4) shared_outs
+// CHECK: linalg.generic {{.*}} ins(%{{.+}} : tensor<4x256xf32>) outs(%{{.+}} : tensor<4xf32>)
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @rows(%x: tensor<128x256xf32>, %init: tensor<128xf32>) -> tensor<128xf32> {
+  %y = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<128x256xf32>) outs(%init : tensor<128xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<128xf32>
+  return %y : tensor<128xf32>
+}
+
+// -----
+
+// Left alone: too little work for a parallel region (4096 iterations), and
+// a reduction as the first loop.
+// CHECK-LABEL: func.func @sequential
+// CHECK-NOT: scf.forall
+// CHECK: return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @sequential(%small: tensor<64x64xf32>, %x: tensor<256x256xf32>, %init: tensor<256xf32>) -> (tensor<64x64xf32>, tensor<256xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %0 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%small : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<64x64xf32>
+  %1 = linalg.generic {indexing_maps = [#id2, #col], iterator_types = ["reduction", "parallel"]} ins(%x : tensor<256x256xf32>) outs(%init : tensor<256xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<256xf32>
+  return %0, %1 : tensor<64x64xf32>, tensor<256xf32>
+}
