@@ -54,7 +54,8 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t minTiles,
     if (range == 1)
       continue;
     int64_t wanted = llvm::divideCeil(minTiles, tiles);
-    sizes[i] = range <= wanted ? 1 : largestDivisorAtMost(range, range / wanted);
+    sizes[i] =
+        range <= wanted ? 1 : largestDivisorAtMost(range, range / wanted);
     tiles *= range / sizes[i];
   }
   if (tiles < 2)

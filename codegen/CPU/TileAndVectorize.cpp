@@ -354,6 +354,24 @@ LogicalResult collapseEpilogues(func::FuncOp func) {
   return applyPatternsGreedily(func, std::move(patterns));
 }
 
+/// Whether `op` is a linalg.generic that copies one smaller tensor into
+/// every element of its result (a bias broadcast over a convolution's
+/// output): all loops parallel, a body that yields its input, the input read
+/// through a projected permutation.
+bool isBroadcastCopy(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops())
+    return false;
+  AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  return map.isProjectedPermutation() &&
+         map.getNumResults() < generic.getNumLoops() &&
+         yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == generic.getBody()->getArgument(0);
+}
+
 /// Tiles `epilogue` into output tiles and computes the tile of its producer
 /// `op` inside each, so that the epilogue reads the contraction's
 /// accumulators (after vectorization, hoisting forwards them in registers)
@@ -396,15 +414,17 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
   // Fuse the contraction and what fills its accumulators (zeros, a
-  // broadcast bias), never what feeds its operands (an im2col copy would be
-  // recomputed for every tile).
+  // broadcast bias: the accumulators then start in registers), never what
+  // feeds its operands (an im2col copy would be recomputed for every tile).
   Operation *contraction = op.getOperation();
+  Operation *init = op.getDpsInits()[0].getDefiningOp();
   options.setFusionControlFn(
-      [contraction](tensor::ExtractSliceOp, OpResult producer, bool)
+      [contraction, init](tensor::ExtractSliceOp, OpResult producer, bool)
           -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
         Operation *owner = producer.getOwner();
         if (owner == contraction ||
-            isa<linalg::FillOp, linalg::BroadcastOp>(owner))
+            isa<linalg::FillOp, linalg::BroadcastOp>(owner) ||
+            (owner == init && isBroadcastCopy(owner)))
           return scf::SCFTileAndFuseOptions::ControlFnResult{};
         return std::nullopt;
       });
@@ -474,6 +494,11 @@ void splitRemainders(func::FuncOp func, int64_t vectorWidth) {
 LogicalResult formContractions(func::FuncOp func) {
   RewritePatternSet patterns(func.getContext());
   vector::populateVectorReductionToContractPatterns(patterns);
+  // An epilogue or fill on a tile with unit dimensions (a blocked
+  // convolution's 1x1x1xRxC) is vectorized at that rank; at the rank of the
+  // accumulators instead, a store of the accumulators and the epilogue's
+  // load of them fold away, and no tile-sized temporary is left to allocate.
+  vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
   tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
   vector::TransferReadOp::getCanonicalizationPatterns(patterns,
                                                       func.getContext());

@@ -207,41 +207,54 @@ func.func @batch_matmul_f16_into_f32(%a: tensor<6x4x8xf16>, %b: tensor<6x8x6xf16
 // kernel: an output tile of 4 columns by the 8-wide output block, whose
 // reduction loops run over the input channel blocks, the window rows and
 // columns and the input block with the accumulators in registers all along;
-// each step reads a stride-2 slice of the input and makes 4 FMAs. The
-// residual sum and the Relu are applied to the tile before its one store.
+// each step reads a stride-2 slice of the input and makes 4 FMAs. The bias
+// broadcast is fused too: the accumulators start as the bias, read into
+// registers, and the output is never written with it first. The residual
+// sum and the Relu are applied to the tile before its one store.
 // CHECK-LABEL: func.func @blocked_conv
+// CHECK-SAME: %[[BIAS:[^:]+]]: tensor<3x8xf32>
 // CHECK: tensor.extract_slice %{{.+}}[%{{.+}}, 0, %{{.+}}, %{{.+}}, 0] [1, 2, 3, 9, 8] [1, 1, 1, 1, 1]
-// CHECK: %[[INIT:.+]] = vector.transfer_read {{.*}} : tensor<1x1x1x4x8xf32>, vector<4x8xf32>
-// CHECK: scf.for %{{.+}} = %c0 to %c2 {{.*}} -> (tensor<1x1x1x4x8xf32>, vector<4x8xf32>)
+// CHECK: %[[ROW:.+]] = vector.transfer_read %[[BIAS]]{{.*}} : tensor<3x8xf32>, vector<8xf32>
+// CHECK-COUNT-3: vector.insert %[[ROW]], %{{.+}} : vector<8xf32> into vector<4x8xf32>
+// CHECK: %[[INIT:.+]] = vector.insert %[[ROW]], %{{.+}} [3] : vector<8xf32> into vector<4x8xf32>
+// CHECK: scf.for %{{.+}} = %c0 to %c2 {{.*}}, %{{.+}} = %[[INIT]]) -> (tensor<1x1x1x4x8xf32>, vector<4x8xf32>)
 // CHECK: scf.for %{{.+}} = %c0 to %c3 {{.*}} -> (tensor<1x1x1x4x8xf32>, vector<4x8xf32>)
 // CHECK: scf.for %{{.+}} = %c0 to %c3 {{.*}} -> (tensor<1x1x1x4x8xf32>, vector<4x8xf32>)
 // CHECK: scf.for %{{.+}} = %c0 to %c8 {{.*}} -> (tensor<1x1x1x4x8xf32>, vector<4x8xf32>)
 // CHECK: tensor.extract_slice %{{.+}}[0, 0, 0, 0, 0] [1, 1, 1, 4, 1] [1, 1, 1, 2, 1] : tensor<1x1x1x7x1xf32> to tensor<4x1xf32>
 // CHECK-COUNT-4: vector.fma {{.*}} : vector<8xf32>
 // CHECK-NOT: vector.fma
-// CHECK: arith.addf {{.*}} : vector<1x1x1x4x8xf32>
-// CHECK: arith.maximumf {{.*}} : vector<1x1x1x4x8xf32>
+// The epilogue works on the accumulators as they are (4x8), with no store
+// and load of them in between.
+// CHECK: %[[RES:.+]] = vector.transfer_read {{.*}} : tensor<1x3x4x4x8xf32>, vector<4x8xf32>
+// CHECK: %[[SUM:.+]] = arith.addf %{{.+}}, %[[RES]] : vector<4x8xf32>
+// CHECK: arith.maximumf %[[SUM]], %{{.+}} : vector<4x8xf32>
 // CHECK: vector.transfer_write
 // CHECK-NOT: linalg.generic
 // PAR-LABEL: func.func @blocked_conv
 // PAR: scf.forall
 // PAR-COUNT-4: scf.for {{.*}} -> (tensor<1x1x1x4x8xf32>, vector<4x8xf32>)
 // PAR-COUNT-4: vector.fma
-// PAR: arith.maximumf {{.*}} : vector<1x1x1x4x8xf32>
+// PAR: arith.maximumf {{.*}} : vector<4x8xf32>
 // PAR-NOT: linalg.generic
 #in = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 * 2 + d6, d3 * 2 + d7, d8)>
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
 #out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
 #id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
-func.func @blocked_conv(%x: tensor<1x2x9x9x8xf32>, %w: tensor<3x2x3x3x8x8xf32>, %b: tensor<1x3x4x4x8xf32>, %r: tensor<1x3x4x4x8xf32>) -> tensor<1x3x4x4x8xf32> {
+#bias = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+func.func @blocked_conv(%x: tensor<1x2x9x9x8xf32>, %w: tensor<3x2x3x3x8x8xf32>, %bias: tensor<3x8xf32>, %r: tensor<1x3x4x4x8xf32>) -> tensor<1x3x4x4x8xf32> {
   %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x3x4x4x8xf32>
+  %b = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%bias : tensor<3x8xf32>) outs(%e : tensor<1x3x4x4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<1x3x4x4x8xf32>
   %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x9x9x8xf32>, tensor<3x2x3x3x8x8xf32>) outs(%b : tensor<1x3x4x4x8xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 2, 2>}} {
   ^bb0(%a: f32, %v: f32, %acc: f32):
     %m = arith.mulf %a, %v : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
   } -> tensor<1x3x4x4x8xf32>
-  %e = tensor.empty() : tensor<1x3x4x4x8xf32>
   %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%0, %r : tensor<1x3x4x4x8xf32>, tensor<1x3x4x4x8xf32>) outs(%e : tensor<1x3x4x4x8xf32>) {
   ^bb0(%c: f32, %s: f32, %o: f32):
     %1 = arith.addf %c, %s : f32
