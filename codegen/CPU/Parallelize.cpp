@@ -80,18 +80,48 @@ struct CPUParallelizePass : impl::CPUParallelizeBase<CPUParallelizePass> {
               !sizes.empty())
             work.emplace_back(linalgOp, std::move(sizes));
 
+    // A fill that only initialises another op's accumulator (a Winograd
+    // transform's zeros) is fused into that op's tiles rather than run as a
+    // loop nest of its own: a forall that fills a tensor and another that
+    // accumulates into it made bufferization copy the filled tensor.
+    llvm::SmallPtrSet<Operation *, 8> fusedFills;
+    for (auto &[op, sizes] : work)
+      for (Value init : op.getDpsInits())
+        if (auto fill = init.getDefiningOp<linalg::FillOp>();
+            fill && init.hasOneUse())
+          fusedFills.insert(fill);
+
     IRRewriter rewriter(&getContext());
     for (auto &[op, sizes] : work) {
-      scf::SCFTilingOptions options;
-      options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
-      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      if (fusedFills.contains(op.getOperation()))
+        continue;
+      scf::SCFTilingOptions tiling;
+      tiling.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
+      tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      scf::SCFTileAndFuseOptions options;
+      options.setTilingOptions(tiling);
+      options.setFusionControlFn(
+          [&](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
+              -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+            if (isDestination && fusedFills.contains(producer.getOwner()))
+              return scf::SCFTileAndFuseOptions::ControlFnResult{};
+            return std::nullopt;
+          });
       rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      FailureOr<scf::SCFTileAndFuseResult> tiled =
+          scf::tileConsumerAndFuseProducersUsingSCF(
+              rewriter, cast<TilingInterface>(op.getOperation()), options);
       if (failed(tiled))
         continue; // it stays one sequential loop nest
-      rewriter.replaceOp(op, tiled->replacements);
+      for (OpResult result : op->getResults())
+        rewriter.replaceAllUsesWith(result, tiled->replacements.lookup(result));
+      rewriter.eraseOp(op);
     }
+    // The fills that were fused are dead now; one whose consumer could not
+    // be tiled is still used and stays.
+    for (Operation *fill : fusedFills)
+      if (fill->use_empty())
+        rewriter.eraseOp(fill);
   }
 };
 

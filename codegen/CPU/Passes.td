@@ -297,6 +297,13 @@ def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
     reduction, or whose output's last dimension is not contiguous in any
     input (a reduction over the last axis), keep their order.
 
+    Fills, copies and elementwise ops (identity maps, no indices used) on
+    buffers get one loop over the trailing dimensions that every buffer
+    holds contiguously (`memref.collapse_shape`, and upstream's
+    `collapseOpIterationDims`): a blocked tensor's innermost 16 elements
+    alone were a loop that LLVM unrolled whole before vectorizing the next
+    loop out with scatters.
+
     Before (loops i, j, k of a matmul):
     ```mlir
     linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x128xf32>)
@@ -401,6 +408,37 @@ def CPUConvToWinograd : Pass<"kiln-cpu-conv-to-winograd", "mlir::func::FuncOp"> 
     run along the output block and whose rows are the tiles, and the output
     transform writes the blocked output. A marked convolution that is not
     3x3, stride 1, undilated f32 with constant weights is an error.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def CPUPadInPlace : Pass<"kiln-cpu-pad-in-place", "mlir::func::FuncOp"> {
+  let summary = "Writes padded tensors in place: a fill, and the source's producer writing into the interior";
+  let description = [{
+    Rewrites a `tensor.pad` with static sizes and a constant padding value
+    (a convolution's or a pool's padded input) as a `linalg.fill` of the
+    padded tensor and a `tensor.insert_slice` of the source into it. When
+    the source is the only result use of a linalg op with parallel loops
+    whose payload does not read its output (an epilogue, a pool, an
+    elementwise op), that op's output becomes the interior slice of the
+    filled tensor, so that bufferization writes it in place and no copy is
+    left. Bufferized as it was, a pad was a sequential fill that LLVM stored
+    with scatters and a copy.
+
+    Before:
+    ```mlir
+    %r = linalg.generic ... outs(%e : tensor<1x4x56x56x16xf32>)
+    %p = tensor.pad %r low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0] { tensor.yield %zero }
+    ```
+    After:
+    ```mlir
+    %f = linalg.fill ins(%zero) outs(%empty : tensor<1x4x58x58x16xf32>)
+    %i = tensor.extract_slice %f[0, 0, 1, 1, 0] [1, 4, 56, 56, 16] [1, 1, 1, 1, 1]
+    %r = linalg.generic ... outs(%i : tensor<1x4x56x56x16xf32>)
+    %p = tensor.insert_slice %r into %f[0, 0, 1, 1, 0] [1, 4, 56, 56, 16] [1, 1, 1, 1, 1]
+    ```
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",

@@ -82,6 +82,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToIm2Col());
   // Register-blocked vector code for contractions (loops for the rest, below),
   // constant matmul weights first laid out as the blocks read them.
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUPadInPlace());
   if (options.vectorizeContractions) {
     cpu::CPUPackWeightsOptions pack;
     pack.vectorWidth = options.vectorWidth;
@@ -155,6 +156,17 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   pm.addPass(createCodegenCanonicalizer());
 }
 
+namespace {
+/// What kiln-opt's kiln-cpu-codegen takes of CPUCodegenOptions.
+struct CodegenPipelineOptions
+    : public PassPipelineOptions<CodegenPipelineOptions> {
+  Option<bool> parallel{*this, "parallel",
+                        llvm::cl::desc("multithreaded code (OpenMP), as "
+                                       "kiln-compile makes by default"),
+                        llvm::cl::init(false)};
+};
+} // namespace
+
 void registerPipelines() {
   PassPipelineRegistration<>(
       "kiln-graph-optimize", "Graph-level optimisation of the graph dialect",
@@ -165,11 +177,13 @@ void registerPipelines() {
       "kiln-lower-to-linalg",
       "Lowers the graph dialect to linalg, tensor, arith and math",
       [](OpPassManager &pm) { buildLowerToLinalgPipeline(pm); });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CodegenPipelineOptions>(
       "kiln-cpu-codegen",
       "Bufferizes linalg on tensors and lowers it to the LLVM dialect",
-      [](OpPassManager &pm) {
-        buildCPUCodegenPipeline(pm, CPUCodegenOptions());
+      [](OpPassManager &pm, const CodegenPipelineOptions &pipelineOptions) {
+        CPUCodegenOptions options;
+        options.parallel = pipelineOptions.parallel;
+        buildCPUCodegenPipeline(pm, options);
       });
 }
 

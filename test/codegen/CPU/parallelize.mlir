@@ -43,7 +43,7 @@ func.func @rows(%x: tensor<128x256xf32>, %init: tensor<128xf32>) -> tensor<128xf
 // Left alone: too little work for a parallel region (4096 iterations), and
 // a reduction as the first loop.
 // CHECK-LABEL: func.func @sequential
-// CHECK-NOT: scf.forall
+// CHECK-NOT: scf.forall (
 // CHECK: return
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
@@ -61,4 +61,29 @@ func.func @sequential(%small: tensor<64x64xf32>, %x: tensor<256x256xf32>, %init:
     linalg.yield %s : f32
   } -> tensor<256xf32>
   return %0, %1 : tensor<64x64xf32>, tensor<256xf32>
+}
+
+// -----
+
+// A fill that only initialises an accumulating op (a Winograd transform's
+// zeros) is fused into that op's tiles: one parallel loop, which fills and
+// accumulates each tile in turn.
+// CHECK-LABEL: func.func @fill_fused
+// CHECK: scf.forall (%{{.+}}) = (0) to (128) step (4) shared_outs(%[[O:.+]] = %{{.+}})
+// CHECK: %[[T:.+]] = tensor.extract_slice %[[O]]
+// CHECK: %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[T]] : tensor<4xf32>)
+// CHECK: linalg.generic {{.*}} outs(%[[F]] : tensor<4xf32>)
+// CHECK-NOT: scf.forall (
+#in2 = affine_map<(d0, d1) -> (d0, d1)>
+#out2 = affine_map<(d0, d1) -> (d0)>
+func.func @fill_fused(%x: tensor<128x256xf32>) -> tensor<128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128xf32>) -> tensor<128xf32>
+  %y = linalg.generic {indexing_maps = [#in2, #out2], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<128x256xf32>) outs(%f : tensor<128xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<128xf32>
+  return %y : tensor<128xf32>
 }

@@ -59,3 +59,25 @@ func.func @elementwise(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %c: memref<4x8x
   linalg.add ins(%a, %b : memref<4x8xf32>, memref<4x8xf32>) outs(%c : memref<4x8xf32>)
   return
 }
+
+// -----
+
+// A fill of a slice of a padded blocked buffer (one channel block, 7 rows)
+// and an elementwise op on whole buffers: the trailing dimensions that every
+// buffer holds contiguously (all of them here; unit dimensions fit anywhere)
+// become one loop.
+// CHECK-LABEL: func.func @contiguous
+// CHECK: %[[S:.+]] = memref.collapse_shape %{{.+}} {{\[}}[0, 1, 2, 3, 4]] : memref<1x1x7x58x16xf32, strided<[215296, 53824, 928, 16, 1], offset: ?>> into memref<6496xf32, strided<[1], offset: ?>>
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[S]] : memref<6496xf32, strided<[1], offset: ?>>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%{{.+}} : memref<3584xf32>) outs(%{{.+}} : memref<3584xf32>)
+func.func @contiguous(%buffer: memref<1x4x58x58x16xf32>, %i: index, %x: memref<1x4x56x16xf32>, %y: memref<1x4x56x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %slice = memref.subview %buffer[0, %i, 0, 0, 0] [1, 1, 7, 58, 16] [1, 1, 1, 1, 1] : memref<1x4x58x58x16xf32> to memref<1x1x7x58x16xf32, strided<[215296, 53824, 928, 16, 1], offset: ?>>
+  linalg.fill ins(%zero : f32) outs(%slice : memref<1x1x7x58x16xf32, strided<[215296, 53824, 928, 16, 1], offset: ?>>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x4x56x16xf32>) outs(%y : memref<1x4x56x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
