@@ -68,7 +68,8 @@ struct PadInPlace : OpRewritePattern<tensor::PadOp> {
       Attribute attr;
       if (!matchPattern(padValue, m_Constant(&attr)))
         return rewriter.notifyMatchFailure(pad, "padding value not constant");
-      padValue = arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(attr));
+      padValue =
+          arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(attr));
     }
     Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                           type.getElementType());
@@ -90,8 +91,8 @@ struct PadInPlace : OpRewritePattern<tensor::PadOp> {
           def->getBlock() == writer->getBlock())
         rewriter.moveOpBefore(def, writer);
       rewriter.moveOpBefore(fillOp, writer);
-      Value interior = tensor::ExtractSliceOp::create(
-          rewriter, loc, filled, offsets, sizes, strides);
+      Value interior = tensor::ExtractSliceOp::create(rewriter, loc, filled,
+                                                      offsets, sizes, strides);
       rewriter.modifyOpInPlace(writer, [&] {
         writer.getDpsInitOperand(result.getResultNumber())->set(interior);
       });
@@ -109,8 +110,8 @@ struct CPUPadInPlacePass : impl::CPUPadInPlaceBase<CPUPadInPlacePass> {
     patterns.add<PadInPlace>(&getContext());
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
   }
 };

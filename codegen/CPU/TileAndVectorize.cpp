@@ -114,7 +114,7 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
 /// reduction runs one input channel block, one window position and one
 /// input channel (or the configuration's k_tile of them) at a time, so that
 /// the tile stays in registers for the whole window; each step is a small
-/// matmul, see convTileAsMatmul.
+/// matmul per output channel block, see convTileAsMatmuls.
 SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
                                                 int64_t vectorWidth,
                                                 int64_t rows) {
@@ -127,25 +127,40 @@ SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
   KernelConfig config = KernelConfig::get(op);
   int64_t width = config.vectorWidth.value_or(vectorWidth);
   int64_t block = conv->outputShape[4], columns = conv->outputShape[3];
-  int64_t rowTile =
-      config.rows
-          ? largestDivisor(columns, *config.rows)
-          : largestDivisor(
-                columns,
-                std::min<int64_t>(
-                    rows * std::max<int64_t>(1, 2 * width / block), 3 * rows));
+  int64_t outputBlocks = conv->outputShape[1];
+  int64_t rowLimit = config.rows.value_or(std::min<int64_t>(
+      rows * std::max<int64_t>(1, 2 * width / block), 3 * rows));
+  int64_t rowTile = largestDivisor(columns, rowLimit);
+  // Two output channel blocks per tile where the block is one vector: each
+  // input element broadcast then feeds two FMAs, as in a matmul's block of
+  // two vectors, with up to 1.5x the rows (24 accumulators). Not where the
+  // columns have no divisor of four rows or more (13 of SqueezeNet's last
+  // layer): one block of 13 rows is better there.
+  int64_t blocks = 1;
+  if (config.vectors) {
+    if (outputBlocks % *config.vectors == 0)
+      blocks = *config.vectors;
+  } else if (block == width && outputBlocks % 2 == 0) {
+    int64_t pairRows =
+        largestDivisor(columns, config.rows.value_or(rows + rows / 2));
+    if (pairRows >= 4) {
+      blocks = 2;
+      rowTile = pairRows;
+    }
+  }
   int64_t depth = conv->inputShape[4];
   int64_t depthTile =
       config.reductionTile ? largestDivisor(depth, *config.reductionTile) : 1;
-  return {1, 1, 1, rowTile, 0, 1, 1, 1, depthTile};
+  return {1, blocks, 1, rowTile, 0, 1, 1, 1, depthTile};
 }
 
 /// Rewrites one reduction step of a blocked convolution's output tile (see
-/// chooseBlockedConvTileSizes) as the matmul it is: out[ow, o] +=
-/// in[ow * s, i] * w[i, o], with the input read through a strided slice.
-/// Returns the matmul, or failure when `tile` does not have that shape.
-FailureOr<linalg::MatmulOp> convTileAsMatmul(RewriterBase &rewriter,
-                                             linalg::GenericOp tile) {
+/// chooseBlockedConvTileSizes) as the matmuls it is, one per output channel
+/// block k of the tile: out[k, ow, o] += in[ow * s, i] * w[k, i, o], with the
+/// input read through a strided slice that all of them share. Returns the
+/// matmuls, or failure when `tile` does not have that shape.
+FailureOr<SmallVector<linalg::MatmulOp>>
+convTileAsMatmuls(RewriterBase &rewriter, linalg::GenericOp tile) {
   auto tag = tile->getAttrOfType<DictionaryAttr>(kBlockedConvAttr);
   auto strides = tag ? tag.getAs<DenseI64ArrayAttr>("strides") : nullptr;
   if (!strides || strides.size() != 2 || tile.getNumDpsInputs() != 2 ||
@@ -163,38 +178,48 @@ FailureOr<linalg::MatmulOp> convTileAsMatmul(RewriterBase &rewriter,
     return failure();
   ArrayRef<int64_t> in = inputType.getShape(), w = weightType.getShape(),
                     out = outputType.getShape();
-  int64_t rowCount = out[3], depth = in[4], block = out[4];
+  int64_t blocks = out[1], rowCount = out[3], depth = in[4], block = out[4];
   int64_t stride = strides[1];
-  if (in[0] != 1 || in[1] != 1 || in[2] != 1 || out[0] != 1 || out[1] != 1 ||
-      out[2] != 1 || w[0] != 1 || w[1] != 1 || w[2] != 1 || w[3] != 1 ||
-      w[4] != depth || w[5] != block || in[3] != (rowCount - 1) * stride + 1)
+  if (in[0] != 1 || in[1] != 1 || in[2] != 1 || out[0] != 1 || out[2] != 1 ||
+      w[0] != blocks || w[1] != 1 || w[2] != 1 || w[3] != 1 || w[4] != depth ||
+      w[5] != block || in[3] != (rowCount - 1) * stride + 1)
     return failure();
 
   Location loc = tile.getLoc();
   MLIRContext *ctx = rewriter.getContext();
   Type element = outputType.getElementType();
-  auto slice = [&](Value source, ArrayRef<int64_t> sizes,
-                   ArrayRef<int64_t> steps, ArrayRef<int64_t> shape) {
-    SmallVector<OpFoldResult> offsets(sizes.size(), rewriter.getIndexAttr(0));
+  auto slice = [&](Value source, ArrayRef<int64_t> offsets,
+                   ArrayRef<int64_t> sizes, ArrayRef<int64_t> steps,
+                   ArrayRef<int64_t> shape) {
     return tensor::ExtractSliceOp::create(
-        rewriter, loc, RankedTensorType::get(shape, element), source, offsets,
+        rewriter, loc, RankedTensorType::get(shape, element), source,
+        getAsIndexOpFoldResult(ctx, offsets),
         getAsIndexOpFoldResult(ctx, sizes), getAsIndexOpFoldResult(ctx, steps));
   };
   rewriter.setInsertionPoint(tile);
-  Value lhs = slice(input, {1, 1, 1, rowCount, depth}, {1, 1, 1, stride, 1},
-                    {rowCount, depth});
-  Value rhs = slice(weight, w, {1, 1, 1, 1, 1, 1}, {depth, block});
-  Value acc = slice(output, out, {1, 1, 1, 1, 1}, {rowCount, block});
-  auto matmul =
-      linalg::MatmulOp::create(rewriter, loc, TypeRange{acc.getType()},
-                               ValueRange{lhs, rhs}, ValueRange{acc});
-  SmallVector<OpFoldResult> offsets(5, rewriter.getIndexAttr(0));
-  SmallVector<OpFoldResult> steps(5, rewriter.getIndexAttr(1));
-  Value result = tensor::InsertSliceOp::create(
-      rewriter, loc, matmul.getResult(0), output, offsets,
-      getAsIndexOpFoldResult(ctx, out), steps);
+  Value lhs = slice(input, {0, 0, 0, 0, 0}, {1, 1, 1, rowCount, depth},
+                    {1, 1, 1, stride, 1}, {rowCount, depth});
+  SmallVector<linalg::MatmulOp> matmuls;
+  Value result = output;
+  for (int64_t k = 0; k < blocks; ++k) {
+    Value rhs = slice(weight, {k, 0, 0, 0, 0, 0}, {1, 1, 1, 1, depth, block},
+                      {1, 1, 1, 1, 1, 1}, {depth, block});
+    SmallVector<int64_t> offsets = {0, k, 0, 0, 0};
+    SmallVector<int64_t> sizes = {1, 1, 1, rowCount, block};
+    Value acc =
+        slice(result, offsets, sizes, {1, 1, 1, 1, 1}, {rowCount, block});
+    auto matmul =
+        linalg::MatmulOp::create(rewriter, loc, TypeRange{acc.getType()},
+                                 ValueRange{lhs, rhs}, ValueRange{acc});
+    matmuls.push_back(matmul);
+    SmallVector<OpFoldResult> steps(5, rewriter.getIndexAttr(1));
+    result = tensor::InsertSliceOp::create(
+        rewriter, loc, matmul.getResult(0), result,
+        getAsIndexOpFoldResult(ctx, offsets),
+        getAsIndexOpFoldResult(ctx, sizes), steps);
+  }
   rewriter.replaceOp(tile, result);
-  return matmul;
+  return matmuls;
 }
 
 /// The loop order with the innermost N dimension just outside the innermost M
@@ -224,10 +249,13 @@ std::optional<SmallVector<int64_t>> nOuterOrder(linalg::LinalgOp op) {
 void vectorizeTile(RewriterBase &rewriter, Operation *tile) {
   if (auto generic = dyn_cast<linalg::GenericOp>(tile);
       generic && generic->hasAttr(kBlockedConvAttr)) {
-    FailureOr<linalg::MatmulOp> matmul = convTileAsMatmul(rewriter, generic);
-    if (failed(matmul))
+    FailureOr<SmallVector<linalg::MatmulOp>> matmuls =
+        convTileAsMatmuls(rewriter, generic);
+    if (failed(matmuls))
       return;
-    tile = *matmul;
+    for (linalg::MatmulOp matmul : *matmuls)
+      vectorizeTile(rewriter, matmul);
+    return;
   }
   rewriter.setInsertionPoint(tile);
   FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
