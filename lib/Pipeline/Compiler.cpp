@@ -323,7 +323,7 @@ private:
     graphOptions.enable = options.optimizeGraph;
     std::string layout = options.layout;
     if (layout == "auto")
-      layout = options.sveVectorBits > 0 ? "nchw" : "blocked";
+      layout = "blocked";
     if (layout == "nc1hwc0") {
       // The same layout, named as Ascend's toolchains name it: C0 is 16
       // unless --layout-block says otherwise, whatever the vector width.

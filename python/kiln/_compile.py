@@ -65,8 +65,7 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         default 0: the target's fp32 vector width) channels per block;
         "nc1hwc0" is the same layout with 16 channels per block unless
         ``layout_block`` says otherwise; "nchw" keeps them in NCHW; "auto"
-        (the default) is blocked, except with ``sve_vector_bits``, where it
-        is NCHW.
+        (the default) is blocked.
 
     Returns:
       The output path, as a str.

@@ -1,5 +1,5 @@
 """The blocked layout NCHWc (kiln-compile --layout=blocked, the default on
-every target but fixed-length SVE): convolutions (one-group and depthwise),
+every target): convolutions (one-group and depthwise),
 pools, elementwise ops, BatchNorm and channel concats run on
 N x C1 x H x W x c tensors, with layout conversions only
 where the blocked region begins and ends, and the results still match
@@ -120,6 +120,12 @@ def test_blocked_is_the_default(tmp_path):
     counts, report, _ = graph_report(path, tmp_path, "--layout=nchw")
     assert "layout: nchw" in report
     assert not [op for op in counts if "blocked" in op], counts
+    # Fixed-length SVE too, with blocks of one 256-bit vector (it was NCHW
+    # while SVE's lowering left the blocked direct convolution scalar).
+    counts, report, _ = graph_report(path, tmp_path, "--target=aarch64",
+                                     "--cpu=neoverse-v1", "--sve-vector-bits=256")
+    assert "layout: blocked NCHWc, c=8" in report
+    assert counts["graph.blocked_conv"] == 8
 
 
 def test_nc1hwc0_blocks_by_16(tmp_path):

@@ -57,7 +57,7 @@ cl::opt<std::string>
                     "blocked (NCHWc, converted back only where the blocked "
                     "ops end), nc1hwc0 (the same with C0 = 16 unless "
                     "--layout-block says otherwise), nchw, or auto (default: "
-                    "blocked, but nchw with --sve-vector-bits)"),
+                    "blocked)"),
            cl::init("auto"), cl::cat(category));
 cl::opt<int64_t> layoutBlock(
     "layout-block",
