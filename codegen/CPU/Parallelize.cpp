@@ -24,14 +24,6 @@ using namespace mlir;
 namespace kiln::cpu {
 namespace {
 
-/// The largest divisor of `size` that is at most `limit` (at least 1).
-int64_t largestDivisorAtMost(int64_t size, int64_t limit) {
-  for (int64_t d = std::min(size, limit); d > 1; --d)
-    if (size % d == 0)
-      return d;
-  return 1;
-}
-
 /// Tile sizes that cut the leading parallel loops of `op` into at least
 /// `minTiles` tiles where they can (0: a loop left whole), or an empty vector
 /// when `op` should stay sequential.
@@ -54,8 +46,7 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t minTiles,
     if (range == 1)
       continue;
     int64_t wanted = llvm::divideCeil(minTiles, tiles);
-    sizes[i] =
-        range <= wanted ? 1 : largestDivisorAtMost(range, range / wanted);
+    sizes[i] = range <= wanted ? 1 : largestDivisor(range, range / wanted);
     tiles *= range / sizes[i];
   }
   if (tiles < 2)

@@ -43,8 +43,13 @@ std::optional<int> winogradTileOf(llvm::StringRef algorithm);
 /// shapes, constant weights.
 bool isWinogradCandidate(mlir::linalg::Conv2DNchwFchwOp conv);
 
-/// The values of a constant f32 tensor, held inline or as a resource blob.
+/// The values of a constant f32 tensor, held inline or as a resource blob,
+/// or of a linalg.transpose of one.
 std::optional<llvm::SmallVector<double>> constantValues(mlir::Value value);
+
+/// The largest divisor of `size` that is at most `limit` (at least 1): a
+/// tile size that leaves no remainder.
+int64_t largestDivisor(int64_t size, int64_t limit);
 
 /// The ONNX node name of a convolution, from its location, or "conv#INDEX".
 std::string convLayerName(mlir::Operation *op, unsigned index);

@@ -34,15 +34,15 @@ namespace kiln::cpu {
 using namespace mlir;
 
 namespace kiln::cpu {
-namespace {
 
-/// The largest divisor of `size` that is at most `limit`.
 int64_t largestDivisor(int64_t size, int64_t limit) {
   for (int64_t d = std::min(size, limit); d > 1; --d)
     if (size % d == 0)
       return d;
   return 1;
 }
+
+namespace {
 
 /// The width of a register block along N (`size` elements): the
 /// configuration's, or two vectors, unless two vectors leave a ragged
