@@ -133,16 +133,17 @@ SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
   int64_t rowTile = largestDivisor(columns, rowLimit);
   // Two output channel blocks per tile where the block is one vector: each
   // input element broadcast then feeds two FMAs, as in a matmul's block of
-  // two vectors, with up to 1.5x the rows (24 accumulators). Not where the
-  // columns have no divisor of four rows or more (13 of SqueezeNet's last
-  // layer): one block of 13 rows is better there.
+  // two vectors. With 32 vector registers (rows 8) up to 12 rows, 24
+  // accumulators; with 16 (rows 6) at most `rows`, 12 of them, or they
+  // spill. Not where the columns have no divisor of four rows or more (13
+  // of SqueezeNet's last layer): one block of 13 rows is better there.
   int64_t blocks = 1;
   if (config.vectors) {
     if (outputBlocks % *config.vectors == 0)
       blocks = *config.vectors;
   } else if (block == width && outputBlocks % 2 == 0) {
-    int64_t pairRows =
-        largestDivisor(columns, config.rows.value_or(rows + rows / 2));
+    int64_t pairLimit = rows >= 8 ? rows + rows / 2 : rows;
+    int64_t pairRows = largestDivisor(columns, config.rows.value_or(pairLimit));
     if (pairRows >= 4) {
       blocks = 2;
       rowTile = pairRows;
