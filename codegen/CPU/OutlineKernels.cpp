@@ -89,13 +89,28 @@ SetVector<Value> usedValues(Operation *op) {
   return used;
 }
 
-/// Marks every buffer argument of `function` noalias. Valid for the
-/// arguments collectCaptures chooses: see the comment at its use.
-void markNoAlias(func::FuncOp function) {
-  Builder builder(function.getContext());
-  for (auto [index, type] : llvm::enumerate(function.getArgumentTypes()))
+/// A private function `name` of `types`, at the builder's insertion point,
+/// with its entry block: never inlined (LLVM would inline a function called
+/// once straight back), every buffer argument noalias. That is valid for
+/// the arguments collectCaptures chooses: every one is a buffer of its own,
+/// a model input or output, an allocation, or a buffer of the workspace,
+/// which kiln-cpu-plan-memory places clear of every buffer alive at the same
+/// time (and so of every other buffer one loop nest uses); other views are
+/// recreated inside, never passed. No two arguments overlap, and LLVM
+/// vectorizes without the runtime checks it cannot always build (buffers at
+/// unknown distances in one workspace defeated them).
+func::FuncOp createOutlinedFunction(OpBuilder &builder, Location loc,
+                                    StringRef name, TypeRange types) {
+  auto function = func::FuncOp::create(builder, loc, name,
+                                       builder.getFunctionType(types, {}));
+  function.setPrivate();
+  function->setAttr("passthrough",
+                    builder.getArrayAttr({builder.getStringAttr("noinline")}));
+  for (auto [index, type] : llvm::enumerate(types))
     if (isa<MemRefType>(type))
       function.setArgAttr(index, "llvm.noalias", builder.getUnitAttr());
+  function.addEntryBlock();
+  return function;
 }
 
 /// Elements of `type`: its vector size, or 1 for a scalar.
@@ -266,27 +281,15 @@ struct CPUOutlineKernelsPass
     // At the end of the module: kernels keep the order of the loop nests.
     builder.setInsertionPointToEnd(getOperation().getBody());
     std::string name = (parent.getSymName() + "_kernel" + Twine(count++)).str();
-    auto kernel = func::FuncOp::create(builder, op->getLoc(), name,
-                                       FunctionType::get(ctx, types, {}));
-    kernel.setPrivate();
-    // LLVM would inline a function called once straight back.
-    kernel->setAttr("passthrough",
-                    builder.getArrayAttr({builder.getStringAttr("noinline")}));
+    func::FuncOp kernel =
+        createOutlinedFunction(builder, op->getLoc(), name, types);
     // What the model's kernel table says about it (lib/Target/ModelABI.cpp).
     std::optional<uint64_t> flops = countFlops(op);
     kernel->setAttr(kKernelFlopsAttr,
                     builder.getI64IntegerAttr(int64_t(flops.value_or(0))));
     kernel->setAttr(kKernelSourceAttr,
                     builder.getStringAttr(sourceNodes(op->getLoc())));
-    // Every buffer argument is a buffer of its own: a model input or output,
-    // an allocation, or a buffer of the workspace, which kiln-cpu-plan-memory
-    // places clear of every buffer alive at the same time (and so of every
-    // other buffer this loop nest uses); other views are recreated inside,
-    // never passed. No two arguments overlap, and LLVM vectorizes without
-    // the runtime checks it cannot always build (buffers at unknown
-    // distances in one workspace defeated them).
-    markNoAlias(kernel);
-    Block *body = kernel.addEntryBlock();
+    Block *body = &kernel.front();
     IRMapping mapping;
     for (auto [value, arg] : llvm::zip_equal(arguments, body->getArguments()))
       mapping.map(value, arg);
@@ -329,14 +332,9 @@ struct CPUOutlineKernelsPass
       types.push_back(value.getType());
     OpBuilder builder(ctx);
     builder.setInsertionPointAfter(kernel);
-    auto tile = func::FuncOp::create(builder, loop.getLoc(),
-                                     (kernel.getSymName() + "_tile").str(),
-                                     FunctionType::get(ctx, types, {}));
-    tile.setPrivate();
-    tile->setAttr("passthrough",
-                  builder.getArrayAttr({builder.getStringAttr("noinline")}));
-    markNoAlias(tile);
-    Block *body = tile.addEntryBlock();
+    func::FuncOp tile = createOutlinedFunction(
+        builder, loop.getLoc(), (kernel.getSymName() + "_tile").str(), types);
+    Block *body = &tile.front();
     IRMapping mapping;
     unsigned indices = loopBody->getNumArguments();
     for (auto [iv, arg] :

@@ -109,6 +109,33 @@ static LogicalResult verifyWindow(Operation *op, RankedTensorType input,
   return success();
 }
 
+/// The epilogue of a blocked convolution: a bias of `blocks` x c (the
+/// output's channel blocks, named `blocks` in the message), a residual of
+/// the result's type, and as many activation parameters as the activation
+/// takes.
+static LogicalResult verifyEpilogue(Operation *op, RankedTensorType result,
+                                    int64_t c, StringRef blocks, Value bias,
+                                    Value residual, Activation activation,
+                                    ArrayRef<float> activationParams) {
+  if (bias) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (biasType.getRank() != 2 ||
+        !sameOrDynamic(biasType.getDimSize(0), result.getDimSize(1)) ||
+        biasType.getDimSize(1) != c)
+      return op->emitOpError()
+             << "bias must be " << blocks << " x " << c << ", got " << biasType;
+  }
+  if (residual && residual.getType() != result)
+    return op->emitOpError() << "residual " << residual.getType()
+                             << " differs from the result " << result;
+  int64_t params = FusedConvOp::getNumActivationParams(activation);
+  if (static_cast<int64_t>(activationParams.size()) != params)
+    return op->emitOpError()
+           << "activation " << stringifyActivation(activation) << " takes "
+           << params << " parameters, got " << activationParams.size();
+  return success();
+}
+
 LogicalResult BlockedConvOp::verify() {
   RankedTensorType input = getInput().getType();
   RankedTensorType result = getResult().getType();
@@ -131,23 +158,9 @@ LogicalResult BlockedConvOp::verify() {
                          << " and result " << result << ", got " << weight;
   if (!sameOrDynamic(input.getDimSize(0), result.getDimSize(0)))
     return emitOpError("input and result have different batch sizes");
-  if (Value bias = getBias()) {
-    auto biasType = cast<RankedTensorType>(bias.getType());
-    if (biasType.getRank() != 2 ||
-        !sameOrDynamic(biasType.getDimSize(0), result.getDimSize(1)) ||
-        biasType.getDimSize(1) != *c)
-      return emitOpError() << "bias must be K1 x " << *c << ", got "
-                           << biasType;
-  }
-  if (Value residual = getResidual(); residual && residual.getType() != result)
-    return emitOpError() << "residual " << residual.getType()
-                         << " differs from the result " << result;
-  int64_t params = FusedConvOp::getNumActivationParams(getActivation());
-  if (static_cast<int64_t>(getActivationParams().size()) != params)
-    return emitOpError() << "activation "
-                         << stringifyActivation(getActivation()) << " takes "
-                         << params << " parameters, got "
-                         << getActivationParams().size();
+  if (failed(verifyEpilogue(*this, result, *c, "K1", getBias(), getResidual(),
+                            getActivation(), getActivationParams())))
+    return failure();
   SmallVector<int64_t> kernel = {weight.getDimSize(2), weight.getDimSize(3)};
   return verifyWindow(*this, input, result, kernel, getStrides(), getPads(),
                       getDilations(), /*ceilMode=*/false);
@@ -188,23 +201,9 @@ LogicalResult BlockedDepthwiseConvOp::verify() {
       !sameOrDynamic(weight.getDimSize(0), result.getDimSize(1)))
     return emitOpError() << "weight must be C1 x kh x kw x " << *c
                          << " for result " << result << ", got " << weight;
-  if (Value bias = getBias()) {
-    auto biasType = cast<RankedTensorType>(bias.getType());
-    if (biasType.getRank() != 2 ||
-        !sameOrDynamic(biasType.getDimSize(0), result.getDimSize(1)) ||
-        biasType.getDimSize(1) != *c)
-      return emitOpError() << "bias must be C1 x " << *c << ", got "
-                           << biasType;
-  }
-  if (Value residual = getResidual(); residual && residual.getType() != result)
-    return emitOpError() << "residual " << residual.getType()
-                         << " differs from the result " << result;
-  int64_t params = FusedConvOp::getNumActivationParams(getActivation());
-  if (static_cast<int64_t>(getActivationParams().size()) != params)
-    return emitOpError() << "activation "
-                         << stringifyActivation(getActivation()) << " takes "
-                         << params << " parameters, got "
-                         << getActivationParams().size();
+  if (failed(verifyEpilogue(*this, result, *c, "C1", getBias(), getResidual(),
+                            getActivation(), getActivationParams())))
+    return failure();
   SmallVector<int64_t> kernel = {weight.getDimSize(1), weight.getDimSize(2)};
   return verifyWindow(*this, input, result, kernel, getStrides(), getPads(),
                       getDilations(), /*ceilMode=*/false);

@@ -134,6 +134,65 @@ SmallVector<double> blockWeight(ArrayRef<double> weight,
   return blocked;
 }
 
+/// The constant weight and (optional) bias of a convolution, or nothing
+/// when either is not a constant.
+template <typename ConvLikeOp>
+std::optional<
+    std::pair<SmallVector<double>, std::optional<SmallVector<double>>>>
+getConstantParameters(ConvLikeOp op) {
+  std::optional<SmallVector<double>> weight = getFloatElements(op.getWeight());
+  if (!weight)
+    return std::nullopt;
+  std::optional<SmallVector<double>> bias;
+  if (op.getBias()) {
+    bias = getFloatElements(op.getBias());
+    if (!bias)
+      return std::nullopt;
+  }
+  return std::make_pair(std::move(*weight), std::move(bias));
+}
+
+/// The values `bias` of the operand `original` as a [blocks, block]
+/// constant of its element type, zero in the padding channels; a null
+/// value without a bias.
+Value createBlockedBias(PatternRewriter &rewriter, Location loc, Value original,
+                        const std::optional<SmallVector<double>> &bias,
+                        int64_t blocks, int64_t block) {
+  if (!bias)
+    return nullptr;
+  SmallVector<double> padded(*bias);
+  padded.resize(blocks * block, 0.0);
+  return createFloatConstant(
+      rewriter, loc,
+      RankedTensorType::get({blocks, block},
+                            getElementTypeOrSelf(original.getType())),
+      padded);
+}
+
+/// Replaces the convolution `op` by BlockedOp on the blocked `input` with the
+/// blocked `weight` and `bias`, taking a graph.fused_conv's residual and
+/// activation along, and converts the result back to NCHW.
+template <typename BlockedOp, typename ConvLikeOp>
+void replaceWithBlocked(PatternRewriter &rewriter, ConvLikeOp op, Value input,
+                        Value weight, Value bias, int64_t block) {
+  Location loc = op.getLoc();
+  Value residual;
+  auto activation = Activation::None;
+  ArrayRef<float> params;
+  if constexpr (std::is_same_v<ConvLikeOp, FusedConvOp>) {
+    if (op.getResidual())
+      residual = toBlocked(rewriter, loc, op.getResidual(), block);
+    activation = op.getActivation();
+    params = op.getActivationParams();
+  }
+  RankedTensorType resultType = op.getResult().getType();
+  Value blocked =
+      BlockedOp::create(rewriter, loc, getBlockedType(resultType, block), input,
+                        weight, bias, residual, op.getStrides(), op.getPads(),
+                        op.getDilations(), activation, params);
+  rewriter.replaceOpWithNewOp<FromBlockedOp>(op, resultType, blocked);
+}
+
 /// A 2-D graph.conv or graph.fused_conv of one group with constant weights
 /// (and bias) becomes a graph.blocked_conv.
 template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
@@ -149,16 +208,11 @@ template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
         !isStaticNCHW(op.getWeight().getType()))
       return rewriter.notifyMatchFailure(op,
                                          "not a static 2-D f32 convolution");
-    std::optional<SmallVector<double>> weight =
-        getFloatElements(op.getWeight());
-    if (!weight)
-      return rewriter.notifyMatchFailure(op, "weight is not a constant");
-    std::optional<SmallVector<double>> bias;
-    if (op.getBias()) {
-      bias = getFloatElements(op.getBias());
-      if (!bias)
-        return rewriter.notifyMatchFailure(op, "bias is not a constant");
-    }
+    auto parameters = getConstantParameters(op);
+    if (!parameters)
+      return rewriter.notifyMatchFailure(op,
+                                         "weight or bias is not a constant");
+    auto &[weight, bias] = *parameters;
 
     Location loc = op.getLoc();
     RankedTensorType weightType = op.getWeight().getType();
@@ -177,34 +231,12 @@ template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
                               weightType.getElementType());
     Value blockedWeight =
         createFloatConstant(rewriter, loc, blockedWeightType,
-                            blockWeight(*weight, wshape, inBlock, block));
-    Value blockedBias;
-    if (bias) {
-      SmallVector<double> padded(*bias);
-      padded.resize(filterBlocks * block, 0.0);
-      blockedBias = createFloatConstant(
-          rewriter, loc,
-          RankedTensorType::get({filterBlocks, block},
-                                op.getBias().getType().getElementType()),
-          padded);
-    }
-
+                            blockWeight(weight, wshape, inBlock, block));
+    Value blockedBias = createBlockedBias(rewriter, loc, op.getBias(), bias,
+                                          filterBlocks, block);
     Value input = toBlocked(rewriter, loc, op.getInput(), inBlock);
-    Value residual;
-    auto activation = Activation::None;
-    ArrayRef<float> params;
-    if constexpr (std::is_same_v<ConvLikeOp, FusedConvOp>) {
-      if (op.getResidual())
-        residual = toBlocked(rewriter, loc, op.getResidual(), block);
-      activation = op.getActivation();
-      params = op.getActivationParams();
-    }
-    RankedTensorType resultType = op.getResult().getType();
-    Value blocked = BlockedConvOp::create(
-        rewriter, loc, getBlockedType(resultType, block), input, blockedWeight,
-        blockedBias, residual, op.getStrides(), op.getPads(), op.getDilations(),
-        activation, params);
-    rewriter.replaceOpWithNewOp<FromBlockedOp>(op, resultType, blocked);
+    replaceWithBlocked<BlockedConvOp>(rewriter, op, input, blockedWeight,
+                                      blockedBias, block);
     return success();
   }
 
@@ -273,16 +305,11 @@ struct BlockDepthwiseConv : OpRewritePattern<ConvLikeOp> {
         wshape[0] != channels || wshape[1] != 1)
       return rewriter.notifyMatchFailure(
           op, "not depthwise (group = channels = filters)");
-    std::optional<SmallVector<double>> weight =
-        getFloatElements(op.getWeight());
-    if (!weight)
-      return rewriter.notifyMatchFailure(op, "weight is not a constant");
-    std::optional<SmallVector<double>> bias;
-    if (op.getBias()) {
-      bias = getFloatElements(op.getBias());
-      if (!bias)
-        return rewriter.notifyMatchFailure(op, "bias is not a constant");
-    }
+    auto parameters = getConstantParameters(op);
+    if (!parameters)
+      return rewriter.notifyMatchFailure(op,
+                                         "weight or bias is not a constant");
+    auto &[weight, bias] = *parameters;
 
     Location loc = op.getLoc();
     Type element = op.getWeight().getType().getElementType();
@@ -290,31 +317,12 @@ struct BlockDepthwiseConv : OpRewritePattern<ConvLikeOp> {
     Value blockedWeight = createFloatConstant(
         rewriter, loc,
         RankedTensorType::get({blocks, wshape[2], wshape[3], block}, element),
-        blockDepthwiseWeight(*weight, wshape, block));
-    Value blockedBias;
-    if (bias) {
-      SmallVector<double> padded(*bias);
-      padded.resize(blocks * block, 0.0);
-      blockedBias = createFloatConstant(
-          rewriter, loc, RankedTensorType::get({blocks, block}, element),
-          padded);
-    }
+        blockDepthwiseWeight(weight, wshape, block));
+    Value blockedBias =
+        createBlockedBias(rewriter, loc, op.getBias(), bias, blocks, block);
     Value input = toBlocked(rewriter, loc, op.getInput(), block);
-    Value residual;
-    auto activation = Activation::None;
-    ArrayRef<float> params;
-    if constexpr (std::is_same_v<ConvLikeOp, FusedConvOp>) {
-      if (op.getResidual())
-        residual = toBlocked(rewriter, loc, op.getResidual(), block);
-      activation = op.getActivation();
-      params = op.getActivationParams();
-    }
-    RankedTensorType resultType = op.getResult().getType();
-    Value blocked = BlockedDepthwiseConvOp::create(
-        rewriter, loc, getBlockedType(resultType, block), input, blockedWeight,
-        blockedBias, residual, op.getStrides(), op.getPads(), op.getDilations(),
-        activation, params);
-    rewriter.replaceOpWithNewOp<FromBlockedOp>(op, resultType, blocked);
+    replaceWithBlocked<BlockedDepthwiseConvOp>(
+        rewriter, op, input, blockedWeight, blockedBias, block);
     return success();
   }
 
