@@ -5,7 +5,8 @@ the cost model's choice next to the measurements (docs/performance.md).
   .venv/bin/python tools/conv_algorithms.py 64x56 256x14 512x7 [--threads 1]
       [--layout blocked|nchw]
 
-Each LAYER is CxH: C channels in and out on an HxH map, batch 1. Every layer
+Each LAYER is CxH (C channels in and out) or CxKxH (C in, K out) on an HxH
+map, batch 1. Every layer
 is compiled once per algorithm with kiln-compile --conv-algorithm=ALG and run
 with kiln-run (min of the timed runs, in ms); `kiln-compile --report` gives
 the cost model's choice and estimates. In the blocked layout (the default)
@@ -37,7 +38,7 @@ ALGORITHMS = {
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("layers", nargs="+", help="CxH, e.g. 64x56")
+    parser.add_argument("layers", nargs="+", help="CxH or CxKxH, e.g. 64x56 16x64x55")
     parser.add_argument("--build", default=os.environ.get("KILN_BUILD_DIR", ROOT / "build"))
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=30)
@@ -48,8 +49,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for layer in args.layers:
-            c, h = (int(v) for v in layer.split("x"))
-            model, feeds = conv_model(1, c, c, h, h)
+            sizes = [int(v) for v in layer.split("x")]
+            c, k, h = sizes if len(sizes) == 3 else (sizes[0], sizes[0], sizes[1])
+            model, feeds = conv_model(1, c, k, h, h)
             onnx.save(model, str(tmp / "layer.onnx"))
             np.save(tmp / "x.npy", feeds["x"])
             layout = f"--layout={args.layout}"
@@ -67,7 +69,7 @@ def main():
                                       "--warmup", "3", "--repeat", str(args.repeat), "--json"],
                                      capture_output=True, text=True, check=True).stdout
                 times.append(f"{algorithm}={json.loads(out)['min_ms']:.3f}")
-            print(f"{c} ch, {h}x{h}: min ms {' '.join(times)}\n  {choice}", flush=True)
+            print(f"{c}->{k} ch, {h}x{h}: min ms {' '.join(times)}\n  {choice}", flush=True)
 
 
 if __name__ == "__main__":

@@ -85,8 +85,12 @@ double contractionCost(double macs, int64_t width, int64_t vectorWidth) {
 // against one multiply-add.
 constexpr double kPassCost = 2.0;
 // Winograd's transforms in the blocked layout run along the contiguous
-// channel block, which LLVM vectorizes: cheaper than kTransformCost.
-constexpr double kBlockedTransformCost = 8.0;
+// channel block, which LLVM vectorizes: F(4,3) and F(6,3) at about the
+// contractions' speed; F(2,3)'s output transform stores its 2x2 tiles with
+// scatters, ten times slower. Fitted (least squares, non-negative, relative
+// error) to 8 layers x 4 algorithms, docs/performance.md, "Convolution
+// algorithms".
+double blockedTransformCost(int64_t m) { return m == 2 ? 24.0 : 2.0; }
 // Reading one float of a filter from memory, against one multiply-add: a
 // model's weights do not stay in cache from one run to the next, and a core
 // streams about 5 G floats/s from DRAM where it makes 125 G multiply-adds/s.
@@ -116,7 +120,7 @@ struct Candidate {
 void addWinogradEstimates(SmallVector<Estimate> &estimates, double n, double c,
                           double k, int64_t h, int64_t w,
                           function_ref<double(double, int64_t)> products,
-                          double transformCost) {
+                          function_ref<double(int64_t)> transformCost) {
   for (int64_t m : {2, 4, 6}) {
     double a = m + 2;
     int64_t tiles = llvm::divideCeil(h, m) * llvm::divideCeil(w, m);
@@ -126,7 +130,7 @@ void addWinogradEstimates(SmallVector<Estimate> &estimates, double n, double c,
     estimates.push_back(
         {"winograd-" + std::to_string(m) + "x3",
          products(a * a * k * c * p, tiles) +
-             transformCost * (inputTransform + outputTransform) +
+             transformCost(m) * (inputTransform + outputTransform) +
              kWeightCost * a * a * k * c});
   }
 }
@@ -172,7 +176,7 @@ Candidate estimate(linalg::Conv2DNchwFchwOp conv, int64_t vectorWidth) {
         [&](double macs, int64_t tiles) {
           return contractionCost(macs, tiles, vectorWidth);
         },
-        kTransformCost);
+        [](int64_t) { return kTransformCost; });
   return candidate;
 }
 
@@ -205,7 +209,7 @@ Candidate estimate(const BlockedConv &conv, int64_t vectorWidth) {
         [&](double macs, int64_t) {
           return contractionCost(macs, block, vectorWidth);
         },
-        kBlockedTransformCost);
+        blockedTransformCost);
   return candidate;
 }
 
