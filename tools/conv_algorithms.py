@@ -6,7 +6,7 @@ the cost model's choice next to the measurements (docs/performance.md).
       [--layout blocked|nchw]
 
 Each LAYER is CxH (C channels in and out) or CxKxH (C in, K out) on an HxH
-map, batch 1. Every layer
+map, batch 1 (or --batch). Every layer
 is compiled once per algorithm with kiln-compile --conv-algorithm=ALG and run
 with kiln-run (min of the timed runs, in ms); `kiln-compile --report` gives
 the cost model's choice and estimates. In the blocked layout (the default)
@@ -41,6 +41,7 @@ def main():
     parser.add_argument("layers", nargs="+", help="CxH or CxKxH, e.g. 64x56 16x64x55")
     parser.add_argument("--build", default=os.environ.get("KILN_BUILD_DIR", ROOT / "build"))
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--layout", choices=sorted(ALGORITHMS), default="blocked")
     args = parser.parse_args()
@@ -51,7 +52,7 @@ def main():
         for layer in args.layers:
             sizes = [int(v) for v in layer.split("x")]
             c, k, h = sizes if len(sizes) == 3 else (sizes[0], sizes[0], sizes[1])
-            model, feeds = conv_model(1, c, k, h, h)
+            model, feeds = conv_model(args.batch, c, k, h, h)
             onnx.save(model, str(tmp / "layer.onnx"))
             np.save(tmp / "x.npy", feeds["x"])
             layout = f"--layout={args.layout}"

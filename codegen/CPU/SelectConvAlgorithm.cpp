@@ -14,7 +14,8 @@
 // contractions, which run register-blocked at the target's vector speed, the
 // work of the copies and transforms, which run as plain loops at a fraction
 // of it (kTransformCost, measured: docs/performance.md), and the reading of
-// the (transformed) filter from memory (kWeightCost). A
+// the (transformed) filter from memory (kWeightCost), and Winograd's
+// transformed tensors where they outgrow the cache (kSpillCost). A
 // contraction pays for whole vectors along its vector dimension, which is
 // what keeps Winograd off maps with few tiles, and im2col off 7x7 maps.
 //
@@ -100,6 +101,15 @@ double blockedTransformCost(int64_t m) { return m == 2 ? 24.0 : 2.0; }
 // model 57 MB smaller.
 constexpr double kWeightCost = 25.0;
 
+// Winograd's transformed tensors (a^2 per tile and channel, in and out)
+// stay in cache up to about 8 MB together (a quarter of this machine's L3);
+// each float beyond costs as much as 130 multiply-adds: the traffic to
+// memory and back. Fitted with the transform costs to 8 layers at batch 1
+// and 8 (docs/performance.md): F(4,3) is the fastest on ResNet-50's
+// 64-channel 56x56 layer at batch 1 and 20% slower than direct at batch 8.
+constexpr double kWinogradCachedFloats = 2.0 * 1024 * 1024;
+constexpr double kSpillCost = 130.0;
+
 struct Estimate {
   std::string algorithm;
   double cost;
@@ -127,11 +137,15 @@ void addWinogradEstimates(SmallVector<Estimate> &estimates, double n, double c,
     double p = n * tiles;
     double inputTransform = 2 * a * a * a * c * p;
     double outputTransform = (m * a * a + m * m * a) * k * p;
+    // The transformed input and output, written by one loop nest and read
+    // by the next, leave the cache on a large map or batch.
+    double transformed = a * a * p * (c + k);
+    double spilled = std::max(0.0, transformed - kWinogradCachedFloats);
     estimates.push_back(
         {"winograd-" + std::to_string(m) + "x3",
          products(a * a * k * c * p, tiles) +
              transformCost(m) * (inputTransform + outputTransform) +
-             kWeightCost * a * a * k * c});
+             kWeightCost * a * a * k * c + kSpillCost * spilled});
   }
 }
 
