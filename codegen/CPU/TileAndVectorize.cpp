@@ -523,12 +523,39 @@ void splitRemainders(func::FuncOp func, int64_t vectorWidth) {
   }
 }
 
+/// The shape to unroll a tile's transfer or elementwise op to: one row
+/// block (the two innermost dimensions) at a time, where the vector has more
+/// than one along an outer dimension. A blocked convolution's tile of two
+/// output channel blocks keeps one accumulator matrix per block; its fill
+/// and epilogue, vectorized at the tile's rank, then read and write them one
+/// block at a time, and each read folds into the write it reads.
+std::optional<SmallVector<int64_t>> rowBlockShape(Operation *op) {
+  VectorType type;
+  if (auto read = dyn_cast<vector::TransferReadOp>(op))
+    type = read.getVectorType();
+  else if (auto write = dyn_cast<vector::TransferWriteOp>(op))
+    type = write.getVectorType();
+  else if (OpTrait::hasElementwiseMappableTraits(op) &&
+           op->getNumResults() == 1)
+    type = dyn_cast<VectorType>(op->getResult(0).getType());
+  if (!type || type.getRank() < 3 || type.isScalable())
+    return std::nullopt;
+  ArrayRef<int64_t> shape = type.getShape();
+  if (llvm::all_of(shape.drop_back(2), [](int64_t d) { return d == 1; }))
+    return std::nullopt;
+  SmallVector<int64_t> native(shape.size() - 2, 1);
+  native.append(shape.end() - 2, shape.end());
+  return native;
+}
+
 /// Turns what the vectorizer made of a tile that is not a named contraction
 /// (elementwise products and a multi-reduction) into one vector.contract
 /// whose operands are read straight from the tensors.
 LogicalResult formContractions(func::FuncOp func) {
   RewritePatternSet patterns(func.getContext());
   vector::populateVectorReductionToContractPatterns(patterns);
+  vector::populateVectorUnrollPatterns(
+      patterns, vector::UnrollVectorOptions().setNativeShapeFn(rowBlockShape));
   // An epilogue or fill on a tile with unit dimensions (a blocked
   // convolution's 1x1x1xRxC) is vectorized at that rank; at the rank of the
   // accumulators instead, a store of the accumulators and the epilogue's

@@ -17,21 +17,23 @@ CHANNELS, SIZE = 16, 32
 ACTIVATION_BYTES = CHANNELS * SIZE * SIZE * 4  # one [1, 16, 32, 32] f32 tensor
 
 
-def conv_chain(depth, seed=0):
-    """`depth` 3x3 convolutions, each followed by Relu, on [1, 16, 32, 32]."""
+def conv_chain(depth, seed=0, channels=CHANNELS, kernel=3):
+    """`depth` convolutions (3x3, padded, or 1x1), each followed by Relu, on
+    [1, channels, 32, 32]."""
     rng = np.random.default_rng(seed)
     nodes, inits = [], []
     value = "x"
     for i in range(depth):
         w = numpy_helper.from_array(
-            rng.normal(0, 0.1, (CHANNELS, CHANNELS, 3, 3)).astype(np.float32), f"w{i}")
+            rng.normal(0, 0.1, (channels, channels, kernel, kernel)).astype(np.float32),
+            f"w{i}")
         inits.append(w)
         nodes.append(helper.make_node("Conv", [value, w.name], [f"c{i}"],
-                                      pads=[1, 1, 1, 1], name=f"conv{i}"))
+                                      pads=[kernel // 2] * 4, name=f"conv{i}"))
         out = "y" if i == depth - 1 else f"r{i}"
         nodes.append(helper.make_node("Relu", [f"c{i}"], [out], name=f"relu{i}"))
         value = out
-    shape = [1, CHANNELS, SIZE, SIZE]
+    shape = [1, channels, SIZE, SIZE]
     graph = helper.make_graph(
         nodes, f"chain{depth}",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
@@ -67,11 +69,14 @@ def test_workspace_is_reused_across_layers(tmp_path):
     assert eight == two, (two, eight)
 
 
-def test_planned_model_matches_and_imports_no_allocator(tmp_path):
+@pytest.mark.parametrize("channels,kernel", [(CHANNELS, 3), (2 * CHANNELS, 1)])
+def test_planned_model_matches_and_imports_no_allocator(tmp_path, channels, kernel):
     """The workspace comes from the runtime, once per model: the compiled
     code calls no allocator, and a deep chain still computes the right
-    numbers with its buffers overlapping in time."""
-    model = conv_chain(8)
+    numbers with its buffers overlapping in time. With 32 channels each
+    convolution tile holds two output channel blocks; the Relu of a 1x1
+    one once went through a tile-sized temporary, allocated per tile."""
+    model = conv_chain(8, channels=channels, kernel=kernel)
     so = compile_model(model, tmp_path)
     undefined = subprocess.run(["nm", "-D", "--undefined-only", str(so)],
                                capture_output=True, text=True, check=True).stdout
@@ -81,7 +86,7 @@ def test_planned_model_matches_and_imports_no_allocator(tmp_path):
                              "posix_memalign", "memalign", "_Znwm", "_Znam"}
     assert not allocators, f"the model calls {sorted(allocators)}"
 
-    x = np.random.default_rng(1).normal(size=(1, CHANNELS, SIZE, SIZE)).astype(np.float32)
+    x = np.random.default_rng(1).normal(size=(1, channels, SIZE, SIZE)).astype(np.float32)
     got = run_compiled(so, {"x": x}, tmp_path)["y"]
     onnxruntime = pytest.importorskip("onnxruntime")
     session = onnxruntime.InferenceSession(model.SerializeToString(),

@@ -263,3 +263,46 @@ func.func @blocked_conv(%x: tensor<1x2x9x9x8xf32>, %w: tensor<3x2x3x3x8x8xf32>, 
   } -> tensor<1x3x4x4x8xf32>
   return %y : tensor<1x3x4x4x8xf32>
 }
+
+// -----
+
+// A tile of two output channel blocks (1x1, 8 columns by two 16-wide blocks)
+// keeps one 8x16 accumulator matrix per block. The bias fill and the Relu,
+// vectorized as the tile's 2x1x8x16, work a block at a time on those
+// matrices: nothing is stored to a tile-sized temporary and read back,
+// which bufferization would allocate once per tile.
+// CHECK-LABEL: func.func @two_block_conv
+// CHECK-NOT: vector<2x1x8x16xf32>
+// CHECK: scf.for {{.*}} -> (tensor<1x2x1x8x16xf32>, vector<8x16xf32>, vector<8x16xf32>)
+// CHECK-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+// CHECK: %[[A:.+]] = arith.maximumf %{{.+}}, %{{.+}} : vector<8x16xf32>
+// CHECK: %[[B:.+]] = arith.maximumf %{{.+}}, %{{.+}} : vector<8x16xf32>
+// CHECK-NOT: vector.transfer_read
+// CHECK: vector.transfer_write %{{.+}} : vector<8x16xf32>, tensor<1x2x1x8x16xf32>
+// CHECK: vector.transfer_write %{{.+}} : vector<8x16xf32>, tensor<1x2x1x8x16xf32>
+// CHECK-NOT: vector<2x1x8x16xf32>
+#in = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+#id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#bias = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+func.func @two_block_conv(%x: tensor<1x2x8x8x16xf32>, %w: tensor<4x2x1x1x16x16xf32>, %bias: tensor<4x16xf32>) -> tensor<1x4x8x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x8x8x16xf32>
+  %b = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%bias : tensor<4x16xf32>) outs(%e : tensor<1x4x8x8x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<1x4x8x8x16xf32>
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x8x8x16xf32>, tensor<4x2x1x1x16x16xf32>) outs(%b : tensor<1x4x8x8x16xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x8x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%0 : tensor<1x4x8x8x16xf32>) outs(%e : tensor<1x4x8x8x16xf32>) {
+  ^bb0(%c: f32, %o: f32):
+    %1 = arith.maximumf %c, %zero : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x4x8x8x16xf32>
+  return %y : tensor<1x4x8x8x16xf32>
+}
