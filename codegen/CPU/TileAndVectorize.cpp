@@ -107,6 +107,28 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
   return sizes;
 }
 
+/// Whether `op` is a blocked convolution left to the direct algorithm.
+std::optional<BlockedConv> matchDirectBlockedConv(linalg::LinalgOp op) {
+  std::optional<BlockedConv> conv = matchBlockedConv(op);
+  if (!conv)
+    return std::nullopt;
+  if (auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+      algorithm && algorithm.getValue() != "direct")
+    return std::nullopt;
+  return conv;
+}
+
+/// The most rows of a tile of two output channel blocks: with 32 vector
+/// registers (rows 8) up to 12, 24 accumulators; with 16 (rows 6) at most
+/// `rows`, 12 of them, or they spill.
+int64_t pairRowLimit(int64_t rows) {
+  return rows >= 8 ? rows + rows / 2 : rows;
+}
+
+/// A pair tile needs at least this many rows: fewer, and the loads of the
+/// two weight vectors and the broadcasts outnumber the FMAs.
+constexpr int64_t kMinPairRows = 4;
+
 /// Tile sizes for a blocked convolution left to the direct algorithm, or an
 /// empty vector when `op` is not one. The loops are (n, ko, oh, ow, o | ci,
 /// y, x, i): an output tile is a block of rows of ow by the whole output
@@ -118,11 +140,8 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
 SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
                                                 int64_t vectorWidth,
                                                 int64_t rows) {
-  std::optional<BlockedConv> conv = matchBlockedConv(op);
+  std::optional<BlockedConv> conv = matchDirectBlockedConv(op);
   if (!conv)
-    return {};
-  if (auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
-      algorithm && algorithm.getValue() != "direct")
     return {};
   KernelConfig config = KernelConfig::get(op);
   int64_t width = config.vectorWidth.value_or(vectorWidth);
@@ -133,18 +152,16 @@ SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
   int64_t rowTile = largestDivisor(columns, rowLimit);
   // Two output channel blocks per tile where the block is one vector: each
   // input element broadcast then feeds two FMAs, as in a matmul's block of
-  // two vectors. With 32 vector registers (rows 8) up to 12 rows, 24
-  // accumulators; with 16 (rows 6) at most `rows`, 12 of them, or they
-  // spill. Not where the columns have no divisor of four rows or more (13
-  // of SqueezeNet's last layer): one block of 13 rows is better there.
+  // two vectors. Not where the columns have no divisor of four rows or more
+  // (splitBlockedConvs cuts such columns where it can).
   int64_t blocks = 1;
   if (config.vectors) {
     if (outputBlocks % *config.vectors == 0)
       blocks = *config.vectors;
   } else if (block == width && outputBlocks % 2 == 0) {
-    int64_t pairLimit = rows >= 8 ? rows + rows / 2 : rows;
-    int64_t pairRows = largestDivisor(columns, config.rows.value_or(pairLimit));
-    if (pairRows >= 4) {
+    int64_t pairRows =
+        largestDivisor(columns, config.rows.value_or(pairRowLimit(rows)));
+    if (pairRows >= kMinPairRows) {
       blocks = 2;
       rowTile = pairRows;
     }
@@ -487,6 +504,114 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
   return success();
 }
 
+/// Where `columns` output columns split into a part of whole pair tiles of
+/// `tile` rows and a remainder of at least kMinPairRows, when no divisor of
+/// `columns` makes a pair tile: (split point, tile), or nothing. 111 columns
+/// (SqueezeNet's first layer) with 12 rows at most: 104 in tiles of 8 and 7.
+std::optional<int64_t> pairColumnSplit(int64_t columns, int64_t limit) {
+  if (largestDivisor(columns, limit) >= kMinPairRows)
+    return std::nullopt;
+  for (int64_t tile = limit; tile > kMinPairRows; --tile) {
+    int64_t remainder = columns % tile;
+    if (remainder >= kMinPairRows && columns > tile)
+      return columns - remainder;
+  }
+  return std::nullopt;
+}
+
+/// The loop and point at which to split a direct blocked convolution so
+/// that its parts take tiles of two output channel blocks: an odd count of
+/// blocks (SqueezeNet's last layer, 63) loses its last block, and columns
+/// with no divisor of four or more rows (its 13, 111) are cut where whole
+/// tiles end. Nothing where a configuration sets the tile, or where the
+/// block is not one vector.
+std::optional<std::pair<unsigned, int64_t>>
+planBlockedConvSplit(linalg::LinalgOp op, int64_t vectorWidth, int64_t rows) {
+  std::optional<BlockedConv> conv = matchDirectBlockedConv(op);
+  if (!conv)
+    return std::nullopt;
+  KernelConfig config = KernelConfig::get(op);
+  if (config.rows || config.vectors || config.vectorWidth ||
+      conv->outputShape[4] != vectorWidth)
+    return std::nullopt;
+  int64_t outputBlocks = conv->outputShape[1], columns = conv->outputShape[3];
+  int64_t limit = pairRowLimit(rows);
+  bool pairsFit = largestDivisor(columns, limit) >= kMinPairRows ||
+                  pairColumnSplit(columns, limit);
+  if (outputBlocks % 2 == 1 && outputBlocks > 2 && pairsFit)
+    return std::make_pair(1u, outputBlocks - 1);
+  if (outputBlocks % 2 == 0)
+    if (std::optional<int64_t> point = pairColumnSplit(columns, limit))
+      return std::make_pair(3u, *point);
+  return std::nullopt;
+}
+
+/// Replaces `slice` of the result of a tileable op with that op computing
+/// only the slice; returns the new op, or null.
+Operation *sliceProducer(RewriterBase &rewriter, tensor::ExtractSliceOp slice) {
+  auto result = dyn_cast<OpResult>(slice.getSource());
+  if (!result || !isa<TilingInterface>(result.getOwner()))
+    return nullptr;
+  rewriter.setInsertionPoint(slice);
+  FailureOr<TilingResult> tiled =
+      tensor::replaceExtractSliceWithTiledProducer(rewriter, slice, result);
+  if (failed(tiled) || tiled->tiledOps.empty())
+    return nullptr;
+  rewriter.replaceOp(slice, tiled->tiledValues[0]);
+  return tiled->tiledOps.front();
+}
+
+/// Splits the direct blocked convolutions that planBlockedConvSplit names,
+/// again and again on their parts, each part with its own part of the
+/// epilogue and of the bias that starts its accumulators, so that each is
+/// tiled and fused as a convolution of its own. A convolution without an
+/// epilogue is left whole.
+void splitBlockedConvs(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
+  SmallVector<linalg::LinalgOp> worklist;
+  func.walk([&](linalg::LinalgOp op) {
+    if (matchDirectBlockedConv(op))
+      worklist.push_back(op);
+  });
+  IRRewriter rewriter(func.getContext());
+  while (!worklist.empty()) {
+    linalg::LinalgOp op = worklist.pop_back_val();
+    std::optional<std::pair<unsigned, int64_t>> split =
+        planBlockedConvSplit(op, vectorWidth, rows);
+    linalg::GenericOp epilogue = getEpilogue(op);
+    if (!split || !epilogue)
+      continue;
+    // The epilogue's loops are the convolution's output dimensions, in order.
+    rewriter.setInsertionPoint(epilogue);
+    auto [head, tail] = linalg::splitOp(
+        rewriter, cast<TilingInterface>(epilogue.getOperation()), split->first,
+        rewriter.getIndexAttr(split->second));
+    for (TilingInterface part : {head, tail}) {
+      if (!part)
+        continue;
+      for (OpOperand &operand : part->getOpOperands()) {
+        auto slice = operand.get().getDefiningOp<tensor::ExtractSliceOp>();
+        if (!slice || slice.getSource() != op->getResult(0))
+          continue;
+        auto conv =
+            dyn_cast_or_null<linalg::LinalgOp>(sliceProducer(rewriter, slice));
+        if (!conv)
+          continue;
+        // The part's accumulators start from its part of the bias.
+        if (auto init =
+                conv.getDpsInits()[0].getDefiningOp<tensor::ExtractSliceOp>())
+          sliceProducer(rewriter, init);
+        worklist.push_back(conv);
+        break;
+      }
+    }
+    Operation *init = op.getDpsInits()[0].getDefiningOp();
+    if (op->use_empty())
+      rewriter.eraseOp(op);
+    if (init && isOpTriviallyDead(init))
+      rewriter.eraseOp(init);
+  }
+}
+
 /// Splits every contraction whose innermost N dimension is not a multiple of
 /// its block (two vectors, or its configuration's) into a part that is and a
 /// narrower remainder, so that both get register-blocked code (the remainder
@@ -709,6 +834,7 @@ struct CPUTileAndVectorizePass
     if (fuseEpilogues && failed(collapseEpilogues(func)))
       return signalPassFailure();
     splitRemainders(func, vectorWidth);
+    splitBlockedConvs(func, vectorWidth, rows);
     SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> work;
     func.walk([&](linalg::LinalgOp op) {
       SmallVector<int64_t> sizes = chooseTileSizes(op, vectorWidth, rows);

@@ -306,3 +306,43 @@ func.func @two_block_conv(%x: tensor<1x2x8x8x16xf32>, %w: tensor<4x2x1x1x16x16xf
   } -> tensor<1x4x8x8x16xf32>
   return %y : tensor<1x4x8x8x16xf32>
 }
+
+// -----
+
+// Three output channel blocks on 13 columns (a prime, as in SqueezeNet's
+// last layer) have no tile of two blocks that divides them. The layer is
+// split with its epilogue and its bias: the first two blocks by 9 and 4
+// columns, both in tiles of two blocks, and the last block alone, 13 rows.
+// CHECK-LABEL: func.func @ragged_conv
+// CHECK-DAG: -> (tensor<1x2x1x9x16xf32>, vector<9x16xf32>, vector<9x16xf32>)
+// CHECK-DAG: -> (tensor<1x2x1x4x16xf32>, vector<4x16xf32>, vector<4x16xf32>)
+// CHECK-DAG: -> (tensor<1x1x1x13x16xf32>, vector<13x16xf32>)
+// CHECK-DAG: arith.maximumf %{{.+}}, %{{.+}} : vector<9x16xf32>
+// CHECK-DAG: arith.maximumf %{{.+}}, %{{.+}} : vector<4x16xf32>
+// CHECK-DAG: arith.maximumf %{{.+}}, %{{.+}} : vector<13x16xf32>
+// CHECK-NOT: linalg.generic
+#in = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+#id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#bias = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+func.func @ragged_conv(%x: tensor<1x2x13x13x16xf32>, %w: tensor<3x2x1x1x16x16xf32>, %bias: tensor<3x16xf32>) -> tensor<1x3x13x13x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x3x13x13x16xf32>
+  %b = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%bias : tensor<3x16xf32>) outs(%e : tensor<1x3x13x13x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<1x3x13x13x16xf32>
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x13x13x16xf32>, tensor<3x2x1x1x16x16xf32>) outs(%b : tensor<1x3x13x13x16xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x3x13x13x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%0 : tensor<1x3x13x13x16xf32>) outs(%e : tensor<1x3x13x13x16xf32>) {
+  ^bb0(%c: f32, %o: f32):
+    %1 = arith.maximumf %c, %zero : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x3x13x13x16xf32>
+  return %y : tensor<1x3x13x13x16xf32>
+}

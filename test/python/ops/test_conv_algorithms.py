@@ -17,7 +17,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from kiln_testing import (KILN_COMPILE, KilnError, assert_matches_onnxruntime,
-                          compile_model)
+                          compile_model, run_onnxruntime)
 
 ALGORITHMS = {
     "nchw": ["im2col", "direct", "winograd-2x3", "winograd-4x3", "winograd-6x3"],
@@ -164,3 +164,46 @@ def test_bad_choices_are_errors(tmp_path, flag, message):
     model, _ = conv_model(1, 8, 8, 16, 16, strides=(2, 2))
     with pytest.raises(KilnError, match=re.escape(message)):
         compile_model(model, tmp_path, [flag])
+
+
+def with_epilogue(model, residual):
+    """`model` (one Conv into y) with Relu after it, and before that the sum
+    with a second input of y's shape where `residual` is given."""
+    graph = model.graph
+    conv = graph.node[0]
+    conv.output[0] = "conv"
+    nodes = [conv]
+    value = "conv"
+    if residual is not None:
+        graph.input.append(helper.make_tensor_value_info("r", TensorProto.FLOAT,
+                                                         list(residual.shape)))
+        nodes.append(helper.make_node("Add", [value, "r"], ["sum"], name="residual"))
+        value = "sum"
+    nodes.append(helper.make_node("Relu", [value], ["y"], name="relu"))
+    del graph.node[:]
+    graph.node.extend(nodes)
+    onnx.checker.check_model(model)
+    return model
+
+
+# Direct blocked convolutions whose tiles of two output channel blocks need
+# the layer split (kiln-cpu-tile-and-vectorize): an odd count of 16-channel
+# blocks (3) on 13 columns, a prime count (13 of SqueezeNet's last layer, 11
+# here, and 111 of its first), each with its epilogue split along.
+@pytest.mark.parametrize("case", [
+    dict(c=16, k=48, h=13, w=13, kernel=1, pads=(0, 0, 0, 0)),
+    dict(c=8, k=32, h=11, w=11, kernel=3, pads=(1, 1, 1, 1)),
+    dict(c=3, k=32, h=223, w=223, kernel=3, pads=(0, 0, 0, 0), strides=(2, 2)),
+], ids=["odd-blocks-13", "11-columns", "111-columns-stride2"])
+@pytest.mark.parametrize("residual", [False, True], ids=["relu", "residual-relu"])
+def test_direct_tiles_split_ragged_layers(tmp_path, case, residual):
+    case = dict(case)
+    c, k, h, w = case.pop("c"), case.pop("k"), case.pop("h"), case.pop("w")
+    model, feeds = conv_model(1, c, k, h, w, **case)
+    shape = run_onnxruntime(model, feeds)["y"].shape
+    r = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    model = with_epilogue(model, r if residual else None)
+    if residual:
+        feeds["r"] = r
+    assert_matches_onnxruntime(model, feeds, tmp_path,
+                               compile_args=["--conv-algorithm=direct"])
