@@ -54,8 +54,14 @@ std::optional<int> winogradTileOf(StringRef algorithm) {
 }
 
 /// The values of a constant f32 tensor, held inline or as a resource blob,
-/// or of a linalg.transpose of one (Gemm's transposed weights).
+/// or of a reshape or linalg.transpose of one (Gemm's transposed weights,
+/// reshaped first by Inception v1's Reshape node).
 std::optional<SmallVector<double>> constantValues(Value value) {
+  // A reshape keeps the elements in their order.
+  if (auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>())
+    return constantValues(collapse.getSrc());
+  if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>())
+    return constantValues(expand.getSrc());
   if (auto transpose = value.getDefiningOp<linalg::TransposeOp>();
       transpose && transpose.hasPureTensorSemantics()) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
