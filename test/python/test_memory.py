@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from kiln_testing import BUILD, KILN_COMPILE, compile_model, run_compiled
+from kiln_testing import BUILD, KILN_COMPILE, KILN_RUN, compile_model, run_compiled
 
 CHANNELS, SIZE = 16, 32
 ACTIVATION_BYTES = CHANNELS * SIZE * SIZE * 4  # one [1, 16, 32, 32] f32 tensor
@@ -93,3 +93,45 @@ def test_planned_model_matches_and_imports_no_allocator(tmp_path, channels, kern
                                            providers=["CPUExecutionProvider"])
     want = session.run(["y"], {"x": x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+def test_concat_inputs_are_written_in_place(tmp_path):
+    """A Concat of two convolutions read by a third (SqueezeNet's fire
+    module) copies nothing: each convolution writes its part of the
+    concatenated tensor (upstream's empty-tensor elimination before
+    bufferization), so no kernel of the compiled model belongs to the Concat
+    node alone."""
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array(
+        rng.normal(0, 0.1, (32, CHANNELS, k, k)).astype(np.float32), f"w{k}")
+        for k in (1, 3)]
+    inits.append(numpy_helper.from_array(
+        rng.normal(0, 0.1, (CHANNELS, 64, 1, 1)).astype(np.float32), "ws"))
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], name="expand1x1"),
+             helper.make_node("Conv", ["x", "w3"], ["b"], pads=[1, 1, 1, 1],
+                              name="expand3x3"),
+             helper.make_node("Relu", ["a"], ["ra"], name="relu1x1"),
+             helper.make_node("Relu", ["b"], ["rb"], name="relu3x3"),
+             helper.make_node("Concat", ["ra", "rb"], ["cat"], axis=1, name="concat"),
+             helper.make_node("Conv", ["cat", "ws"], ["y"], name="squeeze")]
+    graph = helper.make_graph(
+        nodes, "fire",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, CHANNELS, SIZE, SIZE])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, CHANNELS, SIZE, SIZE])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    so = compile_model(model, tmp_path)
+    x = rng.normal(size=(1, CHANNELS, SIZE, SIZE)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    profile = subprocess.run([str(KILN_RUN), str(so), "--input", f"x={tmp_path / 'x.npy'}",
+                              "--output-dir", str(tmp_path), "--repeat", "2", "--profile"],
+                             capture_output=True, text=True, timeout=300, check=True).stdout
+    kernels = [line for line in profile.splitlines() if "kiln_model_main_kernel" in line]
+    assert kernels, profile
+    assert not [k for k in kernels if k.rstrip().endswith("(concat (Concat))")], profile
+    got = run_compiled(so, {"x": x}, tmp_path)["y"]
+    onnxruntime = pytest.importorskip("onnxruntime")
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(got, session.run(["y"], {"x": x})[0], rtol=1e-3, atol=1e-4)
