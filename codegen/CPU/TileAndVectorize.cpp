@@ -504,10 +504,11 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
   return success();
 }
 
-/// Where `columns` output columns split into a part of whole pair tiles of
-/// `tile` rows and a remainder of at least kMinPairRows, when no divisor of
-/// `columns` makes a pair tile: (split point, tile), or nothing. 111 columns
-/// (SqueezeNet's first layer) with 12 rows at most: 104 in tiles of 8 and 7.
+/// Where `columns` output columns split into a part of whole pair tiles (of
+/// at most `limit` rows) and a remainder of at least kMinPairRows, when no
+/// divisor of `columns` makes a pair tile: the split point, or nothing. 111
+/// columns (SqueezeNet's first layer) with 12 rows at most: 104 in tiles of
+/// 8, and 7.
 std::optional<int64_t> pairColumnSplit(int64_t columns, int64_t limit) {
   if (largestDivisor(columns, limit) >= kMinPairRows)
     return std::nullopt;
