@@ -113,6 +113,29 @@ func::FuncOp createOutlinedFunction(OpBuilder &builder, Location loc,
   return function;
 }
 
+/// Starts the body of an outlined `function` whose arguments are `leading`
+/// (values mapped to its first arguments, as a loop's indices) then
+/// `arguments`: maps both, recreates the ops in `recreate` at the start of
+/// the entry block and leaves the builder after them. Returns the mapping
+/// for cloning the outlined code.
+IRMapping startOutlinedBody(OpBuilder &builder, func::FuncOp function,
+                            ValueRange leading,
+                            const SetVector<Value> &arguments,
+                            const SetVector<Operation *> &recreate) {
+  Block *body = &function.front();
+  IRMapping mapping;
+  for (auto [value, arg] : llvm::zip_equal(
+           leading, body->getArguments().take_front(leading.size())))
+    mapping.map(value, arg);
+  for (auto [value, arg] : llvm::zip_equal(
+           arguments, body->getArguments().drop_front(leading.size())))
+    mapping.map(value, arg);
+  builder.setInsertionPointToStart(body);
+  for (Operation *def : recreate)
+    builder.clone(*def, mapping);
+  return mapping;
+}
+
 /// Elements of `type`: its vector size, or 1 for a scalar.
 uint64_t elementCount(Type type) {
   if (auto vector = dyn_cast<VectorType>(type))
@@ -289,13 +312,8 @@ struct CPUOutlineKernelsPass
                     builder.getI64IntegerAttr(int64_t(flops.value_or(0))));
     kernel->setAttr(kKernelSourceAttr,
                     builder.getStringAttr(sourceNodes(op->getLoc())));
-    Block *body = &kernel.front();
-    IRMapping mapping;
-    for (auto [value, arg] : llvm::zip_equal(arguments, body->getArguments()))
-      mapping.map(value, arg);
-    builder.setInsertionPointToStart(body);
-    for (Operation *def : recreate)
-      builder.clone(*def, mapping);
+    IRMapping mapping =
+        startOutlinedBody(builder, kernel, {}, arguments, recreate);
     Operation *nest = builder.clone(*op, mapping);
     func::ReturnOp::create(builder, op->getLoc());
 
@@ -334,19 +352,8 @@ struct CPUOutlineKernelsPass
     builder.setInsertionPointAfter(kernel);
     func::FuncOp tile = createOutlinedFunction(
         builder, loop.getLoc(), (kernel.getSymName() + "_tile").str(), types);
-    Block *body = &tile.front();
-    IRMapping mapping;
-    unsigned indices = loopBody->getNumArguments();
-    for (auto [iv, arg] :
-         llvm::zip_equal(loopBody->getArguments(),
-                         body->getArguments().take_front(indices)))
-      mapping.map(iv, arg);
-    for (auto [value, arg] :
-         llvm::zip_equal(arguments, body->getArguments().drop_front(indices)))
-      mapping.map(value, arg);
-    builder.setInsertionPointToStart(body);
-    for (Operation *def : recreate)
-      builder.clone(*def, mapping);
+    IRMapping mapping = startOutlinedBody(
+        builder, tile, loopBody->getArguments(), arguments, recreate);
     for (Operation &op : loopBody->without_terminator())
       builder.clone(op, mapping);
     func::ReturnOp::create(builder, loop.getLoc());

@@ -44,7 +44,7 @@ std::optional<int> winogradTileOf(llvm::StringRef algorithm);
 bool isWinogradCandidate(mlir::linalg::Conv2DNchwFchwOp conv);
 
 /// The values of a constant f32 tensor, held inline or as a resource blob,
-/// or of a linalg.transpose of one.
+/// or of a reshape or linalg.transpose of one.
 std::optional<llvm::SmallVector<double>> constantValues(mlir::Value value);
 
 /// The largest divisor of `size` that is at most `limit` (at least 1): a

@@ -103,14 +103,17 @@ struct ReorderContractionLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
 std::optional<SmallVector<ReassociationIndices>>
 contiguousTrailingDims(linalg::LinalgOp op) {
   int64_t rank = op.getNumLoops();
-  if (rank < 2)
-    return std::nullopt;
-  int64_t first = rank - 1;
-  for (int64_t start = rank - 2; start >= 0; --start) {
+  // Dimensions start to rank - 1 as one group, the others alone.
+  auto trailingGroups = [&](int64_t start) {
     SmallVector<ReassociationIndices> groups;
     for (int64_t i = 0; i < start; ++i)
       groups.push_back({i});
     groups.push_back(llvm::to_vector(llvm::seq<int64_t>(start, rank)));
+    return groups;
+  };
+  std::optional<SmallVector<ReassociationIndices>> widest;
+  for (int64_t start = rank - 2; start >= 0; --start) {
+    SmallVector<ReassociationIndices> groups = trailingGroups(start);
     bool collapsible = llvm::all_of(op->getOperands(), [&](Value operand) {
       auto type = dyn_cast<MemRefType>(operand.getType());
       return !type ||
@@ -119,15 +122,9 @@ contiguousTrailingDims(linalg::LinalgOp op) {
     });
     if (!collapsible)
       break;
-    first = start;
+    widest = std::move(groups);
   }
-  if (first == rank - 1)
-    return std::nullopt;
-  SmallVector<ReassociationIndices> groups;
-  for (int64_t i = 0; i < first; ++i)
-    groups.push_back({i});
-  groups.push_back(llvm::to_vector(llvm::seq<int64_t>(first, rank)));
-  return groups;
+  return widest;
 }
 
 /// A fill, copy or elementwise op on buffers whose trailing dimensions are
