@@ -45,6 +45,55 @@ linalg::LinalgOp writerOf(Value value) {
   return op;
 }
 
+/// The constant a static pad pads with, or null.
+Attribute constantPadding(tensor::PadOp pad) {
+  Value value = pad.getConstantPaddingValue();
+  Attribute attr;
+  if (!value || !matchPattern(value, m_Constant(&attr)))
+    return nullptr;
+  return attr;
+}
+
+/// pad(pad(x, v), v) -> pad(x, v), the low and high amounts added, when the
+/// inner pad has no other use.
+struct FoldPadOfPad : OpRewritePattern<tensor::PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::PadOp outer,
+                                PatternRewriter &rewriter) const override {
+    auto inner = outer.getSource().getDefiningOp<tensor::PadOp>();
+    if (!inner || !inner->hasOneUse() || outer.getNofold() || inner.getNofold())
+      return rewriter.notifyMatchFailure(outer, "not a pad of a pad");
+    Attribute value = constantPadding(outer);
+    if (!value || value != constantPadding(inner))
+      return rewriter.notifyMatchFailure(outer, "padding values differ");
+    auto add = [&](ArrayRef<OpFoldResult> a, ArrayRef<OpFoldResult> b)
+        -> std::optional<SmallVector<OpFoldResult>> {
+      SmallVector<OpFoldResult> sum;
+      for (auto [x, y] : llvm::zip_equal(a, b)) {
+        std::optional<int64_t> cx = getConstantIntValue(x);
+        std::optional<int64_t> cy = getConstantIntValue(y);
+        if (!cx || !cy)
+          return std::nullopt;
+        sum.push_back(rewriter.getIndexAttr(*cx + *cy));
+      }
+      return sum;
+    };
+    std::optional<SmallVector<OpFoldResult>> low =
+        add(inner.getMixedLowPad(), outer.getMixedLowPad());
+    std::optional<SmallVector<OpFoldResult>> high =
+        add(inner.getMixedHighPad(), outer.getMixedHighPad());
+    if (!low || !high)
+      return rewriter.notifyMatchFailure(outer, "dynamic padding");
+    Value padValue = arith::ConstantOp::create(rewriter, outer.getLoc(),
+                                               cast<TypedAttr>(value));
+    rewriter.replaceOpWithNewOp<tensor::PadOp>(
+        outer, outer.getResultType(), inner.getSource(), *low, *high, padValue);
+    rewriter.eraseOp(inner);
+    return success();
+  }
+};
+
 struct PadInPlace : OpRewritePattern<tensor::PadOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -106,10 +155,15 @@ struct PadInPlace : OpRewritePattern<tensor::PadOp> {
 
 struct CPUPadInPlacePass : impl::CPUPadInPlaceBase<CPUPadInPlacePass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<PadInPlace>(&getContext());
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    // Nested pads fold before either becomes a fill and a copy.
+    RewritePatternSet fold(&getContext());
+    fold.add<FoldPadOfPad>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(fold), config)))
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    patterns.add<PadInPlace>(&getContext());
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();

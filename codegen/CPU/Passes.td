@@ -65,6 +65,37 @@ def CPUApplyKernelConfigs : Pass<"kiln-cpu-apply-kernel-configs", "mlir::ModuleO
   ];
 }
 
+def CPUDuplicateDestinations : Pass<"kiln-cpu-duplicate-destinations", "mlir::func::FuncOp"> {
+  let summary = "Gives every writer an empty tensor or fill of its own";
+  let description = [{
+    CSE merges equal `tensor.empty` ops and equal fills of them (the zeros
+    two Winograd stages accumulate into, the zero-padded inputs of two
+    layers of one shape), so that two ops write into one tensor. One-Shot
+    Bufferize gives the buffer to one of them and copies it, whole and on
+    one thread, for the other. This pass, run just before bufferization,
+    makes a `tensor.empty`, a `linalg.fill` of one, or an `scf.forall` that
+    only fills slices of empty tensors again for each further use, just
+    before the user.
+
+    Before:
+    ```mlir
+    %e = tensor.empty() : tensor<16xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+    %a = linalg.generic ... outs(%z : tensor<16xf32>)
+    %b = linalg.generic ... outs(%z : tensor<16xf32>)
+    ```
+    After:
+    ```mlir
+    %e = tensor.empty() : tensor<16xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+    %a = linalg.generic ... outs(%z : tensor<16xf32>)
+    %e2 = tensor.empty() : tensor<16xf32>
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<16xf32>) -> tensor<16xf32>
+    %b = linalg.generic ... outs(%z2 : tensor<16xf32>)
+    ```
+  }];
+}
+
 def CPUCopyRepeatedResults : Pass<"kiln-cpu-copy-repeated-results", "mlir::func::FuncOp"> {
   let summary = "Gives every function result a value of its own";
   let description = [{
@@ -425,7 +456,10 @@ def CPUPadInPlace : Pass<"kiln-cpu-pad-in-place", "mlir::func::FuncOp"> {
     elementwise op), that op's output becomes the interior slice of the
     filled tensor, so that bufferization writes it in place and no copy is
     left. Bufferized as it was, a pad was a sequential fill that LLVM stored
-    with scatters and a copy.
+    with scatters and a copy. A pad of a pad by the same constant (a
+    Winograd convolution's input, padded by the convolution and then to
+    whole tiles) becomes one pad first, so that the inner one is not a
+    buffer of its own copied into the outer.
 
     Before:
     ```mlir

@@ -102,6 +102,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   // Tensors to buffers. Function results become output parameters that the
   // caller provides, and the buffers that were returned are written in place.
   pm.addNestedPass<func::FuncOp>(cpu::createCPUCopyRepeatedResults());
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUDuplicateDestinations());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -1,0 +1,152 @@
+//===- DuplicateDestinations.cpp - A destination for every writer ---------===//
+//
+// CSE merges equal tensor.empty ops, and equal fills of them: the zeros two
+// Winograd stages accumulate into, the zero-padded inputs of two layers of
+// one shape. Two ops then write into one tensor; One-Shot Bufferize can
+// give only one of them the buffer and copies it, whole and on one thread,
+// for the other. Making the producer again for each further use costs an
+// empty tensor nothing and a fill no more than the copy's writes, on every
+// thread. A reshape or a slice of such a producer is made again with it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+namespace kiln::cpu {
+#define GEN_PASS_DEF_CPUDUPLICATEDESTINATIONS
+#include "codegen/CPU/Passes.h.inc"
+} // namespace kiln::cpu
+
+using namespace mlir;
+
+namespace kiln::cpu {
+namespace {
+
+/// A linalg.fill on tensors whose destination is a tensor.empty.
+bool isFillOfEmpty(Operation *op) {
+  auto fill = dyn_cast<linalg::FillOp>(op);
+  return fill && fill.hasPureTensorSemantics() &&
+         fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+}
+
+/// An scf.forall (a fill that kiln-cpu-parallelize put on threads) whose
+/// destinations are tensor.empty ops and whose body only fills slices of
+/// them.
+bool isParallelFill(Operation *op) {
+  auto forall = dyn_cast<scf::ForallOp>(op);
+  if (!forall || !llvm::all_of(forall.getOutputs(), [](Value out) {
+        return out.getDefiningOp<tensor::EmptyOp>();
+      }))
+    return false;
+  bool fills = false;
+  WalkResult result = forall.getBody()->walk<WalkOrder::PreOrder>(
+      [&](Operation *inner) {
+    if (isa<linalg::FillOp>(inner)) {
+      fills = true;
+      return WalkResult::skip();
+    }
+    if (isa<tensor::ExtractSliceOp, tensor::ParallelInsertSliceOp,
+            scf::InParallelOp, arith::ConstantOp, affine::AffineApplyOp,
+            affine::AffineMinOp, affine::AffineMaxOp>(inner))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  return fills && !result.wasInterrupted();
+}
+
+/// An op that makes a destination anew (an empty tensor or a fill of one),
+/// or a view of one (a reshape or a slice, which CSE merges as well).
+bool isDuplicable(Operation *op) {
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+          tensor::ExtractSliceOp>(op)) {
+    Operation *source = op->getOperand(0).getDefiningOp();
+    return source && source->getNumResults() == 1 && isDuplicable(source);
+  }
+  return isa<tensor::EmptyOp>(op) || isFillOfEmpty(op) || isParallelFill(op);
+}
+
+/// Whether an extract_slice and an insert_slice take the same subset.
+bool sameSubset(tensor::ExtractSliceOp extract, tensor::InsertSliceOp insert) {
+  return extract.getMixedOffsets() == insert.getMixedOffsets() &&
+         extract.getMixedSizes() == insert.getMixedSizes() &&
+         extract.getMixedStrides() == insert.getMixedStrides();
+}
+
+/// Gives each group of uses of `op`'s single result after the first a clone
+/// of `op`, made just before the group's first user (its ancestor in `op`'s
+/// block) so that the clone's buffer lives no longer than the original's
+/// would have. A group is one use, or a slice taken out of the result
+/// (where an op writes) and the insertion of a tensor back into the same
+/// slice: both must see one buffer for the write to be in place.
+void duplicate(Operation *op) {
+  Value result = op->getResult(0);
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : result.getUses())
+    uses.push_back(&use);
+  if (uses.size() < 2)
+    return;
+  Block *block = op->getBlock();
+  auto ancestor = [&](OpOperand *use) {
+    return block->findAncestorOpInBlock(*use->getOwner());
+  };
+  // Uses in program order: the first group keeps the original.
+  llvm::sort(uses, [&](OpOperand *a, OpOperand *b) {
+    Operation *x = ancestor(a), *y = ancestor(b);
+    if (x != y)
+      return x->isBeforeInBlock(y);
+    return a->getOwner() == b->getOwner()
+               ? a->getOperandNumber() < b->getOperandNumber()
+               : a->getOwner()->isBeforeInBlock(b->getOwner());
+  });
+  SmallVector<SmallVector<OpOperand *>> groups;
+  // Slices taken and not yet inserted back, with their groups.
+  SmallVector<std::pair<tensor::ExtractSliceOp, size_t>> open;
+  for (OpOperand *use : uses) {
+    if (auto extract = dyn_cast<tensor::ExtractSliceOp>(use->getOwner())) {
+      open.emplace_back(extract, groups.size());
+      groups.push_back({use});
+      continue;
+    }
+    auto insert = dyn_cast<tensor::InsertSliceOp>(use->getOwner());
+    if (insert && use == &insert.getDestMutable()) {
+      auto match = llvm::find_if(llvm::reverse(open), [&](auto &entry) {
+        return sameSubset(entry.first, insert);
+      });
+      if (match != open.rend()) {
+        groups[match->second].push_back(use);
+        open.erase(std::next(match).base());
+        continue;
+      }
+    }
+    groups.push_back({use});
+  }
+  OpBuilder builder(op->getContext());
+  for (ArrayRef<OpOperand *> group : llvm::drop_begin(groups)) {
+    builder.setInsertionPoint(ancestor(group.front()));
+    Value clone = builder.clone(*op)->getResult(0);
+    for (OpOperand *use : group)
+      use->set(clone);
+  }
+}
+
+struct CPUDuplicateDestinationsPass
+    : impl::CPUDuplicateDestinationsBase<CPUDuplicateDestinationsPass> {
+  void runOnOperation() override {
+    // Users before producers: a fill made again is one more use of its
+    // empty tensor (a reshape made again, of its source), which comes
+    // earlier in the block.
+    getOperation().walk([](Block *block) {
+      SmallVector<Operation *> ops = llvm::map_to_vector(
+          llvm::reverse(*block), [](Operation &op) { return &op; });
+      for (Operation *op : ops)
+        if (op->getNumResults() == 1 && isDuplicable(op))
+          duplicate(op);
+    });
+  }
+};
+
+} // namespace
+} // namespace kiln::cpu

@@ -1,0 +1,137 @@
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-duplicate-destinations | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-duplicate-destinations -one-shot-bufferize="bufferize-function-boundaries" -cse -canonicalize | FileCheck %s --check-prefix=BUF
+
+// Two accumulations into one zero-filled tensor (CSE merged their fills):
+// the second gets a fill of its own, made just before it, and bufferization
+// copies nothing.
+// CHECK-LABEL: func.func @shared_fill
+// CHECK: %[[E1:.+]] = tensor.empty() : tensor<16xf32>
+// CHECK: %[[Z1:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[E1]] : tensor<16xf32>)
+// CHECK: %[[A:.+]] = linalg.generic {{.*}} outs(%[[Z1]] : tensor<16xf32>)
+// CHECK: %[[E2:.+]] = tensor.empty() : tensor<16xf32>
+// CHECK: %[[Z2:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[E2]] : tensor<16xf32>)
+// CHECK: %[[B:.+]] = linalg.generic {{.*}} outs(%[[Z2]] : tensor<16xf32>)
+// CHECK: return %[[A]], %[[B]]
+// BUF-LABEL: func.func @shared_fill
+// BUF-NOT: memref.copy
+// BUF: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @shared_fill(%x: tensor<16x4xf32>, %y: tensor<16x4xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+  %a = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<16x4xf32>) outs(%z : tensor<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %s = arith.addf %i, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %b = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%y : tensor<16x4xf32>) outs(%z : tensor<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %s = arith.addf %i, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  return %a, %b : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// A fill on threads (an scf.forall of fills), reshaped, shared by two
+// writers: the forall, its empty tensor and the reshape are made again.
+// CHECK-LABEL: func.func @shared_parallel_fill
+// CHECK: scf.forall
+// CHECK: tensor.collapse_shape
+// CHECK: linalg.generic
+// CHECK: tensor.empty() : tensor<4x1x16xf32>
+// CHECK: scf.forall
+// CHECK: tensor.collapse_shape
+// CHECK: linalg.generic
+// BUF-LABEL: func.func @shared_parallel_fill
+// BUF-NOT: memref.copy
+// BUF: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @shared_parallel_fill(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x1x16xf32>
+  %z = scf.forall (%i) in (4) shared_outs(%o = %e) -> (tensor<4x1x16xf32>) {
+    %s = tensor.extract_slice %o[%i, 0, 0] [1, 1, 16] [1, 1, 1] : tensor<4x1x16xf32> to tensor<1x1x16xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%s : tensor<1x1x16xf32>) -> tensor<1x1x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %f into %o[%i, 0, 0] [1, 1, 16] [1, 1, 1] : tensor<1x1x16xf32> into tensor<4x1x16xf32>
+    }
+  }
+  %c = tensor.collapse_shape %z [[0, 1], [2]] : tensor<4x1x16xf32> into tensor<4x16xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x16xf32>) outs(%c : tensor<4x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %s = arith.addf %i, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x16xf32>) outs(%c : tensor<4x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %s = arith.mulf %i, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %a, %b : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// Not a fill: a tensor written with values is never made again.
+// CHECK-LABEL: func.func @computed_not_duplicated
+// CHECK-COUNT-1: linalg.generic {{.*}} ins(%arg0
+// CHECK-NOT: tensor.empty
+// CHECK: return
+#id = affine_map<(d0) -> (d0)>
+func.func @computed_not_duplicated(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %e = tensor.empty() : tensor<16xf32>
+  %v = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %n = arith.negf %i : f32
+    linalg.yield %n : f32
+  } -> tensor<16xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<16xf32>) outs(%v : tensor<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %s = arith.addf %i, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<16xf32>) outs(%v : tensor<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %s = arith.mulf %i, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  return %a, %b : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// A padded tensor CSE made one for two layers (its fill on threads): the
+// first layer's input is inserted into it; the second layer's producer
+// writes into its interior slice, and that result is inserted back into the
+// same slice. The second layer gets a fill of its own, shared by its slice
+// and its insertion, so that its write stays in place.
+// CHECK-LABEL: func.func @padded_twice
+// CHECK: %[[F1:.+]] = linalg.fill
+// CHECK: tensor.insert_slice %arg0 into %[[F1]]
+// CHECK: %[[F2:.+]] = linalg.fill
+// CHECK: %[[S:.+]] = tensor.extract_slice %[[F2]][1] [8] [1]
+// CHECK: %[[R:.+]] = linalg.generic {{.*}} outs(%[[S]] : tensor<8xf32>)
+// CHECK: tensor.insert_slice %[[R]] into %[[F2]][1] [8] [1]
+// BUF-LABEL: func.func @padded_twice
+// BUF-COUNT-1: memref.copy
+// BUF-NOT: memref.copy
+// BUF: return
+#id = affine_map<(d0) -> (d0)>
+func.func @padded_twice(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<10xf32>, tensor<10xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<10xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<10xf32>) -> tensor<10xf32>
+  %a = tensor.insert_slice %x into %f[1] [8] [1] : tensor<8xf32> into tensor<10xf32>
+  %s = tensor.extract_slice %f[1] [8] [1] : tensor<10xf32> to tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%y : tensor<8xf32>) outs(%s : tensor<8xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %n = arith.negf %i : f32
+    linalg.yield %n : f32
+  } -> tensor<8xf32>
+  %b = tensor.insert_slice %r into %f[1] [8] [1] : tensor<8xf32> into tensor<10xf32>
+  return %a, %b : tensor<10xf32>, tensor<10xf32>
+}
