@@ -12,9 +12,13 @@
 // with U the transformed filters (computed here, at compile time, from the
 // constant weights) and V the transformed input tiles. These are ordinary
 // contractions, so they get the register-blocked vector code of
-// kiln-cpu-tile-and-vectorize. The input and output transforms are two small
-// separable contractions each (rows, then columns), linalg.generic ops that
-// run as loops.
+// kiln-cpu-tile-and-vectorize. In the NCHW layout the input and output
+// transforms are two small separable contractions each (rows, then
+// columns), linalg.generic ops that run as loops. In the blocked layout each
+// transform is one elementwise op over the channel block and the tiles that
+// reads all of a tile's values and writes all of its transformed ones, with
+// the matrices' constants folded into the arithmetic: every value is loaded
+// once, and a zero coefficient costs nothing.
 //
 // Kiln's own rather than upstream's linalg.winograd_* ops: those take NHWC
 // and FHWC and stop at F(4,3); Kiln's convolutions are NCHW, and F(6,3) is
@@ -28,6 +32,7 @@
 #include "codegen/CPU/Winograd.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -187,6 +192,105 @@ Value multiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
                linalg::YieldOp::create(nb, nloc, add);
              })
       .getResult(0);
+}
+
+/// sum_k coefs[k] * values[k] (+ init), with the coefficients as constants:
+/// a zero one drops its term, one and minus one make an addition or a
+/// subtraction, the others a fused multiply-add.
+Value linearCombination(OpBuilder &b, Location loc, ArrayRef<double> coefs,
+                        ArrayRef<Value> values, Value init) {
+  Value sum = init;
+  // Positive terms first, so that a -1 subtracts rather than negates.
+  SmallVector<std::pair<double, Value>> terms;
+  for (auto [coef, value] : llvm::zip_equal(coefs, values))
+    if (coef > 0.0)
+      terms.emplace_back(coef, value);
+  for (auto [coef, value] : llvm::zip_equal(coefs, values))
+    if (coef < 0.0)
+      terms.emplace_back(coef, value);
+  for (auto [coef, value] : terms) {
+    if (coef == 1.0 || coef == -1.0) {
+      if (!sum)
+        sum = coef == 1.0 ? value : arith::NegFOp::create(b, loc, value);
+      else if (coef == 1.0)
+        sum = arith::AddFOp::create(b, loc, sum, value);
+      else
+        sum = arith::SubFOp::create(b, loc, sum, value);
+      continue;
+    }
+    Value factor = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(static_cast<float>(coef)));
+    sum = sum ? math::FmaOp::create(b, loc, factor, value, sum).getResult()
+              : arith::MulFOp::create(b, loc, factor, value).getResult();
+  }
+  return sum ? sum
+             : arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f))
+                   .getResult();
+}
+
+/// left * tile * right^T for one tile of rows x cols values (row-major), left
+/// being outRows x rows and right outCols x cols: outRows x outCols values,
+/// each added to its `inits` entry when there are inits.
+SmallVector<Value> transformTile(OpBuilder &b, Location loc,
+                                 ArrayRef<double> left, int64_t outRows,
+                                 ArrayRef<double> right, int64_t outCols,
+                                 ArrayRef<Value> tile, int64_t rows,
+                                 int64_t cols, ArrayRef<Value> inits) {
+  // The rows' combinations first: half[X][j] = sum_s left[X][s] tile[s][j].
+  SmallVector<Value> half;
+  for (int64_t x = 0; x < outRows; ++x)
+    for (int64_t j = 0; j < cols; ++j) {
+      SmallVector<Value> column;
+      for (int64_t s = 0; s < rows; ++s)
+        column.push_back(tile[s * cols + j]);
+      half.push_back(linearCombination(b, loc, left.slice(x * rows, rows),
+                                       column, Value()));
+    }
+  SmallVector<Value> result;
+  for (int64_t x = 0; x < outRows; ++x)
+    for (int64_t y = 0; y < outCols; ++y)
+      result.push_back(
+          linearCombination(b, loc, right.slice(y * cols, cols),
+                            ArrayRef<Value>(half).slice(x * cols, cols),
+                            inits.empty() ? Value() : inits[x * outCols + y]));
+  return result;
+}
+
+/// The slice [x, y, 0, ...] of `tensor`, its two leading dimensions dropped.
+Value tileSlice(OpBuilder &b, Location loc, Value tensor, int64_t x,
+                int64_t y) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  offsets[0] = b.getIndexAttr(x);
+  offsets[1] = b.getIndexAttr(y);
+  SmallVector<OpFoldResult> sizes =
+      getAsIndexOpFoldResult(b.getContext(), type.getShape());
+  sizes[0] = sizes[1] = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  auto sliceType = RankedTensorType::get(type.getShape().drop_front(2),
+                                         type.getElementType());
+  return tensor::ExtractSliceOp::create(b, loc, sliceType, tensor, offsets,
+                                        sizes, strides);
+}
+
+/// `parts[x * count + y]` inserted into `tensor` at [x, y, 0, ...].
+Value insertTiles(OpBuilder &b, Location loc, ValueRange parts, Value tensor,
+                  int64_t count) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> sizes =
+      getAsIndexOpFoldResult(b.getContext(), type.getShape());
+  sizes[0] = sizes[1] = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  for (auto [index, part] : llvm::enumerate(parts)) {
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    offsets[0] = b.getIndexAttr(static_cast<int64_t>(index) / count);
+    offsets[1] = b.getIndexAttr(static_cast<int64_t>(index) % count);
+    tensor = tensor::InsertSliceOp::create(b, loc, part, tensor, offsets, sizes,
+                                           strides);
+  }
+  return tensor;
 }
 
 /// Winograd's output in whole tiles, `full`, cut to the convolution's output
@@ -429,8 +533,6 @@ struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
       }
     Value filter =
         constantTensor(rewriter, loc, {a * a, kBlocks, cBlocks, ci, c}, u);
-    Value bt = constantTensor(rewriter, loc, {a, a}, t.bt);
-    Value at = constantTensor(rewriter, loc, {m, a}, t.at);
 
     // The input (padded by the convolution already) padded with zeros to
     // whole tiles.
@@ -452,24 +554,47 @@ struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
                                     zero);
     }
 
-    AffineExpr d0, d1, d2, d3, d4, d5, d6, d7;
-    bindDims(ctx, d0, d1, d2, d3, d4, d5, d6, d7);
-    auto map = [&](ArrayRef<AffineExpr> results) {
-      return AffineMap::get(8, 0, results, ctx);
-    };
-    // Input transform, rows: T[X, j, cb, n, ti, tj, i] = sum_s BT[X, s] *
-    // in[n, cb, ti*m + s, tj*m + j, i].
-    Value rows = multiplyAccumulate(
-        rewriter, loc, bt, input,
-        zeros(rewriter, loc, {a, a, cBlocks, n, th, tw, ci}), 8, 1,
-        map({d0, d7}), map({d3, d2, d4 * m + d7, d5 * m + d1, d6}),
-        map({d0, d1, d2, d3, d4, d5, d6}));
-    // Columns: V[X, Y, cb, n, ti, tj, i] = sum_j T[X, j, ...] * BT[Y, j].
+    // Input transform: V[X, Y, cb, n, ti, tj, i] = sum_{s, j} BT[X, s] *
+    // in[n, cb, ti*m + s, tj*m + j, i] * BT[Y, j], one elementwise op over
+    // (cb, n, ti, tj, i) that reads the a x a values of a tile, one operand
+    // each, and writes the a x a transformed ones, one result each (a slice
+    // of V): every input value is read once, along the contiguous channel
+    // block, and the transform's constants are folded into its arithmetic.
+    AffineExpr e0, e1, e2, e3, e4;
+    bindDims(ctx, e0, e1, e2, e3, e4);
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(5, ctx);
+    SmallVector<utils::IteratorType> parallel(5, utils::IteratorType::parallel);
+    SmallVector<Value> tileValues;
+    SmallVector<AffineMap> maps;
+    for (int64_t s = 0; s < a; ++s)
+      for (int64_t j = 0; j < a; ++j) {
+        tileValues.push_back(input);
+        maps.push_back(
+            AffineMap::get(5, 0, {e1, e0, e2 * m + s, e3 * m + j, e4}, ctx));
+      }
+    Value vEmpty = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<int64_t>{a, a, cBlocks, n, th, tw, ci}, f32);
+    // Each part a tensor of its own: One-Shot Bufferize cannot write one op's
+    // results into disjoint slices of one tensor in place, and copies them;
+    // kiln-cpu-plan-memory then places each part inside the whole.
+    SmallVector<Value> vParts;
+    for (int64_t x = 0; x < a; ++x)
+      for (int64_t y = 0; y < a; ++y) {
+        vParts.push_back(tensor::EmptyOp::create(
+            rewriter, loc, ArrayRef<int64_t>{cBlocks, n, th, tw, ci}, f32));
+        maps.push_back(identity);
+      }
+    auto inputTransform = linalg::GenericOp::create(
+        rewriter, loc, TypeRange(ValueRange(vParts)), tileValues, vParts, maps,
+        parallel, [&](OpBuilder &b, Location l, ValueRange args) {
+          SmallVector<Value> v =
+              transformTile(b, l, t.bt, a, t.bt, a,
+                            SmallVector<Value>(args.take_front(a * a)), a, a,
+                            /*inits=*/{});
+          linalg::YieldOp::create(b, l, v);
+        });
     Value tiles =
-        multiplyAccumulate(rewriter, loc, rows, bt,
-                           zeros(rewriter, loc, {a, a, cBlocks, n, th, tw, ci}),
-                           8, 1, map({d0, d7, d2, d3, d4, d5, d6}),
-                           map({d1, d7}), map({d0, d1, d2, d3, d4, d5, d6}));
+        insertTiles(rewriter, loc, inputTransform.getResults(), vEmpty, a);
     Value v = tensor::CollapseShapeOp::create(
         rewriter, loc, RankedTensorType::get({a * a, cBlocks, p, ci}, f32),
         tiles, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}, {6}});
@@ -492,35 +617,83 @@ struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
         products.getResult(0),
         SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}, {6}});
 
-    // Output transform, rows: S[r, Y, ko, n, ti, tj, o] = sum_X AT[r, X] *
-    // M[X, Y, ko, n, ti, tj, o].
-    Value outRows = multiplyAccumulate(
-        rewriter, loc, at, mm,
-        zeros(rewriter, loc, {m, a, kBlocks, n, th, tw, c}), 8, 1,
-        map({d0, d7}), map({d7, d1, d2, d3, d4, d5, d6}),
-        map({d0, d1, d2, d3, d4, d5, d6}));
-    // Columns, into the output's blocks: Y[n, ko, ti, r, tj, s, o] =
-    // sum_Y S[r, Y, ko, n, ti, tj, o] * AT[s, Y].
+    // Output transform, into the output's blocks: Y[n, ko, ti, r, tj, s, o]
+    // = sum_{X, Y} AT[r, X] * M[X, Y, ko, n, ti, tj, o] * AT[s, Y]. One
+    // elementwise op over (ko, n, ti, tj, o), as the input transform: a x a
+    // operands (slices of M), m x m results, each a tensor of its own that
+    // becomes a slice of the blocked output ([r, s] with the output's
+    // dimensions ordered (r, s, n, ko, ti, tj, o)).
+    SmallVector<Value> mParts, outParts;
+    SmallVector<AffineMap> outMaps;
+    for (int64_t x = 0; x < a; ++x)
+      for (int64_t y = 0; y < a; ++y) {
+        mParts.push_back(tileSlice(rewriter, loc, mm, x, y));
+        outMaps.push_back(identity);
+      }
+    for (int64_t r = 0; r < m * m; ++r) {
+      outParts.push_back(tensor::EmptyOp::create(
+          rewriter, loc, ArrayRef<int64_t>{n, kBlocks, th, tw, c}, f32));
+      // (ko, n, ti, tj, o) -> [n, ko, ti, tj, o]
+      outMaps.push_back(AffineMap::get(5, 0, {e1, e0, e2, e3, e4}, ctx));
+    }
+    auto outputTransform = linalg::GenericOp::create(
+        rewriter, loc, TypeRange(ValueRange(outParts)), mParts, outParts,
+        outMaps, parallel, [&](OpBuilder &b, Location l, ValueRange args) {
+          SmallVector<Value> y =
+              transformTile(b, l, t.at, m, t.at, m,
+                            SmallVector<Value>(args.take_front(a * a)), a, a,
+                            /*inits=*/{});
+          linalg::YieldOp::create(b, l, y);
+        });
+    Value parts = insertTiles(
+        rewriter, loc, outputTransform.getResults(),
+        tensor::EmptyOp::create(
+            rewriter, loc, ArrayRef<int64_t>{m, m, n, kBlocks, th, tw, c}, f32),
+        m);
+    // Into the output's blocks, (r, s, n, ko, ti, tj, o) -> (n, ko, ti, r, tj,
+    // s, o), added to what the convolution accumulated into (its bias): one
+    // elementwise op, vectorized along o, where the tiles cover the output
+    // exactly; else a transpose to whole tiles, cropped and added.
     bool exact = h == th * m && w == tw * m;
     auto blockedType =
         RankedTensorType::get({n, kBlocks, th, m, tw, m, c}, f32);
     SmallVector<ReassociationIndices> blockDims = {
         {0}, {1}, {2, 3}, {4, 5}, {6}};
-    Value blockedInit =
-        exact ? tensor::ExpandShapeOp::create(rewriter, loc, blockedType,
-                                              conv->init, blockDims)
-                    .getResult()
-              : zeros(rewriter, loc, blockedType.getShape());
-    Value blocks =
-        multiplyAccumulate(rewriter, loc, outRows, at, blockedInit, 8, 1,
-                           map({d3, d7, d1, d0, d2, d4, d6}), map({d5, d7}),
-                           map({d0, d1, d2, d3, d4, d5, d6}));
-    Value result = tensor::CollapseShapeOp::create(
-        rewriter, loc,
-        RankedTensorType::get({n, kBlocks, th * m, tw * m, c}, f32), blocks,
-        blockDims);
-    if (!exact)
-      result = cropAndAdd(rewriter, loc, result, conv->init);
+    auto outputType = RankedTensorType::get({n, kBlocks, h, w, c}, f32);
+    Value result;
+    if (exact) {
+      AffineExpr b0, b1, b2, b3, b4, b5, b6;
+      bindDims(ctx, b0, b1, b2, b3, b4, b5, b6);
+      Value blockedInit = tensor::ExpandShapeOp::create(
+          rewriter, loc, blockedType, conv->init, blockDims);
+      Value blocks =
+          linalg::GenericOp::create(
+              rewriter, loc, blockedType, parts, blockedInit,
+              SmallVector<AffineMap>{
+                  AffineMap::get(7, 0, {b3, b5, b0, b1, b2, b4, b6}, ctx),
+                  AffineMap::getMultiDimIdentityMap(7, ctx)},
+              SmallVector<utils::IteratorType>(7,
+                                               utils::IteratorType::parallel),
+              [](OpBuilder &b, Location l, ValueRange args) {
+                Value sum = arith::AddFOp::create(b, l, args[1], args[0]);
+                linalg::YieldOp::create(b, l, sum);
+              })
+              .getResult(0);
+      result = tensor::CollapseShapeOp::create(rewriter, loc, outputType,
+                                               blocks, blockDims);
+    } else {
+      Value blocks = linalg::TransposeOp::create(
+                         rewriter, loc, parts,
+                         tensor::EmptyOp::create(rewriter, loc,
+                                                 blockedType.getShape(), f32),
+                         ArrayRef<int64_t>{2, 3, 4, 0, 5, 1, 6})
+                         .getResult()[0];
+      Value full = tensor::CollapseShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get({n, kBlocks, th * m, tw * m, c}, f32), blocks,
+          blockDims);
+      result = cropAndAdd(rewriter, loc, full, conv->init);
+    }
     rewriter.replaceOp(op, result);
     return success();
   }

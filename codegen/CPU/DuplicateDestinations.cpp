@@ -42,18 +42,18 @@ bool isParallelFill(Operation *op) {
       }))
     return false;
   bool fills = false;
-  WalkResult result = forall.getBody()->walk<WalkOrder::PreOrder>(
-      [&](Operation *inner) {
-    if (isa<linalg::FillOp>(inner)) {
-      fills = true;
-      return WalkResult::skip();
-    }
-    if (isa<tensor::ExtractSliceOp, tensor::ParallelInsertSliceOp,
-            scf::InParallelOp, arith::ConstantOp, affine::AffineApplyOp,
-            affine::AffineMinOp, affine::AffineMaxOp>(inner))
-      return WalkResult::advance();
-    return WalkResult::interrupt();
-  });
+  WalkResult result =
+      forall.getBody()->walk<WalkOrder::PreOrder>([&](Operation *inner) {
+        if (isa<linalg::FillOp>(inner)) {
+          fills = true;
+          return WalkResult::skip();
+        }
+        if (isa<tensor::ExtractSliceOp, tensor::ParallelInsertSliceOp,
+                scf::InParallelOp, arith::ConstantOp, affine::AffineApplyOp,
+                affine::AffineMinOp, affine::AffineMaxOp>(inner))
+          return WalkResult::advance();
+        return WalkResult::interrupt();
+      });
   return fills && !result.wasInterrupted();
 }
 
@@ -68,19 +68,29 @@ bool isDuplicable(Operation *op) {
   return isa<tensor::EmptyOp>(op) || isFillOfEmpty(op) || isParallelFill(op);
 }
 
-/// Whether an extract_slice and an insert_slice take the same subset.
-bool sameSubset(tensor::ExtractSliceOp extract, tensor::InsertSliceOp insert) {
-  return extract.getMixedOffsets() == insert.getMixedOffsets() &&
-         extract.getMixedSizes() == insert.getMixedSizes() &&
-         extract.getMixedStrides() == insert.getMixedStrides();
+/// The subset a slice takes out of, or inserts into, its tensor.
+struct Subset {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  bool operator==(const Subset &other) const {
+    return offsets == other.offsets && sizes == other.sizes &&
+           strides == other.strides;
+  }
+};
+
+template <typename SliceOp> Subset subsetOf(SliceOp op) {
+  return {op.getMixedOffsets(), op.getMixedSizes(), op.getMixedStrides()};
 }
 
 /// Gives each group of uses of `op`'s single result after the first a clone
 /// of `op`, made just before the group's first user (its ancestor in `op`'s
 /// block) so that the clone's buffer lives no longer than the original's
-/// would have. A group is one use, or a slice taken out of the result
-/// (where an op writes) and the insertion of a tensor back into the same
-/// slice: both must see one buffer for the write to be in place.
+/// would have. Slices taken out of the result (where ops write) and tensors
+/// inserted into it form one group as long as their subsets differ: the
+/// parts of one tensor, each written by its own op. A subset taken again
+/// starts a new group (a second layer writing the same padded interior),
+/// and an insertion joins the group whose slice of that subset it puts
+/// back, since both must see one buffer for the write to be in place. Every
+/// other use is a group of its own.
 void duplicate(Operation *op) {
   Value result = op->getResult(0);
   SmallVector<OpOperand *> uses;
@@ -102,24 +112,40 @@ void duplicate(Operation *op) {
                : a->getOwner()->isBeforeInBlock(b->getOwner());
   });
   SmallVector<SmallVector<OpOperand *>> groups;
-  // Slices taken and not yet inserted back, with their groups.
-  SmallVector<std::pair<tensor::ExtractSliceOp, size_t>> open;
+  // The group of slices being gathered: its index and the subsets it has
+  // taken or filled; and the slices taken and not yet put back.
+  std::optional<size_t> sliceGroup;
+  SmallVector<Subset> used;
+  SmallVector<std::pair<Subset, size_t>> open;
+  auto joinSliceGroup = [&](OpOperand *use, const Subset &subset) {
+    if (!sliceGroup || llvm::is_contained(used, subset)) {
+      sliceGroup = groups.size();
+      groups.emplace_back();
+      used.clear();
+    }
+    groups[*sliceGroup].push_back(use);
+    used.push_back(subset);
+  };
   for (OpOperand *use : uses) {
     if (auto extract = dyn_cast<tensor::ExtractSliceOp>(use->getOwner())) {
-      open.emplace_back(extract, groups.size());
-      groups.push_back({use});
+      Subset subset = subsetOf(extract);
+      joinSliceGroup(use, subset);
+      open.emplace_back(subset, *sliceGroup);
       continue;
     }
     auto insert = dyn_cast<tensor::InsertSliceOp>(use->getOwner());
     if (insert && use == &insert.getDestMutable()) {
+      Subset subset = subsetOf(insert);
       auto match = llvm::find_if(llvm::reverse(open), [&](auto &entry) {
-        return sameSubset(entry.first, insert);
+        return entry.first == subset;
       });
       if (match != open.rend()) {
         groups[match->second].push_back(use);
         open.erase(std::next(match).base());
-        continue;
+      } else {
+        joinSliceGroup(use, subset);
       }
+      continue;
     }
     groups.push_back({use});
   }

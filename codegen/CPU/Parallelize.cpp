@@ -32,7 +32,9 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t minTiles,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ranges.empty() || ShapedType::isDynamicShape(ranges))
     return {};
-  int64_t iterations = 1;
+  // The work of an iteration grows with the values it writes (a Winograd
+  // transform writes a whole tile's).
+  int64_t iterations = op.getNumDpsInits();
   for (int64_t range : ranges)
     iterations *= range;
   if (iterations < minIterations)

@@ -437,11 +437,17 @@ def CPUConvToWinograd : Pass<"kiln-cpu-conv-to-winograd", "mlir::func::FuncOp"> 
     channel blocks stay innermost: the products are contractions
     `M[b, ko, p, o] = sum V[b, cb, p, i] * U[b, ko, cb, i, o]` whose vectors
     run along the output block and whose rows are the tiles, and the output
-    transform writes the blocked output. A marked convolution that is not
-    3x3, stride 1, undilated f32 with constant weights is an error.
+    transform writes the blocked output. There each transform is one
+    elementwise `linalg.generic` over the channel block and the tiles that
+    reads a tile's values (one operand each) and writes its transformed
+    values (one result each, a slice of the transformed tensor), with the
+    matrices' constants folded into its arithmetic. A marked convolution
+    that is not 3x3, stride 1, undilated f32 with constant weights is an
+    error.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",
+                           "mlir::math::MathDialect",
                            "mlir::tensor::TensorDialect"];
 }
 

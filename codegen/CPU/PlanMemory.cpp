@@ -6,6 +6,11 @@
 // the largest buffers first, each at the lowest offset where it overlaps no
 // buffer alive at the same time.
 //
+// A buffer whose contents are copied whole into a contiguous slice of
+// another (the parts of one tensor written by one op, each into a buffer of
+// its own, which One-Shot Bufferize cannot place in the whole) is placed in
+// that slice instead, and the copy is dropped.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/Passes.h"
@@ -63,6 +68,153 @@ bool lastUse(Value value, Block &block, DenseMap<Operation *, unsigned> &pos,
   return true;
 }
 
+/// A buffer placed inside another: `alloc` at `offset` bytes into `whole`,
+/// where `copy` put its contents.
+struct Part {
+  memref::AllocOp alloc;
+  memref::AllocOp whole;
+  int64_t offset = 0;
+  memref::CopyOp copy;
+};
+
+/// Whether a memref of `shape` with `strides` is one contiguous run.
+bool isContiguous(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
+  int64_t expected = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    if (shape[d] != 1 && strides[d] != expected)
+      return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+/// The static [begin, end) element box of a subview, per source dimension.
+std::optional<SmallVector<std::pair<int64_t, int64_t>>>
+subviewBox(memref::SubViewOp view) {
+  SmallVector<std::pair<int64_t, int64_t>> box;
+  for (auto [offset, size, stride] :
+       llvm::zip_equal(view.getStaticOffsets(), view.getStaticSizes(),
+                       view.getStaticStrides())) {
+    if (ShapedType::isDynamic(offset) || ShapedType::isDynamic(size) ||
+        stride != 1)
+      return std::nullopt;
+    box.emplace_back(offset, offset + size);
+  }
+  return box;
+}
+
+bool disjoint(ArrayRef<std::pair<int64_t, int64_t>> a,
+              ArrayRef<std::pair<int64_t, int64_t>> b) {
+  for (auto [x, y] : llvm::zip_equal(a, b))
+    if (x.second <= y.first || y.second <= x.first)
+      return true;
+  return false;
+}
+
+/// `alloc` as a part of the buffer its contents are copied into, when the
+/// copy is its last use, the target is a static contiguous slice of a
+/// function-level allocation, and between the first use of `alloc` and the
+/// copy nothing touches that allocation but copies into disjoint slices of
+/// it.
+std::optional<Part> matchPart(memref::AllocOp alloc, Block &block,
+                              DenseMap<Operation *, unsigned> &pos) {
+  memref::CopyOp copy;
+  for (Operation *user : alloc->getUsers())
+    if (auto c = dyn_cast<memref::CopyOp>(user);
+        c && c.getSource() == alloc.getResult()) {
+      if (copy)
+        return std::nullopt;
+      copy = c;
+    }
+  if (!copy || copy->getBlock() != &block)
+    return std::nullopt;
+  auto slice = copy.getTarget().getDefiningOp<memref::SubViewOp>();
+  auto whole =
+      slice ? slice.getSource().getDefiningOp<memref::AllocOp>() : nullptr;
+  if (!whole || whole->getBlock() != &block || whole == alloc)
+    return std::nullopt;
+  MemRefType sliceType = slice.getType();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (sliceType.getShape() != alloc.getType().getShape() ||
+      sliceType.getElementType() != alloc.getType().getElementType() ||
+      failed(sliceType.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      !isContiguous(sliceType.getShape(), strides))
+    return std::nullopt;
+  std::optional<SmallVector<std::pair<int64_t, int64_t>>> box =
+      subviewBox(slice);
+  if (!box)
+    return std::nullopt;
+
+  // The copy is the last use; the first one opens the window in which the
+  // part would be written early.
+  unsigned first = pos[copy], last = 0;
+  for (Operation *user : alloc->getUsers()) {
+    std::optional<unsigned> at = topLevelPosition(user, block, pos);
+    if (!at)
+      return std::nullopt;
+    first = std::min(first, *at);
+    last = std::max(last, *at);
+  }
+  if (last != pos[copy] || !lastUse(alloc, block, pos, last) ||
+      last != pos[copy])
+    return std::nullopt;
+
+  // Every view of the whole buffer.
+  llvm::SmallPtrSet<Value, 8> aliases;
+  SmallVector<Value> worklist = {whole.getResult()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!aliases.insert(value).second)
+      continue;
+    for (Operation *user : value.getUsers())
+      if (isa<ViewLikeOpInterface>(user))
+        for (Value result : user->getResults())
+          if (isa<BaseMemRefType>(result.getType()))
+            worklist.push_back(result);
+  }
+  // The slice of the whole buffer a view of it lies in, through further
+  // views; none for the whole buffer itself.
+  auto sliceOf = [&](Value value)
+      -> std::optional<SmallVector<std::pair<int64_t, int64_t>>> {
+    while (Operation *def = value.getDefiningOp()) {
+      if (auto view = dyn_cast<memref::SubViewOp>(def);
+          view && view.getSource() == whole.getResult())
+        return subviewBox(view);
+      auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
+      if (!viewLike)
+        return std::nullopt;
+      value = viewLike.getViewSource();
+    }
+    return std::nullopt;
+  };
+  for (Operation &op : block) {
+    unsigned at = pos[&op];
+    if (at < first || at > pos[copy] || &op == copy.getOperation() ||
+        isa<ViewLikeOpInterface>(op))
+      continue;
+    // Whatever the op reaches of the whole buffer must be disjoint from the
+    // part's slice.
+    WalkResult clash = op.walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        if (!aliases.contains(operand))
+          continue;
+        std::optional<SmallVector<std::pair<int64_t, int64_t>>> other =
+            sliceOf(operand);
+        if (!other || !disjoint(*box, *other))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (clash.wasInterrupted())
+      return std::nullopt;
+  }
+  int64_t elementBytes =
+      (alloc.getType().getElementType().getIntOrFloatBitWidth() + 7) / 8;
+  return Part{alloc, whole, offset * elementBytes, copy};
+}
+
 struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -73,15 +225,38 @@ struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
     for (auto [i, op] : llvm::enumerate(block))
       pos[&op] = i;
 
+    auto plannable = [](memref::AllocOp alloc) {
+      MemRefType type = alloc.getType();
+      return type.hasStaticShape() && type.getLayout().isIdentity() &&
+             !type.getMemorySpace() && type.getElementType().isIntOrFloat();
+    };
+    // Parts first: each is then a range of its whole buffer's bytes, and its
+    // live range extends the whole's.
+    DenseMap<Operation *, Part> parts;
+    for (Operation &op : block)
+      if (auto alloc = dyn_cast<memref::AllocOp>(&op);
+          alloc && plannable(alloc))
+        if (std::optional<Part> part = matchPart(alloc, block, pos);
+            part && plannable(part->whole))
+          parts[alloc] = *part;
+    // The buffer a part lies in at last, and the part's offset in it.
+    auto root = [&](memref::AllocOp alloc) {
+      int64_t offset = 0;
+      while (parts.count(alloc)) {
+        const Part &part = parts[alloc];
+        offset += part.offset;
+        alloc = part.whole;
+      }
+      return std::make_pair(alloc, offset);
+    };
+
     SmallVector<Buffer> buffers;
+    DenseMap<Operation *, unsigned> bufferIndex;
     for (Operation &op : block) {
       auto alloc = dyn_cast<memref::AllocOp>(&op);
-      if (!alloc)
+      if (!alloc || !plannable(alloc) || parts.count(alloc))
         continue;
       MemRefType type = alloc.getType();
-      if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-          type.getMemorySpace() || !type.getElementType().isIntOrFloat())
-        continue;
       Buffer buffer;
       buffer.alloc = alloc;
       // Each element takes whole bytes in memory: an i1 is stored in one.
@@ -92,7 +267,20 @@ struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
       buffer.begin = buffer.end = pos[&op];
       if (!lastUse(alloc, block, pos, buffer.end))
         continue;
+      bufferIndex[alloc] = buffers.size();
       buffers.push_back(buffer);
+    }
+    // A part whose whole buffer is planned lives as long as it, from its own
+    // allocation on; the others are left as they are.
+    SmallVector<Part> placedParts;
+    for (auto &[op, part] : parts) {
+      auto [whole, offset] = root(part.alloc);
+      auto it = bufferIndex.find(whole);
+      if (it == bufferIndex.end())
+        continue;
+      Buffer &buffer = buffers[it->second];
+      buffer.begin = std::min(buffer.begin, pos[part.alloc]);
+      placedParts.push_back(part);
     }
     if (buffers.empty())
       return;
@@ -133,6 +321,19 @@ struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
       return signalPassFailure();
     Value workspace = func.getArgument(index);
     OpBuilder builder(ctx);
+    for (Part &part : placedParts) {
+      auto [whole, offset] = root(part.alloc);
+      const Buffer &buffer = buffers[bufferIndex.lookup(whole)];
+      builder.setInsertionPoint(part.alloc);
+      Location loc = part.alloc.getLoc();
+      Value shift =
+          arith::ConstantIndexOp::create(builder, loc, buffer.offset + offset);
+      Value view = memref::ViewOp::create(builder, loc, part.alloc.getType(),
+                                          workspace, shift, ValueRange{});
+      part.copy.erase();
+      part.alloc.replaceAllUsesWith(view);
+      part.alloc.erase();
+    }
     for (Buffer &buffer : buffers) {
       builder.setInsertionPoint(buffer.alloc);
       Location loc = buffer.alloc.getLoc();

@@ -135,3 +135,26 @@ func.func @padded_twice(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<10xf32>
   %b = tensor.insert_slice %r into %f[1] [8] [1] : tensor<8xf32> into tensor<10xf32>
   return %a, %b : tensor<10xf32>, tensor<10xf32>
 }
+
+// -----
+
+// Two writers into disjoint slices of one empty tensor, inserted back: the
+// parts of one tensor, left sharing it.
+// CHECK-LABEL: func.func @disjoint_parts
+// CHECK-COUNT-1: tensor.empty
+// CHECK-NOT: tensor.empty
+// CHECK: return
+#id = affine_map<(d0) -> (d0)>
+func.func @disjoint_parts(%x: tensor<8xf32>) -> tensor<16xf32> {
+  %e = tensor.empty() : tensor<16xf32>
+  %s0 = tensor.extract_slice %e[0] [8] [1] : tensor<16xf32> to tensor<8xf32>
+  %s1 = tensor.extract_slice %e[8] [8] [1] : tensor<16xf32> to tensor<8xf32>
+  %r:2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%s0, %s1 : tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%i: f32, %o0: f32, %o1: f32):
+    %n = arith.negf %i : f32
+    linalg.yield %i, %n : f32, f32
+  } -> (tensor<8xf32>, tensor<8xf32>)
+  %a = tensor.insert_slice %r#0 into %e[0] [8] [1] : tensor<8xf32> into tensor<16xf32>
+  %b = tensor.insert_slice %r#1 into %a[8] [8] [1] : tensor<8xf32> into tensor<16xf32>
+  return %b : tensor<16xf32>
+}

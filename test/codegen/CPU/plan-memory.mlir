@@ -84,3 +84,65 @@ func.func @carried(%in: memref<64xf32>, %out: memref<64xf32>, %n: index) {
   linalg.add ins(%r, %b : memref<64xf32>, memref<64xf32>) outs(%out : memref<64xf32>)
   return
 }
+
+// -----
+
+// The parts of one buffer (one op's results, each bufferized into a buffer
+// of its own and then copied into a contiguous slice of the whole) are
+// placed in their slices, and the copies are gone: %p0 at the whole's
+// offset, %p1 64 bytes (16 floats) further. The whole lives from the first
+// part's allocation on.
+// CHECK-LABEL: func.func @parts
+// CHECK-SAME: kiln.workspace_size = 128 : i64
+// CHECK: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: %[[P0:.+]] = memref.view %{{.+}}[%[[C0]]][] : memref<128xi8> to memref<16xf32>
+// CHECK: %[[C64:.+]] = arith.constant 64 : index
+// CHECK: %[[P1:.+]] = memref.view %{{.+}}[%[[C64]]][] : memref<128xi8> to memref<16xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[P0]], %[[P1]] : memref<16xf32>, memref<16xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: memref.copy %{{.+}}, %arg1
+// CHECK-NOT: memref.copy
+// CHECK: return
+#id = affine_map<(d0) -> (d0)>
+func.func @parts(%in: memref<16xf32>, %out: memref<2x16xf32>) {
+  %p0 = memref.alloc() : memref<16xf32>
+  %p1 = memref.alloc() : memref<16xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%in : memref<16xf32>) outs(%p0, %p1 : memref<16xf32>, memref<16xf32>) {
+  ^bb0(%i: f32, %o0: f32, %o1: f32):
+    %n = arith.negf %i : f32
+    linalg.yield %i, %n : f32, f32
+  }
+  %whole = memref.alloc() : memref<2x16xf32>
+  %s0 = memref.subview %whole[0, 0] [1, 16] [1, 1] : memref<2x16xf32> to memref<16xf32, strided<[1]>>
+  memref.copy %p0, %s0 : memref<16xf32> to memref<16xf32, strided<[1]>>
+  %s1 = memref.subview %whole[1, 0] [1, 16] [1, 1] : memref<2x16xf32> to memref<16xf32, strided<[1], offset: 16>>
+  memref.copy %p1, %s1 : memref<16xf32> to memref<16xf32, strided<[1], offset: 16>>
+  memref.copy %whole, %out : memref<2x16xf32> to memref<2x16xf32>
+  return
+}
+
+// -----
+
+// Not a part: the slice is read between the part's write and the copy (its
+// old contents are still needed), or it is not contiguous.
+// CHECK-LABEL: func.func @not_parts
+// CHECK: memref.copy %{{.+}}, %subview : memref<16xf32> to memref<16xf32, strided<[1]>>
+// CHECK: memref.copy %{{.+}}, %{{.+}} : memref<16xf32> to memref<16xf32, strided<[2]>>
+// CHECK: return
+func.func @not_parts(%in: memref<16xf32>, %out: memref<16xf32>, %out2: memref<2x16xf32>, %out3: memref<16x2xf32>) {
+  %whole = memref.alloc() : memref<2x16xf32>
+  %s0 = memref.subview %whole[0, 0] [1, 16] [1, 1] : memref<2x16xf32> to memref<16xf32, strided<[1]>>
+  linalg.copy ins(%in : memref<16xf32>) outs(%s0 : memref<16xf32, strided<[1]>>)
+  %p0 = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%in : memref<16xf32>) outs(%p0 : memref<16xf32>)
+  linalg.copy ins(%s0 : memref<16xf32, strided<[1]>>) outs(%out : memref<16xf32>)
+  memref.copy %p0, %s0 : memref<16xf32> to memref<16xf32, strided<[1]>>
+  %col = memref.alloc() : memref<16x2xf32>
+  %p1 = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%in : memref<16xf32>) outs(%p1 : memref<16xf32>)
+  %c0 = memref.subview %col[0, 0] [16, 1] [1, 1] : memref<16x2xf32> to memref<16xf32, strided<[2]>>
+  memref.copy %p1, %c0 : memref<16xf32> to memref<16xf32, strided<[2]>>
+  memref.copy %whole, %out2 : memref<2x16xf32> to memref<2x16xf32>
+  memref.copy %col, %out3 : memref<16x2xf32> to memref<16x2xf32>
+  return
+}
