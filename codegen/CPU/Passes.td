@@ -496,7 +496,8 @@ def CPUParallelize : Pass<"kiln-cpu-parallelize", "mlir::func::FuncOp"> {
     `scf.forall` of at least `min-tiles` tiles (tile sizes that divide the
     loop, so that every tile has a static shape), and the loops inside each
     tile are the op's own, for LLVM to vectorize as before. An op with fewer
-    than `min-iterations` iterations in all, or whose first loop is a
+    than `min-iterations` iterations in all (times its results: a Winograd
+    transform writes a whole tile per iteration), or whose first loop is a
     reduction, stays sequential: a parallel region costs a few microseconds
     to start.
 
