@@ -299,15 +299,23 @@ Value insertTiles(OpBuilder &b, Location loc, ValueRange parts, Value tensor,
 Value cropAndAdd(OpBuilder &b, Location loc, Value full, Value init) {
   auto outputType = cast<RankedTensorType>(init.getType());
   int64_t rank = outputType.getRank();
-  Value cropped = tensor::ExtractSliceOp::create(
-      b, loc, outputType, full,
-      SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)),
-      getAsIndexOpFoldResult(b.getContext(), outputType.getShape()),
-      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+  Value cropped =
+      full.getType() == outputType
+          ? full
+          : tensor::ExtractSliceOp::create(
+                b, loc, outputType, full,
+                SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)),
+                getAsIndexOpFoldResult(b.getContext(), outputType.getShape()),
+                SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)))
+                .getResult();
   AffineMap id = b.getMultiDimIdentityMap(rank);
+  // The init is read as an input, so that elementwise fusion can take its
+  // producer (a bias broadcast) in.
+  Value empty = tensor::EmptyOp::create(b, loc, outputType.getShape(),
+                                        outputType.getElementType());
   return linalg::GenericOp::create(
-             b, loc, outputType, ValueRange{cropped}, ValueRange{init},
-             SmallVector<AffineMap>{id, id},
+             b, loc, outputType, ValueRange{cropped, init}, ValueRange{empty},
+             SmallVector<AffineMap>{id, id, id},
              SmallVector<utils::IteratorType>(rank,
                                               utils::IteratorType::parallel),
              [](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -651,49 +659,26 @@ struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
             rewriter, loc, ArrayRef<int64_t>{m, m, n, kBlocks, th, tw, c}, f32),
         m);
     // Into the output's blocks, (r, s, n, ko, ti, tj, o) -> (n, ko, ti, r, tj,
-    // s, o), added to what the convolution accumulated into (its bias): one
-    // elementwise op, vectorized along o, where the tiles cover the output
-    // exactly; else a transpose to whole tiles, cropped and added.
-    bool exact = h == th * m && w == tw * m;
+    // s, o), a transpose that LLVM vectorizes along o; then cropped to the
+    // output where the tiles overhang it, and added to what the convolution
+    // accumulated into (its bias): an elementwise op, which
+    // kiln-cpu-fuse-elementwise fuses with the bias's broadcast before it and
+    // the epilogue after it.
     auto blockedType =
         RankedTensorType::get({n, kBlocks, th, m, tw, m, c}, f32);
     SmallVector<ReassociationIndices> blockDims = {
         {0}, {1}, {2, 3}, {4, 5}, {6}};
-    auto outputType = RankedTensorType::get({n, kBlocks, h, w, c}, f32);
-    Value result;
-    if (exact) {
-      AffineExpr b0, b1, b2, b3, b4, b5, b6;
-      bindDims(ctx, b0, b1, b2, b3, b4, b5, b6);
-      Value blockedInit = tensor::ExpandShapeOp::create(
-          rewriter, loc, blockedType, conv->init, blockDims);
-      Value blocks =
-          linalg::GenericOp::create(
-              rewriter, loc, blockedType, parts, blockedInit,
-              SmallVector<AffineMap>{
-                  AffineMap::get(7, 0, {b3, b5, b0, b1, b2, b4, b6}, ctx),
-                  AffineMap::getMultiDimIdentityMap(7, ctx)},
-              SmallVector<utils::IteratorType>(7,
-                                               utils::IteratorType::parallel),
-              [](OpBuilder &b, Location l, ValueRange args) {
-                Value sum = arith::AddFOp::create(b, l, args[1], args[0]);
-                linalg::YieldOp::create(b, l, sum);
-              })
-              .getResult(0);
-      result = tensor::CollapseShapeOp::create(rewriter, loc, outputType,
-                                               blocks, blockDims);
-    } else {
-      Value blocks = linalg::TransposeOp::create(
-                         rewriter, loc, parts,
-                         tensor::EmptyOp::create(rewriter, loc,
-                                                 blockedType.getShape(), f32),
-                         ArrayRef<int64_t>{2, 3, 4, 0, 5, 1, 6})
-                         .getResult()[0];
-      Value full = tensor::CollapseShapeOp::create(
-          rewriter, loc,
-          RankedTensorType::get({n, kBlocks, th * m, tw * m, c}, f32), blocks,
-          blockDims);
-      result = cropAndAdd(rewriter, loc, full, conv->init);
-    }
+    Value blocks =
+        linalg::TransposeOp::create(
+            rewriter, loc, parts,
+            tensor::EmptyOp::create(rewriter, loc, blockedType.getShape(), f32),
+            ArrayRef<int64_t>{2, 3, 4, 0, 5, 1, 6})
+            .getResult()[0];
+    Value full = tensor::CollapseShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({n, kBlocks, th * m, tw * m, c}, f32), blocks,
+        blockDims);
+    Value result = cropAndAdd(rewriter, loc, full, conv->init);
     rewriter.replaceOp(op, result);
     return success();
   }

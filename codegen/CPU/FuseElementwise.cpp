@@ -39,22 +39,27 @@ bool isBroadcast(Operation *producer) {
 /// residual block's output (read by the next convolution and by the next
 /// residual sum) was recomputed inside the next block's epilogue, which then
 /// no longer fused into the convolution.
-bool intoElementwiseConsumer(OpOperand *operand) {
+bool intoElementwiseConsumer(OpOperand *operand, bool broadcasts) {
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
   if (!consumer || consumer.getNumLoops() != consumer.getNumParallelLoops())
     return false;
   Value value = operand->get();
+  bool broadcast = isBroadcast(value.getDefiningOp());
+  if (broadcast && !broadcasts)
+    return false;
   bool onlyHere = llvm::all_of(value.getUsers(), [&](Operation *user) {
     return user == consumer.getOperation();
   });
-  return onlyHere || isBroadcast(value.getDefiningOp());
+  return onlyHere || broadcast;
 }
 
 struct CPUFuseElementwisePass
     : impl::CPUFuseElementwiseBase<CPUFuseElementwisePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateFuseElementwisePatterns(patterns);
+    populateFuseElementwisePatterns(patterns, broadcasts);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
@@ -62,9 +67,12 @@ struct CPUFuseElementwisePass
 
 } // namespace
 
-void populateFuseElementwisePatterns(RewritePatternSet &patterns) {
-  linalg::populateElementwiseOpsFusionPatterns(patterns,
-                                               intoElementwiseConsumer);
+void populateFuseElementwisePatterns(RewritePatternSet &patterns,
+                                     bool broadcasts) {
+  linalg::populateElementwiseOpsFusionPatterns(
+      patterns, [broadcasts](OpOperand *operand) {
+        return intoElementwiseConsumer(operand, broadcasts);
+      });
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
 }
 

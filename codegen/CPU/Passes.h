@@ -71,7 +71,8 @@ void populateCopyRepeatedResultsPatterns(mlir::RewritePatternSet &patterns);
 
 /// Patterns of kiln-cpu-fuse-elementwise: elementwise producers into
 /// elementwise consumers only.
-void populateFuseElementwisePatterns(mlir::RewritePatternSet &patterns);
+void populateFuseElementwisePatterns(mlir::RewritePatternSet &patterns,
+                                     bool broadcasts = true);
 
 /// Patterns of kiln-cpu-lower-copies: memref.copy becomes linalg.copy.
 void populateLowerCopiesPatterns(mlir::RewritePatternSet &patterns);

@@ -143,7 +143,18 @@ def CPUFuseElementwise : Pass<"kiln-cpu-fuse-elementwise", "mlir::func::FuncOp">
     ```mlir
     %1 = linalg.generic {...["parallel"]} ins(%x, %y) { math.erf; arith.addf }
     ```
+
+    With `broadcasts=false`, broadcasts are not fused at all: run after
+    `kiln-cpu-conv-to-winograd`, this fuses a Winograd layer's bias sum with
+    its epilogue but leaves the bias's broadcast a loop of its own, since
+    with the broadcast read inside, LLVM vectorized the sum across the
+    strided columns (gathers and scatters, 6x slower) instead of along the
+    channel block.
   }];
+  let options = [
+    Option<"broadcasts", "broadcasts", "bool", /*default=*/"true",
+           "whether broadcasts (producers that read only smaller tensors) are fused">,
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 

@@ -78,6 +78,14 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   select.vectorWidth = options.vectorWidth;
   pm.addNestedPass<func::FuncOp>(cpu::createCPUSelectConvAlgorithm(select));
   pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToWinograd());
+  // A Winograd layer ends in an elementwise sum with its bias, fused here
+  // with the layer's epilogue (not with the bias's broadcast: see the
+  // pass's broadcasts option).
+  if (options.fuseElementwise) {
+    cpu::CPUFuseElementwiseOptions fuse;
+    fuse.broadcasts = false;
+    pm.addNestedPass<func::FuncOp>(cpu::createCPUFuseElementwise(fuse));
+  }
   if (options.convToIm2Col)
     pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToIm2Col());
   // Register-blocked vector code for contractions (loops for the rest, below),

@@ -9,7 +9,9 @@
 // elementwise op over (block, image, tile row, tile column, lane) with a
 // result per transformed value (16 in, 4 out), the transform matrices folded
 // into its arithmetic (no constant tensor holds them); the parts are
-// inserted into the whole.
+// inserted into the whole, transposed into the output's blocks and added
+// to the init (an input, so that elementwise fusion can take the bias's
+// producer and the epilogue in).
 // CHECK-DAG: #[[V:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d4, d2, d5)>
 // CHECK-DAG: #[[U:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5, d3)>
 // CHECK-DAG: #[[M:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
@@ -26,10 +28,10 @@
 // CHECK: linalg.generic {indexing_maps = [#[[V]], #[[U]], #[[M]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<16x2x4x8xf32>, tensor<16x1x2x8x8xf32>) outs(%{{.+}} : tensor<16x1x4x8xf32>)
 // CHECK: %[[OUT:.+]]:4 = linalg.generic {{.*}} outs(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<1x1x2x2x8xf32>, tensor<1x1x2x2x8xf32>, tensor<1x1x2x2x8xf32>, tensor<1x1x2x2x8xf32>)
 // CHECK: tensor.insert_slice %[[OUT]]#3 into %{{.+}}[1, 1, 0, 0, 0, 0, 0]
-// CHECK: tensor.expand_shape %{{.+}} output_shape [1, 1, 2, 2, 2, 2, 8] : tensor<1x1x4x4x8xf32> into tensor<1x1x2x2x2x2x8xf32>
-// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<1x1x2x2x2x2x8xf32>)
+// CHECK: %[[T:.+]] = linalg.transpose ins(%{{.+}} : tensor<2x2x1x1x2x2x8xf32>) outs(%{{.+}} : tensor<1x1x2x2x2x2x8xf32>) permutation = [2, 3, 4, 0, 5, 1, 6]
+// CHECK: %[[F:.+]] = tensor.collapse_shape %[[T]] {{.*}} : tensor<1x1x2x2x2x2x8xf32> into tensor<1x1x4x4x8xf32>
+// CHECK: %[[Y:.+]] = linalg.generic {{.*}} ins(%[[F]], %arg1 : tensor<1x1x4x4x8xf32>, tensor<1x1x4x4x8xf32>)
 // CHECK: arith.addf
-// CHECK: %[[Y:.+]] = tensor.collapse_shape %{{.+}} : tensor<1x1x2x2x2x2x8xf32> into tensor<1x1x4x4x8xf32>
 // CHECK: return %[[Y]]
 #bin = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
 #bw = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
