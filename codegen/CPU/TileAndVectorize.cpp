@@ -342,14 +342,34 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   // The larger operand's tiles outside (see contractionLoopOrder).
   if (std::optional<SmallVector<int64_t>> order = contractionLoopOrder(op))
     outer.setInterchange(*order);
-  FailureOr<scf::SCFTilingResult> outerTiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), outer);
-  if (failed(outerTiled))
+  // A fill of the accumulators (a Winograd layer's products start from
+  // zeros) is fused into each tile: they then start in registers, and no
+  // loop nest fills the whole output first.
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(outer);
+  Operation *init = op.getDpsInits()[0].getDefiningOp();
+  bool fuseInit = isa_and_nonnull<linalg::FillOp>(init) && init->hasOneUse();
+  options.setFusionControlFn(
+      [init, fuseInit](tensor::ExtractSliceOp, OpResult producer,
+                       bool isDestination)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (fuseInit && isDestination && producer.getOwner() == init)
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  FailureOr<scf::SCFTileAndFuseResult> tiled =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
     return;
-  rewriter.replaceOp(op, outerTiled->replacements);
+  for (OpResult result : op->getResults())
+    rewriter.replaceAllUsesWith(result, tiled->replacements.lookup(result));
+  rewriter.eraseOp(op);
+  if (init && init->use_empty())
+    rewriter.eraseOp(init);
 
-  for (Operation *tile : outerTiled->tiledOps) {
-    if (!parallel) {
+  for (Operation *tile : tiled->tiledAndFusedOps) {
+    if (!parallel || isa<linalg::FillOp>(tile)) {
       vectorizeTile(rewriter, tile);
       continue;
     }

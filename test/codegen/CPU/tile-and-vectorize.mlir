@@ -30,6 +30,31 @@ func.func @matmul(%a: tensor<64x32xf32>, %b: tensor<32x128xf32>, %c: tensor<64x1
 
 // -----
 
+// A matmul that accumulates into zeros (a Winograd layer's products): the
+// fill is fused into each output tile, so the accumulators start as zero
+// vectors and nothing fills the whole output first.
+// CHECK-LABEL: func.func @matmul_from_zeros
+// CHECK: arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for
+// CHECK-COUNT-8: vector.fma
+// PAR-LABEL: func.func @matmul_from_zeros
+// PAR: %[[Z:.+]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// PAR-NOT: linalg.fill
+// PAR: scf.forall
+// PAR-NOT: linalg.fill
+// PAR: scf.for {{.*}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %[[Z]])
+// PAR: vector.fma
+func.func @matmul_from_zeros(%a: tensor<64x32xf32>, %b: tensor<32x128xf32>) -> tensor<64x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x128xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x128xf32>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %0 : tensor<64x128xf32>
+}
+
+// -----
+
 // A generic op that is a matmul gets the same treatment.
 // CHECK-LABEL: func.func @generic_matmul
 // CHECK-COUNT-8: vector.fma
