@@ -293,6 +293,29 @@ Value insertTiles(OpBuilder &b, Location loc, ValueRange parts, Value tensor,
   return tensor;
 }
 
+/// The bias a blocked convolution's init broadcasts ([kBlocks, c] along
+/// dimensions 1 and 4 of [n, kBlocks, h, w, c]), or null when the init is
+/// anything else.
+Value broadcastBias(Value init) {
+  auto generic = init.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || generic.getNumLoops() != 5 ||
+      generic.getNumLoops() != generic.getNumParallelLoops())
+    return nullptr;
+  MLIRContext *ctx = generic.getContext();
+  AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  if (map != AffineMap::get(
+                 5, 0, {getAffineDimExpr(1, ctx), getAffineDimExpr(4, ctx)},
+                 ctx) ||
+      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)) !=
+          AffineMap::getMultiDimIdentityMap(5, ctx) ||
+      yield.getNumOperands() != 1 ||
+      yield.getOperand(0) != generic.getBody()->getArgument(0))
+    return nullptr;
+  return generic.getDpsInputOperand(0)->get();
+}
+
 /// Winograd's output in whole tiles, `full`, cut to the convolution's output
 /// (the leading corner of `init`'s shape) and added to what the convolution
 /// accumulated into (`init`: its bias, or zeros).
@@ -638,6 +661,12 @@ struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
         mParts.push_back(tileSlice(rewriter, loc, mm, x, y));
         outMaps.push_back(identity);
       }
+    // A bias broadcast into the init is added here, read as [ko, o].
+    Value bias = broadcastBias(conv->init);
+    if (bias) {
+      mParts.push_back(bias);
+      outMaps.push_back(AffineMap::get(5, 0, {e0, e4}, ctx));
+    }
     for (int64_t r = 0; r < m * m; ++r) {
       outParts.push_back(tensor::EmptyOp::create(
           rewriter, loc, ArrayRef<int64_t>{n, kBlocks, th, tw, c}, f32));
@@ -647,10 +676,12 @@ struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
     auto outputTransform = linalg::GenericOp::create(
         rewriter, loc, TypeRange(ValueRange(outParts)), mParts, outParts,
         outMaps, parallel, [&](OpBuilder &b, Location l, ValueRange args) {
-          SmallVector<Value> y =
-              transformTile(b, l, t.at, m, t.at, m,
-                            SmallVector<Value>(args.take_front(a * a)), a, a,
-                            /*inits=*/{});
+          SmallVector<Value> inits;
+          if (bias)
+            inits.assign(m * m, args[a * a]);
+          SmallVector<Value> y = transformTile(
+              b, l, t.at, m, t.at, m,
+              SmallVector<Value>(args.take_front(a * a)), a, a, inits);
           linalg::YieldOp::create(b, l, y);
         });
     Value parts = insertTiles(
@@ -660,10 +691,9 @@ struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
         m);
     // Into the output's blocks, (r, s, n, ko, ti, tj, o) -> (n, ko, ti, r, tj,
     // s, o), a transpose that LLVM vectorizes along o; then cropped to the
-    // output where the tiles overhang it, and added to what the convolution
-    // accumulated into (its bias): an elementwise op, which
-    // kiln-cpu-fuse-elementwise fuses with the bias's broadcast before it and
-    // the epilogue after it.
+    // output where the tiles overhang it. Where the init is not a bias the
+    // transform took in, the crop is added to it in an elementwise op,
+    // which kiln-cpu-fuse-elementwise fuses with the epilogue after it.
     auto blockedType =
         RankedTensorType::get({n, kBlocks, th, m, tw, m, c}, f32);
     SmallVector<ReassociationIndices> blockDims = {
@@ -678,7 +708,20 @@ struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
         rewriter, loc,
         RankedTensorType::get({n, kBlocks, th * m, tw * m, c}, f32), blocks,
         blockDims);
-    Value result = cropAndAdd(rewriter, loc, full, conv->init);
+    Value result;
+    if (!bias) {
+      result = cropAndAdd(rewriter, loc, full, conv->init);
+    } else {
+      auto outputType = cast<RankedTensorType>(conv->init.getType());
+      result = full.getType() == outputType
+                   ? full
+                   : tensor::ExtractSliceOp::create(
+                         rewriter, loc, outputType, full,
+                         SmallVector<OpFoldResult>(5, rewriter.getIndexAttr(0)),
+                         getAsIndexOpFoldResult(ctx, outputType.getShape()),
+                         SmallVector<OpFoldResult>(5, rewriter.getIndexAttr(1)))
+                         .getResult();
+    }
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -kiln-cpu-conv-to-winograd | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-conv-to-winograd | FileCheck %s
 
 // The blocked layout: F(2x2, 3x3) on a 4x4 output of one 8-channel block,
 // from a 2-block input. The transformed filter is [16, 1, 2, 8, 8]
@@ -45,4 +45,39 @@ func.func @blocked_f23(%x: tensor<1x2x6x6x8xf32>, %b: tensor<1x1x4x4x8xf32>) -> 
     linalg.yield %s : f32
   } -> tensor<1x1x4x4x8xf32>
   return %0 : tensor<1x1x4x4x8xf32>
+}
+
+// -----
+
+// A bias broadcast into the init ([kBlocks, c] along the block and lane
+// dimensions) is added in the output transform, read as [ko, o]: the
+// parts, transposed into the output's blocks and cropped to the 3x3
+// output, are the result, with no sum after them.
+// CHECK-LABEL: func.func @blocked_f23_bias
+// CHECK: %{{.+}}:4 = linalg.generic {{.*}} ins({{.*}}, %[[BIAS:.+]] : {{.*}}tensor<1x8xf32>)
+// CHECK: arith.addf
+// CHECK: linalg.transpose
+// CHECK: %[[FULL:.+]] = tensor.collapse_shape {{.*}} into tensor<1x1x4x4x8xf32>
+// CHECK: %[[Y:.+]] = tensor.extract_slice %[[FULL]][0, 0, 0, 0, 0] [1, 1, 3, 3, 8] [1, 1, 1, 1, 1]
+// CHECK-NEXT: return %[[Y]]
+#bin2 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
+#bw2 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#bout2 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+#bias = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @blocked_f23_bias(%x: tensor<1x2x5x5x8xf32>) -> tensor<1x1x3x3x8xf32> {
+  %w = arith.constant dense<0.5> : tensor<1x2x3x3x8x8xf32>
+  %bias = arith.constant dense<0.25> : tensor<1x8xf32>
+  %e = tensor.empty() : tensor<1x1x3x3x8xf32>
+  %b = linalg.generic {indexing_maps = [#bias, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%bias : tensor<1x8xf32>) outs(%e : tensor<1x1x3x3x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x1x3x3x8xf32>
+  %0 = linalg.generic {indexing_maps = [#bin2, #bw2, #bout2], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x5x5x8xf32>, tensor<1x2x3x3x8x8xf32>) outs(%b : tensor<1x1x3x3x8xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}, kiln.conv_algorithm = "winograd-2x3"} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x3x3x8xf32>
+  return %0 : tensor<1x1x3x3x8xf32>
 }
