@@ -30,10 +30,12 @@ namespace {
 
 /// The op whose result `value` is, when it can write that result into any
 /// tensor of its type: a linalg op whose payload never reads the output
-/// operand, with `value` as its only use.
+/// operand. Other readers of `value` (a fire module's 1x1 expand beside
+/// its padded 3x3) then read it where it lies, in the padded tensor's
+/// interior.
 linalg::LinalgOp writerOf(Value value) {
   auto result = dyn_cast<OpResult>(value);
-  if (!result || !value.hasOneUse())
+  if (!result)
     return nullptr;
   auto op = dyn_cast<linalg::LinalgOp>(result.getOwner());
   if (!op || !op.hasPureTensorSemantics() ||

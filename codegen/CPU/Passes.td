@@ -468,11 +468,11 @@ def CPUPadInPlace : Pass<"kiln-cpu-pad-in-place", "mlir::func::FuncOp"> {
     Rewrites a `tensor.pad` with static sizes and a constant padding value
     (a convolution's or a pool's padded input) as a `linalg.fill` of the
     padded tensor and a `tensor.insert_slice` of the source into it. When
-    the source is the only result use of a linalg op with parallel loops
-    whose payload does not read its output (an epilogue, a pool, an
-    elementwise op), that op's output becomes the interior slice of the
-    filled tensor, so that bufferization writes it in place and no copy is
-    left. Bufferized as it was, a pad was a sequential fill that LLVM stored
+    the source is the result of a linalg op with parallel loops whose
+    payload does not read its output (an epilogue, a pool, an elementwise
+    op), that op's output becomes the interior slice of the filled tensor,
+    so that bufferization writes it in place and no copy is left; other
+    readers of the source read it there. Bufferized as it was, a pad was a sequential fill that LLVM stored
     with scatters and a copy. A pad of a pad by the same constant (a
     Winograd convolution's input, padded by the convolution and then to
     whole tiles) becomes one pad first, so that the inner one is not a

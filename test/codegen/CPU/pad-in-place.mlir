@@ -29,9 +29,8 @@ func.func @relu_then_pad(%x: tensor<1x2x8x8x8xf32>) -> tensor<1x2x10x10x8xf32> {
 
 // -----
 
-// A source that is a function argument, or that something else reads too,
-// is copied into the filled tensor (an insert_slice); the padding value of a
-// max pool (-inf) is kept.
+// A source that is a function argument is copied into the filled tensor
+// (an insert_slice); the padding value of a max pool (-inf) is kept.
 // CHECK-LABEL: func.func @copied
 // CHECK: %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x1x6x6x8xf32>)
 // CHECK: tensor.insert_slice %{{.+}} into %[[F]][0, 0, 1, 1, 0] [1, 1, 4, 4, 8] [1, 1, 1, 1, 1]
@@ -98,4 +97,31 @@ func.func @pad_of_pad_other_value(%x: tensor<2x8xf32>) -> tensor<4x10xf32> {
     tensor.yield %ninf : f32
   } : tensor<3x9xf32> to tensor<4x10xf32>
   return %q : tensor<4x10xf32>
+}
+
+// -----
+
+// A Relu that something else reads too (a fire module's 1x1 expand beside
+// its padded 3x3) still writes into the padded tensor's interior; the other
+// reader reads its result there.
+// CHECK-LABEL: func.func @relu_read_twice
+// CHECK: %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x1x6x6x8xf32>)
+// CHECK: %[[I:.+]] = tensor.extract_slice %[[F]][0, 0, 1, 1, 0] [1, 1, 4, 4, 8] [1, 1, 1, 1, 1]
+// CHECK: %[[R:.+]] = linalg.generic {{.*}} outs(%[[I]] : tensor<1x1x4x4x8xf32>)
+// CHECK: %[[P:.+]] = tensor.insert_slice %[[R]] into %[[F]]
+// CHECK: return %[[P]], %[[R]]
+#id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @relu_read_twice(%x: tensor<1x1x4x4x8xf32>) -> (tensor<1x1x6x6x8xf32>, tensor<1x1x4x4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x4x4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x1x4x4x8xf32>) outs(%e : tensor<1x1x4x4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x4x4x8xf32>
+  %p = tensor.pad %r low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
+    tensor.yield %zero : f32
+  } : tensor<1x1x4x4x8xf32> to tensor<1x1x6x6x8xf32>
+  return %p, %r : tensor<1x1x6x6x8xf32>, tensor<1x1x4x4x8xf32>
 }
