@@ -316,21 +316,27 @@ Value broadcastBias(Value init) {
   return generic.getDpsInputOperand(0)->get();
 }
 
+/// Winograd's output in whole tiles, `full`, cut to `outputType` (its
+/// leading corner) where the tiles overhang the convolution's output.
+Value crop(OpBuilder &b, Location loc, Value full,
+           RankedTensorType outputType) {
+  if (full.getType() == outputType)
+    return full;
+  int64_t rank = outputType.getRank();
+  return tensor::ExtractSliceOp::create(
+      b, loc, outputType, full,
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)),
+      getAsIndexOpFoldResult(b.getContext(), outputType.getShape()),
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+}
+
 /// Winograd's output in whole tiles, `full`, cut to the convolution's output
-/// (the leading corner of `init`'s shape) and added to what the convolution
-/// accumulated into (`init`: its bias, or zeros).
+/// and added to what the convolution accumulated into (`init`: its bias, or
+/// zeros).
 Value cropAndAdd(OpBuilder &b, Location loc, Value full, Value init) {
   auto outputType = cast<RankedTensorType>(init.getType());
   int64_t rank = outputType.getRank();
-  Value cropped =
-      full.getType() == outputType
-          ? full
-          : tensor::ExtractSliceOp::create(
-                b, loc, outputType, full,
-                SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)),
-                getAsIndexOpFoldResult(b.getContext(), outputType.getShape()),
-                SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)))
-                .getResult();
+  Value cropped = crop(b, loc, full, outputType);
   AffineMap id = b.getMultiDimIdentityMap(rank);
   // The init is read as an input, so that elementwise fusion can take its
   // producer (a bias broadcast) in.
@@ -708,20 +714,9 @@ struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
         rewriter, loc,
         RankedTensorType::get({n, kBlocks, th * m, tw * m, c}, f32), blocks,
         blockDims);
-    Value result;
-    if (!bias) {
-      result = cropAndAdd(rewriter, loc, full, conv->init);
-    } else {
-      auto outputType = cast<RankedTensorType>(conv->init.getType());
-      result = full.getType() == outputType
-                   ? full
-                   : tensor::ExtractSliceOp::create(
-                         rewriter, loc, outputType, full,
-                         SmallVector<OpFoldResult>(5, rewriter.getIndexAttr(0)),
-                         getAsIndexOpFoldResult(ctx, outputType.getShape()),
-                         SmallVector<OpFoldResult>(5, rewriter.getIndexAttr(1)))
-                         .getResult();
-    }
+    Value result = bias ? crop(rewriter, loc, full,
+                               cast<RankedTensorType>(conv->init.getType()))
+                        : cropAndAdd(rewriter, loc, full, conv->init);
     rewriter.replaceOp(op, result);
     return success();
   }

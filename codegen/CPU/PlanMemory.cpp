@@ -155,10 +155,8 @@ std::optional<Part> matchPart(memref::AllocOp alloc, Block &block,
     if (!at)
       return std::nullopt;
     first = std::min(first, *at);
-    last = std::max(last, *at);
   }
-  if (last != pos[copy] || !lastUse(alloc, block, pos, last) ||
-      last != pos[copy])
+  if (!lastUse(alloc, block, pos, last) || last != pos[copy])
     return std::nullopt;
 
   // Every view of the whole buffer.
@@ -239,16 +237,14 @@ struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
         if (std::optional<Part> part = matchPart(alloc, block, pos);
             part && plannable(part->whole))
           parts[alloc] = *part;
-    // The buffer a part lies in at last, and the part's offset in it.
-    auto root = [&](memref::AllocOp alloc) {
-      int64_t offset = 0;
-      while (parts.count(alloc)) {
-        const Part &part = parts[alloc];
-        offset += part.offset;
-        alloc = part.whole;
-      }
-      return std::make_pair(alloc, offset);
-    };
+    // No part of a part: the inner one would be written before the window
+    // that its whole's own check covers.
+    SmallVector<Operation *> chained;
+    for (auto &[op, part] : parts)
+      if (parts.count(part.whole))
+        chained.push_back(op);
+    for (Operation *op : chained)
+      parts.erase(op);
 
     SmallVector<Buffer> buffers;
     DenseMap<Operation *, unsigned> bufferIndex;
@@ -274,8 +270,7 @@ struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
     // allocation on; the others are left as they are.
     SmallVector<Part> placedParts;
     for (auto &[op, part] : parts) {
-      auto [whole, offset] = root(part.alloc);
-      auto it = bufferIndex.find(whole);
+      auto it = bufferIndex.find(part.whole);
       if (it == bufferIndex.end())
         continue;
       Buffer &buffer = buffers[it->second];
@@ -322,12 +317,11 @@ struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
     Value workspace = func.getArgument(index);
     OpBuilder builder(ctx);
     for (Part &part : placedParts) {
-      auto [whole, offset] = root(part.alloc);
-      const Buffer &buffer = buffers[bufferIndex.lookup(whole)];
+      const Buffer &buffer = buffers[bufferIndex.lookup(part.whole)];
       builder.setInsertionPoint(part.alloc);
       Location loc = part.alloc.getLoc();
-      Value shift =
-          arith::ConstantIndexOp::create(builder, loc, buffer.offset + offset);
+      Value shift = arith::ConstantIndexOp::create(builder, loc,
+                                                   buffer.offset + part.offset);
       Value view = memref::ViewOp::create(builder, loc, part.alloc.getType(),
                                           workspace, shift, ValueRange{});
       part.copy.erase();
