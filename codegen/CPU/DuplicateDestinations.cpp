@@ -75,6 +75,7 @@ struct Subset {
     return offsets == other.offsets && sizes == other.sizes &&
            strides == other.strides;
   }
+  bool operator!=(const Subset &other) const { return !(*this == other); }
 };
 
 template <typename SliceOp> Subset subsetOf(SliceOp op) {
@@ -158,9 +159,51 @@ void duplicate(Operation *op) {
   }
 }
 
+/// A value written in place into a slice of a tensor and inserted back into
+/// it (a padded tensor's interior, kiln-cpu-pad-in-place) that ops read
+/// after the insertion: canonicalization folds a slice of the inserted
+/// tensor at that subset (a depthwise convolution's centre window) to the
+/// value itself, and bufferization then copies the value out of the
+/// interior, since the insertion writes where it lies. Those readers read
+/// the slice of the inserted tensor again.
+void readWhereInserted(func::FuncOp func) {
+  func.walk([](tensor::InsertSliceOp insert) {
+    auto result = dyn_cast<OpResult>(insert.getSource());
+    auto writer = result
+                      ? dyn_cast<DestinationStyleOpInterface>(result.getOwner())
+                      : nullptr;
+    if (!writer)
+      return;
+    auto slice = writer.getTiedOpOperand(result)
+                     ->get()
+                     .getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || slice.getSource() != insert.getDest() ||
+        subsetOf(slice) != subsetOf(insert))
+      return;
+    Block *block = insert->getBlock();
+    SmallVector<OpOperand *> later;
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+      if (user && user != insert && insert->isBeforeInBlock(user))
+        later.push_back(&use);
+    }
+    if (later.empty())
+      return;
+    OpBuilder builder(insert->getContext());
+    builder.setInsertionPointAfter(insert);
+    Value view = tensor::ExtractSliceOp::create(
+        builder, insert.getLoc(), cast<RankedTensorType>(result.getType()),
+        insert.getResult(), insert.getMixedOffsets(), insert.getMixedSizes(),
+        insert.getMixedStrides());
+    for (OpOperand *use : later)
+      use->set(view);
+  });
+}
+
 struct CPUDuplicateDestinationsPass
     : impl::CPUDuplicateDestinationsBase<CPUDuplicateDestinationsPass> {
   void runOnOperation() override {
+    readWhereInserted(getOperation());
     // Users before producers: a fill made again is one more use of its
     // empty tensor (a reshape made again, of its source), which comes
     // earlier in the block.

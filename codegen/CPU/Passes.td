@@ -75,7 +75,11 @@ def CPUDuplicateDestinations : Pass<"kiln-cpu-duplicate-destinations", "mlir::fu
     one thread, for the other. This pass, run just before bufferization,
     makes a `tensor.empty`, a `linalg.fill` of one, or an `scf.forall` that
     only fills slices of empty tensors again for each further use, just
-    before the user.
+    before the user. And where a value written in place into a slice of a
+    tensor and inserted back (a padded interior) is read again after the
+    insertion (canonicalization folds a depthwise convolution's centre
+    window to it), those reads take the slice of the inserted tensor, which
+    bufferization would otherwise copy the value out of.
 
     Before:
     ```mlir

@@ -158,3 +158,56 @@ func.func @disjoint_parts(%x: tensor<8xf32>) -> tensor<16xf32> {
   %b = tensor.insert_slice %r#1 into %a[8] [8] [1] : tensor<8xf32> into tensor<16xf32>
   return %b : tensor<16xf32>
 }
+
+// -----
+
+// A Relu (on threads) written into a padded tensor's interior and inserted
+// back, then read again after the insertion (canonicalization folded a
+// depthwise convolution's centre window to it): that read takes the
+// interior of the inserted tensor, and bufferization copies nothing out of
+// it (two copies without the pass).
+// CHECK-LABEL: func.func @read_where_inserted
+// CHECK: %[[R:.+]] = scf.forall
+// CHECK: %[[P:.+]] = tensor.insert_slice %[[R]] into %{{.+}}[1] [8] [1]
+// CHECK: %[[V:.+]] = tensor.extract_slice %[[P]][1] [8] [1]
+// CHECK: scf.forall
+// CHECK: tensor.extract_slice %[[V]]
+// BUF-LABEL: func.func @read_where_inserted
+// BUF-NOT: memref.copy
+// BUF: return
+#id = affine_map<(d0) -> (d0)>
+func.func @read_where_inserted(%x: tensor<8xf32>) -> (tensor<10xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<10xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<10xf32>) -> tensor<10xf32>
+  %s = tensor.extract_slice %f[1] [8] [1] : tensor<10xf32> to tensor<8xf32>
+  %r = scf.forall (%i) = (0) to (8) step (4) shared_outs(%o = %s) -> (tensor<8xf32>) {
+    %xs = tensor.extract_slice %x[%i] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    %os = tensor.extract_slice %o[%i] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%xs : tensor<4xf32>) outs(%os : tensor<4xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.maximumf %a, %zero : f32
+      linalg.yield %m : f32
+    } -> tensor<4xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %g into %o[%i] [4] [1] : tensor<4xf32> into tensor<8xf32>
+    }
+  }
+  %p = tensor.insert_slice %r into %f[1] [8] [1] : tensor<8xf32> into tensor<10xf32>
+  %w = tensor.extract_slice %p[0] [8] [1] : tensor<10xf32> to tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %y = scf.forall (%i) = (0) to (8) step (4) shared_outs(%o = %e2) -> (tensor<8xf32>) {
+    %rs = tensor.extract_slice %r[%i] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    %ws = tensor.extract_slice %w[%i] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    %os = tensor.extract_slice %o[%i] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    %g = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%rs, %ws : tensor<4xf32>, tensor<4xf32>) outs(%os : tensor<4xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %t = arith.addf %a, %b : f32
+      linalg.yield %t : f32
+    } -> tensor<4xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %g into %o[%i] [4] [1] : tensor<4xf32> into tensor<8xf32>
+    }
+  }
+  return %p, %y : tensor<10xf32>, tensor<8xf32>
+}
