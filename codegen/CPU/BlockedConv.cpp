@@ -96,4 +96,18 @@ bool isWinogradCandidate(const BlockedConv &conv) {
          isa<DenseF32ResourceElementsAttr>(weights);
 }
 
+bool isBroadcastCopy(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops())
+    return false;
+  AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  return map.isProjectedPermutation() &&
+         map.getNumResults() < generic.getNumLoops() &&
+         yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == generic.getBody()->getArgument(0);
+}
+
 } // namespace kiln::cpu

@@ -47,6 +47,12 @@ std::optional<BlockedConv> matchBlockedConv(mlir::Operation *op);
 /// weights.
 bool isWinogradCandidate(const BlockedConv &conv);
 
+/// Whether `op` is a linalg.generic that copies one smaller tensor into
+/// every element of its result (a bias broadcast over a convolution's
+/// output): all loops parallel, a body that yields its input, the input read
+/// through a projected permutation.
+bool isBroadcastCopy(mlir::Operation *op);
+
 } // namespace kiln::cpu
 
 #endif // KILN_CODEGEN_CPU_BLOCKEDCONV_H

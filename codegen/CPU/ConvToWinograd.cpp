@@ -298,20 +298,14 @@ Value insertTiles(OpBuilder &b, Location loc, ValueRange parts, Value tensor,
 /// anything else.
 Value broadcastBias(Value init) {
   auto generic = init.getDefiningOp<linalg::GenericOp>();
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumDpsInits() != 1 || generic.getNumLoops() != 5 ||
-      generic.getNumLoops() != generic.getNumParallelLoops())
+  if (!generic || !isBroadcastCopy(generic) || generic.getNumLoops() != 5)
     return nullptr;
   MLIRContext *ctx = generic.getContext();
-  AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
-  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
-  if (map != AffineMap::get(
-                 5, 0, {getAffineDimExpr(1, ctx), getAffineDimExpr(4, ctx)},
-                 ctx) ||
+  AffineMap bias = AffineMap::get(
+      5, 0, {getAffineDimExpr(1, ctx), getAffineDimExpr(4, ctx)}, ctx);
+  if (generic.getMatchingIndexingMap(generic.getDpsInputOperand(0)) != bias ||
       generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)) !=
-          AffineMap::getMultiDimIdentityMap(5, ctx) ||
-      yield.getNumOperands() != 1 ||
-      yield.getOperand(0) != generic.getBody()->getArgument(0))
+          AffineMap::getMultiDimIdentityMap(5, ctx))
     return nullptr;
   return generic.getDpsInputOperand(0)->get();
 }

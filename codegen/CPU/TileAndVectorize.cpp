@@ -365,7 +365,7 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   for (OpResult result : op->getResults())
     rewriter.replaceAllUsesWith(result, tiled->replacements.lookup(result));
   rewriter.eraseOp(op);
-  if (init && init->use_empty())
+  if (fuseInit && init->use_empty())
     rewriter.eraseOp(init);
 
   for (Operation *tile : tiled->tiledAndFusedOps) {
@@ -428,24 +428,6 @@ LogicalResult collapseEpilogues(func::FuncOp func) {
   tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
   tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
   return applyPatternsGreedily(func, std::move(patterns));
-}
-
-/// Whether `op` is a linalg.generic that copies one smaller tensor into
-/// every element of its result (a bias broadcast over a convolution's
-/// output): all loops parallel, a body that yields its input, the input read
-/// through a projected permutation.
-bool isBroadcastCopy(Operation *op) {
-  auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumDpsInits() != 1 ||
-      generic.getNumLoops() != generic.getNumParallelLoops())
-    return false;
-  AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
-  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
-  return map.isProjectedPermutation() &&
-         map.getNumResults() < generic.getNumLoops() &&
-         yield.getNumOperands() == 1 &&
-         yield.getOperand(0) == generic.getBody()->getArgument(0);
 }
 
 /// Tiles `epilogue` into output tiles and computes the tile of its producer
