@@ -200,6 +200,174 @@ void readWhereInserted(func::FuncOp func) {
   });
 }
 
+/// The empty tensor that `value` was written into: through the
+/// destinations of insertions, of destination-style ops and of scf.forall.
+tensor::EmptyOp writtenInto(Value value) {
+  while (true) {
+    if (auto empty = value.getDefiningOp<tensor::EmptyOp>())
+      return empty;
+    auto result = dyn_cast<OpResult>(value);
+    if (!result)
+      return {};
+    if (auto forall = dyn_cast<scf::ForallOp>(result.getOwner()))
+      value = forall.getTiedOpOperand(result)->get();
+    else if (auto dps =
+                 dyn_cast<DestinationStyleOpInterface>(result.getOwner()))
+      value = dps.getTiedOpOperand(result)->get();
+    else
+      return {};
+  }
+}
+
+/// Whether two static subsets of one tensor share no element: along some
+/// dimension, the ranges they span do not overlap.
+bool disjoint(tensor::InsertSliceOp a, tensor::InsertSliceOp b) {
+  for (auto [offsetA, sizeA, strideA, offsetB, sizeB, strideB] : llvm::zip(
+           a.getStaticOffsets(), a.getStaticSizes(), a.getStaticStrides(),
+           b.getStaticOffsets(), b.getStaticSizes(), b.getStaticStrides())) {
+    int64_t endA = offsetA + (sizeA - 1) * strideA;
+    int64_t endB = offsetB + (sizeB - 1) * strideB;
+    if (sizeA == 0 || sizeB == 0 || endA < offsetB || endB < offsetA)
+      return true;
+  }
+  return false;
+}
+
+/// A value inserted into a larger tensor, and the empty tensor it was
+/// written into; `first` and `last` bound the ops that write it (their
+/// ancestors in the function's block).
+struct Part {
+  tensor::InsertSliceOp insert;
+  tensor::EmptyOp empty;
+  Operation *first = nullptr, *last = nullptr;
+};
+
+/// The parts inserted one after another into the empty tensor `head`
+/// inserts into (a concatenation), if each was written into an empty
+/// tensor of its own, at a static subset disjoint from the others', and no
+/// two parts' writers interleave; sorted by where their writers start.
+/// `chain` gets the insertions in the order they are made.
+std::optional<SmallVector<Part>>
+partsOf(tensor::InsertSliceOp head, Block &entry,
+        SmallVectorImpl<tensor::InsertSliceOp> &chain) {
+  SmallVector<Part> parts;
+  for (tensor::InsertSliceOp insert = head; insert;) {
+    if (!insert.hasPureTensorSemantics() || !insert.getOffsets().empty() ||
+        !insert.getSizes().empty() || !insert.getStrides().empty() ||
+        insert->getBlock() != &entry)
+      return std::nullopt;
+    Part part{insert, writtenInto(insert.getSource())};
+    Operation *writer = insert.getSource().getDefiningOp();
+    if (!part.empty || part.empty->getBlock() != &entry ||
+        part.empty->getNumOperands() != 0 || !writer ||
+        writer->getBlock() != &entry)
+      return std::nullopt;
+    part.last = writer;
+    for (Operation *user : part.empty->getUsers()) {
+      Operation *at = entry.findAncestorOpInBlock(*user);
+      if (!at)
+        return std::nullopt;
+      if (!part.first || at->isBeforeInBlock(part.first))
+        part.first = at;
+    }
+    for (const Part &other : parts)
+      if (other.empty == part.empty || !disjoint(other.insert, insert))
+        return std::nullopt;
+    parts.push_back(part);
+    chain.push_back(insert);
+    Value result = insert.getResult();
+    insert = result.hasOneUse()
+                 ? dyn_cast<tensor::InsertSliceOp>(*result.user_begin())
+                 : nullptr;
+    if (insert && insert.getDest() != result)
+      insert = nullptr;
+  }
+  llvm::sort(parts, [](const Part &a, const Part &b) {
+    return a.first->isBeforeInBlock(b.first);
+  });
+  for (auto [before, after] : llvm::zip(parts, llvm::drop_begin(parts)))
+    if (!before.last->isBeforeInBlock(after.first))
+      return std::nullopt;
+  return parts;
+}
+
+/// Makes the empty tensors of the parts inserted into a larger one (the
+/// inputs of a concatenation) slices of it, so that the parts' writers
+/// write in place. Upstream's empty-tensor elimination does so only where
+/// the larger tensor is made before the parts (a concatenation's
+/// destination comes after its inputs), and only for the use on a part's
+/// chain of destinations (not for a split layer's slices of its empty
+/// tensor); and it takes every part's slice of the tensor the parts are
+/// inserted into, which One-Shot Bufferize reads as a conflict with the
+/// insertions before (a slice read after the tensor was written, though
+/// elsewhere). The parts were then computed apart and copied in: a strided
+/// copy, on one thread, where the batch is above 1. Here the empty tensors
+/// move to the top of the function first (they have no operands and
+/// allocate nothing before bufferization), and each part, in the order its
+/// writers run, takes its slice of what the parts before it made and is
+/// inserted right after its last writer; then each empty tensor goes back
+/// before its first use. Parts that do not qualify are left
+/// alone; an empty tensor's contents are undefined, so any tensor of its
+/// type may stand in for it.
+void placeInDestinations(func::FuncOp func) {
+  if (func.isExternal())
+    return;
+  Block &entry = func.getBody().front();
+  SmallVector<tensor::EmptyOp> empties;
+  for (auto empty : entry.getOps<tensor::EmptyOp>())
+    if (empty->getNumOperands() == 0)
+      empties.push_back(empty);
+  for (tensor::EmptyOp empty : llvm::reverse(empties))
+    empty->moveBefore(&entry, entry.begin());
+
+  // Inner concatenations first: their results are parts of outer ones.
+  SmallVector<tensor::InsertSliceOp> heads;
+  for (auto insert : entry.getOps<tensor::InsertSliceOp>()) {
+    auto whole = insert.getDest().getDefiningOp<tensor::EmptyOp>();
+    if (whole && whole->getBlock() == &entry && whole->hasOneUse())
+      heads.push_back(insert);
+  }
+  OpBuilder builder(func.getContext());
+  for (tensor::InsertSliceOp head : heads) {
+    SmallVector<tensor::InsertSliceOp> chain;
+    std::optional<SmallVector<Part>> parts = partsOf(head, entry, chain);
+    if (!parts)
+      continue;
+    Value whole = head.getDest();
+    for (Part &part : *parts) {
+      builder.setInsertionPoint(part.first);
+      Value slice = tensor::ExtractSliceOp::create(
+          builder, part.empty.getLoc(), part.empty.getType(), whole,
+          part.insert.getMixedOffsets(), part.insert.getMixedSizes(),
+          part.insert.getMixedStrides());
+      part.empty.replaceAllUsesWith(slice);
+      part.empty.erase();
+      builder.setInsertionPointAfter(part.last);
+      whole = tensor::InsertSliceOp::create(
+          builder, part.insert.getLoc(), part.insert.getSource(), whole,
+          part.insert.getMixedOffsets(), part.insert.getMixedSizes(),
+          part.insert.getMixedStrides());
+    }
+    chain.back().getResult().replaceAllUsesWith(whole);
+    for (tensor::InsertSliceOp insert : llvm::reverse(chain))
+      insert.erase();
+  }
+  // Each empty tensor back before its first use: bufferization allocates
+  // where it stands, and kiln-cpu-plan-memory counts a buffer live from
+  // there.
+  empties = llvm::to_vector(entry.getOps<tensor::EmptyOp>());
+  for (tensor::EmptyOp empty : empties) {
+    Operation *first = nullptr;
+    for (Operation *user : empty->getUsers()) {
+      Operation *at = entry.findAncestorOpInBlock(*user);
+      if (at && (!first || at->isBeforeInBlock(first)))
+        first = at;
+    }
+    if (first)
+      empty->moveBefore(first);
+  }
+}
+
 struct CPUDuplicateDestinationsPass
     : impl::CPUDuplicateDestinationsBase<CPUDuplicateDestinationsPass> {
   void runOnOperation() override {
@@ -214,6 +382,7 @@ struct CPUDuplicateDestinationsPass
         if (op->getNumResults() == 1 && isDuplicable(op))
           duplicate(op);
     });
+    placeInDestinations(getOperation());
   }
 };
 

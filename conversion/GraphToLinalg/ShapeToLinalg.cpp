@@ -181,10 +181,11 @@ struct TransposeLowering : StaticLowering<graph::TransposeOp> {
 // Concat, split, slice
 //===----------------------------------------------------------------------===//
 
-/// tensor.insert_slice of each input where the pieces are contiguous in the
-/// result (every dimension before the axis has size 1), so that they
-/// bufferize to plain copies; else one linalg.generic that reads, for each
-/// result element, the input holding it.
+/// tensor.insert_slice of each input into an empty tensor. Bufferization
+/// (after kiln-cpu-duplicate-destinations has pointed each input's empty
+/// tensor at its slice) has the op that makes an input write it in place,
+/// at its strides where a dimension before the axis is above 1; an input
+/// that no op writes (a constant, an argument) is copied in.
 struct ConcatLowering : StaticLowering<graph::ConcatOp> {
   using StaticLowering::StaticLowering;
   LogicalResult lower(graph::ConcatOp op, Adaptor adaptor,
@@ -208,46 +209,17 @@ struct ConcatLowering : StaticLowering<graph::ConcatOp> {
       rewriter.replaceOp(op, inputs.front());
       return success();
     }
-    bool contiguous = llvm::all_of(outType.getShape().take_front(axis),
-                                   [](int64_t s) { return s == 1; });
-    if (contiguous) {
-      Value result = tensor::EmptyOp::create(rewriter, loc, outType.getShape(),
-                                             outType.getElementType());
-      for (auto [input, start] : llvm::zip(inputs, starts)) {
-        SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
-        offsets[axis] = rewriter.getIndexAttr(start);
-        SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
-            rewriter.getContext(), getTensorType(input).getShape());
-        SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
-        result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
-                                               offsets, sizes, strides);
-      }
-      rewriter.replaceOp(op, result);
-      return success();
+    Value result = tensor::EmptyOp::create(rewriter, loc, outType.getShape(),
+                                           outType.getElementType());
+    for (auto [input, start] : llvm::zip(inputs, starts)) {
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+      offsets[axis] = rewriter.getIndexAttr(start);
+      SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+          rewriter.getContext(), getTensorType(input).getShape());
+      SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+      result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
+                                             offsets, sizes, strides);
     }
-    Value result = buildIndexedGeneric(
-        rewriter, loc, outType, {}, {},
-        [&](OpBuilder &b, Location nestedLoc, ArrayRef<Value> ivs,
-            ValueRange) -> Value {
-          Value value;
-          for (auto [input, start] : llvm::zip(inputs, starts)) {
-            int64_t size = getTensorType(input).getDimSize(axis);
-            SmallVector<Value> at(ivs);
-            Value local = arith::SubIOp::create(
-                b, nestedLoc, ivs[axis], indexConstant(b, nestedLoc, start));
-            at[axis] = clampIndex(b, nestedLoc, local, 0, size - 1);
-            Value element = tensor::ExtractOp::create(b, nestedLoc, input, at);
-            if (!value) {
-              value = element;
-              continue;
-            }
-            Value here = arith::CmpIOp::create(
-                b, nestedLoc, arith::CmpIPredicate::sge, ivs[axis],
-                indexConstant(b, nestedLoc, start));
-            value = arith::SelectOp::create(b, nestedLoc, here, element, value);
-          }
-          return value;
-        });
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -211,3 +211,92 @@ func.func @read_where_inserted(%x: tensor<8xf32>) -> (tensor<10xf32>, tensor<8xf
   }
   return %p, %y : tensor<10xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A concatenation along an inner dimension whose first part is a layer
+// split in two (its columns written by two ops, the second into a slice of
+// what the first made), the result's empty tensor made after the parts.
+// Each part's empty tensor becomes a slice of what the parts before it
+// made, and bufferization copies nothing. Upstream's empty-tensor
+// elimination alone replaces the split part's empty tensor only on its
+// chain of insertions, not under the first op's slice: that part was
+// computed apart and copied in.
+// CHECK-LABEL: func.func @concat_in_place
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<2x8xf32>
+// CHECK: %[[P:.+]] = tensor.extract_slice %[[E]][0, 0] [2, 4] [1, 1]
+// CHECK: %[[S0:.+]] = tensor.extract_slice %[[P]][0, 0] [2, 2] [1, 1]
+// CHECK: %[[A0:.+]] = linalg.generic {{.*}} outs(%[[S0]]
+// CHECK: %[[I0:.+]] = tensor.insert_slice %[[A0]] into %[[P]][0, 0] [2, 2] [1, 1]
+// CHECK: %[[S1:.+]] = tensor.extract_slice %[[I0]][0, 2] [2, 2] [1, 1]
+// CHECK: %[[A1:.+]] = linalg.generic {{.*}} outs(%[[S1]]
+// CHECK: %[[I1:.+]] = tensor.insert_slice %[[A1]] into %[[I0]][0, 2] [2, 2] [1, 1]
+// CHECK: %[[C0:.+]] = tensor.insert_slice %[[I1]] into %[[E]][0, 0] [2, 4] [1, 1]
+// CHECK: %[[S2:.+]] = tensor.extract_slice %[[C0]][0, 4] [2, 4] [1, 1]
+// CHECK: %[[B:.+]] = linalg.fill {{.*}} outs(%[[S2]]
+// CHECK: %[[C1:.+]] = tensor.insert_slice %[[B]] into %[[C0]][0, 4] [2, 4] [1, 1]
+// CHECK: return %[[C1]]
+// BUF-LABEL: func.func @concat_in_place
+// BUF-NOT: memref.copy
+// BUF: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @concat_in_place(%x: tensor<2x2xf32>) -> tensor<2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2x4xf32>
+  %s0 = tensor.extract_slice %e0[0, 0] [2, 2] [1, 1] : tensor<2x4xf32> to tensor<2x2xf32>
+  %a0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x2xf32>) outs(%s0 : tensor<2x2xf32>) {
+  ^bb0(%v: f32, %w: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<2x2xf32>
+  %i0 = tensor.insert_slice %a0 into %e0[0, 0] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<2x4xf32>
+  %s1 = tensor.extract_slice %i0[0, 2] [2, 2] [1, 1] : tensor<2x4xf32> to tensor<2x2xf32>
+  %a1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x2xf32>) outs(%s1 : tensor<2x2xf32>) {
+  ^bb0(%v: f32, %w: f32):
+    %m = arith.maximumf %v, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2x2xf32>
+  %i1 = tensor.insert_slice %a1 into %i0[0, 2] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<2x4xf32>
+  %e1 = tensor.empty() : tensor<2x4xf32>
+  %b = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %e = tensor.empty() : tensor<2x8xf32>
+  %c0 = tensor.insert_slice %i1 into %e[0, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<2x8xf32>
+  %c1 = tensor.insert_slice %b into %c0[0, 4] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<2x8xf32>
+  return %c1 : tensor<2x8xf32>
+}
+
+// -----
+
+// The parts' writers interleave (the second part's tensor is filled before
+// the first part is written): left as it was, and each empty tensor stands
+// before its first use again.
+// CHECK-LABEL: func.func @concat_interleaved
+// CHECK: %[[E1:.+]] = tensor.empty() : tensor<2x4xf32>
+// CHECK: %[[F:.+]] = linalg.fill {{.*}} outs(%[[E1]]
+// CHECK: %[[E0:.+]] = tensor.empty() : tensor<2x4xf32>
+// CHECK: %[[A:.+]] = linalg.generic {{.*}} outs(%[[E0]]
+// CHECK: %[[B:.+]] = linalg.generic {{.*}} outs(%[[F]]
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<2x8xf32>
+// CHECK: %[[C0:.+]] = tensor.insert_slice %[[A]] into %[[E]][0, 0] [2, 4] [1, 1]
+// CHECK: tensor.insert_slice %[[B]] into %[[C0]][0, 4] [2, 4] [1, 1]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @concat_interleaved(%x: tensor<2x4xf32>) -> tensor<2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<2x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %e0 = tensor.empty() : tensor<2x4xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x4xf32>) outs(%e0 : tensor<2x4xf32>) {
+  ^bb0(%v: f32, %w: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<2x4xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x4xf32>) outs(%f : tensor<2x4xf32>) {
+  ^bb0(%v: f32, %w: f32):
+    %m = arith.maximumf %v, %w : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4xf32>
+  %e = tensor.empty() : tensor<2x8xf32>
+  %c0 = tensor.insert_slice %a into %e[0, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<2x8xf32>
+  %c1 = tensor.insert_slice %b into %c0[0, 4] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<2x8xf32>
+  return %c1 : tensor<2x8xf32>
+}

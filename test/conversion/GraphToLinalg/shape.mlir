@@ -28,7 +28,7 @@ func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
 
 // -----
 
-// Pieces contiguous in the result are inserted slices.
+// Each input is an inserted slice of the result.
 // CHECK-LABEL: func.func @concat_outer
 // CHECK: %[[E:.+]] = tensor.empty() : tensor<5x3xf32>
 // CHECK: %[[A:.+]] = tensor.insert_slice %{{.+}} into %[[E]][0, 0] [2, 3] [1, 1]
@@ -40,13 +40,11 @@ func.func @concat_outer(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) -> tensor<5x3x
 
 // -----
 
-// Elsewhere each element selects the input that holds it.
+// Along an inner axis too: each input is a strided slice of the result.
 // CHECK-LABEL: func.func @concat_inner
-// CHECK: linalg.generic
-// CHECK: tensor.extract
-// CHECK: tensor.extract
-// CHECK: arith.cmpi sge
-// CHECK: arith.select
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<2x4xi64>
+// CHECK: %[[A:.+]] = tensor.insert_slice %{{.+}} into %[[E]][0, 0] [2, 1] [1, 1]
+// CHECK: tensor.insert_slice %{{.+}} into %[[A]][0, 1] [2, 3] [1, 1]
 func.func @concat_inner(%a: tensor<2x1xi64>, %b: tensor<2x3xi64>) -> tensor<2x4xi64> {
   %0 = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x1xi64>, tensor<2x3xi64>) -> tensor<2x4xi64>
   return %0 : tensor<2x4xi64>
