@@ -61,6 +61,12 @@ struct CompileOptions {
   /// Channels per block of the blocked layout (the C0 of NC1HWC0); 0 takes
   /// the target's fp32 vector width (16 for AVX-512, 8 for AVX2, 4 for NEON).
   int64_t layoutBlock = 0;
+  /// A batch above 1 as one sample at a time: "auto" (the default) where
+  /// the batch's activations outgrow the cache and outweigh the weights,
+  /// "on" wherever every op treats the samples apart, "off" never. The
+  /// model's entry then takes one sample and runs once per sample
+  /// (docs/performance.md, "Batch splitting"); --report says which and why.
+  std::string batchSplit = "auto";
   /// Fill CompileResult::report.
   bool report = false;
   /// A tuning database (JSON lines, docs/tuning.md): each kernel with a

@@ -14,6 +14,7 @@
 #include "lib/Import/ONNXImporter.h"
 #include "lib/Pipeline/Pipelines.h"
 #include "lib/Pipeline/Registration.h"
+#include "lib/Pipeline/SplitBatch.h"
 #include "lib/Target/Linker.h"
 #include "lib/Target/ModelABI.h"
 #include "lib/Target/ObjectEmitter.h"
@@ -362,6 +363,36 @@ private:
     if (failed(signature))
       return failure();
     dropEmptyTensors(main, *signature);
+    BatchSplitMode splitMode;
+    if (options.batchSplit == "auto")
+      splitMode = BatchSplitMode::Auto;
+    else if (options.batchSplit == "on")
+      splitMode = BatchSplitMode::On;
+    else if (options.batchSplit == "off")
+      splitMode = BatchSplitMode::Off;
+    else
+      return emitError(llvm::createStringError("unknown batch split '" +
+                                               options.batchSplit +
+                                               "'; expected auto, on or off"));
+    BatchSplit split = splitBatch(main, splitMode);
+    if (options.report)
+      result.report += "batch: " + split.reason + "\n";
+    if (split.repeat > 1) {
+      signature->repeat = split.repeat;
+      // The entry's parameters, one sample each, in the signature's order.
+      unsigned arg = 0, res = 0;
+      auto bytes = [](Type type) {
+        auto tensor = cast<RankedTensorType>(type);
+        return uint64_t(tensor.getNumElements()) *
+               std::max<uint64_t>(1, tensor.getElementTypeBitWidth() / 8);
+      };
+      for (TensorSignature &input : signature->inputs)
+        if (input.passed)
+          input.sampleBytes = bytes(main.getArgumentTypes()[arg++]);
+      for (TensorSignature &output : signature->outputs)
+        if (output.passed)
+          output.sampleBytes = bytes(main.getResultTypes()[res++]);
+    }
     main.setSymName(kEntryName);
 
     if (failed(runPasses(module, buildLowerToLinalgPipeline)))
@@ -460,9 +491,10 @@ private:
       if (!flops)
         continue;
       auto source = function->getAttrOfType<StringAttr>(cpu::kKernelSourceAttr);
-      signature->kernels.push_back({function.getSymName().str(),
-                                    source ? source.str() : std::string(),
-                                    uint64_t(flops.getInt())});
+      // A kernel runs once per sample where the batch is split.
+      signature->kernels.push_back(
+          {function.getSymName().str(), source ? source.str() : std::string(),
+           uint64_t(flops.getInt()) * uint64_t(signature->repeat)});
     }
     if (options.report)
       result.report +=

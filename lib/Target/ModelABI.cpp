@@ -243,21 +243,51 @@ public:
     Value *inputs = b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 2));
     Value *outputs = b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 3));
     SmallVector<Value *> callArgs;
+    SmallVector<uint64_t> strides;
     for (size_t i = 0; i < signature.inputs.size(); ++i)
-      if (signature.inputs[i].passed)
+      if (signature.inputs[i].passed) {
         callArgs.push_back(b.CreateLoad(
             ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, inputs, i)));
+        strides.push_back(signature.inputs[i].sampleBytes);
+      }
     for (size_t i = 0; i < signature.outputs.size(); ++i)
-      if (signature.outputs[i].passed)
+      if (signature.outputs[i].passed) {
         callArgs.push_back(b.CreateLoad(
             ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, outputs, i)));
+        strides.push_back(signature.outputs[i].sampleBytes);
+      }
     // The workspace comes last (see kiln-cpu-plan-memory).
     if (signature.workspaceSize > 0)
       callArgs.push_back(
           b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 4)));
     callArgs.push_back(
         b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 5)));
-    b.CreateCall(entry, callArgs);
+    if (signature.repeat <= 1) {
+      b.CreateCall(entry, callArgs);
+      b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
+      return Error::success();
+    }
+    // A split batch: the entry once per sample, each input and output
+    // pointer advanced by one sample's bytes, one workspace for all.
+    BasicBlock *before = b.GetInsertBlock();
+    BasicBlock *loop = BasicBlock::Create(ctx, "sample", run);
+    BasicBlock *done = BasicBlock::Create(ctx, "done", run);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    PHINode *sample = b.CreatePHI(i64Ty, 2, "sample");
+    sample->addIncoming(ConstantInt::get(i64Ty, 0), before);
+    SmallVector<Value *> sampleArgs(callArgs);
+    for (auto [arg, stride] : llvm::zip(sampleArgs, strides))
+      arg = b.CreateInBoundsGEP(
+          b.getInt8Ty(), arg,
+          b.CreateMul(sample, ConstantInt::get(i64Ty, stride)));
+    b.CreateCall(entry, sampleArgs);
+    Value *next = b.CreateAdd(sample, ConstantInt::get(i64Ty, 1));
+    sample->addIncoming(next, loop);
+    b.CreateCondBr(
+        b.CreateICmpULT(next, ConstantInt::get(i64Ty, signature.repeat)), loop,
+        done);
+    b.SetInsertPoint(done);
     b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
     return Error::success();
   }

@@ -22,6 +22,9 @@ struct TensorSignature {
   /// Whether the entry function takes this tensor's pointer. A tensor with
   /// no elements holds no data: the model neither reads nor writes it.
   bool passed = true;
+  /// Bytes of one sample, where the entry runs once per sample
+  /// (ModelSignature::repeat above 1).
+  uint64_t sampleBytes = 0;
 };
 
 /// One kernel of the model's kernel table (kiln_abi_kernel).
@@ -38,6 +41,9 @@ struct ModelSignature {
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;
   uint64_t workspaceSize = 0;
+  /// How many times kiln_abi_run calls the entry, each time on the next
+  /// sample of every input and output (kiln-compile --batch-split).
+  int64_t repeat = 1;
   uint64_t workspaceAlign = 64;
   /// The code runs parallel regions through OpenMP (libomp): kiln_abi_run
   /// sets their thread count from its arguments.

@@ -65,6 +65,14 @@ cl::opt<int64_t> layoutBlock(
              "C0 of NC1HWC0); "
              "0 (default) takes the target's fp32 vector width"),
     cl::init(0), cl::cat(category));
+cl::opt<std::string> batchSplit(
+    "batch-split",
+    cl::desc("A batch above 1 as one sample at a time, the model's entry "
+             "run once per sample: auto (default: where the batch's "
+             "activations outgrow the cache and outweigh the weights), on "
+             "(wherever every op treats the samples apart) or off; --report "
+             "says which and why"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<std::string>
     emit("emit",
          cl::desc("Stop after a stage and write it: graph, linalg, llvm, asm, "
@@ -138,6 +146,7 @@ int main(int argc, char **argv) {
   options.optimizeGraph = !noGraphOpt;
   options.layout = layout;
   options.layoutBlock = layoutBlock;
+  options.batchSplit = batchSplit;
   options.report = report;
   options.tuningDB = tuningDB;
   if (!kiln::parseEmitStage(emit, options.emit)) {
