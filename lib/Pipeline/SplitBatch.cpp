@@ -56,16 +56,26 @@ bool excludesBatch(ArrayRef<int64_t> axes) {
 /// given which of its operands carry the batch (their first dimension).
 bool perSample(Operation *op, const llvm::DenseSet<Value> &batched) {
   auto carries = [&](Value value) { return batched.contains(value); };
-  auto none = [&](ValueRange values) {
-    return llvm::none_of(values, carries);
-  };
+  auto none = [&](ValueRange values) { return llvm::none_of(values, carries); };
   auto rank = [](Value value) {
     return cast<RankedTensorType>(value.getType()).getRank();
   };
   using namespace graph;
+  // An operand added to the result (a bias, a residual): the batch at the
+  // result's rank, or broadcast along it.
+  auto added = [&](Value value) {
+    int64_t resultRank = rank(op->getResult(0));
+    return !value ||
+           (carries(value)
+                ? rank(value) == resultRank
+                : rank(value) < resultRank ||
+                      cast<RankedTensorType>(value.getType()).getDimSize(0) ==
+                          1);
+  };
   if (auto conv = dyn_cast<BlockedConvOp>(op))
     return carries(conv.getInput()) && !carries(conv.getWeight()) &&
-           (!conv.getBias() || !carries(conv.getBias()));
+           (!conv.getBias() || !carries(conv.getBias())) &&
+           added(conv.getResidual());
   if (isa<BlockedDepthwiseConvOp>(op))
     return carries(op->getOperand(0)) && none(op->getOperands().drop_front());
   if (isa<BlockedMaxPoolOp, BlockedAveragePoolOp, ToBlockedOp, FromBlockedOp,
@@ -89,20 +99,11 @@ bool perSample(Operation *op, const llvm::DenseSet<Value> &batched) {
     return !reshape.getShape().empty();
   if (auto gemm = dyn_cast<GemmOp>(op))
     return carries(gemm.getA()) && !gemm.getTransA() && !carries(gemm.getB()) &&
-           (!gemm.getC() || (!carries(gemm.getC()) &&
-                             (rank(gemm.getC()) < 2 ||
-                              cast<RankedTensorType>(gemm.getC().getType())
-                                      .getDimSize(0) == 1)));
-  // An operand added to the result (a bias, a residual): the batch at the
-  // result's rank, or broadcast along it.
-  auto added = [&](Value value) {
-    int64_t resultRank = rank(op->getResult(0));
-    return !value ||
-           (carries(value) ? rank(value) == resultRank
-                           : rank(value) < resultRank ||
-                                 cast<RankedTensorType>(value.getType())
-                                         .getDimSize(0) == 1);
-  };
+           (!gemm.getC() ||
+            (!carries(gemm.getC()) &&
+             (rank(gemm.getC()) < 2 ||
+              cast<RankedTensorType>(gemm.getC().getType()).getDimSize(0) ==
+                  1)));
   // The batch in the rows of the left-hand side, or in batch dimensions
   // that both sides have or one side broadcasts.
   auto shared = [&](Value side, Value other) {
