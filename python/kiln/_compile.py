@@ -65,7 +65,11 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         default 0: the target's fp32 vector width) channels per block;
         "nc1hwc0" is the same layout with 16 channels per block unless
         ``layout_block`` says otherwise; "nchw" keeps them in NCHW; "auto"
-        (the default) is blocked.
+        (the default) is blocked. ``batch_split`` (str): "auto" (the
+        default) runs a batch above 1 as one sample at a time where the
+        batch's activations outgrow the cache and outweigh the weights,
+        "on" wherever every op treats the samples apart, "off" never
+        (docs/performance.md, "Batch splitting").
 
     Returns:
       The output path, as a str.
@@ -87,7 +91,8 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         openmp=bool(options.pop("openmp", True)),
         sve_vector_bits=int(options.pop("sve_vector_bits", 0)),
         layout=str(options.pop("layout", "auto")),
-        layout_block=int(options.pop("layout_block", 0)))
+        layout_block=int(options.pop("layout_block", 0)),
+        batch_split=str(options.pop("batch_split", "auto")))
     if options:
         raise TypeError("kiln.compile: unknown option(s) "
                         + ", ".join(sorted(options)))

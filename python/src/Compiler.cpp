@@ -32,6 +32,7 @@ struct CodegenChoices {
   unsigned sveVectorBits = 0;
   std::string layout = "auto";
   int64_t layoutBlock = 0;
+  std::string batchSplit = "auto";
 };
 
 kiln::CompileOptions
@@ -58,6 +59,7 @@ makeOptions(const std::string &target, const std::string &cpu,
   options.sveVectorBits = choices.sveVectorBits;
   options.layout = choices.layout;
   options.layoutBlock = choices.layoutBlock;
+  options.batchSplit = choices.batchSplit;
   return options;
 }
 
@@ -79,13 +81,13 @@ void init_kiln_compiler(py::module_ &&m) {
          const InputShapes &inputShapes, bool optimizeGraph, bool report,
          const std::string &tuningDB, const std::string &convAlgorithm,
          const LayerChoices &convAlgorithms, bool openMP,
-         unsigned sveVectorBits, const std::string &layout,
-         int64_t layoutBlock) {
+         unsigned sveVectorBits, const std::string &layout, int64_t layoutBlock,
+         const std::string &batchSplit) {
         kiln::CompileOptions options =
             makeOptions(target, cpu, features, emit, inputShapes, optimizeGraph,
                         report, tuningDB,
                         {convAlgorithm, convAlgorithms, openMP, sveVectorBits,
-                         layout, layoutBlock});
+                         layout, layoutBlock, batchSplit});
         py::gil_scoped_release noGil;
         return kiln::compileFile(input, output, options);
       },
@@ -94,7 +96,7 @@ void init_kiln_compiler(py::module_ &&m) {
       "optimize_graph"_a = true, "report"_a = false, "tuning_db"_a = "",
       "conv_algorithm"_a = "auto", "conv_algorithms"_a = LayerChoices(),
       "openmp"_a = true, "sve_vector_bits"_a = 0u, "layout"_a = "auto",
-      "layout_block"_a = 0,
+      "layout_block"_a = 0, "batch_split"_a = "auto",
       "Compiles an .onnx (or graph-dialect .mlir) file into `output`.");
 
   m.def(
@@ -106,12 +108,12 @@ void init_kiln_compiler(py::module_ &&m) {
          bool optimizeGraph, bool report, const std::string &tuningDB,
          const std::string &convAlgorithm, const LayerChoices &convAlgorithms,
          bool openMP, unsigned sveVectorBits, const std::string &layout,
-         int64_t layoutBlock) {
+         int64_t layoutBlock, const std::string &batchSplit) {
         kiln::CompileOptions options =
             makeOptions(target, cpu, features, emit, inputShapes, optimizeGraph,
                         report, tuningDB,
                         {convAlgorithm, convAlgorithms, openMP, sveVectorBits,
-                         layout, layoutBlock});
+                         layout, layoutBlock, batchSplit});
         // Copied while the GIL is held; the compiler then runs without it.
         std::string bytes = model;
         py::gil_scoped_release noGil;
@@ -123,6 +125,7 @@ void init_kiln_compiler(py::module_ &&m) {
       "report"_a = false, "tuning_db"_a = "", "conv_algorithm"_a = "auto",
       "conv_algorithms"_a = LayerChoices(), "openmp"_a = true,
       "sve_vector_bits"_a = 0u, "layout"_a = "auto", "layout_block"_a = 0,
+      "batch_split"_a = "auto",
       "Compiles a serialized ONNX ModelProto into `output`; external data "
       "is looked up in `base_dir` (refused when it is empty).");
 }

@@ -180,3 +180,25 @@ def test_unknown_batch_split_is_an_error(tmp_path):
     proc, _ = compile_report(fire_classifier(2), tmp_path, "--batch-split=maybe")
     assert proc.returncode != 0
     assert "unknown batch split 'maybe'; expected auto, on or off" in proc.stderr
+
+
+def test_python_compile_takes_batch_split(tmp_path):
+    """kiln.compile(batch_split=...) reaches the compiler: "on" makes the
+    run function loop over the samples (its LLVM IR has the loop's block),
+    "off" does not, and a bad value is the compiler's error."""
+    kiln = pytest.importorskip("kiln")
+    model = fire_classifier(2)
+    for mode, loops in (("on", True), ("off", False)):
+        ir = Path(kiln.compile(model, tmp_path / f"{mode}.ll", emit="llvm",
+                               batch_split=mode)).read_text()
+        run = ir[ir.index("@kiln_abi_run("):]
+        assert ("\nsample:" in run) == loops, mode
+    path = kiln.compile(model, tmp_path / "on.so", batch_split="on")
+    feeds = {"x": rng.normal(size=(2, 8, 20, 20)).astype(np.float32),
+             "z": rng.normal(size=(2, 3, 7)).astype(np.float32)}
+    got = kiln.load(path).run(feeds)
+    want = run_onnxruntime(model, feeds)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5)
+    with pytest.raises(kiln.CompileError, match="unknown batch split 'sideways'"):
+        kiln.compile(model, tmp_path / "bad.so", batch_split="sideways")
