@@ -274,6 +274,46 @@ std::optional<SmallVector<int64_t>> contractionLoopOrder(linalg::LinalgOp op) {
   return order;
 }
 
+/// Where a direct blocked convolution's weights are at most this many bytes
+/// they stay in a core's L2 (1 MB on Zen 5, 1-2 MB on recent x86 and Arm
+/// server cores) while the whole input passes once.
+constexpr int64_t kCachedWeightBytes = 512 << 10;
+
+/// The order of a direct blocked convolution's loops for its output tiles:
+/// the output channel blocks inside the pixels where the weights stay in
+/// cache and the input is more than twice the output (a 1x1 convolution
+/// that narrows the channels). With the channel blocks outside (the loops'
+/// own order), the whole input is read once per tile of output blocks,
+/// from beyond L2: ResNet-50's first 1x1 convolution of a stage reads its
+/// 3.2 MB input twice for 64 KB of weights. Inside, each input tile is
+/// read from L1 for every block.
+std::optional<SmallVector<int64_t>> blockedConvLoopOrder(linalg::LinalgOp op) {
+  std::optional<BlockedConv> conv = matchDirectBlockedConv(op);
+  if (!conv || op.getNumLoops() != 9)
+    return std::nullopt;
+  auto bytes = [](ArrayRef<int64_t> shape) {
+    int64_t size = 4;
+    for (int64_t dim : shape)
+      size *= dim;
+    return size;
+  };
+  int64_t weights = bytes(conv->weightShape);
+  if (weights > kCachedWeightBytes ||
+      bytes(conv->inputShape) <= 2 * bytes(conv->outputShape) ||
+      conv->weightShape[0] == 1)
+    return std::nullopt;
+  // n, K1, OH, OW, c, then the reductions: K1 after OW.
+  return SmallVector<int64_t>{0, 2, 3, 1, 4, 5, 6, 7, 8};
+}
+
+/// The order of the output tiles of a contraction or a direct blocked
+/// convolution, where one is chosen.
+std::optional<SmallVector<int64_t>> tileLoopOrder(linalg::LinalgOp op) {
+  if (std::optional<SmallVector<int64_t>> order = blockedConvLoopOrder(op))
+    return order;
+  return contractionLoopOrder(op);
+}
+
 /// Vectorizes one tile (a vector.contract where it is a named contraction);
 /// leaves it as it is on failure.
 void vectorizeTile(RewriterBase &rewriter, Operation *tile) {
@@ -339,8 +379,9 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   outer.setTileSizes(getAsIndexOpFoldResult(ctx, outerSizes));
   if (parallel)
     outer.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  // The larger operand's tiles outside (see contractionLoopOrder).
-  if (std::optional<SmallVector<int64_t>> order = contractionLoopOrder(op))
+  // The larger operand's tiles outside (see contractionLoopOrder and
+  // blockedConvLoopOrder).
+  if (std::optional<SmallVector<int64_t>> order = tileLoopOrder(op))
     outer.setInterchange(*order);
   // A fill of the accumulators (a Winograd layer's products start from
   // zeros) is fused into each tile: they then start in registers, and no
@@ -454,9 +495,9 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
   tiling.setTileSizes(getAsIndexOpFoldResult(ctx, epilogueSizes));
   if (parallel)
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  // The contraction's tile order (see contractionLoopOrder), as the
-  // epilogue's loops, which are the contraction's output dimensions.
-  if (std::optional<SmallVector<int64_t>> order = contractionLoopOrder(op)) {
+  // The contraction's tile order (see tileLoopOrder), as the epilogue's
+  // loops, which are the contraction's output dimensions.
+  if (std::optional<SmallVector<int64_t>> order = tileLoopOrder(op)) {
     SmallVector<int64_t> epilogueOrder;
     for (int64_t loop : *order)
       if (std::optional<unsigned> position =
