@@ -219,6 +219,18 @@ tensor::EmptyOp writtenInto(Value value) {
   }
 }
 
+/// The first op of `block` that uses `op`'s results (or holds a use), null
+/// when there is none.
+Operation *firstUserIn(Block &block, Operation *op) {
+  Operation *first = nullptr;
+  for (Operation *user : op->getUsers()) {
+    Operation *at = block.findAncestorOpInBlock(*user);
+    if (at && (!first || at->isBeforeInBlock(first)))
+      first = at;
+  }
+  return first;
+}
+
 /// Whether two static subsets of one tensor share no element: along some
 /// dimension, the ranges they span do not overlap.
 bool disjoint(tensor::InsertSliceOp a, tensor::InsertSliceOp b) {
@@ -263,13 +275,7 @@ partsOf(tensor::InsertSliceOp head, Block &entry,
         writer->getBlock() != &entry)
       return std::nullopt;
     part.last = writer;
-    for (Operation *user : part.empty->getUsers()) {
-      Operation *at = entry.findAncestorOpInBlock(*user);
-      if (!at)
-        return std::nullopt;
-      if (!part.first || at->isBeforeInBlock(part.first))
-        part.first = at;
-    }
+    part.first = firstUserIn(entry, part.empty);
     for (const Part &other : parts)
       if (other.empty == part.empty || !disjoint(other.insert, insert))
         return std::nullopt;
@@ -301,30 +307,24 @@ partsOf(tensor::InsertSliceOp head, Block &entry,
 /// inserted into, which One-Shot Bufferize reads as a conflict with the
 /// insertions before (a slice read after the tensor was written, though
 /// elsewhere). The parts were then computed apart and copied in: a strided
-/// copy, on one thread, where the batch is above 1. Here the empty tensors
-/// move to the top of the function first (they have no operands and
-/// allocate nothing before bufferization), and each part, in the order its
-/// writers run, takes its slice of what the parts before it made and is
-/// inserted right after its last writer; then each empty tensor goes back
-/// before its first use. Parts that do not qualify are left
-/// alone; an empty tensor's contents are undefined, so any tensor of its
-/// type may stand in for it.
+/// copy, on one thread, where the batch is above 1. Here the larger
+/// tensor's empty tensor moves before the first part's first writer (it
+/// has no operands and allocates nothing before bufferization, and
+/// bufferization allocates where it stands), and each part, in the order
+/// its writers run, takes its slice of what the parts before it made and is
+/// inserted right after its last writer. Parts that do not qualify are
+/// left alone; an empty tensor's contents are undefined, so any tensor of
+/// its type may stand in for it.
 void placeInDestinations(func::FuncOp func) {
   if (func.isExternal())
     return;
   Block &entry = func.getBody().front();
-  SmallVector<tensor::EmptyOp> empties;
-  for (auto empty : entry.getOps<tensor::EmptyOp>())
-    if (empty->getNumOperands() == 0)
-      empties.push_back(empty);
-  for (tensor::EmptyOp empty : llvm::reverse(empties))
-    empty->moveBefore(&entry, entry.begin());
-
   // Inner concatenations first: their results are parts of outer ones.
   SmallVector<tensor::InsertSliceOp> heads;
   for (auto insert : entry.getOps<tensor::InsertSliceOp>()) {
     auto whole = insert.getDest().getDefiningOp<tensor::EmptyOp>();
-    if (whole && whole->getBlock() == &entry && whole->hasOneUse())
+    if (whole && whole->getBlock() == &entry && whole->hasOneUse() &&
+        whole->getNumOperands() == 0)
       heads.push_back(insert);
   }
   OpBuilder builder(func.getContext());
@@ -334,6 +334,7 @@ void placeInDestinations(func::FuncOp func) {
     if (!parts)
       continue;
     Value whole = head.getDest();
+    whole.getDefiningOp()->moveBefore(parts->front().first);
     for (Part &part : *parts) {
       builder.setInsertionPoint(part.first);
       Value slice = tensor::ExtractSliceOp::create(
@@ -351,20 +352,6 @@ void placeInDestinations(func::FuncOp func) {
     chain.back().getResult().replaceAllUsesWith(whole);
     for (tensor::InsertSliceOp insert : llvm::reverse(chain))
       insert.erase();
-  }
-  // Each empty tensor back before its first use: bufferization allocates
-  // where it stands, and kiln-cpu-plan-memory counts a buffer live from
-  // there.
-  empties = llvm::to_vector(entry.getOps<tensor::EmptyOp>());
-  for (tensor::EmptyOp empty : empties) {
-    Operation *first = nullptr;
-    for (Operation *user : empty->getUsers()) {
-      Operation *at = entry.findAncestorOpInBlock(*user);
-      if (at && (!first || at->isBeforeInBlock(first)))
-        first = at;
-    }
-    if (first)
-      empty->moveBefore(first);
   }
 }
 

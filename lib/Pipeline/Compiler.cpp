@@ -379,19 +379,14 @@ private:
       result.report += "batch: " + split.reason + "\n";
     if (split.repeat > 1) {
       signature->repeat = split.repeat;
-      // The entry's parameters, one sample each, in the signature's order.
+      // The entry's parameters are the tensors passed, in order.
       unsigned arg = 0, res = 0;
-      auto bytes = [](Type type) {
-        auto tensor = cast<RankedTensorType>(type);
-        return uint64_t(tensor.getNumElements()) *
-               std::max<uint64_t>(1, tensor.getElementTypeBitWidth() / 8);
-      };
       for (TensorSignature &input : signature->inputs)
         if (input.passed)
-          input.sampleBytes = bytes(main.getArgumentTypes()[arg++]);
+          input.sampleBytes = split.argumentBytes[arg++];
       for (TensorSignature &output : signature->outputs)
         if (output.passed)
-          output.sampleBytes = bytes(main.getResultTypes()[res++]);
+          output.sampleBytes = split.resultBytes[res++];
     }
     main.setSymName(kEntryName);
 

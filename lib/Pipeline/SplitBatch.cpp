@@ -302,6 +302,10 @@ BatchSplit splitBatch(func::FuncOp main, BatchSplitMode mode) {
   main.getBody().takeBody(copy.getBody());
   main.setType(copy.getFunctionType());
   copy.erase();
+  for (Type type : main.getArgumentTypes())
+    split.argumentBytes.push_back(byteSize(type));
+  for (Type type : main.getResultTypes())
+    split.resultBytes.push_back(byteSize(type));
   split.repeat = batch;
   split.reason = std::to_string(batch) + " runs of one sample (" + sizes + ")";
   return split;

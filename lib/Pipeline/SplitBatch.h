@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -19,6 +20,9 @@ struct BatchSplit {
   int64_t repeat = 1;
   /// Why, for kiln-compile --report.
   std::string reason;
+  /// Where split: the bytes of one sample of each of the entry's arguments
+  /// and results, in order.
+  std::vector<uint64_t> argumentBytes, resultBytes;
 };
 
 /// Makes `main`, a graph-dialect function whose inputs and outputs all

@@ -268,8 +268,7 @@ func.func @concat_in_place(%x: tensor<2x2xf32>) -> tensor<2x8xf32> {
 // -----
 
 // The parts' writers interleave (the second part's tensor is filled before
-// the first part is written): left as it was, and each empty tensor stands
-// before its first use again.
+// the first part is written): left as it was.
 // CHECK-LABEL: func.func @concat_interleaved
 // CHECK: %[[E1:.+]] = tensor.empty() : tensor<2x4xf32>
 // CHECK: %[[F:.+]] = linalg.fill {{.*}} outs(%[[E1]]
