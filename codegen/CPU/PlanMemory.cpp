@@ -9,7 +9,10 @@
 // A buffer whose contents are copied whole into a contiguous slice of
 // another (the parts of one tensor written by one op, each into a buffer of
 // its own, which One-Shot Bufferize cannot place in the whole) is placed in
-// that slice instead, and the copy is dropped.
+// that slice instead, and the copy is dropped. A buffer copied whole into an
+// output argument through reshapes only (what buffer-results-to-out-params
+// leaves where a result is a reshape of an allocation, as a contraction
+// with packed weights returns) becomes a view of that argument.
 //
 //===----------------------------------------------------------------------===//
 
@@ -213,6 +216,58 @@ std::optional<Part> matchPart(memref::AllocOp alloc, Block &block,
   return Part{alloc, whole, offset * elementBytes, copy};
 }
 
+/// Makes every static allocation whose contents are copied whole into an
+/// argument of the function, through reshapes only, as the allocation's last
+/// use, a view of that argument, and drops the copy. The argument must have no
+/// other use: an output the function only writes, once (outputs do not
+/// overlap other buffers, kiln_model_run checks). The parts and wholes of
+/// `parts` stay in the workspace, where the parts are placed.
+void writeIntoArguments(Block &block, DenseMap<Operation *, unsigned> &pos,
+                        const DenseMap<Operation *, Part> &parts) {
+  llvm::SmallPtrSet<Operation *, 8> wholes;
+  for (const auto &entry : parts)
+    wholes.insert(entry.second.whole);
+  SmallVector<memref::CopyOp> copies;
+  for (Operation &op : block)
+    if (auto copy = dyn_cast<memref::CopyOp>(&op))
+      copies.push_back(copy);
+  for (memref::CopyOp copy : copies) {
+    auto target = dyn_cast<BlockArgument>(copy.getTarget());
+    if (!target || target.getOwner() != &block || !target.hasOneUse())
+      continue;
+    Value source = copy.getSource();
+    while (Operation *def = source.getDefiningOp()) {
+      if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def))
+        break;
+      source = def->getOperand(0);
+    }
+    auto alloc = source.getDefiningOp<memref::AllocOp>();
+    auto targetType = cast<MemRefType>(target.getType());
+    if (!alloc || alloc->getBlock() != &block || parts.count(alloc) ||
+        wholes.contains(alloc) || !alloc.getType().hasStaticShape() ||
+        !alloc.getType().getLayout().isIdentity() ||
+        !targetType.hasStaticShape() || !targetType.getLayout().isIdentity() ||
+        alloc.getType().getElementType() != targetType.getElementType() ||
+        alloc.getType().getMemorySpace() != targetType.getMemorySpace() ||
+        alloc.getType().getNumElements() != targetType.getNumElements())
+      continue;
+    unsigned last = 0;
+    if (!lastUse(alloc, block, pos, last) || last != pos[copy])
+      continue;
+    OpBuilder builder(alloc);
+    MemRefType type = alloc.getType();
+    SmallVector<int64_t> strides(type.getRank(), 1);
+    for (int64_t d = type.getRank() - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+    Value view = memref::ReinterpretCastOp::create(builder, alloc.getLoc(),
+                                                   type, target, /*offset=*/0,
+                                                   type.getShape(), strides);
+    copy.erase();
+    alloc.replaceAllUsesWith(view);
+    alloc.erase();
+  }
+}
+
 struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -245,6 +300,7 @@ struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
         chained.push_back(op);
     for (Operation *op : chained)
       parts.erase(op);
+    writeIntoArguments(block, pos, parts);
 
     SmallVector<Buffer> buffers;
     DenseMap<Operation *, unsigned> bufferIndex;

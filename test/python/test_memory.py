@@ -137,3 +137,24 @@ def test_concat_inputs_are_written_in_place(tmp_path, batch):
     session = onnxruntime.InferenceSession(model.SerializeToString(),
                                            providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(got, session.run(["y"], {"x": x})[0], rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_contraction_result_is_written_into_the_output(tmp_path, threads):
+    """A MatMul that is the model's output writes it directly: its result,
+    computed in panels of the packed weights (a reshape of the output
+    buffer), once went through a workspace buffer and a copy of the whole
+    output. Now the workspace is empty, and the numbers are right."""
+    rng = np.random.default_rng(4)
+    w = numpy_helper.from_array(rng.normal(0, 0.1, (128, 256)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="logits")], "head",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 128])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 256])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    assert workspace_bytes(model, tmp_path / "report") == 0
+    so = compile_model(model, tmp_path)
+    x = rng.normal(size=(8, 128)).astype(np.float32)
+    got = run_compiled(so, {"x": x}, tmp_path, threads=threads)["y"]
+    np.testing.assert_allclose(got, x @ numpy_helper.to_array(w), rtol=1e-4, atol=1e-5)

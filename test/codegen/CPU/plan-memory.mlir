@@ -146,3 +146,50 @@ func.func @not_parts(%in: memref<16xf32>, %out: memref<16xf32>, %out2: memref<2x
   memref.copy %col, %out3 : memref<16x2xf32> to memref<16x2xf32>
   return
 }
+
+// -----
+
+// A buffer copied whole into an output argument through reshapes (a
+// contraction's result in packed panels, as buffer-results-to-out-params
+// leaves it) is that argument: no workspace, no copy.
+// CHECK-LABEL: func.func @into_output
+// CHECK-SAME: (%[[IN:.+]]: memref<4x64xf32>, %[[OUT:.+]]: memref<4x64xf32>)
+// CHECK-NOT: kiln.workspace_size
+// CHECK: %[[V:.+]] = memref.reinterpret_cast %[[OUT]] to offset: [0], sizes: [4, 64], strides: [64, 1] : memref<4x64xf32> to memref<4x64xf32>
+// CHECK: memref.expand_shape %[[V]]
+// CHECK-NOT: memref.copy
+// CHECK: return
+func.func @into_output(%in: memref<4x64xf32>, %out: memref<4x64xf32>) {
+  %f = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<4x64xf32>
+  %panels = memref.expand_shape %a [[0], [1, 2]] output_shape [4, 2, 32] : memref<4x64xf32> into memref<4x2x32xf32>
+  linalg.fill ins(%f : f32) outs(%panels : memref<4x2x32xf32>)
+  %flat = memref.collapse_shape %panels [[0], [1, 2]] : memref<4x2x32xf32> into memref<4x64xf32>
+  linalg.add ins(%in, %flat : memref<4x64xf32>, memref<4x64xf32>) outs(%flat : memref<4x64xf32>)
+  memref.copy %flat, %out : memref<4x64xf32> to memref<4x64xf32>
+  return
+}
+
+// -----
+
+// Left in the workspace, with their copies: a buffer still read after its
+// copy into the output, and a buffer copied into an argument that is read
+// too (the two share their bytes).
+// CHECK-LABEL: func.func @not_into_output
+// CHECK-SAME: kiln.workspace_size = 1024 : i64
+// CHECK-NOT: memref.reinterpret_cast
+// CHECK: memref.copy %{{.+}}, %arg1
+// CHECK: linalg.copy ins(%{{.+}} : memref<256xf32>) outs(%arg2
+// CHECK: memref.copy %{{.+}}, %arg3
+// CHECK: return
+func.func @not_into_output(%in: memref<256xf32>, %out: memref<256xf32>, %out2: memref<256xf32>, %inout: memref<256xf32>) {
+  %a = memref.alloc() : memref<256xf32>
+  linalg.copy ins(%in : memref<256xf32>) outs(%a : memref<256xf32>)
+  memref.copy %a, %out : memref<256xf32> to memref<256xf32>
+  linalg.copy ins(%a : memref<256xf32>) outs(%out2 : memref<256xf32>)
+  %b = memref.alloc() : memref<256xf32>
+  linalg.copy ins(%inout : memref<256xf32>) outs(%b : memref<256xf32>)
+  linalg.exp ins(%b : memref<256xf32>) outs(%b : memref<256xf32>)
+  memref.copy %b, %inout : memref<256xf32> to memref<256xf32>
+  return
+}
