@@ -339,9 +339,17 @@ def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
     loop of the output's last dimension innermost whenever an input also
     walks that dimension contiguously, and puts the reduction loops just
     outside it, so that the innermost loop reads and writes memory with unit
-    stride and LLVM's loop vectorizer turns it into vector FMAs. Ops with no
-    reduction, or whose output's last dimension is not contiguous in any
-    input (a reduction over the last axis), keep their order.
+    stride and LLVM's loop vectorizer turns it into vector FMAs. Only an
+    input that some reduction loop moves counts (a contraction's operand;
+    not the mean that a variance subtracts, one value per output). Ops with
+    no reduction, or whose output's last dimension is not contiguous in
+    such an input (a reduction over the last axis), keep their order.
+
+    The float combiner of a reduction that runs in the innermost loop (a
+    row sum, maximum or product: LayerNormalization's mean and variance,
+    Softmax's maximum and sum) gets `fastmath<reassoc>`, so that LLVM keeps
+    partial results in vector lanes instead of one chain of scalar
+    additions; the result differs from the serial sum by rounding only.
 
     Fills, copies and elementwise ops (identity maps, no indices used) on
     buffers get one loop over the trailing dimensions that every buffer

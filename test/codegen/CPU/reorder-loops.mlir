@@ -81,3 +81,45 @@ func.func @contiguous(%buffer: memref<1x4x58x58x16xf32>, %i: index, %x: memref<1
   }
   return
 }
+
+// -----
+
+// A reduction in the innermost loop may be reassociated (summed in vector
+// lanes by LLVM's vectorizer): its combiner gets `reassoc`, nothing else
+// does. A variance: the mean, one value per row, is contiguous along the
+// rows, but no reduction step moves it, so the rows do not go innermost
+// (they would read %x with a stride). A column sum reduces in an outer
+// loop: no flag.
+// CHECK-LABEL: func.func @reductions
+// CHECK: linalg.reduce
+// CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: arith.subf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} : f32
+func.func @reductions(%x: memref<8x32xf32>, %sum: memref<8xf32>, %mean: memref<8xf32>, %var: memref<8xf32>, %colmax: memref<32xf32>) {
+  linalg.reduce ins(%x : memref<8x32xf32>) outs(%sum : memref<8xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x, %mean : memref<8x32xf32>, memref<8xf32>) outs(%var : memref<8xf32>) {
+    ^bb0(%in: f32, %m: f32, %out: f32):
+      %d = arith.subf %in, %m : f32
+      %sq = arith.mulf %d, %d : f32
+      %s = arith.addf %sq, %out : f32
+      linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<8x32xf32>) outs(%colmax : memref<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %s = arith.maximumf %in, %out : f32
+      linalg.yield %s : f32
+  }
+  return
+}
