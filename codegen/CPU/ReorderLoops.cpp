@@ -207,9 +207,11 @@ void reassociateInnermostReductions(func::FuncOp func) {
           !isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
                arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp>(combiner))
         continue;
+      arith::FastMathFlagsAttr present = flags.getFastMathFlagsAttr();
       auto attr = arith::FastMathFlagsAttr::get(
-          op.getContext(), flags.getFastMathFlagsAttr().getValue() |
-                               arith::FastMathFlags::reassoc);
+          op.getContext(),
+          (present ? present.getValue() : arith::FastMathFlags::none) |
+              arith::FastMathFlags::reassoc);
       combiner->setAttr(flags.getFastMathAttrName(), attr);
     }
   });
