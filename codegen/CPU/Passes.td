@@ -274,6 +274,13 @@ def CPUPlanMemory : Pass<"kiln-cpu-plan-memory", "mlir::func::FuncOp"> {
     no live buffer. Allocations inside loops and of dynamic size keep
     `memref.alloc`. Run it before the buffer deallocation pipeline.
 
+    Copies go where they can: a buffer whose contents are copied whole, as
+    its last use, into a static contiguous slice of another planned buffer
+    is placed in that slice and the copy dropped; one copied whole, through
+    `memref.expand_shape` / `memref.collapse_shape` only, into a function
+    argument that nothing else uses (a model output) becomes a
+    `memref.reinterpret_cast` of that argument, and the copy is dropped.
+
     Before:
     ```mlir
     func.func @f(%x: memref<4xf32>) {
