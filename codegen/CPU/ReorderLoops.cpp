@@ -15,6 +15,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln::cpu {
@@ -179,6 +182,89 @@ struct CollapseContiguousDims : OpInterfaceRewritePattern<linalg::LinalgOp> {
   }
 };
 
+/// Side of the square blocks a transpose moves through vector registers:
+/// 16 f32 rows of 16, transposed with upstream's 16x16 shuffle sequence.
+constexpr int64_t kTransposeBlock = 16;
+
+/// A transpose that moves its input's innermost dimension (the key of an
+/// attention head, [S, H, D] -> [H, D, S]) reads that dimension with a
+/// stride when lowered to loops: LLVM gathers one element at a time. It
+/// becomes a loop over 16x16 blocks instead, each read as 16 contiguous
+/// rows of the input, transposed in registers with shuffles and written as
+/// 16 contiguous rows of the output. Where the two dimensions are not
+/// multiples of 16, or the element type is not f32, the op stays.
+struct VectorizeTranspose : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureBufferSemantics())
+      return rewriter.notifyMatchFailure(op, "not on buffers");
+    auto input = cast<MemRefType>(op.getInput().getType());
+    auto output = cast<MemRefType>(op.getInit().getType());
+    int64_t rank = input.getRank();
+    ArrayRef<int64_t> perm = op.getPermutation();
+    if (rank < 2 || !input.hasStaticShape() || !output.hasStaticShape() ||
+        !input.getElementType().isF32() || perm.back() == rank - 1)
+      return rewriter.notifyMatchFailure(op, "keeps its innermost dimension");
+    auto unitInner = [](MemRefType type) {
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      return succeeded(type.getStridesAndOffset(strides, offset)) &&
+             strides.back() == 1;
+    };
+    // Output dimension `along` is the input's innermost one; the output's
+    // innermost is the input's dimension `across`.
+    int64_t along = llvm::find(perm, rank - 1) - perm.begin();
+    int64_t across = perm.back();
+    if (!unitInner(input) || !unitInner(output) ||
+        output.getDimSize(along) % kTransposeBlock != 0 ||
+        output.getDimSize(rank - 1) % kTransposeBlock != 0)
+      return rewriter.notifyMatchFailure(op, "not whole 16x16 blocks");
+
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    SmallVector<Value> outIndex;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t step = (d == along || d == rank - 1) ? kTransposeBlock : 1;
+      Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value ub =
+          arith::ConstantIndexOp::create(rewriter, loc, output.getDimSize(d));
+      Value st = arith::ConstantIndexOp::create(rewriter, loc, step);
+      auto loop = scf::ForOp::create(rewriter, loc, lb, ub, st);
+      rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+      outIndex.push_back(loop.getInductionVar());
+    }
+    SmallVector<Value> inIndex(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      inIndex[perm[d]] = outIndex[d];
+    auto blockType = VectorType::get({kTransposeBlock, kTransposeBlock},
+                                     rewriter.getF32Type());
+    Value zero = arith::ConstantOp::create(rewriter, loc,
+                                           rewriter.getF32FloatAttr(0.0f));
+    SmallVector<bool> inBounds = {true, true};
+    // Rows along the input's dimension `across`, each 16 contiguous floats.
+    auto readMap = AffineMap::get(
+        rank, 0,
+        {getAffineDimExpr(across, ctx), getAffineDimExpr(rank - 1, ctx)}, ctx);
+    Value rows = vector::TransferReadOp::create(
+        rewriter, loc, blockType, op.getInput(), inIndex,
+        AffineMapAttr::get(readMap), zero, /*mask=*/Value(),
+        rewriter.getBoolArrayAttr(inBounds));
+    Value columns = vector::TransposeOp::create(rewriter, loc, rows,
+                                                ArrayRef<int64_t>{1, 0});
+    auto writeMap = AffineMap::get(
+        rank, 0,
+        {getAffineDimExpr(along, ctx), getAffineDimExpr(rank - 1, ctx)}, ctx);
+    vector::TransferWriteOp::create(rewriter, loc, columns, op.getInit(),
+                                    outIndex, AffineMapAttr::get(writeMap),
+                                    /*mask=*/Value(),
+                                    rewriter.getBoolArrayAttr(inBounds));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// Lets LLVM reassociate the float combiner of every reduction that a
 /// linalg op runs in its innermost loop (a row sum, max or product: a
 /// LayerNormalization's mean and variance, a Softmax's maximum and sum).
@@ -224,14 +310,22 @@ struct CPUReorderLoopsPass : impl::CPUReorderLoopsBase<CPUReorderLoopsPass> {
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     reassociateInnermostReductions(getOperation());
+    // The blocks' transposes as shuffles of whole rows (LLVM's own lowering
+    // of a 2-D transpose moves one element at a time).
+    RewritePatternSet transposes(&getContext());
+    vector::populateVectorTransposeLoweringPatterns(
+        transposes, vector::VectorTransposeLowering::Shuffle16x16);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(transposes))))
+      return signalPassFailure();
   }
 };
 
 } // namespace
 
 void populateReorderLoopsPatterns(RewritePatternSet &patterns) {
-  patterns.add<ReorderContractionLoops, CollapseContiguousDims>(
-      patterns.getContext());
+  patterns
+      .add<ReorderContractionLoops, CollapseContiguousDims, VectorizeTranspose>(
+          patterns.getContext());
 }
 
 } // namespace kiln::cpu

@@ -123,3 +123,28 @@ func.func @reductions(%x: memref<8x32xf32>, %sum: memref<8xf32>, %mean: memref<8
   }
   return
 }
+
+// -----
+
+// A transpose that moves the input's innermost dimension goes through
+// 16x16 blocks: 16 contiguous rows read, shuffled in registers, 16
+// contiguous rows written (lowered to loops, it read the input with a
+// stride). One that keeps the innermost dimension, or whose dimensions are
+// not whole blocks, stays.
+// CHECK-LABEL: func.func @transposes
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %c16
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %c16
+// CHECK: %[[ROWS:.+]] = vector.transfer_read %arg0[%[[J]], %[[I]]]{{.*}} : memref<32x48xf32>, vector<16x16xf32>
+// CHECK: vector.shuffle
+// CHECK-NOT: vector.transpose
+// CHECK: vector.transfer_write %{{.+}}, %arg1[%[[I]], %[[J]]]{{.*}} : vector<16x16xf32>, memref<48x32xf32>
+// CHECK: linalg.transpose ins(%arg2 : memref<2x16x32xf32>)
+// CHECK: linalg.transpose ins(%arg4 : memref<20x24xf32>)
+func.func @transposes(%a: memref<32x48xf32>, %b: memref<48x32xf32>,
+                      %c: memref<2x16x32xf32>, %d: memref<16x2x32xf32>,
+                      %e: memref<20x24xf32>, %f: memref<24x20xf32>) {
+  linalg.transpose ins(%a : memref<32x48xf32>) outs(%b : memref<48x32xf32>) permutation = [1, 0]
+  linalg.transpose ins(%c : memref<2x16x32xf32>) outs(%d : memref<16x2x32xf32>) permutation = [1, 0, 2]
+  linalg.transpose ins(%e : memref<20x24xf32>) outs(%f : memref<24x20xf32>) permutation = [1, 0]
+  return
+}
