@@ -1,11 +1,15 @@
 // RUN: kiln-opt %s -kiln-cpu-conv-to-winograd | FileCheck %s
 
+// The transformed filters are resources named "winograd", made unique in
+// the order the functions' passes create them, which runs them in parallel:
+// any function's may be "winograd_1".
+
 // F(4x4, 3x3) on a 6x6 output: the input is padded to 2x2 tiles of 6x6 (10x10),
 // transformed by rows and columns, multiplied by the compile-time filter
 // transform in 36 matrix products, and transformed back into 4x4 blocks of an
 // 8x8 output, of which the 6x6 corner is added to the convolution's init.
 // CHECK-LABEL: func.func @f43
-// CHECK-DAG: %[[U:.+]] = arith.constant dense_resource<winograd> : tensor<36x4x2xf32>
+// CHECK-DAG: %[[U:.+]] = arith.constant dense_resource<winograd{{(_[0-9]+)?}}> : tensor<36x4x2xf32>
 // CHECK-DAG: %[[BT:.+]] = arith.constant dense<{{.*}}> : tensor<6x6xf32>
 // CHECK-DAG: %[[AT:.+]] = arith.constant dense<{{.*}}> : tensor<4x6xf32>
 // CHECK: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 2, 2]
