@@ -256,9 +256,8 @@ void writeIntoArguments(Block &block, DenseMap<Operation *, unsigned> &pos,
       continue;
     OpBuilder builder(alloc);
     MemRefType type = alloc.getType();
-    SmallVector<int64_t> strides(type.getRank(), 1);
-    for (int64_t d = type.getRank() - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+    // An identity layout: row-major strides, offset 0.
+    auto [strides, offset] = type.getStridesAndOffset();
     Value view = memref::ReinterpretCastOp::create(builder, alloc.getLoc(),
                                                    type, target, /*offset=*/0,
                                                    type.getShape(), strides);

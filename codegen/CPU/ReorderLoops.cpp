@@ -224,42 +224,43 @@ struct VectorizeTranspose : OpRewritePattern<linalg::TransposeOp> {
 
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
-    SmallVector<Value> outIndex;
+    SmallVector<Value> lowerBounds, upperBounds, steps;
     for (int64_t d = 0; d < rank; ++d) {
       int64_t step = (d == along || d == rank - 1) ? kTransposeBlock : 1;
-      Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      Value ub =
-          arith::ConstantIndexOp::create(rewriter, loc, output.getDimSize(d));
-      Value st = arith::ConstantIndexOp::create(rewriter, loc, step);
-      auto loop = scf::ForOp::create(rewriter, loc, lb, ub, st);
-      rewriter.setInsertionPoint(loop.getBody()->getTerminator());
-      outIndex.push_back(loop.getInductionVar());
+      lowerBounds.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
+      upperBounds.push_back(
+          arith::ConstantIndexOp::create(rewriter, loc, output.getDimSize(d)));
+      steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, step));
     }
-    SmallVector<Value> inIndex(rank);
-    for (int64_t d = 0; d < rank; ++d)
-      inIndex[perm[d]] = outIndex[d];
     auto blockType = VectorType::get({kTransposeBlock, kTransposeBlock},
                                      rewriter.getF32Type());
     Value zero = arith::ConstantOp::create(rewriter, loc,
                                            rewriter.getF32FloatAttr(0.0f));
-    SmallVector<bool> inBounds = {true, true};
-    // Rows along the input's dimension `across`, each 16 contiguous floats.
+    ArrayAttr inBounds = rewriter.getBoolArrayAttr({true, true});
+    // Rows along the input's dimension `across`, each 16 contiguous floats,
+    // written as rows along the output's dimension `along`.
     auto readMap = AffineMap::get(
         rank, 0,
         {getAffineDimExpr(across, ctx), getAffineDimExpr(rank - 1, ctx)}, ctx);
-    Value rows = vector::TransferReadOp::create(
-        rewriter, loc, blockType, op.getInput(), inIndex,
-        AffineMapAttr::get(readMap), zero, /*mask=*/Value(),
-        rewriter.getBoolArrayAttr(inBounds));
-    Value columns = vector::TransposeOp::create(rewriter, loc, rows,
-                                                ArrayRef<int64_t>{1, 0});
     auto writeMap = AffineMap::get(
         rank, 0,
         {getAffineDimExpr(along, ctx), getAffineDimExpr(rank - 1, ctx)}, ctx);
-    vector::TransferWriteOp::create(rewriter, loc, columns, op.getInit(),
-                                    outIndex, AffineMapAttr::get(writeMap),
-                                    /*mask=*/Value(),
-                                    rewriter.getBoolArrayAttr(inBounds));
+    scf::buildLoopNest(
+        rewriter, loc, lowerBounds, upperBounds, steps,
+        [&](OpBuilder &b, Location loc, ValueRange outIndex) {
+          SmallVector<Value> inIndex(rank);
+          for (int64_t d = 0; d < rank; ++d)
+            inIndex[perm[d]] = outIndex[d];
+          Value rows = vector::TransferReadOp::create(
+              b, loc, blockType, op.getInput(), inIndex,
+              AffineMapAttr::get(readMap), zero, /*mask=*/Value(), inBounds);
+          Value columns = vector::TransposeOp::create(b, loc, rows,
+                                                      ArrayRef<int64_t>{1, 0});
+          vector::TransferWriteOp::create(b, loc, columns, op.getInit(),
+                                          outIndex,
+                                          AffineMapAttr::get(writeMap),
+                                          /*mask=*/Value(), inBounds);
+        });
     rewriter.eraseOp(op);
     return success();
   }

@@ -61,8 +61,9 @@ bool perSample(Operation *op, const llvm::DenseSet<Value> &batched) {
     return cast<RankedTensorType>(value.getType()).getRank();
   };
   using namespace graph;
-  // An operand added to the result (a bias, a residual): the batch at the
-  // result's rank, or broadcast along it.
+  // An operand added to the result (a bias, a residual, an elementwise
+  // op's operand): the batch at the result's rank, or broadcast along it
+  // (a lower rank or a first dimension of 1).
   auto added = [&](Value value) {
     int64_t resultRank = rank(op->getResult(0));
     return !value ||
@@ -130,22 +131,14 @@ bool perSample(Operation *op, const llvm::DenseSet<Value> &batched) {
     return carries(gather.getIndices())
                ? !carries(gather.getData()) && gather.getAxis() == 0
                : gather.getAxis() != 0;
-  // Elementwise ops, with numpy broadcasting: an operand without the batch
-  // has a lower rank or a first dimension of 1.
+  // Elementwise ops, with numpy broadcasting.
   if (isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, ModOp, PReluOp, PowOp,
           EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp, OrOp,
           XorOp, WhereOp, CastOp>(op) ||
       (op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
        op->getNumOperands() == 1 &&
-       !isa<HardmaxOp, CumSumOp, TriluOp, SoftmaxOp, LogSoftmaxOp>(op))) {
-    int64_t resultRank = rank(op->getResult(0));
-    return llvm::all_of(op->getOperands(), [&](Value operand) {
-      return carries(operand) ? rank(operand) == resultRank
-                              : rank(operand) < resultRank ||
-                                    cast<RankedTensorType>(operand.getType())
-                                            .getDimSize(0) == 1;
-    });
-  }
+       !isa<HardmaxOp, CumSumOp, TriluOp, SoftmaxOp, LogSoftmaxOp>(op)))
+    return llvm::all_of(op->getOperands(), added);
   return false;
 }
 
