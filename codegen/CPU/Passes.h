@@ -22,6 +22,9 @@ namespace kiln::cpu {
 constexpr llvm::StringLiteral kConvAlgorithmAttr = "kiln.conv_algorithm";
 /// On a function: one line per convolution, its algorithm and the estimates.
 constexpr llvm::StringLiteral kConvReportAttr = "kiln.conv_algorithms";
+/// On the entry function: the bytes of the workspace that
+/// kiln-cpu-plan-memory planned, which the caller provides.
+constexpr llvm::StringLiteral kWorkspaceSizeAttr = "kiln.workspace_size";
 
 #define GEN_PASS_DECL
 #include "codegen/CPU/Passes.h.inc"

@@ -392,7 +392,7 @@ struct CPUPlanMemoryPass : impl::CPUPlanMemoryBase<CPUPlanMemoryPass> {
       buffer.alloc.replaceAllUsesWith(view);
       buffer.alloc.erase();
     }
-    func->setAttr("kiln.workspace_size",
+    func->setAttr(kWorkspaceSizeAttr,
                   IntegerAttr::get(IntegerType::get(ctx, 64), total));
   }
 };

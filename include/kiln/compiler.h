@@ -4,6 +4,18 @@
 // (or graph-dialect IR) into a shared object, or stop at any stage and get its
 // IR. Only standard C++ types cross this interface.
 //
+// Conventions:
+// - Errors: compileFile and compileONNXBytes never throw and never abort on
+//   bad input; they return a CompileResult whose `ok` is false and whose
+//   `error` holds every message, one per line. The parse* functions return
+//   an empty optional for a spelling they do not know; optionValues lists
+//   the spellings they know.
+// - Thread safety: every function here may be called from several threads
+//   at once. Each compilation has its own MLIR and LLVM contexts and shares
+//   nothing mutable with another, except LLVM's command-line options, which
+//   registerCommandLineOptions registers once per process and compilations
+//   only read.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_COMPILER_H
@@ -11,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,15 +33,46 @@ namespace kiln {
 enum class EmitStage {
   Graph,        ///< the optimised graph dialect (text)
   Linalg,       ///< linalg/tensor/arith/math on tensors (text)
-  LLVM,         ///< optimised LLVM IR with the model ABI (text)
+  LLVM,         ///< the LLVM dialect at the end of the pass pipeline (text)
   Assembly,     ///< target assembly (text)
   Object,       ///< a relocatable object
   SharedObject, ///< the model .so (the default)
-  Kernels       ///< the tunable kernels and their search spaces (JSON)
+  Kernels,      ///< the tunable kernels and their search spaces (JSON)
+  Imported,     ///< the graph dialect as imported, before any pass (text,
+                ///< with locations: the input of kiln-opt --pass-pipeline)
+  LLVMIR        ///< optimised LLVM IR with the model ABI (text)
 };
 
+/// The layout of convolutions, pools and the ops between them.
+enum class Layout {
+  Auto,    ///< blocked
+  Blocked, ///< NCHWc, c = layoutBlock or the target's fp32 vector width
+  NC1HWC0, ///< the same layout with C0 = 16 unless layoutBlock says otherwise
+  NCHW     ///< as ONNX has it
+};
+
+/// Whether a batch above 1 runs as one sample at a time.
+enum class BatchSplit {
+  Auto, ///< where the batch's activations outgrow the cache and outweigh
+        ///< the weights
+  On,   ///< wherever every op treats the samples apart
+  Off   ///< never
+};
+
+/// Each enumerated option's spellings, in one table (lib/Pipeline/
+/// Compiler.cpp) that kiln-compile, the Python package and the tuner use:
+/// "emit", "layout", "batch-split" and "conv-algorithm". The convolution
+/// algorithms are those of the code generator, plus "auto".
+std::vector<std::string> optionValues(const std::string &option);
+std::optional<EmitStage> parseEmitStage(const std::string &name);
+std::optional<Layout> parseLayout(const std::string &name);
+std::optional<BatchSplit> parseBatchSplit(const std::string &name);
+std::string spell(EmitStage stage);
+std::string spell(Layout layout);
+std::string spell(BatchSplit split);
+
 struct CompileOptions {
-  /// "x86-64", "aarch64" or "nvptx".
+  /// "x86-64" or "aarch64" ("nvptx" is refused until the GPU target lands).
   std::string target = "x86-64";
   /// An LLVM CPU name; empty means the host CPU for the host's architecture
   /// and a generic CPU for another.
@@ -41,8 +85,8 @@ struct CompileOptions {
   /// Multithreaded code through OpenMP (the model then needs libomp.so.5).
   bool openMP = true;
   /// The algorithm of every convolution not in convAlgorithms: "auto" (a
-  /// cost model of the target), "im2col", "direct", "winograd-2x3",
-  /// "winograd-4x3" or "winograd-6x3".
+  /// cost model of the target) or one of optionValues("conv-algorithm"):
+  /// "im2col", "direct", "winograd-2x3", "winograd-4x3" or "winograd-6x3".
   std::string convAlgorithm = "auto";
   /// Per-layer choices, by ONNX node name; they win over convAlgorithm.
   std::map<std::string, std::string> convAlgorithms;
@@ -51,24 +95,21 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Run the graph-level optimisations.
   bool optimizeGraph = true;
-  /// The layout of convolutions, pools and the ops between them: "blocked"
-  /// (NCHWc, kiln-graph-blocked-layout), "nc1hwc0" (the same with C0 = 16
-  /// unless layoutBlock says otherwise), "nchw", or "auto" (the default):
-  /// blocked, except for code specialised to one SVE vector length
-  /// (sveVectorBits), where LLVM scalarises the blocked direct convolution's
-  /// register blocks (docs/aarch64.md) and auto keeps NCHW.
-  std::string layout = "auto";
+  /// The layout of convolutions, pools and the ops between them.
+  Layout layout = Layout::Auto;
   /// Channels per block of the blocked layout (the C0 of NC1HWC0); 0 takes
   /// the target's fp32 vector width (16 for AVX-512, 8 for AVX2, 4 for NEON).
   int64_t layoutBlock = 0;
-  /// A batch above 1 as one sample at a time: "auto" (the default) where
-  /// the batch's activations outgrow the cache and outweigh the weights,
-  /// "on" wherever every op treats the samples apart, "off" never. The
-  /// model's entry then takes one sample and runs once per sample
-  /// (docs/performance.md, "Batch splitting"); --report says which and why.
-  std::string batchSplit = "auto";
+  /// A batch above 1 as one sample at a time: the model's entry then takes
+  /// one sample and runs once per sample (docs/performance.md, "Batch
+  /// splitting"); --report says which and why.
+  BatchSplit batchSplit = BatchSplit::Auto;
   /// Fill CompileResult::report.
   bool report = false;
+  /// Write nothing: fill CompileResult::pipeline with the textual pass
+  /// pipeline these options give, which kiln-opt --pass-pipeline runs on
+  /// the EmitStage::Imported IR to get the EmitStage::LLVM module.
+  bool printPipeline = false;
   /// A tuning database (JSON lines, docs/tuning.md): each kernel with a
   /// record for this target takes the best record's configuration. Empty:
   /// defaults everywhere.
@@ -82,7 +123,18 @@ struct CompileResult {
   std::string error;
   /// With CompileOptions::report: ops per stage, one line each.
   std::string report;
+  /// With CompileOptions::printPipeline: the textual pass pipeline.
+  std::string pipeline;
+  /// One line per kernel that the tuning database configured:
+  /// "signature: configuration (file:line)".
+  std::vector<std::string> kernelConfigs;
 };
+
+/// Registers MLIR's pass-manager, context and printing options
+/// (--mlir-print-ir-after-all, --mlir-timing, ...) with LLVM's command line,
+/// for a tool to parse; compilations in this process then apply them. Call it
+/// once, before llvm::cl::ParseCommandLineOptions.
+void registerCommandLineOptions();
 
 /// Compiles the model at `inputPath` (an .onnx file, or a .mlir file in the
 /// graph dialect) and writes the chosen stage to `outputPath` ("-" for
@@ -97,10 +149,6 @@ CompileResult compileONNXBytes(const std::string &bytes,
                                const std::string &baseDir,
                                const std::string &outputPath,
                                const CompileOptions &options);
-
-/// Parses a stage name as --emit takes it (graph, linalg, llvm, asm, obj,
-/// so, kernels); returns false for an unknown name.
-bool parseEmitStage(const std::string &name, EmitStage &stage);
 
 } // namespace kiln
 

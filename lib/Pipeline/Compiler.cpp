@@ -1,8 +1,11 @@
 //===- Compiler.cpp - From a model file to a shared object ----------------===//
 //
-// Drives the stages of include/kiln/compiler.h: import, graph optimisation,
-// lowering to linalg, CPU code generation, LLVM IR with the model ABI,
-// object code and linking.
+// Drives include/kiln/compiler.h: options resolved before anything else,
+// import, the one pass pipeline of lib/Pipeline/Pipelines.h run stage by
+// stage, then LLVM IR with the model ABI, object code and linking. The
+// driver changes nothing in the IR itself: what it reads at the end (the
+// model's interface, its batch, its workspace, its kernels) the passes wrote
+// as attributes of the entry function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,11 +13,11 @@
 
 #include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
+#include "dialects/Graph/Transforms/Passes.h"
 #include "kiln/model_abi.h"
 #include "lib/Import/ONNXImporter.h"
 #include "lib/Pipeline/Pipelines.h"
 #include "lib/Pipeline/Registration.h"
-#include "lib/Pipeline/SplitBatch.h"
 #include "lib/Target/Linker.h"
 #include "lib/Target/ModelABI.h"
 #include "lib/Target/ObjectEmitter.h"
@@ -22,6 +25,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -48,23 +52,10 @@ using namespace mlir;
 
 namespace kiln {
 
-bool parseEmitStage(const std::string &name, EmitStage &stage) {
-  static const std::map<std::string, EmitStage> stages = {
-      {"graph", EmitStage::Graph},    {"linalg", EmitStage::Linalg},
-      {"llvm", EmitStage::LLVM},      {"asm", EmitStage::Assembly},
-      {"obj", EmitStage::Object},     {"so", EmitStage::SharedObject},
-      {"kernels", EmitStage::Kernels}};
-  auto it = stages.find(name);
-  if (it == stages.end())
-    return false;
-  stage = it->second;
-  return true;
-}
-
 namespace {
 
-/// The name of the model's entry function in the LLVM module; `main` would
-/// mean something else to a linker.
+/// The name of the model's entry function (kiln-graph-make-entry's
+/// default); `main` would mean something else to a linker.
 constexpr const char *kEntryName = "kiln_model_main";
 
 /// Collects diagnostics as lines of text instead of printing them.
@@ -153,77 +144,82 @@ int32_t dtypeOf(Type type) {
   return KILN_DTYPE_INVALID;
 }
 
-/// Reads the model's inputs and outputs off `@main` in the graph dialect.
-FailureOr<ModelSignature> getModelSignature(func::FuncOp main) {
-  ModelSignature signature;
-  auto describe = [&](Type type, StringAttr name, const char *kind,
-                      unsigned index) -> FailureOr<TensorSignature> {
-    TensorSignature tensor;
-    tensor.name = name ? name.str() : std::string(kind) + std::to_string(index);
-    auto ranked = dyn_cast<RankedTensorType>(type);
-    if (!ranked)
-      return main.emitError() << kind << " '" << tensor.name
-                              << "' is not a ranked tensor: " << type;
-    if (!ranked.hasStaticShape())
-      return main.emitError()
-             << kind << " '" << tensor.name << "' has a dynamic shape " << type
-             << "; give it a static one with --input-shape "
-                "NAME=D0xD1x... (a compiled model has static shapes)";
-    tensor.dtype = dtypeOf(ranked.getElementType());
-    if (tensor.dtype == KILN_DTYPE_INVALID)
-      return main.emitError() << kind << " '" << tensor.name
-                              << "' has an element type the model ABI does "
-                                 "not support: "
-                              << ranked.getElementType();
-    tensor.shape.assign(ranked.getShape().begin(), ranked.getShape().end());
-    return tensor;
+/// Checks that every input and output of the imported `@main` has an
+/// element type the model ABI can describe, before any pass runs.
+LogicalResult checkElementTypes(func::FuncOp main) {
+  auto check = [&](Type type, StringAttr name, const char *kind,
+                   unsigned index) -> LogicalResult {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!shaped || dtypeOf(shaped.getElementType()) != KILN_DTYPE_INVALID)
+      return success();
+    return main.emitError()
+           << kind << " '"
+           << (name ? name.str() : std::string(kind) + std::to_string(index))
+           << "' has an element type the model ABI does not support: "
+           << shaped.getElementType();
   };
-  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-    auto tensor =
-        describe(main.getArgument(i).getType(),
-                 main.getArgAttrOfType<StringAttr>(i, "kiln.name"), "input", i);
-    if (failed(tensor))
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    if (failed(check(main.getArgument(i).getType(),
+                     main.getArgAttrOfType<StringAttr>(i, graph::kNameAttr),
+                     "input", i)))
       return failure();
-    signature.inputs.push_back(*tensor);
-  }
-  for (unsigned i = 0; i < main.getNumResults(); ++i) {
-    auto tensor = describe(main.getResultTypes()[i],
-                           main.getResultAttrOfType<StringAttr>(i, "kiln.name"),
-                           "output", i);
-    if (failed(tensor))
+  for (unsigned i = 0; i < main.getNumResults(); ++i)
+    if (failed(check(main.getResultTypes()[i],
+                     main.getResultAttrOfType<StringAttr>(i, graph::kNameAttr),
+                     "output", i)))
       return failure();
-    signature.outputs.push_back(*tensor);
-  }
-  return signature;
+  return success();
 }
 
-/// Removes the inputs and outputs that have no elements from the entry
-/// function (kiln-graph-fold-empty-tensors has already replaced their uses
-/// with constants), so that no zero-size buffer reaches code generation, and
-/// marks them in `signature` as not passed.
-void dropEmptyTensors(func::FuncOp main, ModelSignature &signature) {
-  auto isEmpty = [](const TensorSignature &t) {
-    return llvm::is_contained(t.shape, 0);
+/// The model's signature as the passes left it on the entry function:
+/// kiln-graph-make-entry's interface, kiln-graph-split-batch's repeat and
+/// kiln-cpu-plan-memory's workspace.
+FailureOr<ModelSignature> readModelSignature(Operation *entry) {
+  ModelSignature signature;
+  if (auto repeat = entry->getAttrOfType<IntegerAttr>(graph::kBatchRepeatAttr))
+    signature.repeat = repeat.getInt();
+  auto read = [&](StringRef attr,
+                  std::vector<TensorSignature> &list) -> LogicalResult {
+    auto entries = entry->getAttrOfType<ArrayAttr>(attr);
+    if (!entries)
+      return entry->emitError() << "the entry function has no " << attr
+                                << " (kiln-graph-make-entry did not run)";
+    for (Attribute item : entries) {
+      auto fields = dyn_cast<DictionaryAttr>(item);
+      auto name = fields ? fields.getAs<StringAttr>("name") : nullptr;
+      auto type = fields ? fields.getAs<TypeAttr>("type") : nullptr;
+      auto passed = fields ? fields.getAs<BoolAttr>("passed") : nullptr;
+      auto ranked = type ? dyn_cast<RankedTensorType>(type.getValue())
+                         : RankedTensorType();
+      if (!name || !ranked || !passed)
+        return entry->emitError() << "malformed " << attr << " entry " << item;
+      TensorSignature tensor;
+      tensor.name = name.str();
+      tensor.dtype = dtypeOf(ranked.getElementType());
+      if (tensor.dtype == KILN_DTYPE_INVALID)
+        return entry->emitError()
+               << "'" << tensor.name
+               << "' has an element type the model ABI does not support: "
+               << ranked.getElementType();
+      tensor.shape.assign(ranked.getShape().begin(), ranked.getShape().end());
+      tensor.passed = passed.getValue();
+      if (signature.repeat > 1 && tensor.passed) {
+        // The batch is split: the entry takes one sample of each tensor.
+        uint64_t bytes =
+            ranked.getNumElements() *
+            std::max<int64_t>(1, ranked.getElementTypeBitWidth() / 8);
+        tensor.sampleBytes = bytes / signature.repeat;
+      }
+      list.push_back(std::move(tensor));
+    }
+    return success();
   };
-  llvm::BitVector args(main.getNumArguments()), results(main.getNumResults());
-  for (auto [i, input] : llvm::enumerate(signature.inputs))
-    if (isEmpty(input) && main.getArgument(i).use_empty())
-      args.set(i), input.passed = false;
-  for (auto [i, output] : llvm::enumerate(signature.outputs))
-    if (isEmpty(output))
-      results.set(i), output.passed = false;
-  if (results.any()) {
-    main.walk([&](func::ReturnOp ret) {
-      SmallVector<Value> kept;
-      for (auto [i, value] : llvm::enumerate(ret.getOperands()))
-        if (!results.test(i))
-          kept.push_back(value);
-      ret->setOperands(kept);
-    });
-    (void)main.eraseResults(results);
-  }
-  if (args.any())
-    (void)main.eraseArguments(args);
+  if (failed(read(graph::kModelInputsAttr, signature.inputs)) ||
+      failed(read(graph::kModelOutputsAttr, signature.outputs)))
+    return failure();
+  if (auto size = entry->getAttrOfType<IntegerAttr>(cpu::kWorkspaceSizeAttr))
+    signature.workspaceSize = size.getInt();
+  return signature;
 }
 
 /// One report line: "stage: N ops (a.x: 3, b.y: 1)".
@@ -262,12 +258,22 @@ llvm::Error writeOutput(const std::string &path, llvm::StringRef data,
   return llvm::Error::success();
 }
 
-std::string printModule(ModuleOp module) {
+/// The module as kiln-opt prints it; with `locations`, as kiln-opt parses
+/// it back with the same locations (the ONNX node names that passes read).
+std::string printModule(ModuleOp module, bool locations = false) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  module.print(os);
+  OpPrintingFlags flags;
+  if (locations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  module.print(os, flags);
+  // A final newline, as kiln-opt (MlirOptMain) prints.
+  os << "\n";
   return text;
 }
+
+/// Whether registerCommandLineOptions ran in this process.
+bool commandLineOptionsRegistered = false;
 
 class Compilation {
 public:
@@ -280,6 +286,15 @@ public:
     registerDialects(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
+  }
+
+  /// Checks and resolves the options, before anything is imported.
+  LogicalResult resolveOptions() {
+    llvm::Expected<PipelineOptions> resolved = resolvePipelineOptions(options);
+    if (!resolved)
+      return emitError(resolved.takeError());
+    pipeline = std::move(*resolved);
+    return success();
   }
 
   CompileResult run(OwningOpRef<ModuleOp> module,
@@ -306,171 +321,119 @@ public:
   }
 
 private:
-  LogicalResult runPasses(ModuleOp module,
-                          llvm::function_ref<void(OpPassManager &)> build) {
-    PassManager pm(&context);
-    build(pm);
+  /// Runs the passes of `stage` on `module`, with the pass manager's
+  /// command-line options where a tool registered them.
+  LogicalResult runStage(ModuleOp module, PipelineStage stage) {
+    PassManager pm(&context, ModuleOp::getOperationName());
+    buildPipeline(pm, pipeline, stage, stage);
+    if (commandLineOptionsRegistered && failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    if (commandLineOptionsRegistered)
+      applyDefaultTimingPassManagerCLOptions(pm);
     return pm.run(module);
+  }
+
+  /// The last stage of the pass pipeline that `emit` needs.
+  static PipelineStage lastStage(EmitStage emit) {
+    switch (emit) {
+    case EmitStage::Imported:
+    case EmitStage::Graph:
+      return PipelineStage::Graph;
+    case EmitStage::Linalg:
+    case EmitStage::Kernels:
+      return PipelineStage::Linalg;
+    default:
+      return PipelineStage::LLVM;
+    }
   }
 
   LogicalResult compile(ModuleOp module, const std::string &outputPath) {
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main)
       return module.emitError("the model has no function @main");
+    if (failed(checkElementTypes(main)))
+      return failure();
+    if (options.emit == EmitStage::Imported)
+      return writeText(outputPath, printModule(module, /*locations=*/true));
+    if (options.printPipeline) {
+      PassManager pm(&context, ModuleOp::getOperationName());
+      buildPipeline(pm, pipeline, PipelineStage::Graph,
+                    lastStage(options.emit));
+      llvm::raw_string_ostream os(result.pipeline);
+      pm.printAsTextualPipeline(os);
+      os << "\n";
+      return success();
+    }
     if (options.report)
       result.report += countOps(module, "imported");
 
-    GraphOptimizationOptions graphOptions;
-    graphOptions.enable = options.optimizeGraph;
-    std::string layout = options.layout;
-    if (layout == "auto")
-      layout = "blocked";
-    if (layout == "nc1hwc0") {
-      // The same layout, named as Ascend's toolchains name it: C0 is 16
-      // unless --layout-block says otherwise, whatever the vector width.
-      graphOptions.layoutBlock =
-          options.layoutBlock > 0 ? options.layoutBlock : 16;
-    } else if (layout == "blocked") {
-      graphOptions.layoutBlock = options.layoutBlock;
-      if (graphOptions.layoutBlock <= 0) {
-        llvm::Expected<TargetInfo> layoutTarget =
-            resolveTarget(options.target, options.cpu, options.features,
-                          options.sveVectorBits);
-        if (!layoutTarget)
-          return emitError(layoutTarget.takeError());
-        graphOptions.layoutBlock = layoutTarget->vectorWidthF32;
-      }
-    } else if (layout != "nchw") {
-      return emitError(llvm::createStringError(
-          "unknown layout '" + options.layout +
-          "'; expected auto, blocked, nc1hwc0 or nchw"));
-    }
-    if (failed(runPasses(module, [&](OpPassManager &pm) {
-          buildGraphOptimizationPipeline(pm, graphOptions);
-        })))
+    if (failed(runStage(module, PipelineStage::Graph)))
       return failure();
     if (options.report) {
       result.report += countOps(module, "graph");
-      result.report += graphOptions.layoutBlock > 0
-                           ? "layout: blocked NCHWc, c=" +
-                                 std::to_string(graphOptions.layoutBlock) + "\n"
-                           : "layout: nchw\n";
+      int64_t block = pipeline.graph.layoutBlock;
+      result.report +=
+          block > 0 ? "layout: blocked NCHWc, c=" + std::to_string(block) + "\n"
+                    : "layout: nchw\n";
     }
     if (options.emit == EmitStage::Graph)
       return writeText(outputPath, printModule(module));
 
-    FailureOr<ModelSignature> signature = getModelSignature(main);
-    if (failed(signature))
+    if (failed(runStage(module, PipelineStage::Linalg)))
       return failure();
-    dropEmptyTensors(main, *signature);
-    BatchSplitMode splitMode;
-    if (options.batchSplit == "auto")
-      splitMode = BatchSplitMode::Auto;
-    else if (options.batchSplit == "on")
-      splitMode = BatchSplitMode::On;
-    else if (options.batchSplit == "off")
-      splitMode = BatchSplitMode::Off;
-    else
-      return emitError(llvm::createStringError("unknown batch split '" +
-                                               options.batchSplit +
-                                               "'; expected auto, on or off"));
-    BatchSplit split = splitBatch(main, splitMode);
-    if (options.report)
-      result.report += "batch: " + split.reason + "\n";
-    if (split.repeat > 1) {
-      signature->repeat = split.repeat;
-      // The entry's parameters are the tensors passed, in order.
-      unsigned arg = 0, res = 0;
-      for (TensorSignature &input : signature->inputs)
-        if (input.passed)
-          input.sampleBytes = split.argumentBytes[arg++];
-      for (TensorSignature &output : signature->outputs)
-        if (output.passed)
-          output.sampleBytes = split.resultBytes[res++];
-    }
-    main.setSymName(kEntryName);
-
-    if (failed(runPasses(module, buildLowerToLinalgPipeline)))
-      return failure();
-    if (options.report)
+    Operation *entry = module.lookupSymbol(kEntryName);
+    if (!entry)
+      return module.emitError("the pipeline lost the entry function");
+    if (options.report) {
+      if (auto reason =
+              entry->getAttrOfType<StringAttr>(graph::kBatchSplitAttr))
+        result.report += "batch: " + reason.str() + "\n";
       result.report += countOps(module, "linalg");
+    }
     if (options.emit == EmitStage::Linalg)
       return writeText(outputPath, printModule(module));
 
-    llvm::Expected<TargetInfo> target = resolveTarget(
-        options.target, options.cpu, options.features, options.sveVectorBits);
-    if (!target)
-      return emitError(target.takeError());
-    CPUCodegenOptions codegen;
-    codegen.vectorWidth = target->vectorWidthF32;
-    // A register block holds rows x 2 accumulator vectors, plus the two
-    // vectors of the right-hand side and one broadcast of the left: 8 rows
-    // (19 registers) with 32 registers, 6 (15) with AVX2's or SSE's 16,
-    // where 8 rows spill (a 256x512x256 matmul on Haswell code: 0.73 ms
-    // against 1.9 ms).
-    codegen.rows = target->vectorRegisters >= 32 ? 8 : 6;
-    codegen.convAlgorithm = options.convAlgorithm;
-    const char *algorithms = "auto, im2col, direct, winograd-2x3, "
-                             "winograd-4x3 or winograd-6x3";
-    if (options.convAlgorithm != "auto" &&
-        !cpu::isConvAlgorithmName(options.convAlgorithm))
-      return emitError(llvm::createStringError(
-          "unknown convolution algorithm '" + options.convAlgorithm +
-          "' (expected " + algorithms + ")"));
-    for (const auto &[layer, algorithm] : options.convAlgorithms) {
-      if (layer.empty() || !cpu::isConvAlgorithmName(algorithm))
-        return emitError(llvm::createStringError(
-            "bad convolution algorithm '" + layer + "=" + algorithm +
-            "' (expected LAYER=ALGORITHM with im2col, direct, winograd-2x3, "
-            "winograd-4x3 or winograd-6x3)"));
-      codegen.convAlgorithmOverrides.push_back(layer + "=" + algorithm);
-    }
-    if (options.report)
-      result.report += "target: " + target->triple + " cpu=" + target->cpu +
-                       ", " + std::to_string(target->vectorWidthF32) +
-                       " x f32 per vector, " +
-                       std::to_string(target->vectorRegisters) +
-                       " vector registers, register block " +
-                       std::to_string(codegen.rows) + " x 2 vectors\n";
-    // Multithreading goes through LLVM's OpenMP runtime (libomp.so.5) on
-    // both architectures, unless the user asks for code without it.
-    codegen.parallel = options.openMP;
-    codegen.tuningDB = options.tuningDB;
+    const TargetInfo &target = pipeline.target;
     cpu::KernelTarget kernelTarget;
-    kernelTarget.key = target->triple + "/" + target->cpu;
-    if (!options.features.empty())
-      kernelTarget.key += "/" + options.features;
-    kernelTarget.vectorWidth = codegen.vectorWidth;
-    kernelTarget.parallel = codegen.parallel;
-    codegen.targetKey = kernelTarget.key;
+    kernelTarget.key = pipeline.cpu.targetKey;
+    kernelTarget.vectorWidth = pipeline.cpu.vectorWidth;
+    kernelTarget.parallel = pipeline.cpu.parallel;
     if (options.emit == EmitStage::Kernels)
       return writeText(
           outputPath,
           llvm::formatv("{0:2}\n", cpu::listKernels(module, kernelTarget))
               .str());
-    if (options.report && !options.tuningDB.empty() &&
-        failed(reportKernelConfigs(module, kernelTarget)))
+    if (!options.tuningDB.empty() &&
+        failed(findKernelConfigs(module, kernelTarget)))
       return failure();
-    if (failed(runPasses(module, [&](OpPassManager &pm) {
-          buildCPUCodegenPipeline(pm, codegen);
-        })))
+    if (options.report)
+      result.report += "target: " + target.triple + " cpu=" + target.cpu +
+                       ", " + std::to_string(target.vectorWidthF32) +
+                       " x f32 per vector, " +
+                       std::to_string(target.vectorRegisters) +
+                       " vector registers, register block " +
+                       std::to_string(pipeline.cpu.rows) + " x 2 vectors\n";
+    if (failed(runStage(module, PipelineStage::LLVM)))
       return failure();
-    if (options.report) {
-      result.report += countOps(module, "llvm");
-      if (Operation *entry = module.lookupSymbol(kEntryName))
-        if (auto layers = entry->getAttrOfType<ArrayAttr>(cpu::kConvReportAttr))
-          for (auto line : layers.getAsValueRange<StringAttr>())
-            result.report += "conv " + line.str() + "\n";
-    }
-
-    // LLVM IR, the model ABI, optimisation.
-    auto machine = target->createTargetMachine();
-    if (!machine)
-      return emitError(machine.takeError());
-    // The memory planner leaves the workspace size on the entry function.
-    Operation *entry = module.lookupSymbol(kEntryName);
+    entry = module.lookupSymbol(kEntryName);
     if (!entry)
       return module.emitError("code generation lost the entry function");
+    if (options.report) {
+      result.report += countOps(module, "llvm");
+      if (auto layers = entry->getAttrOfType<ArrayAttr>(cpu::kConvReportAttr))
+        for (auto line : layers.getAsValueRange<StringAttr>())
+          result.report += "conv " + line.str() + "\n";
+    }
+    if (options.emit == EmitStage::LLVM)
+      return writeText(outputPath, printModule(module));
+
+    // LLVM IR, the model ABI, optimisation.
+    FailureOr<ModelSignature> signature = readModelSignature(entry);
+    if (failed(signature))
+      return failure();
+    auto machine = target.createTargetMachine();
+    if (!machine)
+      return emitError(machine.takeError());
     llvm::LLVMContext llvmContext;
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(module, llvmContext, "kiln_model");
@@ -478,8 +441,6 @@ private:
       return module.emitError("cannot translate the model to LLVM IR");
     signature->usesOpenMP =
         llvmModule->getFunction("__kmpc_fork_call") != nullptr;
-    if (auto size = entry->getAttrOfType<IntegerAttr>("kiln.workspace_size"))
-      signature->workspaceSize = size.getInt();
     // The kernel table: every function kiln-cpu-outline-kernels made.
     for (auto function : module.getOps<LLVM::LLVMFuncOp>()) {
       auto flops = function->getAttrOfType<IntegerAttr>(cpu::kKernelFlopsAttr);
@@ -496,12 +457,12 @@ private:
           "workspace: " + std::to_string(signature->workspaceSize) +
           " bytes (intermediate buffers, planned)\n";
     if (llvm::Error error =
-            emitModelABI(*llvmModule, kEntryName, *signature, *target))
+            emitModelABI(*llvmModule, kEntryName, *signature, target))
       return emitError(std::move(error));
     if (llvm::Error error =
-            optimizeModule(*llvmModule, **machine, target->sveVectorBits))
+            optimizeModule(*llvmModule, **machine, target.sveVectorBits))
       return emitError(std::move(error));
-    if (options.emit == EmitStage::LLVM) {
+    if (options.emit == EmitStage::LLVMIR) {
       std::string text;
       llvm::raw_string_ostream os(text);
       llvmModule->print(os, nullptr);
@@ -525,29 +486,34 @@ private:
       return emitError(llvm::createStringError(
           "a shared object cannot be written to standard output; give a "
           "file with -o"));
-    if (llvm::Error error = linkSharedObject(object, outputPath, *target,
-                                             signature->usesOpenMP))
+    if (llvm::Error error =
+            linkSharedObject(object, outputPath, target, signature->usesOpenMP))
       return emitError(std::move(error));
     return success();
   }
 
-  /// One report line per kernel that the tuning database configures, by the
-  /// same function kiln-cpu-apply-kernel-configs runs (which then finds the
-  /// same configurations again).
-  LogicalResult reportKernelConfigs(ModuleOp module,
-                                    const cpu::KernelTarget &target) {
+  /// The kernels that the tuning database configures, as data in the result
+  /// (and lines of the report): found by the same function that
+  /// kiln-cpu-apply-kernel-configs runs, on a copy of the module, which the
+  /// pass then configures for real.
+  LogicalResult findKernelConfigs(ModuleOp module,
+                                  const cpu::KernelTarget &target) {
     llvm::Expected<cpu::TuningDatabase> database =
         cpu::TuningDatabase::load(options.tuningDB);
     if (!database)
       return emitError(database.takeError());
-    std::vector<std::string> applied;
-    if (failed(cpu::applyKernelConfigs(module, *database, target, &applied)))
+    OwningOpRef<ModuleOp> copy(module.clone());
+    if (failed(cpu::applyKernelConfigs(*copy, *database, target,
+                                       &result.kernelConfigs)))
       return failure();
-    result.report += "tuning: " + std::to_string(applied.size()) +
-                     " kernel(s) configured by " + options.tuningDB + " for " +
-                     target.key + "\n";
-    for (const std::string &line : applied)
-      result.report += "  " + line + "\n";
+    if (options.report) {
+      result.report +=
+          "tuning: " + std::to_string(result.kernelConfigs.size()) +
+          " kernel(s) configured by " + options.tuningDB + " for " +
+          target.key + "\n";
+      for (const std::string &line : result.kernelConfigs)
+        result.report += "  " + line + "\n";
+    }
     return success();
   }
 
@@ -565,6 +531,7 @@ private:
 
   const CompileOptions &options;
   DiagnosticCollector diagnostics;
+  PipelineOptions pipeline;
   CompileResult result;
 };
 
@@ -576,10 +543,20 @@ ImportOptions importOptions(const CompileOptions &options) {
 
 } // namespace
 
+void registerCommandLineOptions() {
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  registerMLIRContextCLOptions();
+  registerAsmPrinterCLOptions();
+  commandLineOptionsRegistered = true;
+}
+
 CompileResult compileFile(const std::string &inputPath,
                           const std::string &outputPath,
                           const CompileOptions &options) {
   Compilation compilation(options);
+  if (failed(compilation.resolveOptions()))
+    return compilation.fail();
   OwningOpRef<ModuleOp> module;
   if (llvm::StringRef(inputPath).ends_with(".mlir")) {
     llvm::SourceMgr sourceMgr;
@@ -601,6 +578,8 @@ CompileResult compileONNXBytes(const std::string &bytes,
                                const std::string &outputPath,
                                const CompileOptions &options) {
   Compilation compilation(options);
+  if (failed(compilation.resolveOptions()))
+    return compilation.fail();
   return compilation.run(importONNXBytes(compilation.context, bytes, baseDir,
                                          importOptions(options)),
                          outputPath);

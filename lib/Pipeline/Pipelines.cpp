@@ -2,6 +2,7 @@
 
 #include "lib/Pipeline/Pipelines.h"
 
+#include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "dialects/Graph/Transforms/Passes.h"
@@ -32,10 +33,8 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   // After folding, so that weights and per-channel parameters are constants;
   // BatchNorm folding before fusion, so that an activation meets its conv.
-  if (options.foldBatchNorm)
-    pm.addNestedPass<func::FuncOp>(graph::createGraphFoldBatchNorm());
-  if (options.fuseEpilogues)
-    pm.addNestedPass<func::FuncOp>(graph::createGraphFuseEpilogues());
+  pm.addNestedPass<func::FuncOp>(graph::createGraphFoldBatchNorm());
+  pm.addNestedPass<func::FuncOp>(graph::createGraphFuseEpilogues());
   // After fusion, so that the blocked ops carry their epilogues.
   if (options.layoutBlock > 0) {
     graph::GraphBlockedLayoutOptions layout;
@@ -69,8 +68,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
     configs.parallel = options.parallel;
     pm.addPass(cpu::createCPUApplyKernelConfigs(configs));
   }
-  if (options.fuseElementwise)
-    pm.addNestedPass<func::FuncOp>(cpu::createCPUFuseElementwise());
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUFuseElementwise());
   cpu::CPUSelectConvAlgorithmOptions select;
   select.algorithm = options.convAlgorithm;
   select.overrides.assign(options.convAlgorithmOverrides.begin(),
@@ -81,26 +79,21 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   // A Winograd layer ends in an elementwise sum with its bias, fused here
   // with the layer's epilogue (not with the bias's broadcast: see the
   // pass's broadcasts option).
-  if (options.fuseElementwise) {
-    cpu::CPUFuseElementwiseOptions fuse;
-    fuse.broadcasts = false;
-    pm.addNestedPass<func::FuncOp>(cpu::createCPUFuseElementwise(fuse));
-  }
-  if (options.convToIm2Col)
-    pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToIm2Col());
+  cpu::CPUFuseElementwiseOptions fuse;
+  fuse.broadcasts = false;
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUFuseElementwise(fuse));
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToIm2Col());
   // Register-blocked vector code for contractions (loops for the rest, below),
   // constant matmul weights first laid out as the blocks read them.
   pm.addNestedPass<func::FuncOp>(cpu::createCPUPadInPlace());
-  if (options.vectorizeContractions) {
-    cpu::CPUPackWeightsOptions pack;
-    pack.vectorWidth = options.vectorWidth;
-    pm.addNestedPass<func::FuncOp>(cpu::createCPUPackWeights(pack));
-    cpu::CPUTileAndVectorizeOptions vectorize;
-    vectorize.vectorWidth = options.vectorWidth;
-    vectorize.rows = options.rows;
-    vectorize.parallel = options.parallel;
-    pm.addNestedPass<func::FuncOp>(cpu::createCPUTileAndVectorize(vectorize));
-  }
+  cpu::CPUPackWeightsOptions pack;
+  pack.vectorWidth = options.vectorWidth;
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUPackWeights(pack));
+  cpu::CPUTileAndVectorizeOptions vectorize;
+  vectorize.vectorWidth = options.vectorWidth;
+  vectorize.rows = options.rows;
+  vectorize.parallel = options.parallel;
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUTileAndVectorize(vectorize));
   // The other loop nests on threads too.
   if (options.parallel)
     pm.addNestedPass<func::FuncOp>(cpu::createCPUParallelize());
@@ -121,8 +114,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  if (options.planMemory)
-    pm.addNestedPass<func::FuncOp>(cpu::createCPUPlanMemory());
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUPlanMemory());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createForallToParallelLoopPass());
 
@@ -166,22 +158,152 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   pm.addPass(createCodegenCanonicalizer());
 }
 
+llvm::Expected<PipelineOptions>
+resolvePipelineOptions(const CompileOptions &options) {
+  llvm::Expected<TargetInfo> target = resolveTarget(
+      options.target, options.cpu, options.features, options.sveVectorBits);
+  if (!target)
+    return target.takeError();
+  PipelineOptions result;
+  result.target = *target;
+
+  result.graph.enable = options.optimizeGraph;
+  if (options.layoutBlock < 0 || options.layoutBlock > 1024)
+    return llvm::createStringError(
+        "--layout-block=" + std::to_string(options.layoutBlock) +
+        " is not a block size (1 to 1024 channels, or 0 for the target's "
+        "vector width)");
+  switch (options.layout) {
+  case Layout::NC1HWC0:
+    // The same layout, named as Ascend's toolchains name it: C0 is 16
+    // unless --layout-block says otherwise, whatever the vector width.
+    result.graph.layoutBlock =
+        options.layoutBlock > 0 ? options.layoutBlock : 16;
+    break;
+  case Layout::Auto:
+  case Layout::Blocked:
+    result.graph.layoutBlock = options.layoutBlock > 0
+                                   ? options.layoutBlock
+                                   : result.target.vectorWidthF32;
+    break;
+  case Layout::NCHW:
+    result.graph.layoutBlock = 0;
+    break;
+  }
+  result.batchSplit = spell(options.batchSplit);
+  result.batchSplitCacheBytes = result.target.batchSplitCacheBytes;
+
+  // Code generation for a CPU.
+  CPUCodegenOptions &cpu = result.cpu;
+  cpu.vectorWidth = result.target.vectorWidthF32;
+  cpu.rows = result.target.registerBlockRows();
+  // Multithreading goes through LLVM's OpenMP runtime (libomp.so.5) on
+  // both architectures, unless the user asks for code without it.
+  cpu.parallel = options.openMP;
+  std::vector<std::string> algorithms = optionValues("conv-algorithm");
+  auto known = [&](const std::string &name) {
+    return llvm::is_contained(algorithms, name);
+  };
+  std::string list = llvm::join(algorithms, ", ");
+  if (!known(options.convAlgorithm))
+    return llvm::createStringError("unknown convolution algorithm '" +
+                                   options.convAlgorithm + "' (expected " +
+                                   list + ")");
+  cpu.convAlgorithm = options.convAlgorithm;
+  for (const auto &[layer, algorithm] : options.convAlgorithms) {
+    if (layer.empty() || algorithm == "auto" || !known(algorithm))
+      return llvm::createStringError(
+          "bad convolution algorithm '" + layer + "=" + algorithm +
+          "' (expected LAYER=ALGORITHM with one of " + list + " but auto)");
+    cpu.convAlgorithmOverrides.push_back(layer + "=" + algorithm);
+  }
+  cpu.tuningDB = options.tuningDB;
+  cpu.targetKey = result.target.triple + "/" + result.target.cpu;
+  if (!options.features.empty())
+    cpu.targetKey += "/" + options.features;
+  if (!options.tuningDB.empty()) {
+    // Read now, so that a malformed database fails before the import.
+    llvm::Expected<cpu::TuningDatabase> database =
+        cpu::TuningDatabase::load(options.tuningDB);
+    if (!database)
+      return database.takeError();
+  }
+  return result;
+}
+
+void buildPipeline(OpPassManager &pm, const PipelineOptions &options,
+                   PipelineStage first, PipelineStage last) {
+  auto runs = [&](PipelineStage stage) {
+    return first <= stage && stage <= last;
+  };
+  if (runs(PipelineStage::Graph))
+    buildGraphOptimizationPipeline(pm, options.graph);
+  if (runs(PipelineStage::Linalg)) {
+    pm.addPass(graph::createGraphMakeEntry());
+    graph::GraphSplitBatchOptions split;
+    split.mode = options.batchSplit;
+    split.cacheBytes = options.batchSplitCacheBytes;
+    pm.addNestedPass<func::FuncOp>(graph::createGraphSplitBatch(split));
+    buildLowerToLinalgPipeline(pm);
+  }
+  if (runs(PipelineStage::LLVM)) {
+    switch (options.target.arch) {
+    case TargetArch::X86_64:
+    case TargetArch::AArch64:
+      buildCPUCodegenPipeline(pm, options.cpu);
+      break;
+    case TargetArch::NVPTX:
+      llvm_unreachable("resolveTarget refuses nvptx until its code "
+                       "generation exists");
+    }
+  }
+}
+
 namespace {
-/// What kiln-opt's kiln-cpu-codegen takes of CPUCodegenOptions.
+/// kiln-opt's kiln-graph-optimize: GraphOptimizationOptions.
+struct GraphPipelineOptions : public PassPipelineOptions<GraphPipelineOptions> {
+  Option<int64_t> layoutBlock{
+      *this, "layout-block",
+      llvm::cl::desc("channels per block of the blocked layout (0: NCHW)"),
+      llvm::cl::init(0)};
+};
+
+/// kiln-opt's kiln-cpu-codegen: CPUCodegenOptions, with the defaults of an
+/// AVX-512 CPU; kiln-compile --print-pipeline shows a target's values.
 struct CodegenPipelineOptions
     : public PassPipelineOptions<CodegenPipelineOptions> {
+  Option<std::string> convAlgorithm{
+      *this, "conv-algorithm",
+      llvm::cl::desc("every convolution's algorithm (auto: the cost model)"),
+      llvm::cl::init("auto")};
+  ListOption<std::string> convAlgorithmOverrides{
+      *this, "conv-algorithm-overrides",
+      llvm::cl::desc("LAYER=ALGORITHM for single layers")};
+  Option<int64_t> vectorWidth{*this, "vector-width",
+                              llvm::cl::desc("fp32 lanes per vector"),
+                              llvm::cl::init(16)};
+  Option<int64_t> rows{*this, "rows",
+                       llvm::cl::desc("output rows per register block"),
+                       llvm::cl::init(8)};
   Option<bool> parallel{*this, "parallel",
                         llvm::cl::desc("multithreaded code (OpenMP), as "
                                        "kiln-compile makes by default"),
                         llvm::cl::init(false)};
+  Option<std::string> tuningDB{
+      *this, "tuning-db", llvm::cl::desc("a tuning database (JSON lines)")};
+  Option<std::string> targetKey{
+      *this, "target-key",
+      llvm::cl::desc("the target as the tuning database names it")};
 };
 } // namespace
 
 void registerPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<GraphPipelineOptions>(
       "kiln-graph-optimize", "Graph-level optimisation of the graph dialect",
-      [](OpPassManager &pm) {
-        buildGraphOptimizationPipeline(pm, GraphOptimizationOptions());
+      [](OpPassManager &pm, const GraphPipelineOptions &pipelineOptions) {
+        GraphOptimizationOptions options;
+        options.layoutBlock = pipelineOptions.layoutBlock;
+        buildGraphOptimizationPipeline(pm, options);
       });
   PassPipelineRegistration<>(
       "kiln-lower-to-linalg",
@@ -192,7 +314,15 @@ void registerPipelines() {
       "Bufferizes linalg on tensors and lowers it to the LLVM dialect",
       [](OpPassManager &pm, const CodegenPipelineOptions &pipelineOptions) {
         CPUCodegenOptions options;
+        options.convAlgorithm = pipelineOptions.convAlgorithm;
+        options.convAlgorithmOverrides.assign(
+            pipelineOptions.convAlgorithmOverrides.begin(),
+            pipelineOptions.convAlgorithmOverrides.end());
+        options.vectorWidth = pipelineOptions.vectorWidth;
+        options.rows = pipelineOptions.rows;
         options.parallel = pipelineOptions.parallel;
+        options.tuningDB = pipelineOptions.tuningDB;
+        options.targetKey = pipelineOptions.targetKey;
         buildCPUCodegenPipeline(pm, options);
       });
 }

@@ -1,8 +1,14 @@
 //===- Pipelines.h - Kiln's pass pipelines ----------------------*- C++ -*-===//
 //
-// The stages of compilation as pass pipelines. Each is a function of an
-// options struct, and each is registered with kiln-opt under its flag so that
-// a stage can be run alone on textual IR:
+// The whole compilation, from the imported graph dialect to the LLVM
+// dialect, is one pass pipeline built by one function, buildPipeline, from
+// one validated options struct, PipelineOptions, which resolvePipelineOptions
+// makes from kiln-compile's options before anything is imported. kiln-compile
+// runs that pipeline stage by stage and prints it (--print-pipeline); kiln-opt
+// runs the printed text and gets the same module.
+//
+// Each stage is also a function of its own options struct, registered with
+// kiln-opt under its flag so that a stage can be run alone on textual IR:
 //
 //   kiln-graph-optimize    graph dialect -> optimised graph dialect
 //   kiln-lower-to-linalg   graph dialect -> linalg/tensor/arith/math
@@ -13,7 +19,11 @@
 #ifndef KILN_LIB_PIPELINE_PIPELINES_H
 #define KILN_LIB_PIPELINE_PIPELINES_H
 
+#include "kiln/compiler.h"
+#include "lib/Target/TargetInfo.h"
+
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 #include <vector>
@@ -23,12 +33,6 @@ namespace kiln {
 struct GraphOptimizationOptions {
   /// Refine shapes, canonicalize, fold constants and remove dead values.
   bool enable = true;
-  /// Fold BatchNormalization and per-channel Mul/Add into Conv and Gemm
-  /// weights (kiln-graph-fold-batch-norm).
-  bool foldBatchNorm = true;
-  /// Fuse bias, residual and activation into graph.fused_conv and
-  /// graph.fused_matmul (kiln-graph-fuse-epilogues).
-  bool fuseEpilogues = true;
   /// Channels per block of the blocked layout NCHWc that convolutions and
   /// max pools take (kiln-graph-blocked-layout); 0 keeps NCHW.
   int64_t layoutBlock = 0;
@@ -42,23 +46,15 @@ void buildGraphOptimizationPipeline(mlir::OpPassManager &pm,
 void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
 
 struct CPUCodegenOptions {
-  /// Fuse elementwise linalg ops into their producers before bufferization.
-  bool fuseElementwise = true;
-  /// Rewrite 2-D convolutions as im2col plus a contraction.
-  bool convToIm2Col = true;
   /// The convolution algorithm of every layer not in convAlgorithmOverrides:
-  /// "auto" (the cost model), "im2col", "direct" or "winograd-Mx3".
+  /// "auto" (the cost model), or one of cpu::convAlgorithmNames().
   std::string convAlgorithm = "auto";
   /// LAYER=ALGORITHM entries for single layers (ONNX node names).
   std::vector<std::string> convAlgorithmOverrides;
-  /// Register-block and vectorize contractions.
-  bool vectorizeContractions = true;
   /// fp32 elements per vector register of the target (TargetInfo).
   int64_t vectorWidth = 16;
   /// Output rows per register block.
   int64_t rows = 8;
-  /// Place intermediate buffers in one workspace reused by liveness.
-  bool planMemory = true;
   /// Run the output tiles of contractions on several threads (OpenMP: the
   /// model then needs libomp.so.5, and kiln_abi_run sets its thread count).
   bool parallel = false;
@@ -74,6 +70,37 @@ struct CPUCodegenOptions {
 /// pointer calling convention (one pointer per tensor argument).
 void buildCPUCodegenPipeline(mlir::OpPassManager &pm,
                              const CPUCodegenOptions &options);
+
+/// The stages of the whole pipeline, in order.
+enum class PipelineStage {
+  Graph,  ///< graph optimisation (kiln-graph-optimize)
+  Linalg, ///< the entry function and its batch, then the lowering to linalg
+  LLVM    ///< the target's code generation, down to the LLVM dialect
+};
+
+/// Everything that decides the pass pipeline, validated and resolved for
+/// one target. Built by resolvePipelineOptions only.
+struct PipelineOptions {
+  TargetInfo target;
+  GraphOptimizationOptions graph;
+  /// kiln-graph-split-batch's mode ("auto", "on" or "off") and cache size.
+  std::string batchSplit = "auto";
+  int64_t batchSplitCacheBytes = 16 << 20;
+  /// Code generation for a CPU target (x86-64 and AArch64).
+  CPUCodegenOptions cpu;
+};
+
+/// Checks every option of `options` and resolves its target: an unknown
+/// target, CPU, feature, layout block, convolution algorithm or an
+/// unreadable tuning database fails here, before any import, with the list
+/// of valid values where there is one.
+llvm::Expected<PipelineOptions>
+resolvePipelineOptions(const CompileOptions &options);
+
+/// Adds the passes of the stages `first` to `last` (both included) for
+/// `options.target` to `pm`, a pass manager on a builtin.module.
+void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options,
+                   PipelineStage first, PipelineStage last);
 
 /// Registers the pipelines above with the global pipeline registry.
 void registerPipelines();

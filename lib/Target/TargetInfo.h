@@ -34,6 +34,19 @@ struct TargetInfo {
   /// NEON-width code). Every function gets vscale_range(bits/128, bits/128),
   /// so that LLVM lowers the wide fixed-length vectors to SVE.
   unsigned sveVectorBits = 0;
+  /// Where a batch's largest activation stops fitting in the caches, so that
+  /// running the batch one sample at a time pays (kiln-graph-split-batch):
+  /// half the 32 MB L3 of the Zen 5 machines Kiln is measured on, above a
+  /// server core's 1-2 MB L2 many times over. The same for every CPU until
+  /// another is measured.
+  int64_t batchSplitCacheBytes = 16 << 20;
+
+  /// Output rows of a contraction's register block, which holds rows x 2
+  /// accumulator vectors, plus two vectors of the right-hand side and one
+  /// broadcast of the left: 8 rows (19 registers) with 32 registers, 6 (15)
+  /// with AVX2's or SSE's 16, where 8 rows spill (a 256x512x256 matmul on
+  /// Haswell code: 0.73 ms against 1.9 ms).
+  int registerBlockRows() const { return vectorRegisters >= 32 ? 8 : 6; }
 
   /// Creates an LLVM target machine for this target (PIC, O3).
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>>

@@ -8,9 +8,16 @@ import tempfile
 from . import _kiln
 from ._errors import CompileError
 
-# The file suffix of each stage that `emit` names.
-_SUFFIXES = {"graph": ".mlir", "linalg": ".mlir", "llvm": ".ll", "asm": ".s",
-             "obj": ".o", "so": ".so", "kernels": ".json"}
+# The file suffix of each stage that `emit` names (the stages themselves are
+# the compiler's: _kiln.compiler.option_values("emit")).
+_SUFFIXES = {"imported": ".mlir", "graph": ".mlir", "linalg": ".mlir",
+             "llvm": ".mlir", "llvm-ir": ".ll", "asm": ".s", "obj": ".o",
+             "so": ".so", "kernels": ".json"}
+# kiln.compile's keyword options, each a field of _kiln.compiler.CompileOptions,
+# with the Python type it takes.
+_OPTIONS = {"optimize_graph": bool, "conv_algorithm": str, "openmp": bool,
+            "sve_vector_bits": int, "layout": str, "layout_block": int,
+            "batch_split": str}
 
 _temp_dir = None
 
@@ -46,7 +53,9 @@ def compile(model, output=None, target=None, cpu=None, features=None,
       input_shapes: {input name: shape} giving symbolic dimensions static
         values (a compiled model has static shapes).
       emit: the stage to write: "so" (a model for kiln.load, the default),
-        "obj", "asm", "llvm", "linalg" or "graph"; or "kernels", the
+        "obj", "asm", "llvm-ir" (LLVM IR with the model ABI), "llvm" (the
+        LLVM dialect at the end of the pass pipeline), "linalg", "graph" or
+        "imported" (the graph dialect before any pass); or "kernels", the
         model's tunable kernels and their search spaces as JSON.
       tuning_db: a tuning database (a path, JSON lines, as kiln.tune writes
         it): each kernel with a record for this target is compiled with the
@@ -77,46 +86,50 @@ def compile(model, output=None, target=None, cpu=None, features=None,
     Raises:
       CompileError: the compiler refused the model; the message is the
         compiler's.
-      ValueError: an unknown ``emit`` stage.
+      ValueError: an unknown ``emit`` stage, ``layout`` or ``batch_split``
+        (the message lists the valid values).
       TypeError: an unknown option or a model of an unsupported type.
 
     The GIL is released while compiling: other Python threads keep running,
     and several threads may compile at once.
     """
-    optimize_graph = bool(options.pop("optimize_graph", True))
-    codegen = dict(
-        conv_algorithm=str(options.pop("conv_algorithm", "auto")),
-        conv_algorithms={str(k): str(v)
-                         for k, v in dict(options.pop("conv_algorithms", {})).items()},
-        openmp=bool(options.pop("openmp", True)),
-        sve_vector_bits=int(options.pop("sve_vector_bits", 0)),
-        layout=str(options.pop("layout", "auto")),
-        layout_block=int(options.pop("layout_block", 0)),
-        batch_split=str(options.pop("batch_split", "auto")))
-    if options:
-        raise TypeError("kiln.compile: unknown option(s) "
-                        + ", ".join(sorted(options)))
-    if emit not in _SUFFIXES:
+    unknown = sorted(set(options) - set(_OPTIONS) - {"conv_algorithms"})
+    if unknown:
+        raise TypeError("kiln.compile: unknown option(s) " + ", ".join(unknown))
+    if emit not in _kiln.compiler.option_values("emit"):
         raise ValueError(f"kiln.compile: unknown emit stage {emit!r}; expected "
-                         "one of " + ", ".join(_SUFFIXES))
+                         "one of " + ", ".join(_kiln.compiler.option_values("emit")))
+    settings = _kiln.compiler.CompileOptions()
+    try:
+        for name, kind in _OPTIONS.items():
+            if name in options:
+                setattr(settings, name, kind(options[name]))
+        settings.conv_algorithms = {
+            str(k): str(v) for k, v in dict(options.get("conv_algorithms", {})).items()}
+        settings.emit = emit
+    except ValueError as error:
+        raise ValueError(f"kiln.compile: {error}") from None
+    if target:
+        settings.target = target
+    settings.cpu = cpu or ""
+    settings.features = features or ""
+    settings.input_shapes = {name: [int(d) for d in shape]
+                             for name, shape in (input_shapes or {}).items()}
+    settings.tuning_db = os.fspath(tuning_db) if tuning_db is not None else ""
     output = os.fspath(output) if output is not None else _temporary_output(emit)
-    kwargs = dict(
-        target=target or "", cpu=cpu or "", features=features or "", emit=emit,
-        input_shapes={name: [int(d) for d in shape]
-                      for name, shape in (input_shapes or {}).items()},
-        optimize_graph=optimize_graph,
-        tuning_db=os.fspath(tuning_db) if tuning_db is not None else "",
-        **codegen)
-
-    if isinstance(model, (str, os.PathLike)):
-        result = _kiln.compiler.compile_file(os.fspath(model), output, **kwargs)
-    elif hasattr(model, "SerializeToString") and hasattr(model, "graph"):
-        # An onnx.ModelProto, without importing onnx here.
-        result = _kiln.compiler.compile_onnx_bytes(model.SerializeToString(), "",
-                                                   output, **kwargs)
-    else:
-        raise TypeError("kiln.compile: model must be a path or an "
-                        f"onnx.ModelProto, not {type(model).__name__}")
+    result = _compile(model, output, settings)
     if not result.ok:
         raise CompileError(result.error)
     return output
+
+
+def _compile(model, output, settings):
+    """Runs the compiler on a path or a ModelProto; returns its CompileResult."""
+    if isinstance(model, (str, os.PathLike)):
+        return _kiln.compiler.compile_file(os.fspath(model), output, settings)
+    if hasattr(model, "SerializeToString") and hasattr(model, "graph"):
+        # An onnx.ModelProto, without importing onnx here.
+        return _kiln.compiler.compile_onnx_bytes(model.SerializeToString(), "",
+                                                 output, settings)
+    raise TypeError("kiln.compile: model must be a path or an "
+                    f"onnx.ModelProto, not {type(model).__name__}")

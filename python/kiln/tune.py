@@ -219,12 +219,16 @@ def _compile_candidate(job):
     if record is not None:
         with open(db, "w", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
-    result = _kiln.compiler.compile_file(
-        module, output, target=target, cpu=cpu, features=features,
-        tuning_db=db if record is not None else "", report=record is not None)
+    options = _kiln.compiler.CompileOptions()
+    if target:
+        options.target = target
+    options.cpu = cpu
+    options.features = features
+    options.tuning_db = db if record is not None else ""
+    result = _kiln.compiler.compile_file(module, output, options)
     if not result.ok:
         return result.error
-    if record is not None and "tuning: 1 kernel(s)" not in result.report:
+    if record is not None and len(result.kernel_configs) != 1:
         return "the compiler did not apply the configuration to the kernel"
     return None
 

@@ -1,9 +1,11 @@
 //===- Compiler.cpp - kiln._kiln.compiler: the compiler's C++ API ---------===//
 //
-// Binds kiln::compileFile and kiln::compileONNXBytes. The GIL is released
-// while compiling: each compilation has its own MLIRContext, so Python
-// threads may compile concurrently. Failures are returned, not raised; the
-// Python package turns them into kiln.CompileError.
+// Binds kiln::CompileOptions, kiln::compileFile and kiln::compileONNXBytes.
+// The GIL is released while compiling: each compilation has its own
+// MLIRContext, so Python threads may compile concurrently. Failures are
+// returned, not raised; the Python package turns them into
+// kiln.CompileError. Enumerated options are set by their spellings, parsed
+// by the compiler's own table (kiln::optionValues lists them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include <pybind11/stl.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,46 +24,29 @@ using namespace py::literals;
 
 namespace {
 
-using InputShapes = std::map<std::string, std::vector<int64_t>>;
-using LayerChoices = std::map<std::string, std::string>;
-
-/// The code-generation choices of kiln.compile's **options.
-struct CodegenChoices {
-  std::string convAlgorithm = "auto";
-  LayerChoices convAlgorithms;
-  bool openMP = true;
-  unsigned sveVectorBits = 0;
-  std::string layout = "auto";
-  int64_t layoutBlock = 0;
-  std::string batchSplit = "auto";
-};
-
-kiln::CompileOptions
-makeOptions(const std::string &target, const std::string &cpu,
-            const std::string &features, const std::string &emit,
-            const InputShapes &inputShapes, bool optimizeGraph, bool report,
-            const std::string &tuningDB, const CodegenChoices &choices) {
-  kiln::CompileOptions options;
-  if (!target.empty())
-    options.target = target;
-  options.cpu = cpu;
-  options.features = features;
-  if (!kiln::parseEmitStage(emit, options.emit))
-    throw py::value_error("unknown emit stage '" + emit +
-                          "'; expected one of graph, linalg, llvm, asm, obj, "
-                          "so, kernels");
-  options.inputShapes = inputShapes;
-  options.optimizeGraph = optimizeGraph;
-  options.report = report;
-  options.tuningDB = tuningDB;
-  options.convAlgorithm = choices.convAlgorithm;
-  options.convAlgorithms = choices.convAlgorithms;
-  options.openMP = choices.openMP;
-  options.sveVectorBits = choices.sveVectorBits;
-  options.layout = choices.layout;
-  options.layoutBlock = choices.layoutBlock;
-  options.batchSplit = choices.batchSplit;
-  return options;
+/// A property of CompileOptions set by its spelling: an unknown one raises
+/// ValueError with the valid values.
+template <typename Enum>
+void enumProperty(py::class_<kiln::CompileOptions> &cls, const char *name,
+                  const char *option, Enum kiln::CompileOptions::*field,
+                  std::optional<Enum> (*parse)(const std::string &)) {
+  cls.def_property(
+      name,
+      [field](const kiln::CompileOptions &options) {
+        return kiln::spell(options.*field);
+      },
+      [field, parse, name, option](kiln::CompileOptions &options,
+                                   const std::string &text) {
+        std::optional<Enum> value = parse(text);
+        if (!value) {
+          std::string valid;
+          for (const std::string &spelling : kiln::optionValues(option))
+            valid += (valid.empty() ? "" : ", ") + spelling;
+          throw py::value_error(std::string("unknown ") + name + " '" + text +
+                                "' (expected " + valid + ")");
+        }
+        options.*field = *value;
+      });
 }
 
 } // namespace
@@ -71,61 +57,60 @@ void init_kiln_compiler(py::module_ &&m) {
       .def_readonly("error", &kiln::CompileResult::error,
                     "Every error message, one per line, naming the ONNX node "
                     "where there is one.")
-      .def_readonly("report", &kiln::CompileResult::report);
+      .def_readonly("report", &kiln::CompileResult::report)
+      .def_readonly("pipeline", &kiln::CompileResult::pipeline,
+                    "With print_pipeline: the textual pass pipeline.")
+      .def_readonly("kernel_configs", &kiln::CompileResult::kernelConfigs,
+                    "One line per kernel the tuning database configured.");
+
+  py::class_<kiln::CompileOptions> options(
+      m, "CompileOptions",
+      "kiln::CompileOptions (include/kiln/compiler.h), field by field.");
+  options.def(py::init<>())
+      .def_readwrite("target", &kiln::CompileOptions::target)
+      .def_readwrite("cpu", &kiln::CompileOptions::cpu)
+      .def_readwrite("features", &kiln::CompileOptions::features)
+      .def_readwrite("sve_vector_bits", &kiln::CompileOptions::sveVectorBits)
+      .def_readwrite("openmp", &kiln::CompileOptions::openMP)
+      .def_readwrite("conv_algorithm", &kiln::CompileOptions::convAlgorithm)
+      .def_readwrite("conv_algorithms", &kiln::CompileOptions::convAlgorithms)
+      .def_readwrite("input_shapes", &kiln::CompileOptions::inputShapes)
+      .def_readwrite("optimize_graph", &kiln::CompileOptions::optimizeGraph)
+      .def_readwrite("layout_block", &kiln::CompileOptions::layoutBlock)
+      .def_readwrite("report", &kiln::CompileOptions::report)
+      .def_readwrite("print_pipeline", &kiln::CompileOptions::printPipeline)
+      .def_readwrite("tuning_db", &kiln::CompileOptions::tuningDB);
+  enumProperty(options, "emit", "emit", &kiln::CompileOptions::emit,
+               kiln::parseEmitStage);
+  enumProperty(options, "layout", "layout", &kiln::CompileOptions::layout,
+               kiln::parseLayout);
+  enumProperty(options, "batch_split", "batch-split",
+               &kiln::CompileOptions::batchSplit, kiln::parseBatchSplit);
+
+  m.def("option_values", &kiln::optionValues, "option"_a,
+        "The spellings of an enumerated option: emit, layout, batch-split "
+        "or conv-algorithm.");
 
   m.def(
       "compile_file",
       [](const std::string &input, const std::string &output,
-         const std::string &target, const std::string &cpu,
-         const std::string &features, const std::string &emit,
-         const InputShapes &inputShapes, bool optimizeGraph, bool report,
-         const std::string &tuningDB, const std::string &convAlgorithm,
-         const LayerChoices &convAlgorithms, bool openMP,
-         unsigned sveVectorBits, const std::string &layout, int64_t layoutBlock,
-         const std::string &batchSplit) {
-        kiln::CompileOptions options =
-            makeOptions(target, cpu, features, emit, inputShapes, optimizeGraph,
-                        report, tuningDB,
-                        {convAlgorithm, convAlgorithms, openMP, sveVectorBits,
-                         layout, layoutBlock, batchSplit});
+         const kiln::CompileOptions &options) {
         py::gil_scoped_release noGil;
         return kiln::compileFile(input, output, options);
       },
-      "input"_a, "output"_a, py::kw_only(), "target"_a = "", "cpu"_a = "",
-      "features"_a = "", "emit"_a = "so", "input_shapes"_a = InputShapes(),
-      "optimize_graph"_a = true, "report"_a = false, "tuning_db"_a = "",
-      "conv_algorithm"_a = "auto", "conv_algorithms"_a = LayerChoices(),
-      "openmp"_a = true, "sve_vector_bits"_a = 0u, "layout"_a = "auto",
-      "layout_block"_a = 0, "batch_split"_a = "auto",
+      "input"_a, "output"_a, "options"_a,
       "Compiles an .onnx (or graph-dialect .mlir) file into `output`.");
 
   m.def(
       "compile_onnx_bytes",
       [](const py::bytes &model, const std::string &baseDir,
-         const std::string &output, const std::string &target,
-         const std::string &cpu, const std::string &features,
-         const std::string &emit, const InputShapes &inputShapes,
-         bool optimizeGraph, bool report, const std::string &tuningDB,
-         const std::string &convAlgorithm, const LayerChoices &convAlgorithms,
-         bool openMP, unsigned sveVectorBits, const std::string &layout,
-         int64_t layoutBlock, const std::string &batchSplit) {
-        kiln::CompileOptions options =
-            makeOptions(target, cpu, features, emit, inputShapes, optimizeGraph,
-                        report, tuningDB,
-                        {convAlgorithm, convAlgorithms, openMP, sveVectorBits,
-                         layout, layoutBlock, batchSplit});
+         const std::string &output, const kiln::CompileOptions &options) {
         // Copied while the GIL is held; the compiler then runs without it.
         std::string bytes = model;
         py::gil_scoped_release noGil;
         return kiln::compileONNXBytes(bytes, baseDir, output, options);
       },
-      "model"_a, "base_dir"_a, "output"_a, py::kw_only(), "target"_a = "",
-      "cpu"_a = "", "features"_a = "", "emit"_a = "so",
-      "input_shapes"_a = InputShapes(), "optimize_graph"_a = true,
-      "report"_a = false, "tuning_db"_a = "", "conv_algorithm"_a = "auto",
-      "conv_algorithms"_a = LayerChoices(), "openmp"_a = true,
-      "sve_vector_bits"_a = 0u, "layout"_a = "auto", "layout_block"_a = 0,
-      "batch_split"_a = "auto",
+      "model"_a, "base_dir"_a, "output"_a, "options"_a,
       "Compiles a serialized ONNX ModelProto into `output`; external data "
       "is looked up in `base_dir` (refused when it is empty).");
 }

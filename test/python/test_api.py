@@ -143,7 +143,7 @@ def test_compile_input_shapes(tmp_path):
 def test_compile_emit_graph(conv_model, tmp_path):
     path = kiln.compile(conv_model, tmp_path / "conv.mlir", emit="graph")
     assert "func.func" in Path(path).read_text()
-    assert kiln.compile(conv_model, emit="llvm").endswith(".ll")
+    assert kiln.compile(conv_model, emit="llvm-ir").endswith(".ll")
 
 
 def test_compile_unsupported_op_names_the_node(tmp_path):
@@ -185,10 +185,12 @@ def test_compile_codegen_options(conv_model, tmp_path, options):
     got, want = kiln.load(so).run(feeds), _ort(conv_model, feeds)
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=RTOL, atol=ATOL)
+    settings = _kiln.compiler.CompileOptions()
+    settings.report = True
+    settings.conv_algorithm = options.get("conv_algorithm", "auto")
+    settings.conv_algorithms = options.get("conv_algorithms", {})
     report = _kiln.compiler.compile_onnx_bytes(
-        conv_model.SerializeToString(), "", str(tmp_path / "r.so"), report=True,
-        conv_algorithm=options.get("conv_algorithm", "auto"),
-        conv_algorithms=options.get("conv_algorithms", {})).report
+        conv_model.SerializeToString(), "", str(tmp_path / "r.so"), settings).report
     if "conv_algorithm" in options:
         assert "conv conv: winograd-4x3 (default;" in report, report
     if "conv_algorithms" in options:

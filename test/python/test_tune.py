@@ -161,8 +161,8 @@ def test_database_round_trip(tune_model, feeds, tmp_path):
     assert '{"algorithm":"direct","parallel":false}' in report
     assert report.count('{"k_tile":2,"parallel":false,"rows":2,"vectors":1}') == 2
     # Without parallel tiles, no OpenMP fork is left in the code.
-    default_ir = kiln.compile(tune_model, tmp_path / "d.ll", emit="llvm")
-    tuned_ir = kiln.compile(tune_model, tmp_path / "t.ll", emit="llvm", tuning_db=db)
+    default_ir = kiln.compile(tune_model, tmp_path / "d.ll", emit="llvm-ir")
+    tuned_ir = kiln.compile(tune_model, tmp_path / "t.ll", emit="llvm-ir", tuning_db=db)
     assert "__kmpc_fork_call" in open(default_ir).read()
     assert "__kmpc_fork_call" not in open(tuned_ir).read()
 

@@ -17,12 +17,21 @@ cl::opt<std::string> inputPath(cl::Positional,
                                cl::desc("<model.onnx | graph.mlir>"),
                                cl::Required, cl::cat(category));
 cl::opt<std::string>
-    outputPath("o", cl::desc("Output file ('-' for standard output)"),
-               cl::value_desc("file"), cl::Required, cl::cat(category));
+    outputPath("o",
+               cl::desc("Output file ('-' for standard output); required "
+                        "unless --print-pipeline"),
+               cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> target("target",
                             cl::desc("Target: x86-64 (default) or aarch64 "
                                      "(nvptx is not supported yet)"),
                             cl::init("x86-64"), cl::cat(category));
+cl::opt<bool> printPipeline(
+    "print-pipeline",
+    cl::desc("Print the textual pass pipeline that these options give, up to "
+             "the --emit stage, and write nothing: kiln-opt "
+             "--pass-pipeline=<it> on the --emit=imported IR prints what "
+             "--emit=llvm prints"),
+    cl::cat(category));
 cl::opt<std::string> cpu("cpu",
                          cl::desc("LLVM CPU name (default: the host CPU for "
                                   "the host architecture, generic otherwise)"),
@@ -51,21 +60,21 @@ cl::list<std::string> convAlgorithms(
              "every layer's choice). A blocked layer runs direct or Winograd; "
              "im2col needs --layout=nchw"),
     cl::value_desc("[layer=]algorithm"), cl::cat(category));
-cl::opt<std::string>
-    layout("layout",
-           cl::desc("Layout of convolutions, pools and the ops between them: "
-                    "blocked (NCHWc, converted back only where the blocked "
-                    "ops end), nc1hwc0 (the same with C0 = 16 unless "
-                    "--layout-block says otherwise), nchw, or auto (default: "
-                    "blocked)"),
-           cl::init("auto"), cl::cat(category));
+cl::opt<std::string> layoutName(
+    "layout",
+    cl::desc("Layout of convolutions, pools and the ops between them: "
+             "blocked (NCHWc, converted back only where the blocked "
+             "ops end), nc1hwc0 (the same with C0 = 16 unless "
+             "--layout-block says otherwise), nchw, or auto (default: "
+             "blocked)"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<int64_t> layoutBlock(
     "layout-block",
     cl::desc("Channels per block of the blocked layout (the c of NCHWc, the "
              "C0 of NC1HWC0); "
              "0 (default) takes the target's fp32 vector width"),
     cl::init(0), cl::cat(category));
-cl::opt<std::string> batchSplit(
+cl::opt<std::string> batchSplitName(
     "batch-split",
     cl::desc("A batch above 1 as one sample at a time, the model's entry "
              "run once per sample: auto (default: where the batch's "
@@ -75,10 +84,13 @@ cl::opt<std::string> batchSplit(
     cl::init("auto"), cl::cat(category));
 cl::opt<std::string>
     emit("emit",
-         cl::desc("Stop after a stage and write it: graph, linalg, llvm, asm, "
-                  "obj or so (default); or kernels: the tunable kernels as "
-                  "JSON (signature, search space, a module to time each "
-                  "alone), for the tuner"),
+         cl::desc("Stop after a stage and write it: imported (the graph "
+                  "dialect before any pass, with locations), graph, linalg, "
+                  "llvm (the LLVM dialect at the end of the pass pipeline), "
+                  "llvm-ir (LLVM IR with the model ABI, optimised), asm, obj "
+                  "or so (default); or kernels: the tunable kernels as JSON "
+                  "(signature, search space, a module to time each alone), "
+                  "for the tuner"),
          cl::init("so"), cl::cat(category));
 cl::opt<std::string> tuningDB(
     "tuning-db",
@@ -95,10 +107,13 @@ cl::list<std::string> inputShapes(
 cl::opt<bool> noGraphOpt("no-graph-opt",
                          cl::desc("Skip the graph-level optimisations"),
                          cl::cat(category));
-cl::opt<bool> report("report",
-                     cl::desc("Print the op counts after each stage on "
-                              "standard error"),
-                     cl::cat(category));
+cl::opt<bool> report(
+    "report",
+    cl::desc("Print on standard error what each stage did: op counts, the "
+             "target and its register block, the layout, the batch split and "
+             "why, each convolution's algorithm, the kernels the tuning "
+             "database configured, the workspace"),
+    cl::cat(category));
 
 /// Parses NAME=D0xD1x...; a scalar is NAME= with nothing after it.
 bool parseInputShape(StringRef text, kiln::CompileOptions &options,
@@ -124,10 +139,28 @@ bool parseInputShape(StringRef text, kiln::CompileOptions &options,
   return true;
 }
 
+/// Parses an enumerated option's value; an unknown one prints the valid ones.
+template <typename Enum>
+bool parseEnum(const char *flag, const std::string &text,
+               std::optional<Enum> (*parse)(const std::string &),
+               const char *option, Enum &value) {
+  std::optional<Enum> parsed = parse(text);
+  if (!parsed) {
+    errs() << "kiln-compile: error: unknown --" << flag << " value '" << text
+           << "' (expected " << join(kiln::optionValues(option), ", ") << ")\n";
+    return false;
+  }
+  value = *parsed;
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  // --mlir-print-ir-after-all, --mlir-timing and the other options of MLIR's
+  // pass manager, shown with --help-hidden.
+  kiln::registerCommandLineOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -135,8 +168,17 @@ int main(int argc, char **argv) {
       "object\n\n"
       "  kiln-compile model.onnx -o model.so\n"
       "  kiln-compile model.onnx --emit=graph -o -\n"
-      "  kiln-compile model.onnx --tuning-db=model.tuning.jsonl -o model.so\n");
+      "  kiln-compile model.onnx --tuning-db=model.tuning.jsonl -o model.so\n"
+      "  kiln-compile model.onnx --print-pipeline -o -\n\n"
+      "MLIR's pass-manager options (--mlir-print-ir-after-all, "
+      "--mlir-timing, ...) apply to every stage's passes: see "
+      "--help-hidden.\n");
 
+  if (outputPath.empty() && !printPipeline) {
+    errs() << "kiln-compile: error: no output file: give one with -o "
+              "('-' for standard output)\n";
+    return 1;
+  }
   kiln::CompileOptions options;
   options.target = target;
   options.cpu = cpu;
@@ -144,16 +186,16 @@ int main(int argc, char **argv) {
   options.sveVectorBits = sveVectorBits;
   options.openMP = !noOpenMP;
   options.optimizeGraph = !noGraphOpt;
-  options.layout = layout;
   options.layoutBlock = layoutBlock;
-  options.batchSplit = batchSplit;
   options.report = report;
+  options.printPipeline = printPipeline;
   options.tuningDB = tuningDB;
-  if (!kiln::parseEmitStage(emit, options.emit)) {
-    errs() << "kiln-compile: error: unknown --emit stage '" << emit
-           << "' (expected graph, linalg, llvm, asm, obj, so or kernels)\n";
+  if (!parseEnum("emit", emit, kiln::parseEmitStage, "emit", options.emit) ||
+      !parseEnum("layout", layoutName, kiln::parseLayout, "layout",
+                 options.layout) ||
+      !parseEnum("batch-split", batchSplitName, kiln::parseBatchSplit,
+                 "batch-split", options.batchSplit))
     return 1;
-  }
   for (StringRef choice : convAlgorithms) {
     auto [layer, algorithm] = choice.rsplit('=');
     if (!choice.contains('='))
@@ -173,6 +215,8 @@ int main(int argc, char **argv) {
       kiln::compileFile(inputPath, outputPath, options);
   if (report)
     errs() << result.report;
+  if (result.ok && printPipeline)
+    outs() << result.pipeline;
   if (!result.ok) {
     errs() << "kiln-compile: error: " << result.error << "\n";
     return 1;

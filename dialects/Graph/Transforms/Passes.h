@@ -10,6 +10,20 @@
 
 namespace kiln::graph {
 
+/// The attributes by which the graph passes hand the model's interface to
+/// the model ABI, at the other end of code generation (they stay on the
+/// entry function down to the LLVM dialect).
+/// On an argument or result of @main: its ONNX name (the importer writes it).
+constexpr llvm::StringLiteral kNameAttr = "kiln.name";
+/// On the entry: the inputs and outputs as the caller sees them, one
+/// dictionary {name, type, passed} each (kiln-graph-make-entry).
+constexpr llvm::StringLiteral kModelInputsAttr = "kiln.inputs";
+constexpr llvm::StringLiteral kModelOutputsAttr = "kiln.outputs";
+/// On the entry: how many times the model ABI runs it per call, on the next
+/// sample each time (kiln-graph-split-batch; absent means once), and why.
+constexpr llvm::StringLiteral kBatchRepeatAttr = "kiln.batch_repeat";
+constexpr llvm::StringLiteral kBatchSplitAttr = "kiln.batch_split";
+
 #define GEN_PASS_DECL
 #include "dialects/Graph/Transforms/Passes.h.inc"
 

@@ -179,4 +179,94 @@ def GraphInferShapes : Pass<"kiln-graph-infer-shapes", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::graph::GraphDialect"];
 }
 
+def GraphMakeEntry : Pass<"kiln-graph-make-entry", "mlir::ModuleOp"> {
+  let summary = "Makes @main the model's entry function: records its "
+                "interface, drops tensors without elements, renames it";
+  let description = [{
+    The last graph-level step before lowering, and what the model ABI reads
+    at the end of code generation. On the module's `@main`:
+
+    - every input and output must have a static shape (an error names the
+      tensor and says how to fix it: `--input-shape`);
+    - the interface as the caller sees it is recorded on the function as
+      `kiln.inputs` and `kiln.outputs`: one dictionary per tensor with its
+      `name` (the ONNX name, from `kiln.name`, else `inputN`/`outputN`), its
+      `type`, and `passed = false` where the entry does not take it;
+    - inputs without elements that nothing reads, and outputs without
+      elements, leave the signature (kiln-graph-fold-empty-tensors has put
+      constants in their place): no zero-size buffer reaches code
+      generation, and the runtime neither reads nor writes them;
+    - the function is renamed `name`, since `main` means something else to a
+      linker.
+
+    Before:
+    ```mlir
+    func.func @main(%x: tensor<1x4xf32> {kiln.name = "x"},
+                    %e: tensor<0x4xf32> {kiln.name = "e"})
+        -> (tensor<1x4xf32> {kiln.name = "y"})
+    ```
+    After:
+    ```mlir
+    func.func @kiln_model_main(%x: tensor<1x4xf32> {kiln.name = "x"})
+        -> (tensor<1x4xf32> {kiln.name = "y"}) attributes {
+      kiln.inputs = [{name = "x", passed = true, type = tensor<1x4xf32>},
+                     {name = "e", passed = false, type = tensor<0x4xf32>} ],
+      kiln.outputs = [{name = "y", passed = true, type = tensor<1x4xf32>} ]}
+    ```
+  }];
+  let options = [
+    Option<"entryName", "name", "std::string", /*default=*/"\"kiln_model_main\"",
+           "the entry function's new name">
+  ];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
+def GraphSplitBatch : Pass<"kiln-graph-split-batch", "mlir::func::FuncOp"> {
+  let summary = "Makes a function whose inputs and outputs lead with a batch "
+                "take one sample, to be run once per sample";
+  let description = [{
+    A convolutional network at batch 8 streams activations eight times the
+    size of batch 1's through memory at every layer; one sample's stay in
+    the caches from the op that writes them to the op that reads them.
+    Where every input and output of the function leads with the same batch
+    N > 1 and every op on the way treats the samples apart (convolutions,
+    pools, elementwise ops, concats and softmaxes away from the batch,
+    matmuls with the batch in their rows, reshapes that keep it), the
+    function is retyped to batch 1 and marked `kiln.batch_repeat = N`: the
+    model ABI's run function then calls it N times, each time on the next
+    sample of every input and output.
+
+    `mode=auto` splits where the batch's largest activation outgrows
+    `cache-bytes` and its activations outweigh the weights (a model whose
+    weights dominate, as VGG-19's classifier does, reads them once per
+    batch instead); `on` wherever the ops allow; `off` never. Every function
+    gets `kiln.batch_split`, a line saying what was decided and why
+    (kiln-compile --report prints it).
+
+    Before (mode=on):
+    ```mlir
+    func.func @f(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+      %0 = graph.relu %x : tensor<8x16xf32>
+      return %0 : tensor<8x16xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%x: tensor<1x16xf32>) -> tensor<1x16xf32> attributes {
+        kiln.batch_repeat = 8 : i64, kiln.batch_split = "8 runs of one sample (...)"} {
+      %0 = graph.relu %x : tensor<1x16xf32>
+      return %0 : tensor<1x16xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+           "auto, on or off">,
+    Option<"cacheBytes", "cache-bytes", "int64_t", /*default=*/"16 << 20",
+           "where a batch's largest activation stops fitting in the caches "
+           "(mode=auto): the target's last-level cache share">
+  ];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
 #endif // KILN_GRAPH_PASSES

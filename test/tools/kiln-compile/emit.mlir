@@ -1,7 +1,7 @@
 // kiln-compile stops after any stage and prints it.
 // RUN: kiln-compile %s --emit=graph -o - | FileCheck %s --check-prefix=GRAPH
 // RUN: kiln-compile %s --emit=linalg -o - | FileCheck %s --check-prefix=LINALG
-// RUN: kiln-compile %s --emit=llvm -o - | FileCheck %s --check-prefix=LLVM
+// RUN: kiln-compile %s --emit=llvm-ir -o - | FileCheck %s --check-prefix=LLVM
 // RUN: kiln-compile %s --emit=asm --target=x86-64 --cpu=x86-64-v3 -o - | FileCheck %s --check-prefix=ASM
 // RUN: kiln-compile %s --emit=obj -o %t.o && llvm-nm %t.o | FileCheck %s --check-prefix=OBJ
 // RUN: kiln-compile %s -o %t.so --report 2>&1 | FileCheck %s --check-prefix=REPORT

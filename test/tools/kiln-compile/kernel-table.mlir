@@ -3,7 +3,7 @@
 // kiln_abi_run calls the profiler hooks of its arguments around every
 // kernel when they are set; when they are not, LLVM leaves a plain sequence
 // of kernel calls.
-// RUN: kiln-compile %s --emit=llvm -o - | FileCheck %s
+// RUN: kiln-compile %s --emit=llvm-ir -o - | FileCheck %s
 
 // The descriptor: version 2, ..., 2 kernels and the table. The matmul (its
 // accumulators' zero fill fused into its tiles) counts 2 x 16 x 64 x 32

@@ -4,8 +4,8 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: echo '{"kernel": "linalg.matmul tensor<32x64xf32>, tensor<64x128xf32> -> tensor<32x128xf32>", "target": "x86_64-unknown-linux-gnu/x86-64-v4", "config": {"rows": 4, "vectors": 1, "k_tile": 2, "parallel": false}, "ms": 0.01}' > %t/db.jsonl
 // RUN: kiln-compile %s --cpu=x86-64-v4 --tuning-db=%t/db.jsonl -o %t/tuned.so --report 2>&1 | FileCheck %s --check-prefix=REPORT
-// RUN: kiln-compile %s --cpu=x86-64-v4 --tuning-db=%t/db.jsonl --emit=llvm -o - | FileCheck %s --check-prefix=TUNED
-// RUN: kiln-compile %s --cpu=x86-64-v4 --emit=llvm -o - | FileCheck %s --check-prefix=DEFAULT
+// RUN: kiln-compile %s --cpu=x86-64-v4 --tuning-db=%t/db.jsonl --emit=llvm-ir -o - | FileCheck %s --check-prefix=TUNED
+// RUN: kiln-compile %s --cpu=x86-64-v4 --emit=llvm-ir -o - | FileCheck %s --check-prefix=DEFAULT
 // Another target's records do not apply.
 // RUN: kiln-compile %s --cpu=x86-64-v3 --tuning-db=%t/db.jsonl -o %t/v3.so --report 2>&1 | FileCheck %s --check-prefix=OTHER
 // RUN: echo '{"kernel": "k"}' > %t/bad.jsonl

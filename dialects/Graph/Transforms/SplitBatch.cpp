@@ -1,5 +1,7 @@
 //===- SplitBatch.cpp - Run a batch as one sample at a time ---------------===//
 //
+// kiln-graph-split-batch (Passes.td).
+//
 // A convolutional network at batch 8 streams activations eight times the
 // size of batch 1's through memory at every layer: ResNet-50's first
 // stages hold 25 MB tensors, past what the caches keep, where one sample's
@@ -15,9 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Pipeline/SplitBatch.h"
-
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -26,15 +27,27 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
+namespace kiln::graph {
+#define GEN_PASS_DEF_GRAPHSPLITBATCH
+#include "dialects/Graph/Transforms/Passes.h.inc"
+} // namespace kiln::graph
+
 using namespace mlir;
 
-namespace kiln {
+namespace kiln::graph {
 namespace {
 
-/// Where the batch's activations stop fitting in the caches: under the
-/// 32 MB L3 of the Zen 5 machines the harness runs on, and above a server
-/// core's 1-2 MB L2 many times over.
-constexpr int64_t kCacheBytes = 16 << 20;
+enum class BatchSplitMode { Auto, On, Off };
+
+/// What was decided for one function.
+struct BatchSplit {
+  /// How many times the function runs per call, each on the next sample of
+  /// every input and output: the batch where it now takes one sample, else
+  /// 1.
+  int64_t repeat = 1;
+  /// Why, for kiln-compile --report.
+  std::string reason;
+};
 
 int64_t byteSize(Type type) {
   auto tensor = cast<RankedTensorType>(type);
@@ -60,7 +73,6 @@ bool perSample(Operation *op, const llvm::DenseSet<Value> &batched) {
   auto rank = [](Value value) {
     return cast<RankedTensorType>(value.getType()).getRank();
   };
-  using namespace graph;
   // An operand added to the result (a bias, a residual, an elementwise
   // op's operand): the batch at the result's rank, or broadcast along it
   // (a lower rank or a first dimension of 1).
@@ -237,9 +249,13 @@ LogicalResult retype(func::FuncOp func, int64_t batch, int64_t &activations,
   return success();
 }
 
-} // namespace
-
-BatchSplit splitBatch(func::FuncOp main, BatchSplitMode mode) {
+/// Makes `main`, whose inputs and outputs all lead with the same batch N >
+/// 1, take one sample instead where each of its ops treats the samples of a
+/// batch apart; Auto does so where the activations of the whole batch
+/// outgrow `cacheBytes` and outweigh the weights. `main` is left as it was
+/// where the result's repeat is 1.
+BatchSplit splitBatch(func::FuncOp main, BatchSplitMode mode,
+                      int64_t cacheBytes) {
   BatchSplit split;
   if (mode == BatchSplitMode::Off) {
     split.reason = "whole (--batch-split=off)";
@@ -277,7 +293,7 @@ BatchSplit splitBatch(func::FuncOp main, BatchSplitMode mode) {
     return split;
   }
   int64_t weights = 0;
-  main.walk([&](graph::ConstantOp constant) {
+  main.walk([&](ConstantOp constant) {
     weights += byteSize(constant.getResult().getType());
   });
   auto megabytes = [](int64_t bytes) {
@@ -287,7 +303,7 @@ BatchSplit splitBatch(func::FuncOp main, BatchSplitMode mode) {
                       " a sample, activations " + megabytes(activations) +
                       " a sample, weights " + megabytes(weights);
   if (mode == BatchSplitMode::Auto &&
-      (largest * batch <= kCacheBytes || activations * batch <= weights)) {
+      (largest * batch <= cacheBytes || activations * batch <= weights)) {
     copy.erase();
     split.reason = "whole (" + sizes + ")";
     return split;
@@ -295,13 +311,48 @@ BatchSplit splitBatch(func::FuncOp main, BatchSplitMode mode) {
   main.getBody().takeBody(copy.getBody());
   main.setType(copy.getFunctionType());
   copy.erase();
-  for (Type type : main.getArgumentTypes())
-    split.argumentBytes.push_back(byteSize(type));
-  for (Type type : main.getResultTypes())
-    split.resultBytes.push_back(byteSize(type));
   split.repeat = batch;
   split.reason = std::to_string(batch) + " runs of one sample (" + sizes + ")";
   return split;
 }
 
-} // namespace kiln
+struct GraphSplitBatchPass : impl::GraphSplitBatchBase<GraphSplitBatchPass> {
+  using GraphSplitBatchBase::GraphSplitBatchBase;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (mode == "auto")
+      parsedMode = BatchSplitMode::Auto;
+    else if (mode == "on")
+      parsedMode = BatchSplitMode::On;
+    else if (mode == "off")
+      parsedMode = BatchSplitMode::Off;
+    else
+      return emitError(UnknownLoc::get(context))
+             << "kiln-graph-split-batch: unknown mode '" << mode
+             << "' (expected auto, on or off)";
+    if (cacheBytes <= 0)
+      return emitError(UnknownLoc::get(context))
+             << "kiln-graph-split-batch: cache-bytes must be positive, got "
+             << cacheBytes;
+    return success();
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    BatchSplit split = splitBatch(func, parsedMode, cacheBytes);
+    Builder builder(func.getContext());
+    func->setAttr(kBatchSplitAttr, builder.getStringAttr(split.reason));
+    if (split.repeat > 1)
+      func->setAttr(kBatchRepeatAttr, builder.getI64IntegerAttr(split.repeat));
+    else
+      func->removeAttr(kBatchRepeatAttr);
+  }
+
+private:
+  BatchSplitMode parsedMode = BatchSplitMode::Auto;
+};
+
+} // namespace
+} // namespace kiln::graph

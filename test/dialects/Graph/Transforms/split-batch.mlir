@@ -1,0 +1,56 @@
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-graph-split-batch{mode=on}))' | FileCheck %s --check-prefix=ON
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-graph-split-batch{mode=off}))' | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-graph-split-batch))' | FileCheck %s --check-prefix=AUTO
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-graph-split-batch{cache-bytes=1024}))' | FileCheck %s --check-prefix=SMALL-CACHE
+// RUN: not kiln-opt %s -pass-pipeline='builtin.module(func.func(kiln-graph-split-batch{mode=maybe}))' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Ops that treat the samples apart: the function takes one sample and is
+// run once per sample.
+// ON-LABEL: func.func @convs
+// ON-SAME: (%{{.+}}: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+// ON-SAME: kiln.batch_repeat = 8 : i64
+// ON-SAME: kiln.batch_split = "8 runs of one sample
+// ON: graph.conv {{.*}} -> tensor<1x4x8x8xf32>
+// ON: graph.relu {{.*}} : tensor<1x4x8x8xf32>
+// OFF-LABEL: func.func @convs
+// OFF-SAME: (%{{.+}}: tensor<8x4x8x8xf32>)
+// OFF-NOT: kiln.batch_repeat
+// OFF-SAME: kiln.batch_split = "whole (--batch-split=off)"
+// Auto: 8 x 1 KB activations fit in any cache; a tiny cache splits.
+// AUTO-LABEL: func.func @convs
+// AUTO-NOT: kiln.batch_repeat
+// AUTO-SAME: kiln.batch_split = "whole (largest activation
+// SMALL-CACHE-LABEL: func.func @convs
+// SMALL-CACHE-SAME: kiln.batch_repeat = 8 : i64
+func.func @convs(%x: tensor<8x4x8x8xf32>) -> tensor<8x4x8x8xf32> {
+  %w = graph.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %0 = graph.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<8x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<8x4x8x8xf32>
+  %1 = graph.relu %0 : tensor<8x4x8x8xf32>
+  return %1 : tensor<8x4x8x8xf32>
+}
+
+// -----
+
+// A softmax across the batch mixes the samples: the batch stays whole, and
+// the reason names the op.
+// ON-LABEL: func.func @across
+// ON-SAME: (%{{.+}}: tensor<4x6xf32>)
+// ON-NOT: kiln.batch_repeat
+// ON-SAME: kiln.batch_split = "whole (graph.softmax does not treat the samples apart)"
+func.func @across(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %0 = graph.softmax %x {axes = array<i64: 0>} : tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+// No batch above 1: nothing to split.
+// ON-LABEL: func.func @single
+// ON-NOT: kiln.batch_repeat
+// ON-SAME: kiln.batch_split = "whole (no batch above 1 leads every input and output)"
+func.func @single(%x: tensor<1x6xf32>) -> tensor<1x6xf32> {
+  %0 = graph.relu %x : tensor<1x6xf32>
+  return %0 : tensor<1x6xf32>
+}
+
+// BAD: kiln-graph-split-batch: unknown mode 'maybe' (expected auto, on or off)
