@@ -4,9 +4,11 @@ and compare every output with onnxruntime (rtol 1e-3, atol 1e-4).
 A model that Kiln cannot compile yet FAILS with the compiler's message: that
 is how the team sees what is left. Nothing is skipped or xfailed for that.
 
-The models marked `large` (MobileNetV2, BERT-base, most light_* models) take
-minutes each on a 2-core machine and run only when asked for:
-  pytest test/python/test_models.py              # the default, small models
+ResNet-50, MobileNetV2 and BERT-base run by default: they are the models the
+project is measured on, and tools/test.sh (CI) runs them. The other models
+marked `large` (MobileNetV2 at half width and the rest of the light_* models)
+take minutes each on a 2-core machine and run only when asked for:
+  pytest test/python/test_models.py              # the default set
   pytest test/python/test_models.py -m large     # only the large ones
   KILN_LARGE_TESTS=1 pytest test/python/test_models.py   # all of them
 """
@@ -40,13 +42,14 @@ MODELS = {
     "transformer_encoder": (transformer_encoder.build, transformer_encoder.feeds, False),
     "light_squeezenet": (*_light("squeezenet"), False),
     "light_shufflenet": (*_light("shufflenet"), False),
-    "mobilenetv2": (mobilenetv2.build, mobilenetv2.feeds, True),
+    "mobilenetv2": (mobilenetv2.build, mobilenetv2.feeds, False),
     "mobilenetv2_w0.5": (lambda: mobilenetv2.build(width=0.5), mobilenetv2.feeds, True),
     "transformer_encoder_bert_base": (
         lambda: transformer_encoder.build(**transformer_encoder.BERT_BASE),
-        transformer_encoder.feeds, True),
+        transformer_encoder.feeds, False),
+    "light_resnet50": (*_light("resnet50"), False),
     **{f"light_{name}": (*_light(name), True) for name in light_models.MODELS
-       if name not in ("squeezenet", "shufflenet")},
+       if name not in ("squeezenet", "shufflenet", "resnet50")},
 }
 
 
@@ -56,7 +59,7 @@ def _params():
         yield pytest.param(name, marks=marks, id=name)
 
 
-@pytest.mark.parametrize("name", _params())
+@pytest.mark.parametrize("name", list(_params()))
 def test_model_matches_onnxruntime(name, tmp_path, request):
     build, feeds, large = MODELS[name]
     if large and not os.environ.get("KILN_LARGE_TESTS") and \
