@@ -1,5 +1,4 @@
-//===- KernelConfig.h - Tunable kernels and their configurations -*- C++
-//-*-===//
+//===- KernelConfig.h - Kernels and their configurations --------*- C++ -*-===//
 //
 // The contract between the auto-tuner (python/kiln/tune.py) and CPU code
 // generation.

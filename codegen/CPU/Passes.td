@@ -36,7 +36,8 @@ def CPUApplyKernelConfigs : Pass<"kiln-cpu-apply-kernel-configs", "mlir::ModuleO
     kernel of the module (a 2-D NCHW convolution, or a contraction that
     `kiln-cpu-tile-and-vectorize` register-blocks) whose signature has a
     record for `target`, attaches the best record's configuration as the
-    `kiln.kernel_config` dictionary. `kiln-cpu-conv-to-im2col` and
+    `kiln.kernel_config` dictionary. `kiln-cpu-select-conv-algorithm`,
+    `kiln-cpu-conv-to-im2col`, `kiln-cpu-pack-weights` and
     `kiln-cpu-tile-and-vectorize` read it (and carry it to the ops they
     make); a knob the configuration leaves out keeps its default. A knob the
     kernel does not have, or a value outside its search space, is an error
@@ -608,9 +609,10 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
     with no second loop nest over the output.
 
     Extending it: the register block (`rows`, and the two vectors per row) is
-    sized for 32 vector registers (AVX-512, NEON); a target with 16 (AVX2)
-    wants fewer rows. Packing the operands into tile-contiguous buffers is the
-    next step for large reductions.
+    sized from the target's vector registers (`TargetInfo::registerBlockRows`:
+    8 rows with 32 registers, 6 with 16); constant right-hand sides arrive
+    packed by `kiln-cpu-pack-weights`. A new target brings its own row count
+    there, and a new element type its own lanes per vector.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",

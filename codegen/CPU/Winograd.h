@@ -13,10 +13,12 @@
 // Kiln builds the matrices from interpolation points by the Toom-Cook
 // construction instead of keeping tables: with finite points p_0..p_{alpha-2}
 // and the point at infinity,
-//   G[i][k]  = p_i^k / f_i,  f_i = prod_{l != i} (p_i - p_l);  G[last] =
-//   e_{r-1} BT[i][j] = coefficient of x^j in prod_{l != i} (x - p_l);
+// clang-format off
+//   G[i][k]   = p_i^k / f_i,  f_i = prod_{l != i} (p_i - p_l);  G[last] = e_{r-1}
+//   BT[i][j]  = coefficient of x^j in prod_{l != i} (x - p_l)
 //   BT[last][j] = coefficient of x^j in prod_l (x - p_l)
-//   AT[t][i] = p_i^t;  AT[t][last] = (t == m - 1)
+//   AT[t][i]  = p_i^t;  AT[t][last] = (t == m - 1)
+// clang-format on
 // that is, evaluation of the filter and the tile polynomials, and Lagrange
 // interpolation transposed (a correlation is the transpose of a linear
 // convolution).

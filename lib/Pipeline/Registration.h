@@ -9,8 +9,9 @@ class DialectRegistry;
 
 namespace kiln {
 
-/// Adds every Kiln dialect, and the upstream dialects Kiln's pipelines
-/// produce, to `registry`.
+/// Adds every Kiln dialect, and the func dialect its models are functions
+/// of, to `registry`; the upstream dialects that Kiln's pipelines produce
+/// come with registerAllDialects.
 void registerDialects(mlir::DialectRegistry &registry);
 
 /// Registers every Kiln pass (`--kiln-...`) and pipeline with the global
