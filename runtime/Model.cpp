@@ -12,8 +12,11 @@
 
 #include "kiln/runtime.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -83,6 +86,7 @@ struct AlignedFree {
 } // namespace
 
 struct kiln_model {
+  std::atomic<int64_t> references{1};
   void *library = nullptr;
   const kiln_abi_model *descriptor = nullptr;
   RunFn run = nullptr;
@@ -153,6 +157,7 @@ kiln_status checkDescriptorTensor(const kiln_abi_tensor &tensor,
                         formatShape(tensor.shape, tensor.rank).c_str());
     bytes *= static_cast<size_t>(dim);
   }
+  info.struct_size = sizeof(info);
   info.name = tensor.name;
   info.dtype = tensor.dtype;
   info.rank = tensor.rank;
@@ -244,7 +249,8 @@ kiln_status checkDescriptorKernels(const kiln_abi_model *d,
                         "invalid model: kernel #%lld has no name or source, "
                         "or one longer than 4095 bytes",
                         static_cast<long long>(i));
-    infos[i] = {kernel.name, kernel.source, kernel.flops};
+    infos[i] = {sizeof(kiln_kernel_info), kernel.name, kernel.source,
+                kernel.flops};
   }
   return nullptr;
 }
@@ -320,6 +326,82 @@ kiln_status allocateWorkspace(const kiln_abi_model *d, kiln_model &model) {
   return nullptr;
 }
 
+// Caller-allocated structs carry their size (runtime.h). The smallest each
+// may be: its fields before the first that was added to it later.
+constexpr size_t kMinOptionsSize = offsetof(kiln_model_options, device);
+constexpr size_t kMinTensorSize = offsetof(kiln_tensor, device);
+constexpr size_t kMinTensorInfoSize = sizeof(kiln_tensor_info);
+constexpr size_t kMinKernelInfoSize = sizeof(kiln_kernel_info);
+constexpr size_t kMaxStructSize = 4096;
+
+kiln_status checkStructSize(size_t size, size_t min, const char *what) {
+  if (size < min || size > kMaxStructSize)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "%s: struct_size is %zu, expected %zu to %zu (set it "
+                      "with the header's initializer)",
+                      what, size, min, kMaxStructSize);
+  return nullptr;
+}
+
+// `*from` as this runtime's struct: the fields within the caller's
+// struct_size, the defaults of `defaults` for the rest.
+template <typename T> T readSized(const T *from, const T &defaults) {
+  T result = defaults;
+  std::memcpy(&result, from, std::min(from->struct_size, sizeof(T)));
+  result.struct_size = sizeof(T);
+  return result;
+}
+
+// Writes `value` into the caller's `*to`, as far as its struct_size reaches.
+template <typename T> void writeSized(T *to, const T &value) {
+  size_t size = to->struct_size;
+  T copy = value;
+  copy.struct_size = size;
+  std::memcpy(to, &copy, std::min(size, sizeof(T)));
+}
+
+kiln_model_options defaultOptions() {
+  kiln_model_options options;
+  std::memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.num_threads = 0;
+  options.device = KILN_DEVICE_CPU;
+  return options;
+}
+
+// The caller's tensor array (its stride is the first tensor's struct_size)
+// as this runtime's structs.
+kiln_status readTensors(const kiln_tensor *tensors, size_t count,
+                        const char *kind, std::vector<kiln_tensor> &out) {
+  out.clear();
+  if (count == 0)
+    return nullptr;
+  size_t stride = tensors->struct_size;
+  std::string what = std::string(kind) + " #0";
+  if (kiln_status status =
+          checkStructSize(stride, kMinTensorSize, what.c_str()))
+    return status;
+  kiln_tensor defaults;
+  std::memset(&defaults, 0, sizeof(defaults));
+  defaults.device = KILN_DEVICE_CPU;
+  const char *base = reinterpret_cast<const char *>(tensors);
+  for (size_t i = 0; i < count; ++i) {
+    const auto *t = reinterpret_cast<const kiln_tensor *>(base + i * stride);
+    if (t->struct_size != stride)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "%s #%zu: struct_size is %zu, but #0's is %zu (every "
+                        "tensor of a call has the same)",
+                        kind, i, t->struct_size, stride);
+    out.push_back(readSized(t, defaults));
+    if (out.back().device != KILN_DEVICE_CPU)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "%s #%zu: device %d, but the model runs on the CPU "
+                        "(KILN_DEVICE_CPU)",
+                        kind, i, out.back().device);
+  }
+  return nullptr;
+}
+
 kiln_status openModel(const char *path, const kiln_model_options *options,
                       kiln_model **outModel) {
   if (!outModel)
@@ -329,10 +411,19 @@ kiln_status openModel(const char *path, const kiln_model_options *options,
   if (!path || !*path)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_model_open: path is NULL or empty");
-  kiln_model_options defaults;
-  kiln_model_options_init(&defaults);
-  if (!options)
-    options = &defaults;
+  kiln_model_options given = defaultOptions();
+  if (options) {
+    if (kiln_status status = checkStructSize(
+            options->struct_size, kMinOptionsSize, "kiln_model_open: options"))
+      return status;
+    given = readSized(options, defaultOptions());
+  }
+  options = &given;
+  if (options->device != KILN_DEVICE_CPU)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_open: device %d, but this runtime runs "
+                      "models on the CPU only (KILN_DEVICE_CPU)",
+                      options->device);
   if (options->num_threads < 0 || options->num_threads > kMaxThreads)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_model_open: num_threads is %d, expected 0 "
@@ -515,6 +606,15 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_model_run: %s array is NULL",
                       numInputs && !inputs ? "inputs" : "outputs");
+  // This runtime's structs from here on, whatever header the caller had.
+  std::vector<kiln_tensor> inputCopies, outputCopies;
+  if (kiln_status status = readTensors(inputs, numInputs, "input", inputCopies))
+    return status;
+  if (kiln_status status =
+          readTensors(outputs, numOutputs, "output", outputCopies))
+    return status;
+  inputs = inputCopies.data();
+  outputs = outputCopies.data();
   std::vector<const void *> inputPtrs(numInputs);
   std::vector<void *> outputPtrs(numOutputs);
   for (size_t i = 0; i < numInputs; ++i) {
@@ -580,12 +680,16 @@ kiln_status tensorInfo(const kiln_model *model, size_t index,
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "kiln_model_%s_info: %s is NULL", kind,
                       !model ? "model" : "out_info");
+  std::string what = std::string("kiln_model_") + kind + "_info: out_info";
+  if (kiln_status status = checkStructSize(outInfo->struct_size,
+                                           kMinTensorInfoSize, what.c_str()))
+    return status;
   const auto &infos = input ? model->inputs : model->outputs;
   if (index >= infos.size())
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "%s index %zu out of range: the model has %zu %ss", kind,
                       index, infos.size(), kind);
-  *outInfo = infos[index];
+  writeSized(outInfo, infos[index]);
   return nullptr;
 }
 
@@ -612,11 +716,15 @@ kiln_status findTensor(const kiln_model *model, const char *name,
 
 extern "C" {
 
-void kiln_model_options_init(kiln_model_options *options) {
-  if (!options)
+void kiln_model_options_init_sized(kiln_model_options *options,
+                                   size_t struct_size) {
+  if (!options || struct_size < sizeof(size_t))
     return;
-  std::memset(options, 0, sizeof(*options));
-  options->num_threads = 0;
+  kiln_model_options defaults = defaultOptions();
+  defaults.struct_size = struct_size;
+  std::memset(static_cast<void *>(options), 0,
+              std::min(struct_size, kMaxStructSize));
+  std::memcpy(options, &defaults, std::min(struct_size, sizeof(defaults)));
 }
 
 kiln_status kiln_model_open(const char *path, const kiln_model_options *options,
@@ -624,7 +732,16 @@ kiln_status kiln_model_open(const char *path, const kiln_model_options *options,
   return guard([&] { return openModel(path, options, out_model); });
 }
 
-void kiln_model_release(kiln_model *model) { delete model; }
+kiln_model *kiln_model_retain(kiln_model *model) {
+  if (model)
+    model->references.fetch_add(1, std::memory_order_relaxed);
+  return model;
+}
+
+void kiln_model_release(kiln_model *model) {
+  if (model && model->references.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    delete model;
+}
 
 const kiln_abi_model *kiln_model_descriptor(const kiln_model *model) {
   return model ? model->descriptor : nullptr;
@@ -697,12 +814,16 @@ kiln_status kiln_model_kernel_info(const kiln_model *model, size_t index,
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                         "kiln_model_kernel_info: %s is NULL",
                         !model ? "model" : "out_info");
+    if (kiln_status status =
+            checkStructSize(out_info->struct_size, kMinKernelInfoSize,
+                            "kiln_model_kernel_info: out_info"))
+      return status;
     if (index >= model->kernels.size())
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                         "kernel index %zu out of range: the model has %zu "
                         "kernels",
                         index, model->kernels.size());
-    *out_info = model->kernels[index];
+    writeSized(out_info, model->kernels[index]);
     return nullptr;
   });
 }

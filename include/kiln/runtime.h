@@ -12,6 +12,16 @@
  *     is an error the caller owns and must free with kiln_status_free().
  *   - Each function states whether it may be called concurrently.
  *   - Enums and structs only grow at the end.
+ *   - A struct the caller allocates (kiln_model_options, kiln_tensor,
+ *     kiln_tensor_info, kiln_kernel_info) starts with `struct_size`: the
+ *     sizeof of the struct as the caller's code was compiled, which the
+ *     KILN_*_INIT macros and kiln_model_options_init set. The runtime reads
+ *     and writes only the fields that lie within it, and gives the fields it
+ *     cannot see their defaults: a program built against an older header
+ *     keeps working with a newer runtime. A struct_size below the first
+ *     version's size, or above 4096, is INVALID_ARGUMENT.
+ *   - The shared library's soname (libkiln_runtime.so.N) changes only when a
+ *     program built against the previous header could misbehave.
  *
  * Opening a model runs its code (its constructors, then its entry points):
  * open only models you trust. "Never trusting the caller" is about the
@@ -114,17 +124,36 @@ KILN_RUNTIME_API uint32_t kiln_runtime_abi_version(void);
  * and its thread count. */
 typedef struct kiln_model kiln_model;
 
+/* Where a model runs, and where a tensor's data lives. Only grows at the end;
+ * the GPU target adds its devices. */
+typedef enum kiln_device_e {
+  KILN_DEVICE_CPU = 0 /* the host: the model's code runs on its CPUs */
+} kiln_device;
+
 /* Options of kiln_model_open. Initialise with kiln_model_options_init() and
  * then set fields, so that fields added later get their defaults. */
 typedef struct kiln_model_options {
+  /* sizeof(kiln_model_options) as the caller was compiled; set by
+   * kiln_model_options_init. */
+  size_t struct_size;
   /* Threads the model may use; 0 picks the default: the KILN_NUM_THREADS
    * environment variable if it holds an integer in [1, 4096], else the number
    * of online CPUs. */
   int32_t num_threads;
+  /* The device to run on, a kiln_device; KILN_DEVICE_CPU (the default) is
+   * the only one today, and a model refuses a device it was not compiled
+   * for. */
+  int32_t device;
 } kiln_model_options;
 
-/* Sets every field of `options` to its default. Thread-safe. */
-KILN_RUNTIME_API void kiln_model_options_init(kiln_model_options *options);
+/* Sets every field of `*options` to its default, and its struct_size to the
+ * caller's sizeof(kiln_model_options). Thread-safe. */
+#define kiln_model_options_init(options)                                       \
+  kiln_model_options_init_sized((options), sizeof(*(options)))
+/* What kiln_model_options_init calls: `struct_size` bytes at `options`
+ * (fields beyond it are left alone). Thread-safe. */
+KILN_RUNTIME_API void kiln_model_options_init_sized(kiln_model_options *options,
+                                                    size_t struct_size);
 
 /* Opens the model object at `path` (dlopen with RTLD_NOW | RTLD_LOCAL; a path
  * without '/' is taken relative to the current directory, not searched for)
@@ -138,9 +167,15 @@ KILN_RUNTIME_API kiln_status kiln_model_open(const char *path,
                                              const kiln_model_options *options,
                                              kiln_model **out_model);
 
-/* Frees `model` and unloads its object when no other handle uses it. NULL is
- * accepted. Must not run concurrently with any other call on `model`; every
- * pointer obtained from `model` becomes invalid. */
+/* Adds a reference to `model`, which the caller then owns and gives back
+ * with kiln_model_release; returns `model` (NULL for NULL). An opened model
+ * holds one reference. Thread-safe. */
+KILN_RUNTIME_API kiln_model *kiln_model_retain(kiln_model *model);
+
+/* Gives back one reference to `model`; the last one frees it and unloads its
+ * object when no other handle uses it. NULL is accepted. Thread-safe, except
+ * that the last release must not run concurrently with any other call on
+ * `model`; every pointer obtained from `model` then becomes invalid. */
 KILN_RUNTIME_API void kiln_model_release(kiln_model *model);
 
 /* The model's descriptor, as checked by kiln_model_open (target triple, CPU,
@@ -156,14 +191,20 @@ KILN_RUNTIME_API size_t kiln_model_num_inputs(const kiln_model *model);
 KILN_RUNTIME_API size_t kiln_model_num_outputs(const kiln_model *model);
 
 /* Description of one input or output. The pointers are owned by the model and
- * valid until it is released. */
+ * valid until it is released. Set struct_size before asking
+ * (KILN_TENSOR_INFO_INIT): the runtime fills only what lies within it. */
 typedef struct kiln_tensor_info {
-  const char *name; /* NUL-terminated, unique among inputs (outputs) */
-  int32_t dtype;    /* a kiln_dtype */
+  size_t struct_size; /* sizeof(kiln_tensor_info) as the caller was compiled */
+  const char *name;   /* NUL-terminated, unique among inputs (outputs) */
+  int32_t dtype;      /* a kiln_dtype */
   int32_t rank;
   const int64_t *shape; /* `rank` entries, each >= 0 */
   size_t byte_size;     /* bytes of the dense row-major tensor */
 } kiln_tensor_info;
+
+/* An initializer for a kiln_tensor_info to be filled:
+ *   kiln_tensor_info info = KILN_TENSOR_INFO_INIT; */
+#define KILN_TENSOR_INFO_INIT {sizeof(kiln_tensor_info), NULL, 0, 0, NULL, 0}
 
 /* Fills `*out_info` for input (output) number `index`. INVALID_ARGUMENT for a
  * NULL pointer or an index out of range. Thread-safe. */
@@ -193,14 +234,27 @@ KILN_RUNTIME_API int32_t kiln_model_num_threads(const kiln_model *model);
 
 /* One tensor passed to kiln_model_run, owned by the caller. Dense, row-major
  * (C order), without padding. For an input the runtime and the model only
- * read `data`. */
+ * read `data`. Every tensor of one call has the same struct_size, which is
+ * also the stride of the array (KILN_TENSOR_INIT sets it). */
 typedef struct kiln_tensor {
+  size_t struct_size;   /* sizeof(kiln_tensor) as the caller was compiled */
   int32_t dtype;        /* a kiln_dtype; must equal the model's */
   int32_t rank;         /* must equal the model's */
   const int64_t *shape; /* `rank` entries; must equal the model's */
   void *data;           /* may be NULL only when byte_size is 0 */
   size_t byte_size;     /* must equal the model's byte size exactly */
+  int32_t device;       /* where `data` lives, a kiln_device: the model's
+                           device, KILN_DEVICE_CPU today (the default) */
 } kiln_tensor;
+
+/* An initializer for a kiln_tensor, taking its dtype, rank, shape, data and
+ * byte size:
+ *   kiln_tensor x = KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, data, bytes); */
+/* clang-format off */
+#define KILN_TENSOR_INIT(dtype, rank, shape, data, byte_size)                  \
+  {sizeof(kiln_tensor), (dtype), (rank), (shape), (data), (byte_size),        \
+   KILN_DEVICE_CPU}
+/* clang-format on */
 
 /* Runs `model` once: reads `num_inputs` inputs and writes `num_outputs`
  * outputs, each in the model's order (see kiln_model_find_input). Before
@@ -224,8 +278,10 @@ KILN_RUNTIME_API kiln_status kiln_model_run(kiln_model *model,
  *===----------------------------------------------------------------------===*/
 
 /* One kernel of a model: a loop nest the compiler outlined into a function.
- * The pointers are owned by the model and valid until it is released. */
+ * The pointers are owned by the model and valid until it is released. Set
+ * struct_size before asking (KILN_KERNEL_INFO_INIT). */
 typedef struct kiln_kernel_info {
+  size_t struct_size; /* sizeof(kiln_kernel_info) as the caller was compiled */
   const char *name;   /* unique in the model, e.g. "kiln_model_main_kernel12" */
   const char *source; /* the ONNX nodes it computes, e.g. "conv1 (Conv)";
                          "" when unknown */
@@ -233,6 +289,9 @@ typedef struct kiln_kernel_info {
                          the compiler from the loops (a fused multiply-add
                          counts 2); 0 when unknown */
 } kiln_kernel_info;
+
+/* An initializer for a kiln_kernel_info to be filled. */
+#define KILN_KERNEL_INFO_INIT {sizeof(kiln_kernel_info), NULL, NULL, 0}
 
 /* Number of kernels in the model's kernel table; 0 for a NULL model and for
  * a model of ABI version 1, which has no table. Thread-safe. */

@@ -237,9 +237,9 @@ public:
       // A strided or misaligned view is copied into a dense array.
       array =
           numpy.attr("require")(array, py::none(), py::make_tuple("C", "A"));
-      in[i] = {info.dtype, static_cast<int32_t>(info.shape.size()),
-               info.shape.data(), const_cast<void *>(array.data()),
-               info.byteSize};
+      in[i] = KILN_TENSOR_INIT(
+          info.dtype, static_cast<int32_t>(info.shape.size()),
+          info.shape.data(), const_cast<void *>(array.data()), info.byteSize);
       arrays.push_back(std::move(array));
     }
 
@@ -248,8 +248,9 @@ public:
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorInfo &info = outputs[i];
       py::array array = allocateOutput(info);
-      out[i] = {info.dtype, static_cast<int32_t>(info.shape.size()),
-                info.shape.data(), array.mutable_data(), info.byteSize};
+      out[i] = KILN_TENSOR_INIT(
+          info.dtype, static_cast<int32_t>(info.shape.size()),
+          info.shape.data(), array.mutable_data(), info.byteSize);
       results.append(std::move(array));
     }
 
@@ -288,7 +289,7 @@ private:
 
   void describe(size_t count, InfoFn infoFn, std::vector<TensorInfo> &infos) {
     for (size_t i = 0; i < count; ++i) {
-      kiln_tensor_info info;
+      kiln_tensor_info info = KILN_TENSOR_INFO_INIT;
       check(infoFn(model, i, &info), "ModelError");
       infos.push_back({info.name, info.dtype,
                        std::vector<int64_t>(info.shape, info.shape + info.rank),

@@ -281,7 +281,7 @@ bool loadInputs(const Options &options, kiln_model *model,
               : "the model has no input named '" + spec.substr(0, eq) + "'";
       return false;
     }
-    kiln_tensor_info info;
+    kiln_tensor_info info = KILN_TENSOR_INFO_INIT;
     kiln_status_free(kiln_model_input_info(model, index, &info));
     if (given[index]) {
       failure.message = "input '" + std::string(info.name) + "' is given twice";
@@ -304,7 +304,7 @@ bool loadInputs(const Options &options, kiln_model *model,
   for (size_t i = 0; i < numInputs; ++i) {
     if (given[i])
       continue;
-    kiln_tensor_info info;
+    kiln_tensor_info info = KILN_TENSOR_INFO_INIT;
     kiln_status_free(kiln_model_input_info(model, i, &info));
     failure.message = "missing input '" + std::string(info.name) +
                       "' (give it with --input " + info.name + "=FILE)";
@@ -316,7 +316,7 @@ bool loadInputs(const Options &options, kiln_model *model,
 // One kernel's median time per profiled run.
 struct KernelTime {
   size_t index = 0; // in the model's kernel table
-  kiln_kernel_info info;
+  kiln_kernel_info info = KILN_KERNEL_INFO_INIT;
   double ms = 0;
   double gflops() const { return double(info.flops) / (ms * 1e6); }
 };
@@ -407,11 +407,12 @@ int runTool(int argc, char **argv) {
     return fail(failure);
   std::vector<kiln_tensor> inputArgs;
   for (HostTensor &t : inputs)
-    inputArgs.push_back({t.dtype, int32_t(t.shape.size()), t.shape.data(),
-                         t.data(), t.byteSize()});
+    inputArgs.push_back(KILN_TENSOR_INIT(t.dtype, int32_t(t.shape.size()),
+                                         t.shape.data(), t.data(),
+                                         t.byteSize()));
 
   size_t numOutputs = kiln_model_num_outputs(model);
-  std::vector<kiln_tensor_info> outputInfos(numOutputs);
+  std::vector<kiln_tensor_info> outputInfos(numOutputs, KILN_TENSOR_INFO_INIT);
   std::vector<HostTensor> outputs(numOutputs);
   std::vector<kiln_tensor> outputArgs;
   for (size_t i = 0; i < numOutputs; ++i) {
@@ -420,8 +421,8 @@ int runTool(int argc, char **argv) {
     if (!outputs[i].allocate(info.byte_size))
       return fail(
           {"out of memory for output '" + std::string(info.name) + "'"});
-    outputArgs.push_back(
-        {info.dtype, info.rank, info.shape, outputs[i].data(), info.byte_size});
+    outputArgs.push_back(KILN_TENSOR_INIT(info.dtype, info.rank, info.shape,
+                                          outputs[i].data(), info.byte_size));
   }
 
   size_t numKernels = kiln_model_num_kernels(model);

@@ -48,10 +48,11 @@ protected:
       a[i] = float(i);
       b[i] = 10.0f * float(i);
     }
-    inputs[0] = {KILN_DTYPE_F32, 2, shape, a, sizeof(a)};
-    inputs[1] = {KILN_DTYPE_F32, 2, shape, b, sizeof(b)};
-    outputs[0] = {KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)};
-    outputs[1] = {KILN_DTYPE_I32, 0, nullptr, &threads, sizeof(threads)};
+    inputs[0] = KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, a, sizeof(a));
+    inputs[1] = KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, b, sizeof(b));
+    outputs[0] = KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, sum, sizeof(sum));
+    outputs[1] =
+        KILN_TENSOR_INIT(KILN_DTYPE_I32, 0, nullptr, &threads, sizeof(threads));
   }
   void TearDown() override { kiln_model_release(model); }
 
@@ -68,7 +69,7 @@ protected:
 TEST_F(AddModel, DescribesInputsAndOutputs) {
   ASSERT_EQ(kiln_model_num_inputs(model), 2u);
   ASSERT_EQ(kiln_model_num_outputs(model), 2u);
-  kiln_tensor_info info;
+  kiln_tensor_info info = KILN_TENSOR_INFO_INIT;
   ASSERT_EQ(Status(kiln_model_input_info(model, 1, &info)).code(),
             KILN_STATUS_OK);
   EXPECT_STREQ(info.name, "b");
@@ -111,7 +112,7 @@ TEST_F(AddModel, RunsAndReusesTheModel) {
 
 TEST_F(AddModel, DescribesKernels) {
   ASSERT_EQ(kiln_model_num_kernels(model), 2u);
-  kiln_kernel_info info;
+  kiln_kernel_info info = KILN_KERNEL_INFO_INIT;
   ASSERT_EQ(Status(kiln_model_kernel_info(model, 0, &info)).code(),
             KILN_STATUS_OK);
   EXPECT_STREQ(info.name, "add");
@@ -167,10 +168,12 @@ TEST(ModelOpen, LoadsAbiVersion1) {
   int64_t shape[2] = {2, 3};
   float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {}, sum[6] = {};
   int32_t threads = 0;
-  kiln_tensor inputs[2] = {{KILN_DTYPE_F32, 2, shape, a, sizeof(a)},
-                           {KILN_DTYPE_F32, 2, shape, b, sizeof(b)}};
-  kiln_tensor outputs[2] = {{KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)},
-                            {KILN_DTYPE_I32, 0, nullptr, &threads, 4}};
+  kiln_tensor inputs[2] = {
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, a, sizeof(a)),
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, b, sizeof(b))};
+  kiln_tensor outputs[2] = {
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)),
+      KILN_TENSOR_INIT(KILN_DTYPE_I32, 0, nullptr, &threads, 4)};
   Status status =
       kiln_model_run_profiled(model, inputs, 2, outputs, 2, nullptr, 0);
   EXPECT_EQ(status.status, nullptr) << status.message();
@@ -259,6 +262,84 @@ TEST_F(AddModel, RejectsOverlappingOutputs) {
   EXPECT_EQ(run().message(), "output 'sum:0' (#0) overlaps input 'a' (#0)");
 }
 
+TEST_F(AddModel, StructsCarryTheirSize) {
+  // A struct_size outside [first version's size, 4096] is refused.
+  kiln_tensor_info info = KILN_TENSOR_INFO_INIT;
+  info.struct_size = 8;
+  Status small = kiln_model_input_info(model, 0, &info);
+  EXPECT_EQ(small.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(small.message().find("kiln_model_input_info: out_info: "
+                                 "struct_size is 8"),
+            std::string::npos)
+      << small.message();
+  kiln_kernel_info kernel = KILN_KERNEL_INFO_INIT;
+  kernel.struct_size = 1 << 20;
+  EXPECT_EQ(Status(kiln_model_kernel_info(model, 0, &kernel)).code(),
+            KILN_STATUS_INVALID_ARGUMENT);
+  inputs[0].struct_size = 0;
+  Status zero = run();
+  EXPECT_EQ(zero.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(zero.message().find("input #0: struct_size is 0"),
+            std::string::npos)
+      << zero.message();
+
+  // Every tensor of a call has the same size: it is the array's stride.
+  inputs[0].struct_size = sizeof(kiln_tensor);
+  outputs[1].struct_size = sizeof(kiln_tensor) - sizeof(int32_t);
+  Status mixed = run();
+  EXPECT_EQ(mixed.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(mixed.message().find("output #1: struct_size is"),
+            std::string::npos)
+      << mixed.message();
+  outputs[1].struct_size = sizeof(kiln_tensor);
+
+  // A larger struct (a caller with a newer header): the fields this runtime
+  // knows are read at their offsets, the rest ignored.
+  struct Newer {
+    kiln_tensor tensor;
+    int64_t added;
+  };
+  Newer newer[2] = {{inputs[0], 7}, {inputs[1], 7}};
+  newer[0].tensor.struct_size = newer[1].tensor.struct_size = sizeof(Newer);
+  Newer newerOutputs[2] = {{outputs[0], 7}, {outputs[1], 7}};
+  newerOutputs[0].tensor.struct_size = sizeof(Newer);
+  newerOutputs[1].tensor.struct_size = sizeof(Newer);
+  Status status =
+      kiln_model_run(model, &newer[0].tensor, 2, &newerOutputs[0].tensor, 2);
+  ASSERT_EQ(status.status, nullptr) << status.message();
+  EXPECT_EQ(sum[5], 55.0f);
+}
+
+TEST_F(AddModel, RefusesAnotherDevice) {
+  inputs[1].device = 3;
+  Status status = run();
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(), "input #1: device 3, but the model runs on the "
+                              "CPU (KILN_DEVICE_CPU)");
+  kiln_model_options options;
+  kiln_model_options_init(&options);
+  EXPECT_EQ(options.struct_size, sizeof(options));
+  EXPECT_EQ(options.device, KILN_DEVICE_CPU);
+  options.device = 1;
+  kiln_model *other = nullptr;
+  Status open =
+      kiln_model_open(fakeModel("fake_add").c_str(), &options, &other);
+  EXPECT_EQ(open.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(open.message().find("device 1"), std::string::npos);
+  EXPECT_EQ(other, nullptr);
+}
+
+TEST_F(AddModel, RetainedModelOutlivesOneRelease) {
+  EXPECT_EQ(kiln_model_retain(nullptr), nullptr);
+  kiln_model *second = kiln_model_retain(model);
+  EXPECT_EQ(second, model);
+  kiln_model_release(model); // the first reference
+  model = second;            // TearDown releases the last one
+  Status status = run();
+  ASSERT_EQ(status.status, nullptr) << status.message();
+  EXPECT_EQ(sum[5], 55.0f);
+}
+
 TEST_F(AddModel, SerialisesConcurrentRuns) {
   std::vector<std::thread> workers;
   std::vector<int> failures(4, 0);
@@ -266,9 +347,11 @@ TEST_F(AddModel, SerialisesConcurrentRuns) {
     workers.emplace_back([&, t] {
       float localSum[6];
       int32_t localThreads;
-      kiln_tensor outs[2] = {
-          {KILN_DTYPE_F32, 2, shape, localSum, sizeof(localSum)},
-          {KILN_DTYPE_I32, 0, nullptr, &localThreads, sizeof(localThreads)}};
+      kiln_tensor outs[2] = {KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape,
+                                              localSum, sizeof(localSum)),
+                             KILN_TENSOR_INIT(KILN_DTYPE_I32, 0, nullptr,
+                                              &localThreads,
+                                              sizeof(localThreads))};
       for (int i = 0; i < 50; ++i) {
         Status status = kiln_model_run(model, inputs, 2, outs, 2);
         if (status.status || localSum[5] != 55.0f)
@@ -443,10 +526,12 @@ TEST(ModelRun, ModelFailureBecomesStatus) {
   int64_t shape[2] = {2, 3};
   float a[6] = {}, b[6] = {}, sum[6];
   int32_t threads;
-  kiln_tensor inputs[2] = {{KILN_DTYPE_F32, 2, shape, a, sizeof(a)},
-                           {KILN_DTYPE_F32, 2, shape, b, sizeof(b)}};
-  kiln_tensor outputs[2] = {{KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)},
-                            {KILN_DTYPE_I32, 0, nullptr, &threads, 4}};
+  kiln_tensor inputs[2] = {
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, a, sizeof(a)),
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, b, sizeof(b))};
+  kiln_tensor outputs[2] = {
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)),
+      KILN_TENSOR_INIT(KILN_DTYPE_I32, 0, nullptr, &threads, 4)};
   Status status = kiln_model_run(model, inputs, 2, outputs, 2);
   EXPECT_EQ(status.code(), KILN_STATUS_OUT_OF_MEMORY);
   EXPECT_EQ(status.message(), "model ran out of memory");

@@ -31,11 +31,12 @@ int main(int argc, char **argv) {
   const int64_t shape[2] = {2, 3};
   float a[6] = {0, 1, 2, 3, 4, 5}, b[6] = {1, 1, 1, 1, 1, 1}, sum[6];
   int32_t threads = 0;
-  kiln_tensor inputs[2] = {{KILN_DTYPE_F32, 2, shape, a, sizeof(a)},
-                           {KILN_DTYPE_F32, 2, shape, b, sizeof(b)}};
+  kiln_tensor inputs[2] = {
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, a, sizeof(a)),
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, b, sizeof(b))};
   kiln_tensor outputs[2] = {
-      {KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)},
-      {KILN_DTYPE_I32, 0, NULL, &threads, sizeof(threads)}};
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)),
+      KILN_TENSOR_INIT(KILN_DTYPE_I32, 0, NULL, &threads, sizeof(threads))};
   status = kiln_model_run(model, inputs, 2, outputs, 2);
   if (status) {
     fprintf(stderr, "error: %s\n", kiln_status_message(status));
