@@ -11,6 +11,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "dialects/Graph/GraphInterfaces.td"
 
 def Graph_Dialect : Dialect {
   let name = "graph";

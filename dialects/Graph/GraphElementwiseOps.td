@@ -29,7 +29,7 @@ def Graph_IntegerTensor : RankedTensorOf<[I8, I16, I32, I64, UI8, UI16, UI32,
 class Graph_BroadcastBinaryOp<string mnemonic, string onnxName,
                               Type operandType = Graph_Tensor,
                               list<Trait> traits = []>
-    : Graph_InferOp<mnemonic, traits> {
+    : Graph_InferOp<mnemonic, !listconcat(traits, [Graph_SampleWiseOpInterface])> {
   let summary = "elementwise " # onnxName # " with numpy broadcasting";
   let description = [{
     ONNX `}] # onnxName # [{`: the operands broadcast to a common shape
@@ -133,7 +133,7 @@ def Graph_BitwiseXorOp : Graph_BroadcastBinaryOp<"bitwise_xor", "BitwiseXor",
   let hasFolder = 1;
 }
 
-def Graph_PowOp : Graph_InferOp<"pow"> {
+def Graph_PowOp : Graph_InferOp<"pow", [Graph_SampleWiseOpInterface]> {
   let summary = "elementwise power with numpy broadcasting (ONNX Pow)";
   let description = [{
     ONNX `Pow`: `base ^ exponent`, broadcast. The exponent may have another
@@ -157,7 +157,7 @@ def Graph_PowOp : Graph_InferOp<"pow"> {
 
 class Graph_CompareOp<string mnemonic, string onnxName,
                       list<Trait> traits = []>
-    : Graph_InferOp<mnemonic, traits> {
+    : Graph_InferOp<mnemonic, !listconcat(traits, [Graph_SampleWiseOpInterface])> {
   let summary = "elementwise " # onnxName # " with numpy broadcasting";
   let description = [{
     ONNX `}] # onnxName # [{`: compares operands of one element type,
@@ -181,7 +181,7 @@ def Graph_LessEqualOp : Graph_CompareOp<"less_equal", "LessOrEqual">;
 def Graph_GreaterOp : Graph_CompareOp<"greater", "Greater">;
 def Graph_GreaterEqualOp : Graph_CompareOp<"greater_equal", "GreaterOrEqual">;
 
-def Graph_WhereOp : Graph_InferOp<"where"> {
+def Graph_WhereOp : Graph_InferOp<"where", [Graph_SampleWiseOpInterface]> {
   let summary = "elementwise selection with numpy broadcasting (ONNX Where)";
   let description = [{
     ONNX `Where`: `condition ? lhs : rhs`; the three operands broadcast to a
@@ -207,7 +207,8 @@ def Graph_WhereOp : Graph_InferOp<"where"> {
 class Graph_UnaryOp<string mnemonic, string onnxName,
                     Type operandType = Graph_FloatTensor,
                     list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
+    : Graph_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType,
+                                              Graph_SampleWiseOpInterface])> {
   let summary = "elementwise " # onnxName;
   let description = [{
     ONNX `}] # onnxName # [{`, applied to every element.
@@ -316,7 +317,7 @@ def Graph_GeluOp : Graph_ParamUnaryOp<"gelu", "Gelu",
 // Float classification, with a boolean result.
 class Graph_FloatClassOp<string mnemonic, string onnxName, string doc,
                          dag attrs, string example>
-    : Graph_InferOp<mnemonic> {
+    : Graph_InferOp<mnemonic, [Graph_SampleWiseOpInterface]> {
   let summary = "elementwise " # onnxName;
   let description = [{
     ONNX `}] # onnxName # [{`: }] # doc # [{
@@ -345,7 +346,8 @@ def Graph_IsInfOp : Graph_FloatClassOp<"is_inf", "IsInf",
 // Conversions.
 //===----------------------------------------------------------------------===//
 
-def Graph_CastOp : Graph_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+def Graph_CastOp : Graph_Op<"cast", [Pure, SameOperandsAndResultShape,
+                                     Graph_SampleWiseOpInterface]> {
   let summary = "element type conversion (ONNX Cast, CastLike)";
   let description = [{
     Converts every element to the result's element type: floats to integers

@@ -34,7 +34,7 @@ def Graph_BlockedLayoutAttr : AttrDef<Graph_Dialect, "BlockedLayout"> {
 // A 5-D float tensor in the blocked layout (checked by the ops' verifiers).
 def Graph_BlockedTensor : RankedTensorOf<[Graph_Float], [HasAnyRankOfPred<[5]>]>;
 
-def Graph_ToBlockedOp : Graph_Op<"to_blocked", [Pure]> {
+def Graph_ToBlockedOp : Graph_Op<"to_blocked", [Pure, Graph_OwnSampleRule]> {
   let summary = "NCHW to the blocked layout NCHWc";
   let description = [{
     Splits the channels of a 4-D NCHW tensor into blocks of `c` (the result's
@@ -53,7 +53,8 @@ def Graph_ToBlockedOp : Graph_Op<"to_blocked", [Pure]> {
   let hasFolder = 1;
 }
 
-def Graph_FromBlockedOp : Graph_Op<"from_blocked", [Pure]> {
+def Graph_FromBlockedOp : Graph_Op<"from_blocked",
+                                  [Pure, Graph_OwnSampleRule]> {
   let summary = "the blocked layout NCHWc back to NCHW";
   let description = [{
     Joins the channel blocks of a blocked tensor into a 4-D NCHW tensor of C
@@ -73,7 +74,7 @@ def Graph_FromBlockedOp : Graph_Op<"from_blocked", [Pure]> {
 }
 
 def Graph_BlockedConvOp : Graph_Op<"blocked_conv",
-    [Pure, AttrSizedOperandSegments]> {
+    [Pure, AttrSizedOperandSegments, Graph_OwnSampleRule]> {
   let summary = "2-D convolution with its epilogue in the blocked layout";
   let description = [{
     A `graph.fused_conv` with one group on blocked tensors: the input is
@@ -111,7 +112,7 @@ def Graph_BlockedConvOp : Graph_Op<"blocked_conv",
 }
 
 def Graph_BlockedDepthwiseConvOp : Graph_Op<"blocked_depthwise_conv",
-    [Pure, AttrSizedOperandSegments]> {
+    [Pure, AttrSizedOperandSegments, Graph_OwnSampleRule]> {
   let summary = "2-D depthwise convolution with its epilogue in the blocked "
                 "layout";
   let description = [{
@@ -149,7 +150,8 @@ def Graph_BlockedDepthwiseConvOp : Graph_Op<"blocked_depthwise_conv",
   let hasVerifier = 1;
 }
 
-def Graph_BlockedMaxPoolOp : Graph_Op<"blocked_max_pool", [Pure]> {
+def Graph_BlockedMaxPoolOp : Graph_Op<"blocked_max_pool",
+                                     [Pure, Graph_OwnSampleRule]> {
   let summary = "2-D MaxPool in the blocked layout";
   let description = [{
     `graph.max_pool` (same attributes, same meaning) on a blocked tensor
@@ -172,7 +174,8 @@ def Graph_BlockedMaxPoolOp : Graph_Op<"blocked_max_pool", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_BlockedAveragePoolOp : Graph_Op<"blocked_average_pool", [Pure]> {
+def Graph_BlockedAveragePoolOp : Graph_Op<"blocked_average_pool",
+                                         [Pure, Graph_OwnSampleRule]> {
   let summary = "2-D AveragePool in the blocked layout";
   let description = [{
     `graph.average_pool` (same attributes, same meaning) on a blocked tensor

@@ -8,7 +8,7 @@ include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
-def Graph_ConvOp : Graph_InferOp<"conv"> {
+def Graph_ConvOp : Graph_InferOp<"conv", [Graph_OwnSampleRule]> {
   let summary = "N-dimensional grouped convolution (ONNX Conv)";
   let description = [{
     ONNX `Conv` on NC(D)HW data with an M x C/group x k... weight and an
@@ -42,7 +42,7 @@ def Graph_ConvOp : Graph_InferOp<"conv"> {
   }];
 }
 
-def Graph_MatMulOp : Graph_InferOp<"matmul"> {
+def Graph_MatMulOp : Graph_InferOp<"matmul", [Graph_OwnSampleRule]> {
   let summary = "matrix product with numpy semantics (ONNX MatMul)";
   let description = [{
     ONNX `MatMul`: a 1-D operand is promoted to a matrix (and the added
@@ -59,7 +59,7 @@ def Graph_MatMulOp : Graph_InferOp<"matmul"> {
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_GemmOp : Graph_InferOp<"gemm"> {
+def Graph_GemmOp : Graph_InferOp<"gemm", [Graph_OwnSampleRule]> {
   let summary = "general matrix multiply (ONNX Gemm)";
   let description = [{
     ONNX `Gemm`: `alpha * op(A) * op(B) + beta * C`, where `op` transposes when
@@ -139,7 +139,7 @@ def Graph_Activation : I32EnumAttr<"Activation",
 // whose activation parameters are `activation_params`: clip [min, max],
 // leaky_relu [alpha], hard_sigmoid [alpha, beta], none for the others.
 class Graph_FusedOp<string mnemonic> : Graph_InferOp<mnemonic,
-    [AttrSizedOperandSegments]> {
+    [AttrSizedOperandSegments, Graph_OwnSampleRule]> {
   let hasVerifier = 1;
   code extraFusedDeclaration = [{
     /// The number of `activation_params` that `activation` takes.
@@ -220,7 +220,7 @@ def Graph_FusedMatMulOp : Graph_FusedOp<"fused_matmul"> {
 
 class Graph_PoolOp<string mnemonic, string onnxName,
                    Type tensorType = Graph_FloatTensor>
-    : Graph_InferOp<mnemonic> {
+    : Graph_InferOp<mnemonic, [Graph_OwnSampleRule]> {
   let summary = onnxName # " over sliding windows (ONNX " # onnxName # ")";
   let arguments = (ins tensorType:$input,
                    DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
@@ -273,7 +273,7 @@ def Graph_AveragePoolOp : Graph_PoolOp<"average_pool", "AveragePool"> {
 }
 
 class Graph_GlobalPoolOp<string mnemonic, string onnxName>
-    : Graph_InferOp<mnemonic> {
+    : Graph_InferOp<mnemonic, [Graph_OwnSampleRule]> {
   let summary = onnxName # " over all spatial dimensions (ONNX " # onnxName # ")";
   let description = [{
     ONNX `}] # onnxName # [{`: reduces every spatial dimension of NC(D)HW data
@@ -297,7 +297,7 @@ def Graph_GlobalMaxPoolOp
 // Normalization
 //===----------------------------------------------------------------------===//
 
-def Graph_BatchNormOp : Graph_InferOp<"batch_norm"> {
+def Graph_BatchNormOp : Graph_InferOp<"batch_norm", [Graph_OwnSampleRule]> {
   let summary = "batch normalization with running statistics (ONNX "
                 "BatchNormalization, inference form)";
   let description = [{
@@ -317,7 +317,7 @@ def Graph_BatchNormOp : Graph_InferOp<"batch_norm"> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_InstanceNormOp : Graph_InferOp<"instance_norm"> {
+def Graph_InstanceNormOp : Graph_InferOp<"instance_norm", [Graph_OwnSampleRule]> {
   let summary = "instance normalization (ONNX InstanceNormalization)";
   let description = [{
     Normalizes every (batch, channel) slice of NC(D)HW data over its spatial
@@ -335,7 +335,7 @@ def Graph_InstanceNormOp : Graph_InferOp<"instance_norm"> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_LayerNormOp : Graph_InferOp<"layer_norm"> {
+def Graph_LayerNormOp : Graph_InferOp<"layer_norm", [Graph_OwnSampleRule]> {
   let summary = "layer normalization (ONNX LayerNormalization)";
   let description = [{
     Normalizes the input over dimensions `axis` to the last (`axis` is
@@ -359,7 +359,7 @@ def Graph_LayerNormOp : Graph_InferOp<"layer_norm"> {
   }];
 }
 
-def Graph_LRNOp : Graph_InferOp<"lrn"> {
+def Graph_LRNOp : Graph_InferOp<"lrn", [Graph_OwnSampleRule]> {
   let summary = "local response normalization across channels (ONNX LRN)";
   let description = [{
     `x / (bias + alpha / size * sum(x^2 over a window of size channels)) ^ beta`;

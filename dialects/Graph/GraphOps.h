@@ -4,6 +4,7 @@
 #define KILN_DIALECTS_GRAPH_GRAPHOPS_H
 
 #include "dialects/Graph/GraphDialect.h"
+#include "dialects/Graph/GraphInterfaces.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

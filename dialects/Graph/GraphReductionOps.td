@@ -73,7 +73,7 @@ def Graph_ReduceSumSquareOp
 // importer gives those axes.
 class Graph_SoftmaxLikeOp<string mnemonic, string onnxName, string formula,
                           Type tensorType>
-    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType, Graph_OwnSampleRule]> {
   let summary = formula # " over the given axes (ONNX " # onnxName # ")";
   let description = [{
     ONNX `}] # onnxName # [{`: `}] # formula # [{`, where the maximum and

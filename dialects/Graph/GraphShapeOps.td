@@ -13,7 +13,7 @@
 
 include "dialects/Graph/GraphBase.td"
 
-def Graph_ReshapeOp : Graph_InferOp<"reshape"> {
+def Graph_ReshapeOp : Graph_InferOp<"reshape", [Graph_OwnSampleRule]> {
   let summary = "reshape keeping the element order (ONNX Reshape)";
   let description = [{
     ONNX `Reshape` with its shape as an attribute. An entry of `shape` is a
@@ -34,7 +34,7 @@ def Graph_ReshapeOp : Graph_InferOp<"reshape"> {
   let hasFolder = 1;
 }
 
-def Graph_TransposeOp : Graph_InferOp<"transpose"> {
+def Graph_TransposeOp : Graph_InferOp<"transpose", [Graph_OwnSampleRule]> {
   let summary = "permutation of the dimensions (ONNX Transpose)";
   let description = [{
     ONNX `Transpose`: result dimension `i` is input dimension `perm[i]`. The
@@ -51,7 +51,7 @@ def Graph_TransposeOp : Graph_InferOp<"transpose"> {
   let hasFolder = 1;
 }
 
-def Graph_ConcatOp : Graph_InferOp<"concat"> {
+def Graph_ConcatOp : Graph_InferOp<"concat", [Graph_OwnSampleRule]> {
   let summary = "concatenation along one axis (ONNX Concat)";
   let description = [{
     ONNX `Concat` of one or more tensors of the same rank and element type
@@ -106,7 +106,7 @@ def Graph_SliceOp : Graph_InferOp<"slice"> {
   let hasFolder = 1;
 }
 
-def Graph_GatherOp : Graph_InferOp<"gather"> {
+def Graph_GatherOp : Graph_InferOp<"gather", [Graph_OwnSampleRule]> {
   let summary = "take entries along one axis (ONNX Gather)";
   let description = [{
     ONNX `Gather`: the result is `data` with dimension `axis` replaced by the

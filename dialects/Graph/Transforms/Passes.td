@@ -229,9 +229,11 @@ def GraphSplitBatch : Pass<"kiln-graph-split-batch", "mlir::func::FuncOp"> {
     size of batch 1's through memory at every layer; one sample's stay in
     the caches from the op that writes them to the op that reads them.
     Where every input and output of the function leads with the same batch
-    N > 1 and every op on the way treats the samples apart (convolutions,
-    pools, elementwise ops, concats and softmaxes away from the batch,
-    matmuls with the batch in their rows, reshapes that keep it), the
+    N > 1 and every op on the way treats the samples apart (each op says so
+    through `SampleWiseOpInterface`: convolutions, pools, elementwise ops,
+    concats and softmaxes away from the batch, matmuls with the batch in
+    their rows, reshapes that keep it; an op without the interface keeps
+    the batch whole), the
     function is retyped to batch 1 and marked `kiln.batch_repeat = N`: the
     model ABI's run function then calls it N times, each time on the next
     sample of every input and output.

@@ -61,97 +61,15 @@ RankedTensorType withBatch(RankedTensorType type, int64_t batch) {
   return type.clone(shape);
 }
 
-bool excludesBatch(ArrayRef<int64_t> axes) {
-  return !llvm::is_contained(axes, 0);
-}
-
 /// Whether `op` computes each sample of its batch from that sample alone,
-/// given which of its operands carry the batch (their first dimension).
+/// given which of its operands carry the batch: the op's own answer
+/// (SampleWiseOpInterface); an op without the interface keeps the batch
+/// whole.
 bool perSample(Operation *op, const llvm::DenseSet<Value> &batched) {
-  auto carries = [&](Value value) { return batched.contains(value); };
-  auto none = [&](ValueRange values) { return llvm::none_of(values, carries); };
-  auto rank = [](Value value) {
-    return cast<RankedTensorType>(value.getType()).getRank();
-  };
-  // An operand added to the result (a bias, a residual, an elementwise
-  // op's operand): the batch at the result's rank, or broadcast along it
-  // (a lower rank or a first dimension of 1).
-  auto added = [&](Value value) {
-    int64_t resultRank = rank(op->getResult(0));
-    return !value ||
-           (carries(value)
-                ? rank(value) == resultRank
-                : rank(value) < resultRank ||
-                      cast<RankedTensorType>(value.getType()).getDimSize(0) ==
-                          1);
-  };
-  if (auto conv = dyn_cast<BlockedConvOp>(op))
-    return carries(conv.getInput()) && !carries(conv.getWeight()) &&
-           (!conv.getBias() || !carries(conv.getBias())) &&
-           added(conv.getResidual());
-  if (isa<BlockedDepthwiseConvOp>(op))
-    return carries(op->getOperand(0)) && none(op->getOperands().drop_front());
-  if (isa<BlockedMaxPoolOp, BlockedAveragePoolOp, ToBlockedOp, FromBlockedOp,
-          MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp, GlobalMaxPoolOp,
-          LRNOp>(op))
-    return op->getNumOperands() == 1;
-  if (isa<ConvOp, BatchNormOp, InstanceNormOp>(op))
-    return carries(op->getOperand(0)) && none(op->getOperands().drop_front());
-  if (auto norm = dyn_cast<LayerNormOp>(op))
-    return norm.getAxis() > 0 && carries(norm.getInput()) &&
-           none(op->getOperands().drop_front());
-  if (auto concat = dyn_cast<ConcatOp>(op))
-    return concat.getAxis() != 0 && llvm::all_of(op->getOperands(), carries);
-  if (auto softmax = dyn_cast<SoftmaxOp>(op))
-    return excludesBatch(softmax.getAxes());
-  if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
-    return excludesBatch(softmax.getAxes());
-  if (auto transpose = dyn_cast<TransposeOp>(op))
-    return transpose.getPerm()[0] == 0;
-  if (auto reshape = dyn_cast<ReshapeOp>(op))
-    return !reshape.getShape().empty();
-  if (auto gemm = dyn_cast<GemmOp>(op))
-    return carries(gemm.getA()) && !gemm.getTransA() && !carries(gemm.getB()) &&
-           (!gemm.getC() ||
-            (!carries(gemm.getC()) &&
-             (rank(gemm.getC()) < 2 ||
-              cast<RankedTensorType>(gemm.getC().getType()).getDimSize(0) ==
-                  1)));
-  // The batch in the rows of the left-hand side, or in batch dimensions
-  // that both sides have or one side broadcasts.
-  auto shared = [&](Value side, Value other) {
-    return rank(side) <= 2 || rank(side) < rank(other) ||
-           cast<RankedTensorType>(side.getType()).getDimSize(0) == 1;
-  };
-  auto matmul = [&](Value lhs, Value rhs) {
-    if (carries(lhs) && carries(rhs))
-      return rank(lhs) >= 3 && rank(lhs) == rank(rhs);
-    if (carries(lhs))
-      return rank(lhs) >= 2 && shared(rhs, lhs);
-    return rank(rhs) >= 3 && shared(lhs, rhs);
-  };
-  if (isa<MatMulOp>(op))
-    return matmul(op->getOperand(0), op->getOperand(1));
-  if (auto fused = dyn_cast<FusedMatMulOp>(op))
-    return matmul(fused.getLhs(), fused.getRhs()) && added(fused.getBias()) &&
-           added(fused.getResidual());
-  if (auto fused = dyn_cast<FusedConvOp>(op))
-    return carries(fused.getInput()) && !carries(fused.getWeight()) &&
-           (!fused.getBias() || !carries(fused.getBias())) &&
-           added(fused.getResidual());
-  if (auto gather = dyn_cast<GatherOp>(op))
-    return carries(gather.getIndices())
-               ? !carries(gather.getData()) && gather.getAxis() == 0
-               : gather.getAxis() != 0;
-  // Elementwise ops, with numpy broadcasting.
-  if (isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, ModOp, PReluOp, PowOp,
-          EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp, OrOp,
-          XorOp, WhereOp, CastOp>(op) ||
-      (op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
-       op->getNumOperands() == 1 &&
-       !isa<HardmaxOp, CumSumOp, TriluOp, SoftmaxOp, LogSoftmaxOp>(op)))
-    return llvm::all_of(op->getOperands(), added);
-  return false;
+  auto sampleWise = dyn_cast<SampleWiseOpInterface>(op);
+  return sampleWise && sampleWise.treatsSamplesApart([&](Value value) {
+    return batched.contains(value);
+  });
 }
 
 /// A name for `op` in a reason: its ONNX node and op type where the

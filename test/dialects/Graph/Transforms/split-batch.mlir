@@ -53,4 +53,32 @@ func.func @single(%x: tensor<1x6xf32>) -> tensor<1x6xf32> {
   return %0 : tensor<1x6xf32>
 }
 
+// -----
+
+// Each op answers through SampleWiseOpInterface: a matmul with the batch in
+// its rows and a hardmax away from the batch treat the samples apart.
+// ON-LABEL: func.func @rows
+// ON-SAME: (%{{.+}}: tensor<1x6xf32>) -> tensor<1x5xf32>
+// ON-SAME: kiln.batch_repeat = 4 : i64
+// ON: graph.matmul {{.*}} -> tensor<1x5xf32>
+// ON: graph.hardmax {{.*}} : tensor<1x5xf32>
+func.func @rows(%x: tensor<4x6xf32>) -> tensor<4x5xf32> {
+  %w = graph.constant dense<0.5> : tensor<6x5xf32>
+  %0 = graph.matmul %x, %w : (tensor<4x6xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
+  %1 = graph.hardmax %0 {axes = array<i64: 1>} : tensor<4x5xf32>
+  return %1 : tensor<4x5xf32>
+}
+
+// -----
+
+// An op without the interface (a reduction) keeps the batch whole, even
+// where it reduces away from the batch.
+// ON-LABEL: func.func @reduction
+// ON-NOT: kiln.batch_repeat
+// ON-SAME: kiln.batch_split = "whole (graph.reduce_sum does not treat the samples apart)"
+func.func @reduction(%x: tensor<4x6xf32>) -> tensor<4x1xf32> {
+  %0 = graph.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x6xf32>) -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
 // BAD: kiln-graph-split-batch: unknown mode 'maybe' (expected auto, on or off)
