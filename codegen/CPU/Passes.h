@@ -81,8 +81,11 @@ void populateFuseElementwisePatterns(mlir::RewritePatternSet &patterns,
 void populateLowerCopiesPatterns(mlir::RewritePatternSet &patterns);
 
 /// Patterns of kiln-cpu-reorder-loops: generalize contractions and move the
-/// unit-stride output loop innermost.
-void populateReorderLoopsPatterns(mlir::RewritePatternSet &patterns);
+/// unit-stride output loop innermost; with a `transposeBlock` above 0,
+/// transposes that move the innermost dimension go through square register
+/// blocks of that side.
+void populateReorderLoopsPatterns(mlir::RewritePatternSet &patterns,
+                                  int64_t transposeBlock);
 
 } // namespace kiln::cpu
 

@@ -386,6 +386,11 @@ def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
                     iterator_types = ["parallel", "reduction", "parallel"]} ...
     ```
   }];
+  let options = [
+    Option<"transposeBlock", "transpose-block", "int64_t", /*default=*/"16",
+           "side of the f32 register blocks of transposes that move the "
+           "innermost dimension (the target's; 0: element by element)">
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",
                            "mlir::scf::SCFDialect",
@@ -456,6 +461,27 @@ def CPUSelectConvAlgorithm : Pass<"kiln-cpu-select-conv-algorithm", "mlir::func:
                "LAYER=ALGORITHM for single layers">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "fp32 elements in one vector register of the target">,
+    // The target's cost model (TargetInfo::convCosts), in multiply-adds of
+    // a register-blocked contraction.
+    Option<"transformCost", "transform-cost", "double", /*default=*/"20.0",
+           "a multiply-add in an NCHW copy or transform loop">,
+    Option<"directCost", "direct-cost", "double", /*default=*/"6.0",
+           "a multiply-add of an NCHW convolution's own loops">,
+    Option<"passCost", "pass-cost", "double", /*default=*/"2.0",
+           "a blocked direct convolution's pass over one output element">,
+    Option<"blockedTransformCostF2", "blocked-transform-cost-f2", "double",
+           /*default=*/"24.0",
+           "a multiply-add of F(2,3)'s transforms in the blocked layout">,
+    Option<"blockedTransformCost", "blocked-transform-cost", "double",
+           /*default=*/"2.0",
+           "a multiply-add of F(4,3)'s and F(6,3)'s blocked transforms">,
+    Option<"weightCost", "weight-cost", "double", /*default=*/"25.0",
+           "reading one float of a filter from memory">,
+    Option<"winogradCachedFloats", "winograd-cached-floats", "int64_t",
+           /*default=*/"2097152",
+           "floats of Winograd's transformed tensors that stay in cache">,
+    Option<"spillCost", "spill-cost", "double", /*default=*/"130.0",
+           "each transformed float beyond those">,
   ];
 }
 
@@ -623,6 +649,10 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
            "make the loop over output tiles an scf.forall">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "apply an elementwise consumer to each output tile in registers">,
+    Option<"cachedWeightBytes", "cached-weight-bytes", "int64_t",
+           /*default=*/"524288",
+           "a direct blocked convolution's weights stay in cache up to this "
+           "size (the target's L2 share), which decides its tile order">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::scf::SCFDialect",

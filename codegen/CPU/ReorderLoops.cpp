@@ -182,19 +182,19 @@ struct CollapseContiguousDims : OpInterfaceRewritePattern<linalg::LinalgOp> {
   }
 };
 
-/// Side of the square blocks a transpose moves through vector registers:
-/// 16 f32 rows of 16, transposed with upstream's 16x16 shuffle sequence.
-constexpr int64_t kTransposeBlock = 16;
-
 /// A transpose that moves its input's innermost dimension (the key of an
 /// attention head, [S, H, D] -> [H, D, S]) reads that dimension with a
 /// stride when lowered to loops: LLVM gathers one element at a time. It
 /// becomes a loop over 16x16 blocks instead, each read as 16 contiguous
 /// rows of the input, transposed in registers with shuffles and written as
 /// 16 contiguous rows of the output. Where the two dimensions are not
-/// multiples of 16, or the element type is not f32, the op stays.
+/// multiples of the block, or the element type is not f32, the op stays.
+/// The block is the target's (TargetInfo::transposeBlock): 16 f32 rows of
+/// 16, transposed with upstream's 16x16 shuffle sequence, on x86-64.
 struct VectorizeTranspose : OpRewritePattern<linalg::TransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
+  VectorizeTranspose(MLIRContext *context, int64_t block)
+      : OpRewritePattern(context), kTransposeBlock(block) {}
+  const int64_t kTransposeBlock;
 
   LogicalResult matchAndRewrite(linalg::TransposeOp op,
                                 PatternRewriter &rewriter) const override {
@@ -220,7 +220,7 @@ struct VectorizeTranspose : OpRewritePattern<linalg::TransposeOp> {
     if (!unitInner(input) || !unitInner(output) ||
         output.getDimSize(along) % kTransposeBlock != 0 ||
         output.getDimSize(rank - 1) % kTransposeBlock != 0)
-      return rewriter.notifyMatchFailure(op, "not whole 16x16 blocks");
+      return rewriter.notifyMatchFailure(op, "not whole blocks");
 
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
@@ -305,9 +305,11 @@ void reassociateInnermostReductions(func::FuncOp func) {
 }
 
 struct CPUReorderLoopsPass : impl::CPUReorderLoopsBase<CPUReorderLoopsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateReorderLoopsPatterns(patterns);
+    populateReorderLoopsPatterns(patterns, transposeBlock);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     reassociateInnermostReductions(getOperation());
@@ -323,10 +325,12 @@ struct CPUReorderLoopsPass : impl::CPUReorderLoopsBase<CPUReorderLoopsPass> {
 
 } // namespace
 
-void populateReorderLoopsPatterns(RewritePatternSet &patterns) {
-  patterns
-      .add<ReorderContractionLoops, CollapseContiguousDims, VectorizeTranspose>(
-          patterns.getContext());
+void populateReorderLoopsPatterns(RewritePatternSet &patterns,
+                                  int64_t transposeBlock) {
+  patterns.add<ReorderContractionLoops, CollapseContiguousDims>(
+      patterns.getContext());
+  if (transposeBlock > 0)
+    patterns.add<VectorizeTranspose>(patterns.getContext(), transposeBlock);
 }
 
 } // namespace kiln::cpu

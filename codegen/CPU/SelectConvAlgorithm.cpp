@@ -13,9 +13,10 @@
 // The cost model counts, per algorithm, the multiply-adds of the
 // contractions, which run register-blocked at the target's vector speed, the
 // work of the copies and transforms, which run as plain loops at a fraction
-// of it (kTransformCost, measured: docs/performance.md), and the reading of
-// the (transformed) filter from memory (kWeightCost), and Winograd's
-// transformed tensors where they outgrow the cache (kSpillCost). A
+// of it (transform-cost, measured: docs/performance.md), and the reading of
+// the (transformed) filter from memory (weight-cost), and Winograd's
+// transformed tensors where they outgrow the cache (spill-cost). The
+// constants are the target's (TargetInfo::convCosts), given as options. A
 // contraction pays for whole vectors along its vector dimension, which is
 // what keeps Winograd off maps with few tiles, and im2col off 7x7 maps.
 //
@@ -65,12 +66,31 @@ bool isConvAlgorithmName(StringRef name) {
 
 namespace {
 
-// Relative cost of one multiply-add in a copy or transform loop, against one
-// in a register-blocked contraction: fitted by least squares to 16 measured
-// layers and algorithms (docs/performance.md, "Convolution algorithms").
-constexpr double kTransformCost = 20.0;
-// The loop path of a convolution ("direct") against a blocked contraction.
-constexpr double kDirectCost = 6.0;
+/// The target's cost model (TargetInfo::convCosts, through the pass's
+/// options; the values and where they come from are documented there), in
+/// multiply-adds of a register-blocked contraction.
+struct CostModel {
+  /// One multiply-add in a copy or transform loop (NCHW).
+  double transform;
+  /// One multiply-add of the loop path of a convolution ("direct", NCHW).
+  double direct;
+  /// Loading and storing one output element's accumulators once (the
+  /// blocked direct convolution's pass over the output).
+  double pass;
+  /// Winograd's transforms in the blocked layout, per multiply-add: F(2,3),
+  /// and F(4,3) and F(6,3).
+  double blockedTransformF2, blockedTransform;
+  /// Reading one float of a filter from memory.
+  double weight;
+  /// Winograd's transformed tensors stay in cache up to this many floats;
+  /// each float beyond costs `spill`.
+  double winogradCachedFloats;
+  double spill;
+
+  double blockedTransformCost(int64_t m) const {
+    return m == 2 ? blockedTransformF2 : blockedTransform;
+  }
+};
 
 /// Multiply-add time of a contraction whose vector dimension is `width`
 /// elements wide, as kiln-cpu-tile-and-vectorize blocks it: every vector
@@ -80,35 +100,6 @@ double contractionCost(double macs, int64_t width, int64_t vectorWidth) {
   return macs / static_cast<double>(width) * vectors *
          static_cast<double>(vectorWidth);
 }
-
-// The blocked layout's direct convolution makes one pass over the output:
-// the cost, per output element, of loading and storing its accumulators,
-// against one multiply-add.
-constexpr double kPassCost = 2.0;
-// Winograd's transforms in the blocked layout run along the contiguous
-// channel block, which LLVM vectorizes: F(4,3) and F(6,3) at about the
-// contractions' speed; F(2,3)'s output transform stores its 2x2 tiles with
-// scatters, ten times slower. Fitted (least squares, non-negative, relative
-// error) to 8 layers x 4 algorithms, docs/performance.md, "Convolution
-// algorithms".
-double blockedTransformCost(int64_t m) { return m == 2 ? 24.0 : 2.0; }
-// Reading one float of a filter from memory, against one multiply-add: a
-// model's weights do not stay in cache from one run to the next, and a core
-// streams about 5 G floats/s from DRAM where it makes 125 G multiply-adds/s.
-// Winograd's transformed filters are (m+2)^2 / 9 times the layer's: on a
-// 512-channel 7x7 layer F(4,3) reads 9.4 M floats to save 77 M
-// multiply-adds, and measured no faster in ResNet-50 than direct, with a
-// model 57 MB smaller.
-constexpr double kWeightCost = 25.0;
-
-// Winograd's transformed tensors (a^2 per tile and channel, in and out)
-// stay in cache up to about 8 MB together (a quarter of this machine's L3);
-// each float beyond costs as much as 130 multiply-adds: the traffic to
-// memory and back. Fitted with the transform costs to 8 layers at batch 1
-// and 8 (docs/performance.md): F(4,3) is the fastest on ResNet-50's
-// 64-channel 56x56 layer at batch 1 and 20% slower than direct at batch 8.
-constexpr double kWinogradCachedFloats = 2.0 * 1024 * 1024;
-constexpr double kSpillCost = 130.0;
 
 struct Estimate {
   std::string algorithm;
@@ -127,8 +118,9 @@ struct Candidate {
 /// The Winograd estimates of a 3x3 layer of `c` to `k` channels with an
 /// output of n x h x w, whose products have their vectors along `width`
 /// elements of `products(tiles)`.
-void addWinogradEstimates(SmallVector<Estimate> &estimates, double n, double c,
-                          double k, int64_t h, int64_t w,
+void addWinogradEstimates(SmallVector<Estimate> &estimates,
+                          const CostModel &costs, double n, double c, double k,
+                          int64_t h, int64_t w,
                           function_ref<double(double, int64_t)> products,
                           function_ref<double(int64_t)> transformCost) {
   for (int64_t m : {2, 4, 6}) {
@@ -140,12 +132,12 @@ void addWinogradEstimates(SmallVector<Estimate> &estimates, double n, double c,
     // The transformed input and output, written by one loop nest and read
     // by the next, leave the cache on a large map or batch.
     double transformed = a * a * p * (c + k);
-    double spilled = std::max(0.0, transformed - kWinogradCachedFloats);
+    double spilled = std::max(0.0, transformed - costs.winogradCachedFloats);
     estimates.push_back(
         {"winograd-" + std::to_string(m) + "x3",
          products(a * a * k * c * p, tiles) +
              transformCost(m) * (inputTransform + outputTransform) +
-             kWeightCost * a * a * k * c + kSpillCost * spilled});
+             costs.weight * a * a * k * c + costs.spill * spilled});
   }
 }
 
@@ -158,7 +150,8 @@ std::string describeShape(int64_t c, int64_t k, int64_t kh, int64_t kw,
   return text;
 }
 
-Candidate estimate(linalg::Conv2DNchwFchwOp conv, int64_t vectorWidth) {
+Candidate estimate(linalg::Conv2DNchwFchwOp conv, int64_t vectorWidth,
+                   const CostModel &costs) {
   auto input = cast<RankedTensorType>(conv.getInputs()[0].getType());
   auto filter = cast<RankedTensorType>(conv.getInputs()[1].getType());
   auto output = cast<RankedTensorType>(conv.getOutputs()[0].getType());
@@ -176,27 +169,28 @@ Candidate estimate(linalg::Conv2DNchwFchwOp conv, int64_t vectorWidth) {
                                     filter.getDimSize(2), filter.getDimSize(3),
                                     h, w)};
   SmallVector<Estimate> &estimates = candidate.estimates;
-  double weights = kWeightCost * k * c * taps;
+  double weights = costs.weight * k * c * taps;
   double im2col =
       contractionCost(k * c * taps * pixels, h * w, vectorWidth) + weights;
   if (taps != 1)
-    im2col += kTransformCost * c * taps * pixels / 4; // a copy, no arithmetic
+    im2col += costs.transform * c * taps * pixels / 4; // a copy, no arithmetic
   estimates.push_back({"im2col", im2col});
   estimates.push_back(
-      {"direct", kDirectCost * k * c * taps * pixels + weights});
+      {"direct", costs.direct * k * c * taps * pixels + weights});
   if (candidate.winograd)
     addWinogradEstimates(
-        estimates, n, c, k, h, w,
+        estimates, costs, n, c, k, h, w,
         [&](double macs, int64_t tiles) {
           return contractionCost(macs, tiles, vectorWidth);
         },
-        [](int64_t) { return kTransformCost; });
+        [&](int64_t) { return costs.transform; });
   return candidate;
 }
 
 /// A blocked convolution: channels count whole blocks, and every contraction
 /// has the output's block as its vector dimension.
-Candidate estimate(const BlockedConv &conv, int64_t vectorWidth) {
+Candidate estimate(const BlockedConv &conv, int64_t vectorWidth,
+                   const CostModel &costs) {
   ArrayRef<int64_t> out = conv.outputShape;
   double n = out[0], k = out[1] * out[4];
   double c = conv.inputShape[1] * conv.inputShape[4];
@@ -216,14 +210,14 @@ Candidate estimate(const BlockedConv &conv, int64_t vectorWidth) {
   SmallVector<Estimate> &estimates = candidate.estimates;
   estimates.push_back(
       {"direct", contractionCost(k * c * taps * pixels, block, vectorWidth) +
-                     kPassCost * k * pixels + kWeightCost * k * c * taps});
+                     costs.pass * k * pixels + costs.weight * k * c * taps});
   if (candidate.winograd)
     addWinogradEstimates(
-        estimates, n, c, k, h, w,
+        estimates, costs, n, c, k, h, w,
         [&](double macs, int64_t) {
           return contractionCost(macs, block, vectorWidth);
         },
-        blockedTransformCost);
+        [&](int64_t m) { return costs.blockedTransformCost(m); });
   return candidate;
 }
 
@@ -256,11 +250,19 @@ struct CPUSelectConvAlgorithmPass
     unsigned index = 0;
     bool failedLayer = false;
     SmallVector<Candidate> candidates;
+    CostModel costs{transformCost,
+                    directCost,
+                    passCost,
+                    blockedTransformCostF2,
+                    blockedTransformCost,
+                    weightCost,
+                    double(winogradCachedFloats),
+                    spillCost};
     func.walk([&](linalg::LinalgOp op) {
       if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation()))
-        candidates.push_back(estimate(conv, vectorWidth));
+        candidates.push_back(estimate(conv, vectorWidth, costs));
       else if (std::optional<BlockedConv> blocked = matchBlockedConv(op))
-        candidates.push_back(estimate(*blocked, vectorWidth));
+        candidates.push_back(estimate(*blocked, vectorWidth, costs));
     });
     for (Candidate &candidate : candidates) {
       Operation *conv = candidate.op;

@@ -274,11 +274,6 @@ std::optional<SmallVector<int64_t>> contractionLoopOrder(linalg::LinalgOp op) {
   return order;
 }
 
-/// Where a direct blocked convolution's weights are at most this many bytes
-/// they stay in a core's L2 (1 MB on Zen 5, 1-2 MB on recent x86 and Arm
-/// server cores) while the whole input passes once.
-constexpr int64_t kCachedWeightBytes = 512 << 10;
-
 /// The order of a direct blocked convolution's loops for its output tiles:
 /// the output channel blocks inside the pixels where the weights stay in
 /// cache and the input is more than twice the output (a 1x1 convolution
@@ -286,8 +281,10 @@ constexpr int64_t kCachedWeightBytes = 512 << 10;
 /// own order), the whole input is read once per tile of output blocks,
 /// from beyond L2: ResNet-50's first 1x1 convolution of a stage reads its
 /// 3.2 MB input twice for 64 KB of weights. Inside, each input tile is
-/// read from L1 for every block.
-std::optional<SmallVector<int64_t>> blockedConvLoopOrder(linalg::LinalgOp op) {
+/// read from L1 for every block. The weights stay in cache up to
+/// `cachedWeightBytes` (the target's, TargetInfo::cachedWeightBytes).
+std::optional<SmallVector<int64_t>>
+blockedConvLoopOrder(linalg::LinalgOp op, int64_t cachedWeightBytes) {
   std::optional<BlockedConv> conv = matchDirectBlockedConv(op);
   if (!conv || op.getNumLoops() != 9)
     return std::nullopt;
@@ -298,7 +295,7 @@ std::optional<SmallVector<int64_t>> blockedConvLoopOrder(linalg::LinalgOp op) {
     return size;
   };
   int64_t weights = bytes(conv->weightShape);
-  if (weights > kCachedWeightBytes ||
+  if (weights > cachedWeightBytes ||
       bytes(conv->inputShape) <= 2 * bytes(conv->outputShape) ||
       conv->weightShape[0] == 1)
     return std::nullopt;
@@ -308,8 +305,10 @@ std::optional<SmallVector<int64_t>> blockedConvLoopOrder(linalg::LinalgOp op) {
 
 /// The order of the output tiles of a contraction or a direct blocked
 /// convolution, where one is chosen.
-std::optional<SmallVector<int64_t>> tileLoopOrder(linalg::LinalgOp op) {
-  if (std::optional<SmallVector<int64_t>> order = blockedConvLoopOrder(op))
+std::optional<SmallVector<int64_t>> tileLoopOrder(linalg::LinalgOp op,
+                                                  int64_t cachedWeightBytes) {
+  if (std::optional<SmallVector<int64_t>> order =
+          blockedConvLoopOrder(op, cachedWeightBytes))
     return order;
   return contractionLoopOrder(op);
 }
@@ -359,7 +358,8 @@ void tileReductionAndVectorize(RewriterBase &rewriter, Operation *tile,
 /// `parallel`, the output tiles are an scf.forall (each tile owns its part of
 /// the output), and only the reduction runs as a sequential scf.for inside.
 void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
-                      ArrayRef<int64_t> tileSizes, bool parallel) {
+                      ArrayRef<int64_t> tileSizes, bool parallel,
+                      int64_t cachedWeightBytes) {
   MLIRContext *ctx = op.getContext();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   // Output tiles: every parallel dimension at its tile size, reductions whole.
@@ -381,7 +381,8 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
     outer.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
   // The larger operand's tiles outside (see contractionLoopOrder and
   // blockedConvLoopOrder).
-  if (std::optional<SmallVector<int64_t>> order = tileLoopOrder(op))
+  if (std::optional<SmallVector<int64_t>> order =
+          tileLoopOrder(op, cachedWeightBytes))
     outer.setInterchange(*order);
   // A fill of the accumulators (a Winograd layer's products start from
   // zeros) is fused into each tile: they then start in registers, and no
@@ -478,7 +479,8 @@ LogicalResult collapseEpilogues(func::FuncOp func) {
 /// `op` would have on its own; the reduction is then one step at a time.
 LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
                                   linalg::GenericOp epilogue,
-                                  ArrayRef<int64_t> tileSizes, bool parallel) {
+                                  ArrayRef<int64_t> tileSizes, bool parallel,
+                                  int64_t cachedWeightBytes) {
   MLIRContext *ctx = op.getContext();
   AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   // Loop i of the epilogue is output dimension i of `op`.
@@ -497,7 +499,8 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
   // The contraction's tile order (see tileLoopOrder), as the epilogue's
   // loops, which are the contraction's output dimensions.
-  if (std::optional<SmallVector<int64_t>> order = tileLoopOrder(op)) {
+  if (std::optional<SmallVector<int64_t>> order =
+          tileLoopOrder(op, cachedWeightBytes)) {
     SmallVector<int64_t> epilogueOrder;
     for (int64_t loop : *order)
       if (std::optional<unsigned> position =
@@ -893,10 +896,11 @@ struct CPUTileAndVectorizePass
       bool parallelTiles =
           parallel && KernelConfig::get(op).parallel.value_or(true);
       if (linalg::GenericOp epilogue = getEpilogue(op);
-          epilogue && succeeded(tileAndFuseEpilogue(rewriter, op, epilogue,
-                                                    sizes, parallelTiles)))
+          epilogue &&
+          succeeded(tileAndFuseEpilogue(rewriter, op, epilogue, sizes,
+                                        parallelTiles, cachedWeightBytes)))
         continue;
-      tileAndVectorize(rewriter, op, sizes, parallelTiles);
+      tileAndVectorize(rewriter, op, sizes, parallelTiles, cachedWeightBytes);
     }
     if (failed(formContractions(func)))
       return signalPassFailure();

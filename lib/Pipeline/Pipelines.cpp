@@ -74,6 +74,15 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   select.overrides.assign(options.convAlgorithmOverrides.begin(),
                           options.convAlgorithmOverrides.end());
   select.vectorWidth = options.vectorWidth;
+  const ConvCostModel &costs = options.convCosts;
+  select.transformCost = costs.transform;
+  select.directCost = costs.direct;
+  select.passCost = costs.pass;
+  select.blockedTransformCostF2 = costs.blockedTransformF2;
+  select.blockedTransformCost = costs.blockedTransform;
+  select.weightCost = costs.weight;
+  select.winogradCachedFloats = costs.winogradCachedFloats;
+  select.spillCost = costs.spill;
   pm.addNestedPass<func::FuncOp>(cpu::createCPUSelectConvAlgorithm(select));
   pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToWinograd());
   // A Winograd layer ends in an elementwise sum with its bias, fused here
@@ -93,6 +102,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   vectorize.vectorWidth = options.vectorWidth;
   vectorize.rows = options.rows;
   vectorize.parallel = options.parallel;
+  vectorize.cachedWeightBytes = options.cachedWeightBytes;
   pm.addNestedPass<func::FuncOp>(cpu::createCPUTileAndVectorize(vectorize));
   // The other loop nests on threads too.
   if (options.parallel)
@@ -120,7 +130,9 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
 
   pm.addPass(cpu::createCPUFlattenGlobals());
   pm.addNestedPass<func::FuncOp>(cpu::createCPULowerCopies());
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUReorderLoops());
+  cpu::CPUReorderLoopsOptions reorder;
+  reorder.transposeBlock = options.transposeBlock;
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUReorderLoops(reorder));
   // n-D vector transfers become 1-D ones in registers, not a memory copy.
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
@@ -197,6 +209,9 @@ resolvePipelineOptions(const CompileOptions &options) {
   CPUCodegenOptions &cpu = result.cpu;
   cpu.vectorWidth = result.target.vectorWidthF32;
   cpu.rows = result.target.registerBlockRows();
+  cpu.convCosts = result.target.convCosts;
+  cpu.cachedWeightBytes = result.target.cachedWeightBytes;
+  cpu.transposeBlock = result.target.transposeBlock;
   // Multithreading goes through LLVM's OpenMP runtime (libomp.so.5) on
   // both architectures, unless the user asks for code without it.
   cpu.parallel = options.openMP;

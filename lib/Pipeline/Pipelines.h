@@ -55,6 +55,12 @@ struct CPUCodegenOptions {
   int64_t vectorWidth = 16;
   /// Output rows per register block.
   int64_t rows = 8;
+  /// The target's cost model of the convolution algorithms, the L2 share a
+  /// blocked convolution's weights may take, and the side of the register
+  /// blocks of transposes (0: none); TargetInfo's values.
+  ConvCostModel convCosts;
+  int64_t cachedWeightBytes = 512 << 10;
+  int64_t transposeBlock = 16;
   /// Run the output tiles of contractions on several threads (OpenMP: the
   /// model then needs libomp.so.5, and kiln_abi_run sets its thread count).
   bool parallel = false;

@@ -109,6 +109,7 @@ Expected<TargetInfo> resolveTarget(const std::string &target,
   } else {
     info.vectorWidthF32 = 4;
     info.vectorRegisters = 32;
+    info.transposeBlock = 0;
   }
 
   if (sveVectorBits != 0) {

@@ -13,6 +13,39 @@ namespace kiln {
 
 enum class TargetArch { X86_64, AArch64, NVPTX };
 
+/// The cost model by which kiln-cpu-select-conv-algorithm picks each
+/// convolution's algorithm, in units of one multiply-add of a
+/// register-blocked contraction. Fitted on the Zen 5 machines Kiln is
+/// measured on (docs/performance.md, "Convolution algorithms"); no other
+/// CPU has been fitted yet, so every target takes these values until one is.
+struct ConvCostModel {
+  /// One multiply-add in a copy or transform loop (NCHW im2col's copy,
+  /// Winograd's transforms in NCHW): least squares over 16 measured layers
+  /// and algorithms.
+  double transform = 20.0;
+  /// One multiply-add of the loop path of an NCHW convolution ("direct"):
+  /// not fitted, an estimate of its vector efficiency.
+  double direct = 6.0;
+  /// The blocked direct convolution's one pass over its output: loading
+  /// and storing an output element's accumulators.
+  double pass = 2.0;
+  /// Winograd's transforms in the blocked layout, per multiply-add: F(2,3)
+  /// (fitted when its output transform stored 2x2 tiles with scatters; not
+  /// refitted since they went), and F(4,3) and F(6,3), which LLVM vectorizes
+  /// along the channel block. Least squares over 8 layers x 4 algorithms.
+  double blockedTransformF2 = 24.0;
+  double blockedTransform = 2.0;
+  /// Reading one float of a filter from memory: a core streams about 5 G
+  /// floats/s from DRAM where it makes 125 G multiply-adds/s (Zen 5).
+  double weight = 25.0;
+  /// Winograd's transformed tensors stay in cache up to this many floats
+  /// (8 MB, a quarter of a Zen 5 CCD's 32 MB L3); each float beyond costs
+  /// `spill`, the traffic to memory and back (fitted to 8 layers at batch 1
+  /// and 8).
+  int64_t winogradCachedFloats = 2 << 20;
+  double spill = 130.0;
+};
+
 /// A resolved compilation target: the triple, CPU and LLVM feature string,
 /// and the features a model compiled for it requires at run time.
 struct TargetInfo {
@@ -40,6 +73,20 @@ struct TargetInfo {
   /// server core's 1-2 MB L2 many times over. The same for every CPU until
   /// another is measured.
   int64_t batchSplitCacheBytes = 16 << 20;
+  /// Where a direct blocked convolution's weights are at most this many
+  /// bytes, they stay in a core's L2 while the whole input passes once
+  /// (kiln-cpu-tile-and-vectorize's tile order): half of Zen 5's 1 MB L2,
+  /// and of the 1 MB L2 of Arm's Neoverse N1/V1 cores.
+  int64_t cachedWeightBytes = 512 << 10;
+  /// Transposes that move the innermost dimension go through square
+  /// register blocks of this many f32 (kiln-cpu-reorder-loops), with
+  /// upstream's 16x16 shuffle lowering, which is written for x86's 8-lane
+  /// unpack and shuffle instructions: 16 on x86-64 (measured on Zen 5,
+  /// AVX-512: BERT-base's key transposes 4x faster), 0 (element by element)
+  /// on AArch64, where that lowering has not been measured.
+  int64_t transposeBlock = 16;
+  /// The convolution algorithms' cost model.
+  ConvCostModel convCosts;
 
   /// Output rows of a contraction's register block, which holds rows x 2
   /// accumulator vectors, plus two vectors of the right-hand side and one

@@ -1,4 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-reorder-loops | FileCheck %s
+// Without register blocks for transposes (transpose-block=0, AArch64's
+// value), they stay linalg.transpose.
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-reorder-loops=transpose-block=0 | FileCheck %s --check-prefix=NOBLOCK
 
 // matmul: (i, j, k) becomes (i, k, j), so the inner loop walks B and C rows.
 // CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -140,6 +143,9 @@ func.func @reductions(%x: memref<8x32xf32>, %sum: memref<8xf32>, %mean: memref<8
 // CHECK: vector.transfer_write %{{.+}}, %arg1[%[[I]], %[[J]]]{{.*}} : vector<16x16xf32>, memref<48x32xf32>
 // CHECK: linalg.transpose ins(%arg2 : memref<2x16x32xf32>)
 // CHECK: linalg.transpose ins(%arg4 : memref<20x24xf32>)
+// NOBLOCK-LABEL: func.func @transposes
+// NOBLOCK-NOT: vector.shuffle
+// NOBLOCK: linalg.transpose ins(%arg0 : memref<32x48xf32>)
 func.func @transposes(%a: memref<32x48xf32>, %b: memref<48x32xf32>,
                       %c: memref<2x16x32xf32>, %d: memref<16x2x32xf32>,
                       %e: memref<20x24xf32>, %f: memref<24x20xf32>) {

@@ -1,5 +1,8 @@
 // RUN: kiln-opt %s -kiln-cpu-select-conv-algorithm | FileCheck %s --check-prefix=AUTO
 // RUN: kiln-opt %s -kiln-cpu-select-conv-algorithm="algorithm=im2col overrides=b1=winograd-2x3" | FileCheck %s --check-prefix=FORCED
+// The cost model is the target's, given as options: with transforms as dear
+// as F(2,3)'s, the model keeps b1 direct.
+// RUN: kiln-opt %s -kiln-cpu-select-conv-algorithm="blocked-transform-cost=24.0" | FileCheck %s --check-prefix=DEAR
 // RUN: not kiln-opt %s -kiln-cpu-select-conv-algorithm="overrides=b2=im2col" 2>&1 | FileCheck %s --check-prefix=NOIM2COL
 // RUN: not kiln-opt %s -kiln-cpu-select-conv-algorithm="overrides=b2=winograd-4x3" 2>&1 | FileCheck %s --check-prefix=NOWINOGRAD
 
@@ -35,6 +38,8 @@ func.func @layers(%x: tensor<1x16x16x16x16xf32>, %y: tensor<1x16x29x29x16xf32>, 
 // AUTO-SAME: kiln.conv_algorithms = ["b1: winograd-4x3 (cost model; 256->256 channels, 3x3, 14x14 output, blocked c=16; estimates direct={{.*}} winograd-2x3={{.*}} winograd-4x3={{.*}} winograd-6x3={{.*}})", "b2: direct (cost model; 256->256 channels, 3x3, 14x14 output, blocked c=16; estimates direct={{[0-9.]+}})"]
 // AUTO: kiln.blocked_conv = {{.*}}, kiln.conv_algorithm = "winograd-4x3"
 // AUTO: kiln.blocked_conv = {{.*}}, kiln.conv_algorithm = "direct"
+// DEAR-LABEL: func.func @layers
+// DEAR-SAME: "b1: direct (cost model;
 
 // FORCED: kiln.conv_algorithms = ["b1: winograd-2x3 (override; {{.*}}", "b2: direct (cost model; {{.*}}"]
 
