@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
+#include "codegen/Common/KernelConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/DialectResourceBlobManager.h"

@@ -1,8 +1,8 @@
 //===- SelectConvAlgorithm.cpp - One algorithm per convolution ------------===//
 //
 // Every 2-D convolution gets `kiln.conv_algorithm`: "im2col" (a copy and one
-// large contraction, kiln-cpu-conv-to-im2col), "winograd-2x3",
-// "winograd-4x3" or "winograd-6x3" (kiln-cpu-conv-to-winograd, 3x3 stride-1
+// large contraction, kiln-codegen-conv-to-im2col), "winograd-2x3",
+// "winograd-4x3" or "winograd-6x3" (kiln-codegen-conv-to-winograd, 3x3 stride-1
 // layers with constant weights), or "direct" (the convolution's own loop
 // nest; in the blocked layout, register-blocked output tiles that keep
 // their accumulators for the whole window, kiln-cpu-tile-and-vectorize). A
@@ -24,8 +24,8 @@
 
 #include "codegen/CPU/Passes.h"
 
-#include "codegen/CPU/BlockedConv.h"
-#include "codegen/CPU/KernelConfig.h"
+#include "codegen/Common/BlockedConv.h"
+#include "codegen/Common/KernelConfig.h"
 
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/StringSet.h"
@@ -40,29 +40,6 @@ namespace kiln::cpu {
 using namespace mlir;
 
 namespace kiln::cpu {
-
-std::string convLayerName(Operation *op, unsigned index) {
-  std::string name;
-  op->getLoc()->walk([&](Location loc) {
-    if (auto named = dyn_cast<NameLoc>(loc)) {
-      // The importer names nodes "NAME (OpType)".
-      name = named.getName().getValue().split(" (").first.str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return name.empty() ? "conv#" + std::to_string(index) : name;
-}
-
-ArrayRef<StringLiteral> convAlgorithmNames() {
-  static constexpr StringLiteral names[] = {"im2col", "direct", "winograd-2x3",
-                                            "winograd-4x3", "winograd-6x3"};
-  return names;
-}
-
-bool isConvAlgorithmName(StringRef name) {
-  return llvm::is_contained(convAlgorithmNames(), name);
-}
 
 namespace {
 

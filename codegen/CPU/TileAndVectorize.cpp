@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CPU/BlockedConv.h"
-#include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
+#include "codegen/Common/BlockedConv.h"
+#include "codegen/Common/KernelConfig.h"
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,13 +34,6 @@ namespace kiln::cpu {
 using namespace mlir;
 
 namespace kiln::cpu {
-
-int64_t largestDivisor(int64_t size, int64_t limit) {
-  for (int64_t d = std::min(size, limit); d > 1; --d)
-    if (size % d == 0)
-      return d;
-  return 1;
-}
 
 namespace {
 

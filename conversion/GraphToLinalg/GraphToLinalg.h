@@ -35,7 +35,7 @@ public:
 /// The attribute that marks the linalg.generic a graph.blocked_conv lowers to,
 /// a dictionary of its `strides` and `dilations` (two i64 each). Lowering
 /// and CPU code generation share it: kiln-cpu-select-conv-algorithm chooses
-/// the algorithm of such a convolution, kiln-cpu-conv-to-winograd and
+/// the algorithm of such a convolution, kiln-codegen-conv-to-winograd and
 /// kiln-cpu-tile-and-vectorize compute it.
 constexpr llvm::StringLiteral kBlockedConvAttr = "kiln.blocked_conv";
 

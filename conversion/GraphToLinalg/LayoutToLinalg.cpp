@@ -7,7 +7,7 @@
 //   out[n, ko, oh, ow, o] += in[n, ci, oh * s + y * d, ow * s + x * d, i]
 //                            * w[ko, ci, y, x, i, o]
 // which the CPU passes compute by the algorithm chosen for the layer:
-// Winograd (kiln-cpu-conv-to-winograd) or direct, register-blocked as it is
+// Winograd (kiln-codegen-conv-to-winograd) or direct, register-blocked as it is
 // (kiln-cpu-tile-and-vectorize).
 //===----------------------------------------------------------------------===//
 

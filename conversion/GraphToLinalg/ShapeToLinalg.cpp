@@ -182,7 +182,7 @@ struct TransposeLowering : StaticLowering<graph::TransposeOp> {
 //===----------------------------------------------------------------------===//
 
 /// tensor.insert_slice of each input into an empty tensor. Bufferization
-/// (after kiln-cpu-duplicate-destinations has pointed each input's empty
+/// (after kiln-codegen-duplicate-destinations has pointed each input's empty
 /// tensor at its slice) has the op that makes an input write it in place,
 /// at its strides where a dimension before the axis is above 1; an input
 /// that no op writes (a constant, an argument) is copied in.

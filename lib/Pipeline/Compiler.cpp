@@ -11,8 +11,8 @@
 
 #include "kiln/compiler.h"
 
-#include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
+#include "codegen/Common/KernelConfig.h"
 #include "dialects/Graph/Transforms/Passes.h"
 #include "kiln/model_abi.h"
 #include "lib/Import/ONNXImporter.h"
@@ -173,7 +173,7 @@ LogicalResult checkElementTypes(func::FuncOp main) {
 
 /// The model's signature as the passes left it on the entry function:
 /// kiln-graph-make-entry's interface, kiln-graph-split-batch's repeat and
-/// kiln-cpu-plan-memory's workspace.
+/// kiln-codegen-plan-memory's workspace.
 FailureOr<ModelSignature> readModelSignature(Operation *entry) {
   ModelSignature signature;
   if (auto repeat = entry->getAttrOfType<IntegerAttr>(graph::kBatchRepeatAttr))
@@ -217,7 +217,8 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
   if (failed(read(graph::kModelInputsAttr, signature.inputs)) ||
       failed(read(graph::kModelOutputsAttr, signature.outputs)))
     return failure();
-  if (auto size = entry->getAttrOfType<IntegerAttr>(cpu::kWorkspaceSizeAttr))
+  if (auto size =
+          entry->getAttrOfType<IntegerAttr>(codegen::kWorkspaceSizeAttr))
     signature.workspaceSize = size.getInt();
   return signature;
 }
@@ -394,14 +395,14 @@ private:
       return writeText(outputPath, printModule(module));
 
     const TargetInfo &target = pipeline.target;
-    cpu::KernelTarget kernelTarget;
+    codegen::KernelTarget kernelTarget;
     kernelTarget.key = pipeline.cpu.targetKey;
     kernelTarget.vectorWidth = pipeline.cpu.vectorWidth;
     kernelTarget.parallel = pipeline.cpu.parallel;
     if (options.emit == EmitStage::Kernels)
       return writeText(
           outputPath,
-          llvm::formatv("{0:2}\n", cpu::listKernels(module, kernelTarget))
+          llvm::formatv("{0:2}\n", codegen::listKernels(module, kernelTarget))
               .str());
     if (!options.tuningDB.empty() &&
         failed(findKernelConfigs(module, kernelTarget)))
@@ -441,12 +442,14 @@ private:
       return module.emitError("cannot translate the model to LLVM IR");
     signature->usesOpenMP =
         llvmModule->getFunction("__kmpc_fork_call") != nullptr;
-    // The kernel table: every function kiln-cpu-outline-kernels made.
+    // The kernel table: every function kiln-codegen-outline-kernels made.
     for (auto function : module.getOps<LLVM::LLVMFuncOp>()) {
-      auto flops = function->getAttrOfType<IntegerAttr>(cpu::kKernelFlopsAttr);
+      auto flops =
+          function->getAttrOfType<IntegerAttr>(codegen::kKernelFlopsAttr);
       if (!flops)
         continue;
-      auto source = function->getAttrOfType<StringAttr>(cpu::kKernelSourceAttr);
+      auto source =
+          function->getAttrOfType<StringAttr>(codegen::kKernelSourceAttr);
       // A kernel runs once per sample where the batch is split.
       signature->kernels.push_back(
           {function.getSymName().str(), source ? source.str() : std::string(),
@@ -494,17 +497,17 @@ private:
 
   /// The kernels that the tuning database configures, as data in the result
   /// (and lines of the report): found by the same function that
-  /// kiln-cpu-apply-kernel-configs runs, on a copy of the module, which the
+  /// kiln-codegen-apply-kernel-configs runs, on a copy of the module, which the
   /// pass then configures for real.
   LogicalResult findKernelConfigs(ModuleOp module,
-                                  const cpu::KernelTarget &target) {
-    llvm::Expected<cpu::TuningDatabase> database =
-        cpu::TuningDatabase::load(options.tuningDB);
+                                  const codegen::KernelTarget &target) {
+    llvm::Expected<codegen::TuningDatabase> database =
+        codegen::TuningDatabase::load(options.tuningDB);
     if (!database)
       return emitError(database.takeError());
     OwningOpRef<ModuleOp> copy(module.clone());
-    if (failed(cpu::applyKernelConfigs(*copy, *database, target,
-                                       &result.kernelConfigs)))
+    if (failed(codegen::applyKernelConfigs(*copy, *database, target,
+                                           &result.kernelConfigs)))
       return failure();
     if (options.report) {
       result.report +=

@@ -9,7 +9,7 @@
 
 #include "kiln/compiler.h"
 
-#include "codegen/CPU/Passes.h"
+#include "codegen/Utils/Utils.h"
 
 #include <utility>
 
@@ -79,7 +79,7 @@ std::vector<std::string> optionValues(const std::string &option) {
     return names(batchSplits());
   if (option == "conv-algorithm") {
     std::vector<std::string> result = {"auto"};
-    for (llvm::StringRef name : cpu::convAlgorithmNames())
+    for (llvm::StringRef name : codegen::convAlgorithmNames())
       result.push_back(name.str());
     return result;
   }

@@ -2,8 +2,8 @@
 
 #include "lib/Pipeline/Pipelines.h"
 
-#include "codegen/CPU/KernelConfig.h"
 #include "codegen/CPU/Passes.h"
+#include "codegen/Common/KernelConfig.h"
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "dialects/Graph/Transforms/Passes.h"
 
@@ -61,14 +61,14 @@ static std::unique_ptr<Pass> createCodegenCanonicalizer() {
 void buildCPUCodegenPipeline(OpPassManager &pm,
                              const CPUCodegenOptions &options) {
   if (!options.tuningDB.empty()) {
-    cpu::CPUApplyKernelConfigsOptions configs;
+    codegen::CodegenApplyKernelConfigsOptions configs;
     configs.tuningDB = options.tuningDB;
     configs.target = options.targetKey;
     configs.vectorWidth = options.vectorWidth;
     configs.parallel = options.parallel;
-    pm.addPass(cpu::createCPUApplyKernelConfigs(configs));
+    pm.addPass(codegen::createCodegenApplyKernelConfigs(configs));
   }
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUFuseElementwise());
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenFuseElementwise());
   cpu::CPUSelectConvAlgorithmOptions select;
   select.algorithm = options.convAlgorithm;
   select.overrides.assign(options.convAlgorithmOverrides.begin(),
@@ -84,17 +84,17 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   select.winogradCachedFloats = costs.winogradCachedFloats;
   select.spillCost = costs.spill;
   pm.addNestedPass<func::FuncOp>(cpu::createCPUSelectConvAlgorithm(select));
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToWinograd());
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenConvToWinograd());
   // A Winograd layer ends in an elementwise sum with its bias, fused here
   // with the layer's epilogue (not with the bias's broadcast: see the
   // pass's broadcasts option).
-  cpu::CPUFuseElementwiseOptions fuse;
+  codegen::CodegenFuseElementwiseOptions fuse;
   fuse.broadcasts = false;
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUFuseElementwise(fuse));
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUConvToIm2Col());
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenFuseElementwise(fuse));
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenConvToIm2Col());
   // Register-blocked vector code for contractions (loops for the rest, below),
   // constant matmul weights first laid out as the blocks read them.
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUPadInPlace());
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenPadInPlace());
   cpu::CPUPackWeightsOptions pack;
   pack.vectorWidth = options.vectorWidth;
   pm.addNestedPass<func::FuncOp>(cpu::createCPUPackWeights(pack));
@@ -112,8 +112,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
 
   // Tensors to buffers. Function results become output parameters that the
   // caller provides, and the buffers that were returned are written in place.
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUCopyRepeatedResults());
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUDuplicateDestinations());
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenCopyRepeatedResults());
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenDuplicateDestinations());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -124,12 +124,12 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addNestedPass<func::FuncOp>(cpu::createCPUPlanMemory());
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenPlanMemory());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createForallToParallelLoopPass());
 
-  pm.addPass(cpu::createCPUFlattenGlobals());
-  pm.addNestedPass<func::FuncOp>(cpu::createCPULowerCopies());
+  pm.addPass(codegen::createCodegenFlattenGlobals());
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenLowerCopies());
   cpu::CPUReorderLoopsOptions reorder;
   reorder.transposeBlock = options.transposeBlock;
   pm.addNestedPass<func::FuncOp>(cpu::createCPUReorderLoops(reorder));
@@ -138,7 +138,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // One function per loop nest: LLVM optimizes each kernel on its own.
-  pm.addPass(cpu::createCPUOutlineKernels());
+  pm.addPass(codegen::createCodegenOutlineKernels());
   // Vectorizable arithmetic instead of a libm call per element (after the
   // kernel table counted each function as one operation).
   pm.addNestedPass<func::FuncOp>(cpu::createCPUApproximateMath());
@@ -238,8 +238,8 @@ resolvePipelineOptions(const CompileOptions &options) {
     cpu.targetKey += "/" + options.features;
   if (!options.tuningDB.empty()) {
     // Read now, so that a malformed database fails before the import.
-    llvm::Expected<cpu::TuningDatabase> database =
-        cpu::TuningDatabase::load(options.tuningDB);
+    llvm::Expected<codegen::TuningDatabase> database =
+        codegen::TuningDatabase::load(options.tuningDB);
     if (!database)
       return database.takeError();
   }

@@ -47,7 +47,7 @@ void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
 
 struct CPUCodegenOptions {
   /// The convolution algorithm of every layer not in convAlgorithmOverrides:
-  /// "auto" (the cost model), or one of cpu::convAlgorithmNames().
+  /// "auto" (the cost model), or one of codegen::convAlgorithmNames().
   std::string convAlgorithm = "auto";
   /// LAYER=ALGORITHM entries for single layers (ONNX node names).
   std::vector<std::string> convAlgorithmOverrides;

@@ -20,6 +20,7 @@ void registerDialects(mlir::DialectRegistry &registry) {
 void registerPassesAndPipelines() {
   graph::registerGraphPasses();
   registerGraphToLinalgPasses();
+  codegen::registerCodegenPasses();
   cpu::registerCPUPasses();
   registerPipelines();
 }

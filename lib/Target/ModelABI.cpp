@@ -256,7 +256,7 @@ public:
             ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, outputs, i)));
         strides.push_back(signature.outputs[i].sampleBytes);
       }
-    // The workspace comes last (see kiln-cpu-plan-memory).
+    // The workspace comes last (see kiln-codegen-plan-memory).
     if (signature.workspaceSize > 0)
       callArgs.push_back(
           b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 4)));

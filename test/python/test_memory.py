@@ -99,7 +99,7 @@ def test_planned_model_matches_and_imports_no_allocator(tmp_path, channels, kern
 def test_concat_inputs_are_written_in_place(tmp_path, batch):
     """A Concat of two convolutions read by a third (SqueezeNet's fire
     module) copies nothing: each convolution writes its part of the
-    concatenated tensor (kiln-cpu-duplicate-destinations points their empty
+    concatenated tensor (kiln-codegen-duplicate-destinations points their empty
     tensors at it before bufferization), so no kernel of the compiled model
     belongs to the Concat node alone. At batch 3, run whole, each part is a
     strided slice of the result."""

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file -kiln-cpu-select-conv-algorithm -kiln-cpu-conv-to-im2col -kiln-cpu-tile-and-vectorize=parallel=true | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-select-conv-algorithm -kiln-codegen-conv-to-im2col -kiln-cpu-tile-and-vectorize=parallel=true | FileCheck %s
 
 // The configuration of a matmul sets its register block: 4 rows of one
 // 16-lane vector, two reduction steps per iteration (8 FMAs), on one thread.

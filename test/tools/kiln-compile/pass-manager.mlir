@@ -17,7 +17,7 @@ func.func @main(%a: tensor<2x3xf32> {kiln.name = "a"}) -> (tensor<2x3xf32> {kiln
 // TIMING: Execution time report
 // TIMING: GraphMakeEntry
 // TIMING: Execution time report
-// TIMING: CPUOutlineKernels
+// TIMING: CodegenOutlineKernels
 
 // PIPELINE: builtin.module(func.func(kiln-graph-infer-shapes)
 // PIPELINE-SAME: kiln-graph-make-entry{name=kiln_model_main}

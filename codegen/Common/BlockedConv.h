@@ -1,0 +1,58 @@
+//===- BlockedConv.h - Blocked convolutions in codegen ----------*- C++ -*-===//
+//
+// A graph.blocked_conv lowers to one linalg.generic tagged
+// `kiln.blocked_conv` (conversion/GraphToLinalg/LayoutToLinalg.cpp):
+//
+//   out[n, ko, oh, ow, o] += in[n, ci, oh * s + y * d, ow * s + x * d, i]
+//                            * w[ko, ci, y, x, i, o]
+//
+// on an input already padded, with the bias in `out`. The CPU passes that
+// choose and apply a convolution algorithm recognise it through
+// matchBlockedConv, which checks the tag against the op's maps, so that a
+// tag that does not describe the op is never trusted.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_COMMON_BLOCKEDCONV_H
+#define KILN_CODEGEN_COMMON_BLOCKEDCONV_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+
+namespace kiln::codegen {
+
+/// A blocked convolution's operands and parameters.
+struct BlockedConv {
+  mlir::linalg::GenericOp op;
+  mlir::Value input;  ///< N x C1 x H x W x ci, padded
+  mlir::Value weight; ///< K1 x C1 x kh x kw x ci x c
+  mlir::Value init;   ///< N x K1 x OH x OW x c, the bias or zeros
+  llvm::SmallVector<int64_t, 5> inputShape;
+  llvm::SmallVector<int64_t, 6> weightShape;
+  llvm::SmallVector<int64_t, 5> outputShape;
+  int64_t strides[2] = {1, 1};
+  int64_t dilations[2] = {1, 1};
+
+  int64_t kernelHeight() const { return weightShape[2]; }
+  int64_t kernelWidth() const { return weightShape[3]; }
+};
+
+/// `op` as a blocked convolution: a linalg.generic on static f32 tensors
+/// tagged `kiln.blocked_conv` whose maps, iterators and body are the
+/// convolution's.
+std::optional<BlockedConv> matchBlockedConv(mlir::Operation *op);
+
+/// Whether Winograd F(m, 3) applies: 3x3, stride 1, undilated, constant
+/// weights.
+bool isWinogradCandidate(const BlockedConv &conv);
+
+/// Whether `op` is a linalg.generic that copies one smaller tensor into
+/// every element of its result (a bias broadcast over a convolution's
+/// output): all loops parallel, a body that yields its input, the input read
+/// through a projected permutation.
+bool isBroadcastCopy(mlir::Operation *op);
+
+} // namespace kiln::codegen
+
+#endif // KILN_CODEGEN_COMMON_BLOCKEDCONV_H

@@ -1,0 +1,134 @@
+//===- KernelConfig.h - Kernels and their configurations --------*- C++ -*-===//
+//
+// The contract between the auto-tuner (python/kiln/tune.py) and CPU code
+// generation.
+//
+// A *kernel* is one linalg op on tensors that the CPU back end has knobs for:
+// a 2-D NCHW convolution (kind "conv2d") or a contraction that
+// kiln-cpu-tile-and-vectorize register-blocks (kind "contraction"). Its
+// *signature* is a stable text naming the op, its operand and result types
+// and the attributes that change the code (strides, dilations, indexing
+// maps), so two ops with one signature get the same code in any model. Its
+// *search space* lists, per knob, the values the back end accepts for it.
+//
+// A *tuning database* is a file of JSON lines, one record per measured (or
+// pinned) configuration of a kernel on a target; see docs/tuning.md. The
+// pass kiln-codegen-apply-kernel-configs attaches the best record's
+// configuration to each kernel as the `kiln.kernel_config` dictionary, which
+// the conv and tile-and-vectorize passes read; a knob that is absent takes the
+// default.
+//
+// Extending it: a new knob is a new key in `searchSpace` and in
+// `KernelConfig`, read by the pass it steers; a new convolution algorithm
+// (Winograd, direct on a blocked layout) is a new value of "algorithm", which
+// the conv pass that implements it accepts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_COMMON_KERNELCONFIG_H
+#define KILN_CODEGEN_COMMON_KERNELCONFIG_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace kiln::codegen {
+
+/// The discardable attribute holding a kernel's configuration.
+constexpr llvm::StringLiteral kKernelConfigAttrName = "kiln.kernel_config";
+
+/// What the search space of a kernel depends on besides the op itself.
+struct KernelTarget {
+  /// Names the target in the database: "triple/cpu" plus "/features" when
+  /// features were asked for.
+  std::string key;
+  /// fp32 elements in one vector register.
+  int64_t vectorWidth = 16;
+  /// Whether the pipeline may run output tiles on several threads.
+  bool parallel = false;
+};
+
+/// A kernel as the tuner sees it.
+struct TunableKernel {
+  std::string kind;      ///< "conv2d" or "contraction"
+  std::string signature; ///< stable, see kernelSignature
+  llvm::json::Object space;
+  double flops = 0; ///< multiply-adds times two
+};
+
+/// The kernel that `op` is, or nothing when the back end has no knobs for it.
+std::optional<TunableKernel> describeKernel(mlir::linalg::LinalgOp op,
+                                            const KernelTarget &target);
+
+/// The configuration on an op, as the passes read it; each knob is unset
+/// when the op has no configuration or the configuration leaves it out.
+struct KernelConfig {
+  /// conv2d: "im2col", "direct" or "winograd-Mx3" (see
+  /// kiln-cpu-select-conv-algorithm, which takes it as the layer's choice).
+  std::optional<std::string> algorithm;
+  std::optional<int64_t> vectorWidth;   ///< fp32 lanes per vector
+  std::optional<int64_t> vectors;       ///< vectors across N per block
+  std::optional<int64_t> rows;          ///< rows of M per block (at most)
+  std::optional<int64_t> reductionTile; ///< K steps per loop iteration
+  std::optional<bool> parallel;         ///< output tiles on threads
+
+  static KernelConfig get(mlir::Operation *op);
+};
+
+/// Copies the configuration of `from`, if any, onto `to`.
+void copyKernelConfig(mlir::Operation *from, mlir::Operation *to);
+
+/// One record of a tuning database.
+struct TuningRecord {
+  std::string kernel;
+  std::string target;
+  llvm::json::Object config;
+  /// Measured median latency; a record without one is pinned (chosen first).
+  std::optional<double> ms;
+  unsigned line = 0;
+};
+
+/// The records of one tuning database file, reduced to the best per kernel
+/// and target: the fastest measured record that did not fail, or a pinned
+/// one.
+class TuningDatabase {
+public:
+  /// Reads `path`; a malformed line is an error naming the file and line.
+  static llvm::Expected<TuningDatabase> load(llvm::StringRef path);
+
+  const TuningRecord *lookup(llvm::StringRef kernel,
+                             llvm::StringRef target) const;
+
+  const std::string &path() const { return filePath; }
+
+private:
+  std::string filePath;
+  std::map<std::pair<std::string, std::string>, TuningRecord> best;
+};
+
+/// Attaches the database's configuration to every kernel of `module` that
+/// has one for `target`. A configuration that names a knob the kernel does
+/// not have, or a value outside its search space, is an error at the op.
+/// Appends "signature: config (file:line)" lines to `applied` if given.
+mlir::LogicalResult applyKernelConfigs(mlir::ModuleOp module,
+                                       const TuningDatabase &database,
+                                       const KernelTarget &target,
+                                       std::vector<std::string> *applied);
+
+/// The kernels of `module` as JSON: the target, and per distinct signature
+/// its kind, search space, flops, how many ops share it, the locations of
+/// those ops (ONNX node names), and a standalone module holding the op alone
+/// (a function @main of its inputs; its constant weights become splat
+/// constants) that kiln-compile compiles, for timing the kernel in isolation.
+llvm::json::Value listKernels(mlir::ModuleOp module,
+                              const KernelTarget &target);
+
+} // namespace kiln::codegen
+
+#endif // KILN_CODEGEN_COMMON_KERNELCONFIG_H

@@ -1,0 +1,64 @@
+//===- Passes.h - Code generation passes of every target --------*- C++ -*-===//
+
+#ifndef KILN_CODEGEN_COMMON_PASSES_H
+#define KILN_CODEGEN_COMMON_PASSES_H
+
+#include "codegen/Utils/Utils.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln::codegen {
+
+/// The algorithm a target's selection chose for a convolution, which
+/// kiln-codegen-conv-to-winograd and kiln-codegen-conv-to-im2col carry out.
+constexpr llvm::StringLiteral kConvAlgorithmAttr = "kiln.conv_algorithm";
+/// On the entry function: the bytes of the workspace that
+/// kiln-codegen-plan-memory planned, which the caller provides.
+constexpr llvm::StringLiteral kWorkspaceSizeAttr = "kiln.workspace_size";
+/// Attributes kiln-codegen-outline-kernels puts on each kernel: its
+/// floating-point operations per call (i64, 0 when unknown) and the ONNX
+/// nodes it computes (a string). They survive lowering to the LLVM dialect
+/// and become the model's kernel table.
+inline constexpr llvm::StringLiteral kKernelFlopsAttr = "kiln.kernel_flops";
+inline constexpr llvm::StringLiteral kKernelSourceAttr = "kiln.kernel_source";
+
+#define GEN_PASS_DECL
+#include "codegen/Common/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/Common/Passes.h.inc"
+
+/// Whether Winograd F(m, 3) applies: 3x3, stride 1, undilated, f32, static
+/// shapes, constant weights.
+bool isWinogradCandidate(mlir::linalg::Conv2DNchwFchwOp conv);
+
+/// Patterns of kiln-codegen-conv-to-im2col: NCHW 2-D convolutions on
+/// tensors become an im2col copy and a contraction.
+void populateConvToIm2ColPatterns(mlir::RewritePatternSet &patterns);
+
+/// Patterns of kiln-codegen-copy-repeated-results: a value returned more
+/// than once is returned as copies after its first occurrence.
+void populateCopyRepeatedResultsPatterns(mlir::RewritePatternSet &patterns);
+
+/// Patterns of kiln-codegen-fuse-elementwise: elementwise producers into
+/// elementwise consumers only.
+void populateFuseElementwisePatterns(mlir::RewritePatternSet &patterns,
+                                     bool broadcasts = true);
+
+/// Patterns of kiln-codegen-lower-copies: memref.copy becomes linalg.copy.
+void populateLowerCopiesPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace kiln::codegen
+
+#endif // KILN_CODEGEN_COMMON_PASSES_H

@@ -1,0 +1,114 @@
+//===- Utils.cpp - Helpers of every code generator ------------------------===//
+
+#include "codegen/Utils/Utils.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/Operation.h"
+
+using namespace mlir;
+
+namespace kiln::codegen {
+
+std::string convLayerName(Operation *op, unsigned index) {
+  std::string name;
+  op->getLoc()->walk([&](Location loc) {
+    if (auto named = dyn_cast<NameLoc>(loc)) {
+      // The importer names nodes "NAME (OpType)".
+      name = named.getName().getValue().split(" (").first.str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name.empty() ? "conv#" + std::to_string(index) : name;
+}
+
+ArrayRef<StringLiteral> convAlgorithmNames() {
+  static constexpr StringLiteral names[] = {"im2col", "direct", "winograd-2x3",
+                                            "winograd-4x3", "winograd-6x3"};
+  return names;
+}
+
+bool isConvAlgorithmName(StringRef name) {
+  return llvm::is_contained(convAlgorithmNames(), name);
+}
+
+std::optional<int> winogradTileOf(StringRef algorithm) {
+  if (algorithm == "winograd-2x3")
+    return 2;
+  if (algorithm == "winograd-4x3")
+    return 4;
+  if (algorithm == "winograd-6x3")
+    return 6;
+  return std::nullopt;
+}
+
+/// The values of a constant f32 tensor, held inline or as a resource blob,
+/// or of a reshape or linalg.transpose of one (Gemm's transposed weights,
+/// reshaped first by Inception v1's Reshape node).
+std::optional<SmallVector<double>> constantValues(Value value) {
+  // A reshape keeps the elements in their order.
+  if (auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>())
+    return constantValues(collapse.getSrc());
+  if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>())
+    return constantValues(expand.getSrc());
+  if (auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+      transpose && transpose.hasPureTensorSemantics()) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    std::optional<SmallVector<double>> input =
+        constantValues(transpose.getInput());
+    if (!type || !type.hasStaticShape() || !input)
+      return std::nullopt;
+    // Result dimension i is input dimension perm[i].
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> inputStrides(rank, 1);
+    for (int64_t i = rank - 2; i >= 0; --i) {
+      // The input's dimension i + 1 has the size of result dimension
+      // inverse(perm)[i + 1].
+      int64_t size = 0;
+      for (int64_t j = 0; j < rank; ++j)
+        if (perm[j] == i + 1)
+          size = shape[j];
+      inputStrides[i] = inputStrides[i + 1] * size;
+    }
+    SmallVector<double> values(input->size());
+    SmallVector<int64_t> index(rank, 0);
+    for (double &v : values) {
+      int64_t offset = 0;
+      for (int64_t i = 0; i < rank; ++i)
+        offset += index[i] * inputStrides[perm[i]];
+      v = (*input)[offset];
+      for (int64_t i = rank - 1; i >= 0 && ++index[i] == shape[i]; --i)
+        index[i] = 0;
+    }
+    return values;
+  }
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    SmallVector<double> values;
+    values.reserve(dense.getNumElements());
+    for (APFloat v : dense.getValues<APFloat>())
+      values.push_back(v.convertToDouble());
+    return values;
+  }
+  if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(attr))
+    if (std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef())
+      return SmallVector<double>(data->begin(), data->end());
+  return std::nullopt;
+}
+
+int64_t largestDivisor(int64_t size, int64_t limit) {
+  for (int64_t d = std::min(size, limit); d > 1; --d)
+    if (size % d == 0)
+      return d;
+  return 1;
+}
+
+} // namespace kiln::codegen

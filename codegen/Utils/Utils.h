@@ -1,0 +1,51 @@
+//===- Utils.h - Helpers of every code generator ----------------*- C++ -*-===//
+//
+// Small functions that passes of codegen/Common and of each target share:
+// reading constants, tile sizes, and the names of convolution layers and
+// algorithms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_UTILS_UTILS_H
+#define KILN_CODEGEN_UTILS_UTILS_H
+
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir {
+class Operation;
+} // namespace mlir
+
+namespace kiln::codegen {
+
+/// Every convolution algorithm: im2col, direct, winograd-2x3, winograd-4x3,
+/// winograd-6x3. The one list: the compiler's options, the passes and the
+/// tuner spell them from it.
+llvm::ArrayRef<llvm::StringLiteral> convAlgorithmNames();
+
+/// Whether `name` is one of convAlgorithmNames().
+bool isConvAlgorithmName(llvm::StringRef name);
+
+/// M for "winograd-Mx3", nothing for another algorithm name.
+std::optional<int> winogradTileOf(llvm::StringRef algorithm);
+
+/// The ONNX node name of a convolution, from its location, or "conv#INDEX".
+std::string convLayerName(mlir::Operation *op, unsigned index);
+
+/// The values of a constant f32 tensor, held inline or as a resource blob,
+/// or of a reshape or linalg.transpose of one.
+std::optional<llvm::SmallVector<double>> constantValues(mlir::Value value);
+
+/// The largest divisor of `size` that is at most `limit` (at least 1): a
+/// tile size that leaves no remainder.
+int64_t largestDivisor(int64_t size, int64_t limit);
+
+} // namespace kiln::codegen
+
+#endif // KILN_CODEGEN_UTILS_UTILS_H
