@@ -12,7 +12,7 @@ using namespace kiln::codegen;
 
 /// On a function: one line per convolution, its algorithm and the estimates
 /// (kiln-cpu-select-conv-algorithm).
-constexpr llvm::StringLiteral kConvReportAttr = "kiln.conv_algorithms";
+constexpr llvm::StringLiteral kConvReportAttr = attr::kConvAlgorithms;
 
 #define GEN_PASS_DECL
 #include "codegen/CPU/Passes.h.inc"

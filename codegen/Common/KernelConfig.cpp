@@ -171,8 +171,8 @@ std::string standaloneModule(linalg::LinalgOp op) {
   auto func = func::FuncOp::create(b, loc, "main",
                                    b.getFunctionType(inputTypes, {resultType}));
   for (unsigned i = 0; i < inputTypes.size(); ++i)
-    func.setArgAttr(i, "kiln.name", b.getStringAttr("in" + std::to_string(i)));
-  func.setResultAttr(0, "kiln.name", b.getStringAttr("out"));
+    func.setArgAttr(i, attr::kName, b.getStringAttr("in" + std::to_string(i)));
+  func.setResultAttr(0, attr::kName, b.getStringAttr("out"));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   Type elementType = resultType.getElementType();

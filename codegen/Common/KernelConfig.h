@@ -28,6 +28,8 @@
 #ifndef KILN_CODEGEN_COMMON_KERNELCONFIG_H
 #define KILN_CODEGEN_COMMON_KERNELCONFIG_H
 
+#include "dialects/Kiln/KilnAttributes.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -41,7 +43,7 @@
 namespace kiln::codegen {
 
 /// The discardable attribute holding a kernel's configuration.
-constexpr llvm::StringLiteral kKernelConfigAttrName = "kiln.kernel_config";
+constexpr llvm::StringLiteral kKernelConfigAttrName = attr::kKernelConfig;
 
 /// What the search space of a kernel depends on besides the op itself.
 struct KernelTarget {

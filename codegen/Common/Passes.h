@@ -4,6 +4,7 @@
 #define KILN_CODEGEN_COMMON_PASSES_H
 
 #include "codegen/Utils/Utils.h"
+#include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,16 +23,16 @@ namespace kiln::codegen {
 
 /// The algorithm a target's selection chose for a convolution, which
 /// kiln-codegen-conv-to-winograd and kiln-codegen-conv-to-im2col carry out.
-constexpr llvm::StringLiteral kConvAlgorithmAttr = "kiln.conv_algorithm";
+constexpr llvm::StringLiteral kConvAlgorithmAttr = attr::kConvAlgorithm;
 /// On the entry function: the bytes of the workspace that
 /// kiln-codegen-plan-memory planned, which the caller provides.
-constexpr llvm::StringLiteral kWorkspaceSizeAttr = "kiln.workspace_size";
+constexpr llvm::StringLiteral kWorkspaceSizeAttr = attr::kWorkspaceSize;
 /// Attributes kiln-codegen-outline-kernels puts on each kernel: its
 /// floating-point operations per call (i64, 0 when unknown) and the ONNX
 /// nodes it computes (a string). They survive lowering to the LLVM dialect
 /// and become the model's kernel table.
-inline constexpr llvm::StringLiteral kKernelFlopsAttr = "kiln.kernel_flops";
-inline constexpr llvm::StringLiteral kKernelSourceAttr = "kiln.kernel_source";
+inline constexpr llvm::StringLiteral kKernelFlopsAttr = attr::kKernelFlops;
+inline constexpr llvm::StringLiteral kKernelSourceAttr = attr::kKernelSource;
 
 #define GEN_PASS_DECL
 #include "codegen/Common/Passes.h.inc"

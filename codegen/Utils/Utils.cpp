@@ -2,6 +2,8 @@
 
 #include "codegen/Utils/Utils.h"
 
+#include "dialects/Kiln/KilnAttributes.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -27,9 +29,7 @@ std::string convLayerName(Operation *op, unsigned index) {
 }
 
 ArrayRef<StringLiteral> convAlgorithmNames() {
-  static constexpr StringLiteral names[] = {"im2col", "direct", "winograd-2x3",
-                                            "winograd-4x3", "winograd-6x3"};
-  return names;
+  return attr::convAlgorithmNames();
 }
 
 bool isConvAlgorithmName(StringRef name) {

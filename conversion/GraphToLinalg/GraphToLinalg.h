@@ -8,6 +8,8 @@
 #ifndef KILN_CONVERSION_GRAPHTOLINALG_GRAPHTOLINALG_H
 #define KILN_CONVERSION_GRAPHTOLINALG_GRAPHTOLINALG_H
 
+#include "dialects/Kiln/KilnAttributes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -37,7 +39,7 @@ public:
 /// and CPU code generation share it: kiln-cpu-select-conv-algorithm chooses
 /// the algorithm of such a convolution, kiln-codegen-conv-to-winograd and
 /// kiln-cpu-tile-and-vectorize compute it.
-constexpr llvm::StringLiteral kBlockedConvAttr = "kiln.blocked_conv";
+constexpr llvm::StringLiteral kBlockedConvAttr = attr::kBlockedConv;
 
 /// All patterns of the conversion.
 void populateGraphToLinalgPatterns(const mlir::TypeConverter &converter,

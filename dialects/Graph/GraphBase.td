@@ -16,6 +16,8 @@ include "dialects/Graph/GraphInterfaces.td"
 def Graph_Dialect : Dialect {
   let name = "graph";
   let cppNamespace = "::kiln::graph";
+  // Graph IR carries kiln.* attributes, which the kiln dialect verifies.
+  let dependentDialects = ["::kiln::KilnDialect"];
   let summary = "Kiln's graph dialect: tensor operators with ONNX semantics";
   let description = [{
     The graph dialect holds a model as the importer reads it: a `func.func`

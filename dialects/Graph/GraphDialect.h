@@ -3,6 +3,8 @@
 #ifndef KILN_DIALECTS_GRAPH_GRAPHDIALECT_H
 #define KILN_DIALECTS_GRAPH_GRAPHDIALECT_H
 
+#include "dialects/Kiln/KilnDialect.h"
+
 #include "mlir/IR/Dialect.h"
 
 #include "dialects/Graph/GraphDialect.h.inc"

@@ -338,7 +338,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
     if (!state.values.try_emplace(input->name(), body->getArgument(i)).second)
       return fail(emitModelError()
                   << "graph input '" << input->name() << "' is listed twice");
-    func.setArgAttr(i, "kiln.name", builder.getStringAttr(input->name()));
+    func.setArgAttr(i, attr::kName, builder.getStringAttr(input->name()));
   }
 
   for (const onnx::TensorProto &init : graph.initializer()) {
@@ -386,7 +386,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   func.setType(
       builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, "kiln.name", builder.getStringAttr(output.name()));
+    func.setResultAttr(i, attr::kName, builder.getStringAttr(output.name()));
 
   if (failed(verifyModule(*module)))
     return nullptr;

@@ -7,6 +7,7 @@
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "dialects/Graph/GraphDialect.h"
 #include "dialects/Graph/Transforms/Passes.h"
+#include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -14,7 +15,7 @@
 namespace kiln {
 
 void registerDialects(mlir::DialectRegistry &registry) {
-  registry.insert<graph::GraphDialect, mlir::func::FuncDialect>();
+  registry.insert<KilnDialect, graph::GraphDialect, mlir::func::FuncDialect>();
 }
 
 void registerPassesAndPipelines() {

@@ -12,17 +12,13 @@ namespace kiln::graph {
 
 /// The attributes by which the graph passes hand the model's interface to
 /// the model ABI, at the other end of code generation (they stay on the
-/// entry function down to the LLVM dialect).
-/// On an argument or result of @main: its ONNX name (the importer writes it).
-constexpr llvm::StringLiteral kNameAttr = "kiln.name";
-/// On the entry: the inputs and outputs as the caller sees them, one
-/// dictionary {name, type, passed} each (kiln-graph-make-entry).
-constexpr llvm::StringLiteral kModelInputsAttr = "kiln.inputs";
-constexpr llvm::StringLiteral kModelOutputsAttr = "kiln.outputs";
-/// On the entry: how many times the model ABI runs it per call, on the next
-/// sample each time (kiln-graph-split-batch; absent means once), and why.
-constexpr llvm::StringLiteral kBatchRepeatAttr = "kiln.batch_repeat";
-constexpr llvm::StringLiteral kBatchSplitAttr = "kiln.batch_split";
+/// entry function down to the LLVM dialect); dialects/Kiln/KilnAttributes.h
+/// says what each holds.
+constexpr llvm::StringLiteral kNameAttr = attr::kName;
+constexpr llvm::StringLiteral kModelInputsAttr = attr::kInputs;
+constexpr llvm::StringLiteral kModelOutputsAttr = attr::kOutputs;
+constexpr llvm::StringLiteral kBatchRepeatAttr = attr::kBatchRepeat;
+constexpr llvm::StringLiteral kBatchSplitAttr = attr::kBatchSplit;
 
 #define GEN_PASS_DECL
 #include "dialects/Graph/Transforms/Passes.h.inc"

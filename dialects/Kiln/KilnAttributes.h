@@ -1,0 +1,56 @@
+//===- KilnAttributes.h - The names of Kiln's attributes --------*- C++ -*-===//
+//
+// Every `kiln.*` attribute that passes hand one another, spelled once. The
+// kiln dialect (KilnDialect.td) verifies each wherever it appears, so that
+// a pass that writes one wrongly, or a hand-written test with a typo, fails
+// at the op instead of being ignored by the pass that reads it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECTS_KILN_KILNATTRIBUTES_H
+#define KILN_DIALECTS_KILN_KILNATTRIBUTES_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace kiln::attr {
+
+/// On an argument or result of the model's function: its ONNX name (a
+/// string; the importer writes it).
+constexpr llvm::StringLiteral kName = "kiln.name";
+/// On the entry function: the inputs and outputs as the caller sees them,
+/// one dictionary {name: string, type: type, passed: bool} each
+/// (kiln-graph-make-entry).
+constexpr llvm::StringLiteral kInputs = "kiln.inputs";
+constexpr llvm::StringLiteral kOutputs = "kiln.outputs";
+/// On the entry function: how many times the model ABI runs it per call, on
+/// the next sample each time (an integer above 1; kiln-graph-split-batch),
+/// and why (a string).
+constexpr llvm::StringLiteral kBatchRepeat = "kiln.batch_repeat";
+constexpr llvm::StringLiteral kBatchSplit = "kiln.batch_split";
+/// On a linalg.generic: the blocked convolution it is (a dictionary of its
+/// strides, dilations and epilogue; conversion/GraphToLinalg).
+constexpr llvm::StringLiteral kBlockedConv = "kiln.blocked_conv";
+/// On a convolution: the algorithm chosen for it (one of
+/// convAlgorithmNames()); on a function, one report line per convolution
+/// (an array of strings).
+constexpr llvm::StringLiteral kConvAlgorithm = "kiln.conv_algorithm";
+constexpr llvm::StringLiteral kConvAlgorithms = "kiln.conv_algorithms";
+/// On a kernel: its configuration from a tuning database (a dictionary of
+/// knobs: algorithm, vector_width, vectors, rows, k_tile, parallel).
+constexpr llvm::StringLiteral kKernelConfig = "kiln.kernel_config";
+/// On an outlined kernel: its floating-point operations per call (a
+/// non-negative integer) and the ONNX nodes it computes (a string).
+constexpr llvm::StringLiteral kKernelFlops = "kiln.kernel_flops";
+constexpr llvm::StringLiteral kKernelSource = "kiln.kernel_source";
+/// On the entry function: the bytes of the workspace the caller provides
+/// (a non-negative integer; kiln-codegen-plan-memory).
+constexpr llvm::StringLiteral kWorkspaceSize = "kiln.workspace_size";
+
+/// Every convolution algorithm: im2col, direct, winograd-2x3, winograd-4x3,
+/// winograd-6x3.
+llvm::ArrayRef<llvm::StringLiteral> convAlgorithmNames();
+
+} // namespace kiln::attr
+
+#endif // KILN_DIALECTS_KILN_KILNATTRIBUTES_H
