@@ -327,8 +327,12 @@ kiln_status allocateWorkspace(const kiln_abi_model *d, kiln_model &model) {
 }
 
 // Caller-allocated structs carry their size (runtime.h). The smallest each
-// may be: its fields before the first that was added to it later.
-constexpr size_t kMinOptionsSize = offsetof(kiln_model_options, device);
+// may be: its first version, before the fields added to it later. A field
+// added later starts at or after that size, so that a caller's padding is
+// never read as a field: kiln_tensor's `device` (at 40, after the 40 bytes
+// of its first version) is the first such; the options' `device` sits in
+// what would have been padding, so it belongs to their first version.
+constexpr size_t kMinOptionsSize = sizeof(kiln_model_options);
 constexpr size_t kMinTensorSize = offsetof(kiln_tensor, device);
 constexpr size_t kMinTensorInfoSize = sizeof(kiln_tensor_info);
 constexpr size_t kMinKernelInfoSize = sizeof(kiln_kernel_info);

@@ -19,7 +19,9 @@
  *     and writes only the fields that lie within it, and gives the fields it
  *     cannot see their defaults: a program built against an older header
  *     keeps working with a newer runtime. A struct_size below the first
- *     version's size, or above 4096, is INVALID_ARGUMENT.
+ *     version's size, or above 4096, is INVALID_ARGUMENT. A field added
+ *     later starts at or after the sizeof of the version before it, so that
+ *     no caller's padding is read as a field, and its default is 0.
  *   - The shared library's soname (libkiln_runtime.so.N) changes only when a
  *     program built against the previous header could misbehave.
  *

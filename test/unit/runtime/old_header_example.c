@@ -3,8 +3,9 @@
  * The runtime's structs grow at the end, and each caller-allocated one
  * carries its size (include/kiln/runtime.h). This program is what a caller
  * compiled against the header of the sized structs' first version looks
- * like: it declares those structs as that header had them, without the
- * `device` fields added since, and calls the runtime's exported functions.
+ * like: it declares those structs as that header had them, kiln_tensor
+ * without the `device` field added since (the runtime's kMinTensorSize),
+ * and calls the runtime's exported functions.
  * The runtime must read only what lies within each struct_size, give the
  * missing fields their defaults, and write nothing past a struct it fills.
  * It runs the fake add model given as argv[1].
@@ -22,6 +23,7 @@ typedef struct kiln_model kiln_model;
 typedef struct {
   size_t struct_size;
   int32_t num_threads;
+  int32_t device;
 } old_model_options;
 typedef struct {
   size_t struct_size;
@@ -112,10 +114,9 @@ int main(int argc, char **argv) {
   }
   printf("input 0 '%s' of %zu bytes; sum[5] = %g, threads = %d\n",
          described.info.name, described.info.byte_size, sum[5], threads);
+  /* The name belongs to the model: read it before the model goes. */
+  int ok = strcmp(described.info.name, "a") == 0 &&
+           described.info.byte_size == 24 && sum[5] == 6.0f && threads == 2;
   kiln_model_release(model);
-  return strcmp(described.info.name, "a") == 0 &&
-                 described.info.byte_size == 24 && sum[5] == 6.0f &&
-                 threads == 2
-             ? 0
-             : 1;
+  return ok ? 0 : 1;
 }
