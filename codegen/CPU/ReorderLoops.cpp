@@ -6,7 +6,11 @@
 // one input. Tiled and register-blocked kernels replace this for the hot ops;
 // this keeps every other contraction reasonable. Fills, copies and
 // elementwise ops get one loop over the trailing dimensions that all their
-// buffers hold contiguously.
+// buffers hold contiguously. Two more jobs on the same loops: a reduction
+// whose combiner runs in the innermost loop is marked reassociable, so that
+// LLVM sums in vector lanes; and a transpose that moves the innermost
+// dimension goes through square register blocks of the target's size
+// (transpose-block; none on AArch64).
 //
 //===----------------------------------------------------------------------===//
 

@@ -8,7 +8,9 @@
 //
 // Adding an operator: write a function in the file of its family
 // (ImportCore.cpp, ImportElementwise.cpp, ImportNN.cpp, ImportShape.cpp,
-// ImportReduction.cpp) and register it there:
+// ImportReduction.cpp, or ImportComposite.cpp for an operator built from
+// several graph ops, such as Attention or QuantizeLinear) and register it
+// there:
 //
 //   static LogicalResult importRelu(NodeImporter &node) {
 //     Value x = node.getInput(0);
