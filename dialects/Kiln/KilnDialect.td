@@ -3,7 +3,7 @@
 #ifndef KILN_DIALECT
 #define KILN_DIALECT
 
-include "mlir/IR/DialectBase.td"
+include "mlir/IR/OpBase.td"
 
 def Kiln_Dialect : Dialect {
   let name = "kiln";
