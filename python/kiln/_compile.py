@@ -46,7 +46,8 @@ def compile(model, output=None, target=None, cpu=None, features=None,
       output: where to write the result. By default a fresh file in a
         temporary folder of this process, deleted when Python exits: pass
         ``output`` to keep the result.
-      target: "x86-64" (the default), "aarch64" or "nvptx".
+      target: "x86-64" (the default) or "aarch64" ("nvptx" is refused until
+        the GPU target lands).
       cpu: an LLVM CPU name; by default the host CPU for the host's
         architecture, a generic CPU for another.
       features: LLVM features to add or remove, e.g. "+avx2,-avx512f".
