@@ -373,11 +373,11 @@ kiln_model_options defaultOptions() {
   return options;
 }
 
-// The caller's tensor array (its stride is the first tensor's struct_size)
-// as this runtime's structs.
-kiln_status readTensors(const kiln_tensor *tensors, size_t count,
-                        const char *kind, std::vector<kiln_tensor> &out) {
-  out.clear();
+// Checks the caller's tensor array (its stride is the first tensor's
+// struct_size) and points `*tensors` at this runtime's structs: the caller's
+// own where they have this runtime's size, else copies in `copies`.
+kiln_status readTensors(const kiln_tensor *&tensors, size_t count,
+                        const char *kind, std::vector<kiln_tensor> &copies) {
   if (count == 0)
     return nullptr;
   size_t stride = tensors->struct_size;
@@ -388,6 +388,11 @@ kiln_status readTensors(const kiln_tensor *tensors, size_t count,
   kiln_tensor defaults;
   std::memset(&defaults, 0, sizeof(defaults));
   defaults.device = KILN_DEVICE_CPU;
+  // A caller built against this header needs no copies (the usual case, and
+  // a run's hot path).
+  bool copy = stride != sizeof(kiln_tensor);
+  if (copy)
+    copies.clear();
   const char *base = reinterpret_cast<const char *>(tensors);
   for (size_t i = 0; i < count; ++i) {
     const auto *t = reinterpret_cast<const kiln_tensor *>(base + i * stride);
@@ -396,13 +401,18 @@ kiln_status readTensors(const kiln_tensor *tensors, size_t count,
                         "%s #%zu: struct_size is %zu, but #0's is %zu (every "
                         "tensor of a call has the same)",
                         kind, i, t->struct_size, stride);
-    out.push_back(readSized(t, defaults));
-    if (out.back().device != KILN_DEVICE_CPU)
+    if (copy) {
+      copies.push_back(readSized(t, defaults));
+      t = &copies.back();
+    }
+    if (t->device != KILN_DEVICE_CPU)
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                         "%s #%zu: device %d, but the model runs on the CPU "
                         "(KILN_DEVICE_CPU)",
-                        kind, i, out.back().device);
+                        kind, i, t->device);
   }
+  if (copy)
+    tensors = copies.data();
   return nullptr;
 }
 
@@ -617,8 +627,6 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   if (kiln_status status =
           readTensors(outputs, numOutputs, "output", outputCopies))
     return status;
-  inputs = inputCopies.data();
-  outputs = outputCopies.data();
   std::vector<const void *> inputPtrs(numInputs);
   std::vector<void *> outputPtrs(numOutputs);
   for (size_t i = 0; i < numInputs; ++i) {

@@ -21,12 +21,12 @@ namespace json = llvm::json;
 namespace kiln::codegen {
 namespace {
 
-constexpr llvm::StringLiteral kAlgorithm = "algorithm";
-constexpr llvm::StringLiteral kVectorWidth = "vector_width";
-constexpr llvm::StringLiteral kVectors = "vectors";
-constexpr llvm::StringLiteral kRows = "rows";
-constexpr llvm::StringLiteral kReductionTile = "k_tile";
-constexpr llvm::StringLiteral kParallel = "parallel";
+constexpr llvm::StringLiteral kAlgorithm = attr::kKnobAlgorithm;
+constexpr llvm::StringLiteral kVectorWidth = attr::kKnobVectorWidth;
+constexpr llvm::StringLiteral kVectors = attr::kKnobVectors;
+constexpr llvm::StringLiteral kRows = attr::kKnobRows;
+constexpr llvm::StringLiteral kReductionTile = attr::kKnobReductionTile;
+constexpr llvm::StringLiteral kParallel = attr::kKnobParallel;
 
 /// The sizes a contraction's register blocking works with: the innermost M,
 /// N and K loops of the op (or of the contraction an im2col convolution

@@ -37,8 +37,17 @@ constexpr llvm::StringLiteral kBlockedConv = "kiln.blocked_conv";
 constexpr llvm::StringLiteral kConvAlgorithm = "kiln.conv_algorithm";
 constexpr llvm::StringLiteral kConvAlgorithms = "kiln.conv_algorithms";
 /// On a kernel: its configuration from a tuning database (a dictionary of
-/// knobs: algorithm, vector_width, vectors, rows, k_tile, parallel).
+/// the knobs below).
 constexpr llvm::StringLiteral kKernelConfig = "kiln.kernel_config";
+/// The knobs of a kernel configuration (docs/tuning.md): the algorithm (a
+/// string), lanes per vector, vectors and rows per register block, reduction
+/// steps per iteration (integers), and whether tiles run on threads (a bool).
+constexpr llvm::StringLiteral kKnobAlgorithm = "algorithm";
+constexpr llvm::StringLiteral kKnobVectorWidth = "vector_width";
+constexpr llvm::StringLiteral kKnobVectors = "vectors";
+constexpr llvm::StringLiteral kKnobRows = "rows";
+constexpr llvm::StringLiteral kKnobReductionTile = "k_tile";
+constexpr llvm::StringLiteral kKnobParallel = "parallel";
 /// On an outlined kernel: its floating-point operations per call (a
 /// non-negative integer) and the ONNX nodes it computes (a string).
 constexpr llvm::StringLiteral kKernelFlops = "kiln.kernel_flops";

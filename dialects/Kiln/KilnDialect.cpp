@@ -22,12 +22,20 @@ void KilnDialect::initialize() {}
 
 namespace {
 
-/// The knobs a kernel configuration may hold, and whether each is a bool
-/// (else an integer, but `algorithm`, a string).
+/// The knobs a kernel configuration may hold.
 bool isKnob(StringRef name) {
-  return llvm::is_contained(
-      {"algorithm", "vector_width", "vectors", "rows", "k_tile", "parallel"},
-      name);
+  return llvm::is_contained({attr::kKnobAlgorithm, attr::kKnobVectorWidth,
+                             attr::kKnobVectors, attr::kKnobRows,
+                             attr::kKnobReductionTile, attr::kKnobParallel},
+                            name);
+}
+
+/// "a, b or c" for a list of names.
+std::string oneOf(ArrayRef<llvm::StringLiteral> names) {
+  std::string text;
+  for (auto [i, name] : llvm::enumerate(names))
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + name.str();
+  return text;
 }
 
 LogicalResult verifyKernelConfig(Operation *op, DictionaryAttr config) {
@@ -36,9 +44,10 @@ LogicalResult verifyKernelConfig(Operation *op, DictionaryAttr config) {
     if (!isKnob(name))
       return op->emitOpError() << "'" << attr::kKernelConfig
                                << "' has an unknown knob '" << name << "'";
-    bool ok = name == "algorithm"  ? isa<StringAttr>(knob.getValue())
-              : name == "parallel" ? isa<BoolAttr>(knob.getValue())
-                                   : isa<IntegerAttr>(knob.getValue());
+    // The algorithm is a string, parallel a bool, the others integers.
+    bool ok = name == attr::kKnobAlgorithm  ? isa<StringAttr>(knob.getValue())
+              : name == attr::kKnobParallel ? isa<BoolAttr>(knob.getValue())
+                                            : isa<IntegerAttr>(knob.getValue());
     if (!ok)
       return op->emitOpError()
              << "'" << attr::kKernelConfig << "' knob '" << name
@@ -95,8 +104,7 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
     auto algorithm = dyn_cast<StringAttr>(value);
     if (!algorithm ||
         !llvm::is_contained(attr::convAlgorithmNames(), algorithm.getValue()))
-      return fail("one of im2col, direct, winograd-2x3, winograd-4x3 or "
-                  "winograd-6x3");
+      return fail("one of " + oneOf(attr::convAlgorithmNames()));
     return success();
   }
   if (name == attr::kConvAlgorithms) {

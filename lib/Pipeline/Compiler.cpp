@@ -501,13 +501,9 @@ private:
   /// pass then configures for real.
   LogicalResult findKernelConfigs(ModuleOp module,
                                   const codegen::KernelTarget &target) {
-    llvm::Expected<codegen::TuningDatabase> database =
-        codegen::TuningDatabase::load(options.tuningDB);
-    if (!database)
-      return emitError(database.takeError());
     OwningOpRef<ModuleOp> copy(module.clone());
-    if (failed(codegen::applyKernelConfigs(*copy, *database, target,
-                                           &result.kernelConfigs)))
+    if (failed(codegen::applyKernelConfigs(*copy, *pipeline.tuningDatabase,
+                                           target, &result.kernelConfigs)))
       return failure();
     if (options.report) {
       result.report +=

@@ -242,6 +242,8 @@ resolvePipelineOptions(const CompileOptions &options) {
         codegen::TuningDatabase::load(options.tuningDB);
     if (!database)
       return database.takeError();
+    result.tuningDatabase =
+        std::make_shared<codegen::TuningDatabase>(std::move(*database));
   }
   return result;
 }

@@ -19,12 +19,14 @@
 #ifndef KILN_LIB_PIPELINE_PIPELINES_H
 #define KILN_LIB_PIPELINE_PIPELINES_H
 
+#include "codegen/Common/KernelConfig.h"
 #include "kiln/compiler.h"
 #include "lib/Target/TargetInfo.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,6 +96,10 @@ struct PipelineOptions {
   int64_t batchSplitCacheBytes = 16 << 20;
   /// Code generation for a CPU target (x86-64 and AArch64).
   CPUCodegenOptions cpu;
+  /// The tuning database of `cpu.tuningDB`, read once while resolving (the
+  /// driver reports from it; the pass reads the file itself, so that the
+  /// textual pipeline stands alone).
+  std::shared_ptr<const codegen::TuningDatabase> tuningDatabase;
 };
 
 /// Checks every option of `options` and resolves its target: an unknown

@@ -139,15 +139,15 @@ bool parseInputShape(StringRef text, kiln::CompileOptions &options,
   return true;
 }
 
-/// Parses an enumerated option's value; an unknown one prints the valid ones.
+/// Parses the value of the enumerated option --`flag` (kiln::optionValues
+/// knows it by the same name); an unknown one prints the valid ones.
 template <typename Enum>
 bool parseEnum(const char *flag, const std::string &text,
-               std::optional<Enum> (*parse)(const std::string &),
-               const char *option, Enum &value) {
+               std::optional<Enum> (*parse)(const std::string &), Enum &value) {
   std::optional<Enum> parsed = parse(text);
   if (!parsed) {
     errs() << "kiln-compile: error: unknown --" << flag << " value '" << text
-           << "' (expected " << join(kiln::optionValues(option), ", ") << ")\n";
+           << "' (expected " << join(kiln::optionValues(flag), ", ") << ")\n";
     return false;
   }
   value = *parsed;
@@ -190,11 +190,10 @@ int main(int argc, char **argv) {
   options.report = report;
   options.printPipeline = printPipeline;
   options.tuningDB = tuningDB;
-  if (!parseEnum("emit", emit, kiln::parseEmitStage, "emit", options.emit) ||
-      !parseEnum("layout", layoutName, kiln::parseLayout, "layout",
-                 options.layout) ||
+  if (!parseEnum("emit", emit, kiln::parseEmitStage, options.emit) ||
+      !parseEnum("layout", layoutName, kiln::parseLayout, options.layout) ||
       !parseEnum("batch-split", batchSplitName, kiln::parseBatchSplit,
-                 "batch-split", options.batchSplit))
+                 options.batchSplit))
     return 1;
   for (StringRef choice : convAlgorithms) {
     auto [layer, algorithm] = choice.rsplit('=');
