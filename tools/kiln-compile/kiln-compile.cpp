@@ -169,7 +169,7 @@ int main(int argc, char **argv) {
       "  kiln-compile model.onnx -o model.so\n"
       "  kiln-compile model.onnx --emit=graph -o -\n"
       "  kiln-compile model.onnx --tuning-db=model.tuning.jsonl -o model.so\n"
-      "  kiln-compile model.onnx --print-pipeline -o -\n\n"
+      "  kiln-compile model.onnx --print-pipeline\n\n"
       "MLIR's pass-manager options (--mlir-print-ir-after-all, "
       "--mlir-timing, ...) apply to every stage's passes: see "
       "--help-hidden.\n");
