@@ -86,11 +86,11 @@ struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
 
     // The panel width: the register block's (two vectors, or one where two
     // do not divide N), as kiln-cpu-tile-and-vectorize will choose it.
-    KernelConfig config = KernelConfig::get(op);
-    int64_t width = config.vectorWidth.value_or(vectorWidth);
+    KernelConfigAttr config = KernelConfigAttr::of(op);
+    int64_t width = config.getVectorWidth().value_or(vectorWidth);
     int64_t rows = cType.getDimSize(0), cols = cType.getDimSize(1);
     int64_t depth = aType.getDimSize(1);
-    int64_t nb = width * config.vectors.value_or(2);
+    int64_t nb = width * config.getVectors().value_or(2);
     if (cols % nb != 0 && cols % width == 0)
       nb = width;
     if (cols <= nb)

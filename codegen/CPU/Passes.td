@@ -59,7 +59,8 @@ def CPUPackWeights : Pass<"kiln-cpu-pack-weights", "mlir::func::FuncOp"> {
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "fp32 elements in one vector register of the target">,
   ];
-  let dependentDialects = ["mlir::arith::ArithDialect",
+  let dependentDialects = ["::kiln::KilnDialect",
+                           "mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect"];
 }
@@ -217,6 +218,7 @@ def CPUSelectConvAlgorithm : Pass<"kiln-cpu-select-conv-algorithm", "mlir::func:
     Option<"spillCost", "spill-cost", "double", /*default=*/"130.0",
            "each transformed float beyond those">,
   ];
+  let dependentDialects = ["::kiln::KilnDialect"];
 }
 
 def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncOp"> {
@@ -281,7 +283,8 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
            "a direct blocked convolution's weights stay in cache up to this "
            "size (the target's L2 share), which decides its tile order">,
   ];
-  let dependentDialects = ["mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::kiln::KilnDialect",
+                           "mlir::linalg::LinalgDialect",
                            "mlir::scf::SCFDialect",
                            "mlir::vector::VectorDialect"];
 }

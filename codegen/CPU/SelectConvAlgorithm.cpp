@@ -251,13 +251,14 @@ struct CPUSelectConvAlgorithmPass
       };
       std::string chosen;
       std::string why;
-      std::optional<std::string> tuned = KernelConfig::get(conv).algorithm;
+      std::optional<ConvAlgorithm> tuned =
+          KernelConfigAttr::of(conv).getAlgorithm();
       if (auto it = perLayer.find(layer); it != perLayer.end()) {
         used.insert(layer);
         chosen = it->second;
         why = "override";
       } else if (tuned) {
-        chosen = *tuned;
+        chosen = stringifyConvAlgorithm(*tuned);
         why = "tuning db";
       } else if (algorithm != "auto") {
         chosen = algorithm;
@@ -289,7 +290,8 @@ struct CPUSelectConvAlgorithmPass
         continue;
       }
       conv->setAttr(kConvAlgorithmAttr,
-                    StringAttr::get(conv->getContext(), chosen));
+                    ConvAlgorithmAttr::get(conv->getContext(),
+                                           *symbolizeConvAlgorithm(chosen)));
 
       std::string line;
       llvm::raw_string_ostream os(line);

@@ -42,11 +42,10 @@ namespace {
 /// remainder wider than one vector (17 of 49 with 16-lane vectors), which
 /// runs several times slower than one-vector blocks with a narrow remainder
 /// (1 of 49).
-int64_t blockWidth(const KernelConfig &config, int64_t size,
-                   int64_t vectorWidth) {
-  int64_t width = config.vectorWidth.value_or(vectorWidth);
-  if (config.vectors)
-    return *config.vectors * width;
+int64_t blockWidth(KernelConfigAttr config, int64_t size, int64_t vectorWidth) {
+  int64_t width = config.getVectorWidth().value_or(vectorWidth);
+  if (config.getVectors())
+    return *config.getVectors() * width;
   return size % (2 * width) > width ? width : 2 * width;
 }
 
@@ -72,9 +71,9 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
   if (outputMap.getNumResults() == 0 ||
       outputMap.getResults().back() != getAffineDimExpr(n, op.getContext()))
     return {};
-  KernelConfig config = KernelConfig::get(op);
+  KernelConfigAttr config = KernelConfigAttr::of(op);
   int64_t block = blockWidth(config, ranges[n], vectorWidth);
-  vectorWidth = config.vectorWidth.value_or(vectorWidth);
+  vectorWidth = config.getVectorWidth().value_or(vectorWidth);
   // A remainder narrower than a block (split off by splitRemainders) is one
   // tile as wide as it is.
   int64_t nTile = ranges[n] < block              ? ranges[n]
@@ -87,16 +86,16 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
   sizes[n] = nTile;
   // A narrow tile takes more rows, up to three times as many (each
   // accumulator is then one register, or part of one).
-  sizes[m] = config.rows
-                 ? largestDivisor(ranges[m], *config.rows)
+  sizes[m] = config.getRows()
+                 ? largestDivisor(ranges[m], *config.getRows())
                  : largestDivisor(
                        ranges[m],
                        std::min<int64_t>(
                            rows * std::max<int64_t>(1, 2 * vectorWidth / nTile),
                            3 * rows));
-  if (config.reductionTile)
+  if (config.getReductionTile())
     sizes[dims->k.back()] =
-        largestDivisor(ranges[dims->k.back()], *config.reductionTile);
+        largestDivisor(ranges[dims->k.back()], *config.getReductionTile());
   return sizes;
 }
 
@@ -105,8 +104,8 @@ std::optional<BlockedConv> matchDirectBlockedConv(linalg::LinalgOp op) {
   std::optional<BlockedConv> conv = matchBlockedConv(op);
   if (!conv)
     return std::nullopt;
-  if (auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
-      algorithm && algorithm.getValue() != "direct")
+  if (std::optional<ConvAlgorithm> algorithm = chosenConvAlgorithm(op);
+      algorithm && *algorithm != ConvAlgorithm::Direct)
     return std::nullopt;
   return conv;
 }
@@ -136,11 +135,11 @@ SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
   std::optional<BlockedConv> conv = matchDirectBlockedConv(op);
   if (!conv)
     return {};
-  KernelConfig config = KernelConfig::get(op);
-  int64_t width = config.vectorWidth.value_or(vectorWidth);
+  KernelConfigAttr config = KernelConfigAttr::of(op);
+  int64_t width = config.getVectorWidth().value_or(vectorWidth);
   int64_t block = conv->outputShape[4], columns = conv->outputShape[3];
   int64_t outputBlocks = conv->outputShape[1];
-  int64_t rowLimit = config.rows.value_or(std::min<int64_t>(
+  int64_t rowLimit = config.getRows().value_or(std::min<int64_t>(
       rows * std::max<int64_t>(1, 2 * width / block), 3 * rows));
   int64_t rowTile = largestDivisor(columns, rowLimit);
   // Two output channel blocks per tile where the block is one vector: each
@@ -148,20 +147,21 @@ SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
   // two vectors. Not where the columns have no divisor of four rows or more
   // (splitBlockedConvs cuts such columns where it can).
   int64_t blocks = 1;
-  if (config.vectors) {
-    if (outputBlocks % *config.vectors == 0)
-      blocks = *config.vectors;
+  if (config.getVectors()) {
+    if (outputBlocks % *config.getVectors() == 0)
+      blocks = *config.getVectors();
   } else if (block == width && outputBlocks % 2 == 0) {
     int64_t pairRows =
-        largestDivisor(columns, config.rows.value_or(pairRowLimit(rows)));
+        largestDivisor(columns, config.getRows().value_or(pairRowLimit(rows)));
     if (pairRows >= kMinPairRows) {
       blocks = 2;
       rowTile = pairRows;
     }
   }
   int64_t depth = conv->inputShape[4];
-  int64_t depthTile =
-      config.reductionTile ? largestDivisor(depth, *config.reductionTile) : 1;
+  int64_t depthTile = config.getReductionTile()
+                          ? largestDivisor(depth, *config.getReductionTile())
+                          : 1;
   return {1, blocks, 1, rowTile, 0, 1, 1, 1, depthTile};
 }
 
@@ -172,10 +172,9 @@ SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
 /// matmuls, or failure when `tile` does not have that shape.
 FailureOr<SmallVector<linalg::MatmulOp>>
 convTileAsMatmuls(RewriterBase &rewriter, linalg::GenericOp tile) {
-  auto tag = tile->getAttrOfType<DictionaryAttr>(kBlockedConvAttr);
-  auto strides = tag ? tag.getAs<DenseI64ArrayAttr>("strides") : nullptr;
-  if (!strides || strides.size() != 2 || tile.getNumDpsInputs() != 2 ||
-      tile.getNumDpsInits() != 1 || !tile.hasPureTensorSemantics())
+  auto tag = tile->getAttrOfType<BlockedConvAttr>(kBlockedConvAttr);
+  if (!tag || tile.getNumDpsInputs() != 2 || tile.getNumDpsInits() != 1 ||
+      !tile.hasPureTensorSemantics())
     return failure();
   Value input = tile.getDpsInputs()[0], weight = tile.getDpsInputs()[1];
   Value output = tile.getDpsInits()[0];
@@ -190,7 +189,7 @@ convTileAsMatmuls(RewriterBase &rewriter, linalg::GenericOp tile) {
   ArrayRef<int64_t> in = inputType.getShape(), w = weightType.getShape(),
                     out = outputType.getShape();
   int64_t blocks = out[1], rowCount = out[3], depth = in[4], block = out[4];
-  int64_t stride = strides[1];
+  int64_t stride = tag.getStrides()[1];
   if (in[0] != 1 || in[1] != 1 || in[2] != 1 || out[0] != 1 || out[2] != 1 ||
       w[0] != blocks || w[1] != 1 || w[2] != 1 || w[3] != 1 || w[4] != depth ||
       w[5] != block || in[3] != (rowCount - 1) * stride + 1)
@@ -570,8 +569,8 @@ planBlockedConvSplit(linalg::LinalgOp op, int64_t vectorWidth, int64_t rows) {
   std::optional<BlockedConv> conv = matchDirectBlockedConv(op);
   if (!conv)
     return std::nullopt;
-  KernelConfig config = KernelConfig::get(op);
-  if (config.rows || config.vectors || config.vectorWidth ||
+  KernelConfigAttr config = KernelConfigAttr::of(op);
+  if (config.getRows() || config.getVectors() || config.getVectorWidth() ||
       conv->outputShape[4] != vectorWidth)
     return std::nullopt;
   int64_t outputBlocks = conv->outputShape[1], columns = conv->outputShape[3];
@@ -672,7 +671,7 @@ void splitRemainders(func::FuncOp func, int64_t vectorWidth) {
       continue;
     unsigned n = dims->n.back();
     int64_t size = op.getStaticLoopRanges()[n];
-    int64_t block = blockWidth(KernelConfig::get(op), size, vectorWidth);
+    int64_t block = blockWidth(KernelConfigAttr::of(op), size, vectorWidth);
     int64_t main = size / block * block;
     if (main == 0 || main == size)
       continue;
@@ -887,7 +886,7 @@ struct CPUTileAndVectorizePass
       return;
     for (auto &[op, sizes] : work) {
       bool parallelTiles =
-          parallel && KernelConfig::get(op).parallel.value_or(true);
+          parallel && KernelConfigAttr::of(op).getParallel().value_or(true);
       if (linalg::GenericOp epilogue = getEpilogue(op);
           epilogue &&
           succeeded(tileAndFuseEpilogue(rewriter, op, epilogue, sizes,

@@ -14,14 +14,12 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic)
     return std::nullopt;
-  auto tag = generic->getAttrOfType<DictionaryAttr>(kBlockedConvAttr);
+  // The tag's verifier holds it to two strides and two dilations.
+  auto tag = generic->getAttrOfType<BlockedConvAttr>(kBlockedConvAttr);
   if (!tag || !generic.hasPureTensorSemantics() ||
       generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1)
     return std::nullopt;
-  auto strides = tag.getAs<DenseI64ArrayAttr>("strides");
-  auto dilations = tag.getAs<DenseI64ArrayAttr>("dilations");
-  if (!strides || !dilations || strides.size() != 2 || dilations.size() != 2)
-    return std::nullopt;
+  ArrayRef<int64_t> strides = tag.getStrides(), dilations = tag.getDilations();
 
   BlockedConv conv;
   conv.op = generic;

@@ -39,8 +39,8 @@ struct Conv2DNchwFchwToIm2Col : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
                                 PatternRewriter &rewriter) const override {
     if (!conv.hasPureTensorSemantics())
       return rewriter.notifyMatchFailure(conv, "expects tensors");
-    if (auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
-        algorithm && algorithm.getValue() != "im2col")
+    if (std::optional<ConvAlgorithm> algorithm = chosenConvAlgorithm(conv);
+        algorithm && *algorithm != ConvAlgorithm::Im2Col)
       return rewriter.notifyMatchFailure(conv, "another algorithm");
     auto inputType = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
     auto filterType = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());

@@ -285,9 +285,9 @@ struct Conv2DNchwFchwToWinograd : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
 
   LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp conv,
                                 PatternRewriter &rewriter) const override {
-    auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+    std::optional<ConvAlgorithm> algorithm = chosenConvAlgorithm(conv);
     std::optional<int> tile =
-        algorithm ? winogradTileOf(algorithm.getValue()) : std::nullopt;
+        algorithm ? winogradTileOf(*algorithm) : std::nullopt;
     if (!tile)
       return rewriter.notifyMatchFailure(conv, "not marked for Winograd");
     if (!isWinogradCandidate(conv))
@@ -440,9 +440,9 @@ struct BlockedConvToWinograd : OpRewritePattern<linalg::GenericOp> {
     std::optional<BlockedConv> conv = matchBlockedConv(op);
     if (!conv)
       return rewriter.notifyMatchFailure(op, "not a blocked convolution");
-    auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+    std::optional<ConvAlgorithm> algorithm = chosenConvAlgorithm(op);
     std::optional<int> tile =
-        algorithm ? winogradTileOf(algorithm.getValue()) : std::nullopt;
+        algorithm ? winogradTileOf(*algorithm) : std::nullopt;
     if (!tile)
       return rewriter.notifyMatchFailure(op, "not marked for Winograd");
     if (!isWinogradCandidate(*conv))
@@ -661,11 +661,11 @@ struct CodegenConvToWinogradPass
       if (!isa<linalg::Conv2DNchwFchwOp>(conv.getOperation()) &&
           !matchBlockedConv(conv))
         return WalkResult::advance();
-      auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
-      if (!algorithm || !winogradTileOf(algorithm.getValue()))
+      std::optional<ConvAlgorithm> algorithm = chosenConvAlgorithm(conv);
+      if (!algorithm || !winogradTileOf(*algorithm))
         return WalkResult::advance();
       conv.emitOpError("cannot use ")
-          << algorithm.getValue()
+          << stringifyConvAlgorithm(*algorithm)
           << ": it needs a 3x3, stride-1, undilated f32 convolution with "
              "static shapes and constant weights";
       return WalkResult::interrupt();

@@ -231,22 +231,20 @@ bool validateConfig(const json::Object &config, const json::Object &space,
   return true;
 }
 
-DictionaryAttr toAttribute(MLIRContext *ctx, const json::Object &config) {
-  Builder b(ctx);
-  SmallVector<NamedAttribute> entries;
-  for (const auto &[key, value] : config) {
-    Attribute attr;
-    if (std::optional<int64_t> i = value.getAsInteger())
-      attr = b.getI64IntegerAttr(*i);
-    else if (std::optional<bool> flag = value.getAsBoolean())
-      attr = b.getBoolAttr(*flag);
-    else if (std::optional<StringRef> s = value.getAsString())
-      attr = b.getStringAttr(*s);
-    else
-      continue; // validateConfig admits only the values of the space
-    entries.push_back(b.getNamedAttr(key.str(), attr));
-  }
-  return b.getDictionaryAttr(entries);
+/// The attribute form of a configuration that validateConfig admitted (its
+/// knobs and values are the search space's).
+KernelConfigAttr toAttribute(MLIRContext *ctx, const json::Object &config) {
+  auto integer = [&](StringRef knob) -> std::optional<int64_t> {
+    if (const json::Value *value = config.get(knob))
+      return value->getAsInteger();
+    return std::nullopt;
+  };
+  std::optional<ConvAlgorithm> algorithm;
+  if (std::optional<StringRef> name = config.getString(kAlgorithm))
+    algorithm = symbolizeConvAlgorithm(*name);
+  return KernelConfigAttr::get(
+      ctx, algorithm, integer(kVectorWidth), integer(kVectors), integer(kRows),
+      integer(kReductionTile), config.getBoolean(kParallel));
 }
 
 } // namespace
@@ -293,27 +291,6 @@ std::optional<TunableKernel> describeKernel(linalg::LinalgOp op,
   for (int64_t range : op.getStaticLoopRanges())
     kernel.flops *= static_cast<double>(range);
   return kernel;
-}
-
-KernelConfig KernelConfig::get(Operation *op) {
-  KernelConfig config;
-  auto dict = op->getAttrOfType<DictionaryAttr>(kKernelConfigAttrName);
-  if (!dict)
-    return config;
-  auto integer = [&](StringRef name) -> std::optional<int64_t> {
-    if (auto attr = dict.getAs<IntegerAttr>(name))
-      return attr.getInt();
-    return std::nullopt;
-  };
-  if (auto attr = dict.getAs<StringAttr>(kAlgorithm))
-    config.algorithm = attr.str();
-  config.vectorWidth = integer(kVectorWidth);
-  config.vectors = integer(kVectors);
-  config.rows = integer(kRows);
-  config.reductionTile = integer(kReductionTile);
-  if (auto attr = dict.getAs<BoolAttr>(kParallel))
-    config.parallel = attr.getValue();
-  return config;
 }
 
 void copyKernelConfig(Operation *from, Operation *to) {
@@ -391,7 +368,7 @@ const TuningRecord *TuningDatabase::lookup(llvm::StringRef kernel,
 LogicalResult applyKernelConfigs(ModuleOp module,
                                  const TuningDatabase &database,
                                  const KernelTarget &target,
-                                 std::vector<std::string> *applied) {
+                                 std::vector<TuningRecord> *applied) {
   bool ok = true;
   module.walk([&](linalg::LinalgOp op) {
     std::optional<TunableKernel> kernel = describeKernel(op, target);
@@ -410,14 +387,8 @@ LogicalResult applyKernelConfigs(ModuleOp module,
     }
     op->setAttr(kKernelConfigAttrName,
                 toAttribute(op->getContext(), record->config));
-    if (applied) {
-      std::string line;
-      llvm::raw_string_ostream os(line);
-      os << kernel->signature << ": "
-         << json::Value(json::Object(record->config)) << " (" << database.path()
-         << ":" << record->line << ")";
-      applied->push_back(line);
-    }
+    if (applied)
+      applied->push_back(*record);
   });
   return success(ok);
 }

@@ -14,21 +14,22 @@
 // A *tuning database* is a file of JSON lines, one record per measured (or
 // pinned) configuration of a kernel on a target; see docs/tuning.md. The
 // pass kiln-codegen-apply-kernel-configs attaches the best record's
-// configuration to each kernel as the `kiln.kernel_config` dictionary, which
-// the conv and tile-and-vectorize passes read; a knob that is absent takes the
+// configuration to each kernel as a `kiln.kernel_config` attribute
+// (KernelConfigAttr, KilnDialect.td), which the conv and tile-and-vectorize
+// passes read through KernelConfigAttr::of; a knob that is absent takes the
 // default.
 //
-// Extending it: a new knob is a new key in `searchSpace` and in
-// `KernelConfig`, read by the pass it steers; a new convolution algorithm
-// (Winograd, direct on a blocked layout) is a new value of "algorithm", which
-// the conv pass that implements it accepts.
+// Extending it: a new knob is a new key in `searchSpace` and a new parameter
+// of KernelConfigAttr, read by the pass it steers; a new convolution
+// algorithm is a new case of the ConvAlgorithm enum, which the conv pass that
+// implements it accepts.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_CODEGEN_COMMON_KERNELCONFIG_H
 #define KILN_CODEGEN_COMMON_KERNELCONFIG_H
 
-#include "dialects/Kiln/KilnAttributes.h"
+#include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -68,21 +69,6 @@ struct TunableKernel {
 std::optional<TunableKernel> describeKernel(mlir::linalg::LinalgOp op,
                                             const KernelTarget &target);
 
-/// The configuration on an op, as the passes read it; each knob is unset
-/// when the op has no configuration or the configuration leaves it out.
-struct KernelConfig {
-  /// conv2d: "im2col", "direct" or "winograd-Mx3" (see
-  /// kiln-cpu-select-conv-algorithm, which takes it as the layer's choice).
-  std::optional<std::string> algorithm;
-  std::optional<int64_t> vectorWidth;   ///< fp32 lanes per vector
-  std::optional<int64_t> vectors;       ///< vectors across N per block
-  std::optional<int64_t> rows;          ///< rows of M per block (at most)
-  std::optional<int64_t> reductionTile; ///< K steps per loop iteration
-  std::optional<bool> parallel;         ///< output tiles on threads
-
-  static KernelConfig get(mlir::Operation *op);
-};
-
 /// Copies the configuration of `from`, if any, onto `to`.
 void copyKernelConfig(mlir::Operation *from, mlir::Operation *to);
 
@@ -117,11 +103,11 @@ private:
 /// Attaches the database's configuration to every kernel of `module` that
 /// has one for `target`. A configuration that names a knob the kernel does
 /// not have, or a value outside its search space, is an error at the op.
-/// Appends "signature: config (file:line)" lines to `applied` if given.
+/// Appends the record applied to each kernel to `applied` if given.
 mlir::LogicalResult applyKernelConfigs(mlir::ModuleOp module,
                                        const TuningDatabase &database,
                                        const KernelTarget &target,
-                                       std::vector<std::string> *applied);
+                                       std::vector<TuningRecord> *applied);
 
 /// The kernels of `module` as JSON: the target, and per distinct signature
 /// its kind, search space, flops, how many ops share it, the locations of

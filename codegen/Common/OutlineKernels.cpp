@@ -308,10 +308,9 @@ struct CodegenOutlineKernelsPass
         createOutlinedFunction(builder, op->getLoc(), name, types);
     // What the model's kernel table says about it (lib/Target/ModelABI.cpp).
     std::optional<uint64_t> flops = countFlops(op);
-    kernel->setAttr(kKernelFlopsAttr,
-                    builder.getI64IntegerAttr(int64_t(flops.value_or(0))));
-    kernel->setAttr(kKernelSourceAttr,
-                    builder.getStringAttr(sourceNodes(op->getLoc())));
+    kernel->setAttr(kKernelAttr,
+                    KernelAttr::get(ctx, int64_t(flops.value_or(0)),
+                                    sourceNodes(op->getLoc())));
     IRMapping mapping =
         startOutlinedBody(builder, kernel, {}, arguments, recreate);
     Operation *nest = builder.clone(*op, mapping);

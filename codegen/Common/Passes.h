@@ -27,12 +27,11 @@ constexpr llvm::StringLiteral kConvAlgorithmAttr = attr::kConvAlgorithm;
 /// On the entry function: the bytes of the workspace that
 /// kiln-codegen-plan-memory planned, which the caller provides.
 constexpr llvm::StringLiteral kWorkspaceSizeAttr = attr::kWorkspaceSize;
-/// Attributes kiln-codegen-outline-kernels puts on each kernel: its
-/// floating-point operations per call (i64, 0 when unknown) and the ONNX
-/// nodes it computes (a string). They survive lowering to the LLVM dialect
-/// and become the model's kernel table.
-inline constexpr llvm::StringLiteral kKernelFlopsAttr = attr::kKernelFlops;
-inline constexpr llvm::StringLiteral kKernelSourceAttr = attr::kKernelSource;
+/// What kiln-codegen-outline-kernels puts on each kernel (a KernelAttr: its
+/// floating-point operations per call, 0 when unknown, and the ONNX nodes it
+/// computes). It survives lowering to the LLVM dialect and becomes the
+/// model's kernel table.
+inline constexpr llvm::StringLiteral kKernelAttr = attr::kKernel;
 
 #define GEN_PASS_DECL
 #include "codegen/Common/Passes.h.inc"

@@ -48,6 +48,7 @@ def CodegenApplyKernelConfigs : Pass<"kiln-codegen-apply-kernel-configs", "mlir:
     Option<"parallel", "parallel", "bool", /*default=*/"false",
            "whether contractions may run their output tiles on threads">,
   ];
+  let dependentDialects = ["::kiln::KilnDialect"];
 }
 
 def CodegenConvToIm2Col : Pass<"kiln-codegen-conv-to-im2col", "mlir::func::FuncOp"> {
@@ -304,7 +305,7 @@ def CodegenOutlineKernels : Pass<"kiln-codegen-outline-kernels", "mlir::ModuleOp
     }
     ```
   }];
-  let dependentDialects = ["mlir::func::FuncDialect"];
+  let dependentDialects = ["mlir::func::FuncDialect", "::kiln::KilnDialect"];
 }
 
 def CodegenPadInPlace : Pass<"kiln-codegen-pad-in-place", "mlir::func::FuncOp"> {

@@ -2,7 +2,7 @@
 
 #include "codegen/Utils/Utils.h"
 
-#include "dialects/Kiln/KilnAttributes.h"
+#include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -28,22 +28,36 @@ std::string convLayerName(Operation *op, unsigned index) {
   return name.empty() ? "conv#" + std::to_string(index) : name;
 }
 
-ArrayRef<StringLiteral> convAlgorithmNames() {
-  return attr::convAlgorithmNames();
-}
+ArrayRef<StringRef> convAlgorithmNames() { return attr::convAlgorithmNames(); }
 
 bool isConvAlgorithmName(StringRef name) {
   return llvm::is_contained(convAlgorithmNames(), name);
 }
 
 std::optional<int> winogradTileOf(StringRef algorithm) {
-  if (algorithm == "winograd-2x3")
-    return 2;
-  if (algorithm == "winograd-4x3")
-    return 4;
-  if (algorithm == "winograd-6x3")
-    return 6;
+  std::optional<ConvAlgorithm> known = symbolizeConvAlgorithm(algorithm);
+  return known ? winogradTileOf(*known) : std::nullopt;
+}
+
+std::optional<ConvAlgorithm> chosenConvAlgorithm(Operation *op) {
+  if (auto chosen = op->getAttrOfType<ConvAlgorithmAttr>(attr::kConvAlgorithm))
+    return chosen.getValue();
   return std::nullopt;
+}
+
+std::optional<int> winogradTileOf(ConvAlgorithm algorithm) {
+  switch (algorithm) {
+  case ConvAlgorithm::Winograd2x3:
+    return 2;
+  case ConvAlgorithm::Winograd4x3:
+    return 4;
+  case ConvAlgorithm::Winograd6x3:
+    return 6;
+  case ConvAlgorithm::Im2Col:
+  case ConvAlgorithm::Direct:
+    return std::nullopt;
+  }
+  llvm_unreachable("every algorithm is handled");
 }
 
 /// The values of a constant f32 tensor, held inline or as a resource blob,

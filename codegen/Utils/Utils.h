@@ -22,18 +22,26 @@ namespace mlir {
 class Operation;
 } // namespace mlir
 
+namespace kiln {
+enum class ConvAlgorithm : uint32_t;
+} // namespace kiln
+
 namespace kiln::codegen {
 
-/// Every convolution algorithm: im2col, direct, winograd-2x3, winograd-4x3,
-/// winograd-6x3. The one list: the compiler's options, the passes and the
-/// tuner spell them from it.
-llvm::ArrayRef<llvm::StringLiteral> convAlgorithmNames();
+/// Every convolution algorithm (the ConvAlgorithm enum of the kiln dialect):
+/// im2col, direct, winograd-2x3, winograd-4x3, winograd-6x3. The compiler's
+/// options, the passes and the tuner spell them from it.
+llvm::ArrayRef<llvm::StringRef> convAlgorithmNames();
 
 /// Whether `name` is one of convAlgorithmNames().
 bool isConvAlgorithmName(llvm::StringRef name);
 
 /// M for "winograd-Mx3", nothing for another algorithm name.
 std::optional<int> winogradTileOf(llvm::StringRef algorithm);
+std::optional<int> winogradTileOf(ConvAlgorithm algorithm);
+
+/// The algorithm chosen for a convolution (its kiln.conv_algorithm), if any.
+std::optional<ConvAlgorithm> chosenConvAlgorithm(mlir::Operation *op);
 
 /// The ONNX node name of a convolution, from its location, or "conv#INDEX".
 std::string convLayerName(mlir::Operation *op, unsigned index);

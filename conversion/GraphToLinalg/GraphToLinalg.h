@@ -8,7 +8,7 @@
 #ifndef KILN_CONVERSION_GRAPHTOLINALG_GRAPHTOLINALG_H
 #define KILN_CONVERSION_GRAPHTOLINALG_GRAPHTOLINALG_H
 
-#include "dialects/Kiln/KilnAttributes.h"
+#include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

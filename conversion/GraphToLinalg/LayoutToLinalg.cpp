@@ -199,13 +199,8 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
               nb, nloc,
               ValueRange{arith::AddFOp::create(nb, nloc, args[2], product)});
         });
-    conv->setAttr(
-        kBlockedConvAttr,
-        rewriter.getDictionaryAttr(
-            {rewriter.getNamedAttr("strides",
-                                   rewriter.getDenseI64ArrayAttr(strides)),
-             rewriter.getNamedAttr("dilations",
-                                   rewriter.getDenseI64ArrayAttr(dilations))}));
+    conv->setAttr(kBlockedConvAttr,
+                  BlockedConvAttr::get(ctx, strides, dilations));
 
     Value residual = adaptor.getResidual();
     graph::Activation activation = op.getActivation();

@@ -39,6 +39,7 @@ def ConvertGraphToLinalg : Pass<"kiln-convert-graph-to-linalg", "mlir::ModuleOp"
     "mlir::math::MathDialect",
     "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect",
+    "::kiln::KilnDialect",
   ];
 }
 

@@ -28,37 +28,37 @@ constexpr llvm::StringLiteral kOutputs = "kiln.outputs";
 /// and why (a string).
 constexpr llvm::StringLiteral kBatchRepeat = "kiln.batch_repeat";
 constexpr llvm::StringLiteral kBatchSplit = "kiln.batch_split";
-/// On a linalg.generic: the blocked convolution it is (a dictionary of its
-/// strides, dilations and epilogue; conversion/GraphToLinalg).
+/// On a linalg.generic: the blocked convolution it is (a BlockedConvAttr;
+/// conversion/GraphToLinalg).
 constexpr llvm::StringLiteral kBlockedConv = "kiln.blocked_conv";
-/// On a convolution: the algorithm chosen for it (one of
-/// convAlgorithmNames()); on a function, one report line per convolution
-/// (an array of strings).
+/// On a convolution: the algorithm chosen for it (a ConvAlgorithmAttr); on a
+/// function, one report line per convolution (an array of strings).
 constexpr llvm::StringLiteral kConvAlgorithm = "kiln.conv_algorithm";
 constexpr llvm::StringLiteral kConvAlgorithms = "kiln.conv_algorithms";
-/// On a kernel: its configuration from a tuning database (a dictionary of
-/// the knobs below).
+/// On a kernel: its configuration from a tuning database (a
+/// KernelConfigAttr, whose knobs are spelled as below).
 constexpr llvm::StringLiteral kKernelConfig = "kiln.kernel_config";
-/// The knobs of a kernel configuration (docs/tuning.md): the algorithm (a
-/// string), lanes per vector, vectors and rows per register block, reduction
-/// steps per iteration (integers), and whether tiles run on threads (a bool).
+/// The knobs of a kernel configuration, in the IR and in a tuning database
+/// (docs/tuning.md): the algorithm (a ConvAlgorithm), lanes per vector,
+/// vectors and rows per register block, reduction steps per iteration
+/// (integers), and whether tiles run on threads (a bool).
 constexpr llvm::StringLiteral kKnobAlgorithm = "algorithm";
 constexpr llvm::StringLiteral kKnobVectorWidth = "vector_width";
 constexpr llvm::StringLiteral kKnobVectors = "vectors";
 constexpr llvm::StringLiteral kKnobRows = "rows";
 constexpr llvm::StringLiteral kKnobReductionTile = "k_tile";
 constexpr llvm::StringLiteral kKnobParallel = "parallel";
-/// On an outlined kernel: its floating-point operations per call (a
-/// non-negative integer) and the ONNX nodes it computes (a string).
-constexpr llvm::StringLiteral kKernelFlops = "kiln.kernel_flops";
-constexpr llvm::StringLiteral kKernelSource = "kiln.kernel_source";
+/// On an outlined kernel: its floating-point operations per call and the
+/// ONNX nodes it computes (a KernelAttr; kiln-codegen-outline-kernels).
+constexpr llvm::StringLiteral kKernel = "kiln.kernel";
 /// On the entry function: the bytes of the workspace the caller provides
 /// (a non-negative integer; kiln-codegen-plan-memory).
 constexpr llvm::StringLiteral kWorkspaceSize = "kiln.workspace_size";
 
-/// Every convolution algorithm: im2col, direct, winograd-2x3, winograd-4x3,
-/// winograd-6x3.
-llvm::ArrayRef<llvm::StringLiteral> convAlgorithmNames();
+/// Every convolution algorithm as the options and the IR spell it (the
+/// ConvAlgorithm enum of KilnDialect.td): im2col, direct, winograd-2x3,
+/// winograd-4x3, winograd-6x3.
+llvm::ArrayRef<llvm::StringRef> convAlgorithmNames();
 
 } // namespace kiln::attr
 

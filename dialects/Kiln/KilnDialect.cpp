@@ -2,59 +2,188 @@
 
 #include "dialects/Kiln/KilnDialect.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
 #include "dialects/Kiln/KilnDialect.cpp.inc"
+#include "dialects/Kiln/KilnEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Kiln/KilnAttrs.cpp.inc"
 
 using namespace mlir;
 
 namespace kiln {
 
-llvm::ArrayRef<llvm::StringLiteral> attr::convAlgorithmNames() {
-  static constexpr llvm::StringLiteral names[] = {
-      "im2col", "direct", "winograd-2x3", "winograd-4x3", "winograd-6x3"};
+llvm::ArrayRef<llvm::StringRef> attr::convAlgorithmNames() {
+  static const SmallVector<StringRef> names = [] {
+    SmallVector<StringRef> all;
+    for (uint32_t i = 0; i <= getMaxEnumValForConvAlgorithm(); ++i)
+      all.push_back(stringifyConvAlgorithm(static_cast<ConvAlgorithm>(i)));
+    return all;
+  }();
   return names;
 }
 
-void KilnDialect::initialize() {}
-
-namespace {
-
-/// The knobs a kernel configuration may hold.
-bool isKnob(StringRef name) {
-  return llvm::is_contained({attr::kKnobAlgorithm, attr::kKnobVectorWidth,
-                             attr::kKnobVectors, attr::kKnobRows,
-                             attr::kKnobReductionTile, attr::kKnobParallel},
-                            name);
+void KilnDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/Kiln/KilnAttrs.cpp.inc"
+      >();
 }
 
 /// "a, b or c" for a list of names.
-std::string oneOf(ArrayRef<llvm::StringLiteral> names) {
+static std::string oneOf(ArrayRef<StringRef> names) {
   std::string text;
   for (auto [i, name] : llvm::enumerate(names))
     text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + name.str();
   return text;
 }
 
-LogicalResult verifyKernelConfig(Operation *op, DictionaryAttr config) {
-  for (NamedAttribute knob : config) {
-    StringRef name = knob.getName().getValue();
-    if (!isKnob(name))
-      return op->emitOpError() << "'" << attr::kKernelConfig
-                               << "' has an unknown knob '" << name << "'";
-    // The algorithm is a string, parallel a bool, the others integers.
-    bool ok = name == attr::kKnobAlgorithm  ? isa<StringAttr>(knob.getValue())
-              : name == attr::kKnobParallel ? isa<BoolAttr>(knob.getValue())
-                                            : isa<IntegerAttr>(knob.getValue());
-    if (!ok)
-      return op->emitOpError()
-             << "'" << attr::kKernelConfig << "' knob '" << name
-             << "' has a value of the wrong kind: " << knob.getValue();
-  }
+//===----------------------------------------------------------------------===//
+// KernelConfigAttr
+//===----------------------------------------------------------------------===//
+
+KernelConfigAttr KernelConfigAttr::of(Operation *op) {
+  if (auto config = op->getAttrOfType<KernelConfigAttr>(attr::kKernelConfig))
+    return config;
+  return get(op->getContext(), std::nullopt, std::nullopt, std::nullopt,
+             std::nullopt, std::nullopt, std::nullopt);
+}
+
+LogicalResult KernelConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, std::optional<ConvAlgorithm>,
+    std::optional<int64_t> vectorWidth, std::optional<int64_t> vectors,
+    std::optional<int64_t> rows, std::optional<int64_t> reductionTile,
+    std::optional<bool>) {
+  for (auto [name, value] :
+       {std::pair{attr::kKnobVectorWidth, vectorWidth},
+        std::pair{attr::kKnobVectors, vectors},
+        std::pair{attr::kKnobRows, rows},
+        std::pair{attr::kKnobReductionTile, reductionTile}})
+    if (value && *value < 1)
+      return emitError() << "kernel configuration knob '" << name
+                         << "' must be at least 1, not " << *value;
   return success();
 }
+
+/// #kiln.kernel_config<algorithm = direct, rows = 4, parallel = false>: the
+/// knobs in any order, each at most once, spelled as in the tuning database.
+Attribute KernelConfigAttr::parse(AsmParser &parser, Type) {
+  SMLoc start = parser.getCurrentLocation();
+  std::optional<ConvAlgorithm> algorithm;
+  std::optional<int64_t> vectorWidth, vectors, rows, reductionTile;
+  std::optional<bool> parallel;
+  llvm::StringSet<> seen;
+  auto parseKnob = [&]() -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    std::string name;
+    if (parser.parseKeywordOrString(&name) || parser.parseEqual())
+      return failure();
+    if (!seen.insert(name).second)
+      return parser.emitError(loc) << "knob '" << name << "' appears twice";
+    if (name == attr::kKnobAlgorithm) {
+      SMLoc valueLoc = parser.getCurrentLocation();
+      std::string value;
+      if (parser.parseKeywordOrString(&value))
+        return failure();
+      algorithm = symbolizeConvAlgorithm(value);
+      if (!algorithm)
+        return parser.emitError(valueLoc)
+               << "unknown convolution algorithm '" << value << "' (one of "
+               << oneOf(attr::convAlgorithmNames()) << ")";
+      return success();
+    }
+    if (name == attr::kKnobParallel) {
+      SMLoc valueLoc = parser.getCurrentLocation();
+      StringRef value;
+      if (parser.parseKeyword(&value))
+        return failure();
+      if (value != "true" && value != "false")
+        return parser.emitError(valueLoc) << "knob 'parallel' is true or false";
+      parallel = value == "true";
+      return success();
+    }
+    std::optional<int64_t> *knob = name == attr::kKnobVectorWidth ? &vectorWidth
+                                   : name == attr::kKnobVectors   ? &vectors
+                                   : name == attr::kKnobRows      ? &rows
+                                   : name == attr::kKnobReductionTile
+                                       ? &reductionTile
+                                       : nullptr;
+    if (!knob)
+      return parser.emitError(loc)
+             << "unknown kernel configuration knob '" << name << "' (one of "
+             << oneOf({attr::kKnobAlgorithm, attr::kKnobVectorWidth,
+                       attr::kKnobVectors, attr::kKnobRows,
+                       attr::kKnobReductionTile, attr::kKnobParallel})
+             << ")";
+    int64_t value;
+    if (parser.parseInteger(value))
+      return failure();
+    *knob = value;
+    return success();
+  };
+  if (parser.parseLess())
+    return {};
+  if (failed(parser.parseOptionalGreater()) &&
+      (parser.parseCommaSeparatedList(parseKnob) || parser.parseGreater()))
+    return {};
+  return getChecked([&] { return parser.emitError(start); },
+                    parser.getContext(), algorithm, vectorWidth, vectors, rows,
+                    reductionTile, parallel);
+}
+
+void KernelConfigAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  llvm::ListSeparator comma;
+  if (getAlgorithm()) {
+    printer << StringRef(comma) << attr::kKnobAlgorithm << " = ";
+    printer.printKeywordOrString(stringifyConvAlgorithm(*getAlgorithm()));
+  }
+  for (auto [name, value] :
+       {std::pair{attr::kKnobVectorWidth, getVectorWidth()},
+        std::pair{attr::kKnobVectors, getVectors()},
+        std::pair{attr::kKnobRows, getRows()},
+        std::pair{attr::kKnobReductionTile, getReductionTile()}})
+    if (value)
+      printer << StringRef(comma) << name << " = " << *value;
+  if (getParallel())
+    printer << StringRef(comma) << attr::kKnobParallel << " = "
+            << (*getParallel() ? "true" : "false");
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// BlockedConvAttr, KernelAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+BlockedConvAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        ArrayRef<int64_t> strides,
+                        ArrayRef<int64_t> dilations) {
+  auto positivePair = [](ArrayRef<int64_t> values) {
+    return values.size() == 2 && values[0] >= 1 && values[1] >= 1;
+  };
+  if (!positivePair(strides) || !positivePair(dilations))
+    return emitError() << "a blocked convolution has two strides and two "
+                          "dilations, each at least 1";
+  return success();
+}
+
+LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t flops, StringRef) {
+  if (flops < 0)
+    return emitError() << "a kernel's flops are not negative, not " << flops;
+  return success();
+}
+
+namespace {
 
 /// One entry of kiln.inputs or kiln.outputs: {name, type, passed}.
 bool isInterfaceEntry(Attribute entry) {
@@ -90,21 +219,25 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
       return fail("on a function, an integer above 1");
     return success();
   }
-  if (name == attr::kBatchSplit || name == attr::kKernelSource) {
+  if (name == attr::kBatchSplit) {
     if (!onFunction || !isa<StringAttr>(value))
       return fail("on a function, a string");
     return success();
   }
-  if (name == attr::kWorkspaceSize || name == attr::kKernelFlops) {
+  if (name == attr::kWorkspaceSize) {
     if (!onFunction || !nonNegative(value))
       return fail("on a function, a non-negative integer");
     return success();
   }
+  if (name == attr::kKernel) {
+    if (!onFunction || !isa<KernelAttr>(value))
+      return fail("on a function, a #kiln.kernel");
+    return success();
+  }
   if (name == attr::kConvAlgorithm) {
-    auto algorithm = dyn_cast<StringAttr>(value);
-    if (!algorithm ||
-        !llvm::is_contained(attr::convAlgorithmNames(), algorithm.getValue()))
-      return fail("one of " + oneOf(attr::convAlgorithmNames()));
+    if (!isa<ConvAlgorithmAttr>(value))
+      return fail("a #kiln.conv_algorithm (" +
+                  oneOf(attr::convAlgorithmNames()) + ")");
     return success();
   }
   if (name == attr::kConvAlgorithms) {
@@ -115,14 +248,13 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == attr::kKernelConfig) {
-    auto config = dyn_cast<DictionaryAttr>(value);
-    if (!config)
-      return fail("a dictionary of knobs");
-    return verifyKernelConfig(op, config);
+    if (!isa<KernelConfigAttr>(value))
+      return fail("a #kiln.kernel_config");
+    return success();
   }
   if (name == attr::kBlockedConv) {
-    if (!isa<DictionaryAttr>(value))
-      return fail("a dictionary");
+    if (!isa<BlockedConvAttr>(value))
+      return fail("a #kiln.blocked_conv");
     return success();
   }
   if (name == attr::kName)

@@ -5,8 +5,15 @@
 
 #include "dialects/Kiln/KilnAttributes.h"
 
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/DialectImplementation.h"
 
 #include "dialects/Kiln/KilnDialect.h.inc"
+#include "dialects/Kiln/KilnEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Kiln/KilnAttrs.h.inc"
 
 #endif // KILN_DIALECTS_KILN_KILNDIALECT_H

@@ -3,6 +3,8 @@
 #ifndef KILN_DIALECT
 #define KILN_DIALECT
 
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpBase.td"
 
 def Kiln_Dialect : Dialect {
@@ -17,6 +19,13 @@ def Kiln_Dialect : Dialect {
     `kiln.*` name is an error, so a misspelt attribute fails at once instead
     of being silently ignored by its reader.
 
+    The contracts between code-generation passes are typed attributes of
+    this dialect (a kernel's configuration, a convolution's algorithm, the
+    blocked-convolution tag, an outlined kernel's cost and source); the
+    facts of the entry function that the model ABI reads (its interface,
+    workspace size, batch repeat) are builtin values that the dialect
+    checks.
+
     ```mlir
     func.func @kiln_model_main(%x: tensor<1x4xf32> {kiln.name = "x"})
         -> (tensor<1x4xf32> {kiln.name = "y"})
@@ -25,9 +34,137 @@ def Kiln_Dialect : Dialect {
                     kiln.outputs = [{name = "y", passed = true, type = tensor<1x4xf32>} ]}
     ```
   }];
+  let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution algorithms
+//===----------------------------------------------------------------------===//
+
+// The one spelling of the algorithms: the --conv-algorithm option, the
+// tuning database's "algorithm" knob and the IR all use these strings.
+def Kiln_ConvAlgorithm : I32EnumAttr<"ConvAlgorithm",
+    "a convolution algorithm", [
+      I32EnumAttrCase<"Im2Col", 0, "im2col">,
+      I32EnumAttrCase<"Direct", 1, "direct">,
+      I32EnumAttrCase<"Winograd2x3", 2, "winograd-2x3">,
+      I32EnumAttrCase<"Winograd4x3", 3, "winograd-4x3">,
+      I32EnumAttrCase<"Winograd6x3", 4, "winograd-6x3">]> {
+  let cppNamespace = "::kiln";
+  let genSpecializedAttr = 0;
+  // "winograd-4x3" is not a keyword: print it as a string.
+  let parameterPrinter =
+      "$_printer.printKeywordOrString(stringifyConvAlgorithm($_self))";
+}
+
+class Kiln_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Kiln_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Kiln_ConvAlgorithmAttr : EnumAttr<Kiln_Dialect, Kiln_ConvAlgorithm,
+                                      "conv_algorithm"> {
+  let summary = "The algorithm chosen for one convolution";
+  let description = [{
+    Written on a convolution by `kiln-cpu-select-conv-algorithm` (or by
+    hand in a test) and read by the rewrites that implement the algorithm
+    (`kiln-codegen-conv-to-winograd`, `kiln-codegen-conv-to-im2col`).
+
+    ```mlir
+    kiln.conv_algorithm = #kiln.conv_algorithm<"winograd-4x3">
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel configurations
+//===----------------------------------------------------------------------===//
+
+class Kiln_OptionalKnob<string type, string desc>
+    : OptionalParameter<"std::optional<" # type # ">", desc>;
+
+def Kiln_KernelConfigAttr : Kiln_Attr<"KernelConfig", "kernel_config"> {
+  let summary = "A kernel's configuration from a tuning database";
+  let description = [{
+    Attached to a kernel by `kiln-codegen-apply-kernel-configs` from the
+    best record of a tuning database (docs/tuning.md), and read by the
+    passes each knob steers. A knob left out takes the pass's default.
+
+    ```mlir
+    kiln.kernel_config = #kiln.kernel_config<algorithm = direct, rows = 4,
+                                             parallel = false>
+    ```
+  }];
+  let parameters = (ins
+    Kiln_OptionalKnob<"ConvAlgorithm",
+        "conv2d: the algorithm (kiln-cpu-select-conv-algorithm)">:$algorithm,
+    Kiln_OptionalKnob<"int64_t", "fp32 lanes per vector">:$vector_width,
+    Kiln_OptionalKnob<"int64_t", "vectors across N per register block">:$vectors,
+    Kiln_OptionalKnob<"int64_t", "rows of M per register block (at most)">:$rows,
+    Kiln_OptionalKnob<"int64_t", "K steps per loop iteration">:$reduction_tile,
+    Kiln_OptionalKnob<"bool", "whether output tiles run on threads">:$parallel
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The configuration on `op`, or one with every knob unset (so a pass
+    /// that calls this lists the kiln dialect among its dependent dialects).
+    static KernelConfigAttr of(::mlir::Operation *op);
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Blocked convolutions
+//===----------------------------------------------------------------------===//
+
+def Kiln_BlockedConvAttr : Kiln_Attr<"BlockedConv", "blocked_conv"> {
+  let summary = "Tags a linalg.generic as a convolution on a blocked layout";
+  let description = [{
+    Written by the graph-to-linalg conversion on the contraction that a
+    convolution on NCHWc becomes, with the strides and dilations of its
+    window (the generic's indexing maps use them too). Code generation
+    matches the tag and the maps together (`matchBlockedConv`); an untagged
+    or mismatched generic is computed as the loop nest it is.
+
+    ```mlir
+    kiln.blocked_conv = #kiln.blocked_conv<strides = [2, 2], dilations = [1, 1]>
+    ```
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t", "stride along H and W">:$strides,
+    ArrayRefParameter<"int64_t", "dilation along H and W">:$dilations
+  );
+  let assemblyFormat =
+      "`<` `strides` `=` `[` $strides `]` `,` `dilations` `=` `[` $dilations `]` `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Outlined kernels
+//===----------------------------------------------------------------------===//
+
+def Kiln_KernelAttr : Kiln_Attr<"Kernel", "kernel"> {
+  let summary = "What an outlined kernel computes, for the profile";
+  let description = [{
+    Written on each function that `kiln-codegen-outline-kernels` outlines:
+    its floating-point operations per call and the ONNX nodes it computes
+    (names and op types). The driver reads it into the model's kernel
+    table (`kiln_kernel_info`).
+
+    ```mlir
+    kiln.kernel = #kiln.kernel<flops = 1064, source = "fc (Gemm), act (Relu)">
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$flops,
+    StringRefParameter<"the ONNX nodes, \"name (OpType)\" each">:$source
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 #endif // KILN_DIALECT

@@ -116,6 +116,14 @@ struct CompileOptions {
   std::string tuningDB;
 };
 
+/// A kernel that a tuning database configured (docs/tuning.md).
+struct AppliedKernelConfig {
+  std::string kernel;        ///< the kernel's signature
+  std::string configuration; ///< the knobs applied, a JSON object
+  std::string database;      ///< the tuning database file
+  unsigned line = 0;         ///< its line that holds the record
+};
+
 struct CompileResult {
   bool ok = false;
   /// On failure, every error message, one per line, each naming the ONNX
@@ -125,9 +133,8 @@ struct CompileResult {
   std::string report;
   /// With CompileOptions::printPipeline: the textual pass pipeline.
   std::string pipeline;
-  /// One line per kernel that the tuning database configured:
-  /// "signature: configuration (file:line)".
-  std::vector<std::string> kernelConfigs;
+  /// The kernels that the tuning database configured, one record each.
+  std::vector<AppliedKernelConfig> kernelConfigs;
 };
 
 /// Registers MLIR's pass-manager, context and printing options

@@ -444,16 +444,13 @@ private:
         llvmModule->getFunction("__kmpc_fork_call") != nullptr;
     // The kernel table: every function kiln-codegen-outline-kernels made.
     for (auto function : module.getOps<LLVM::LLVMFuncOp>()) {
-      auto flops =
-          function->getAttrOfType<IntegerAttr>(codegen::kKernelFlopsAttr);
-      if (!flops)
+      auto kernel = function->getAttrOfType<KernelAttr>(codegen::kKernelAttr);
+      if (!kernel)
         continue;
-      auto source =
-          function->getAttrOfType<StringAttr>(codegen::kKernelSourceAttr);
       // A kernel runs once per sample where the batch is split.
       signature->kernels.push_back(
-          {function.getSymName().str(), source ? source.str() : std::string(),
-           uint64_t(flops.getInt()) * uint64_t(signature->repeat)});
+          {function.getSymName().str(), kernel.getSource().str(),
+           uint64_t(kernel.getFlops()) * uint64_t(signature->repeat)});
     }
     if (options.report)
       result.report +=
@@ -502,16 +499,27 @@ private:
   LogicalResult findKernelConfigs(ModuleOp module,
                                   const codegen::KernelTarget &target) {
     OwningOpRef<ModuleOp> copy(module.clone());
+    std::vector<codegen::TuningRecord> applied;
     if (failed(codegen::applyKernelConfigs(*copy, *pipeline.tuningDatabase,
-                                           target, &result.kernelConfigs)))
+                                           target, &applied)))
       return failure();
+    for (const codegen::TuningRecord &record : applied) {
+      std::string configuration;
+      llvm::raw_string_ostream(configuration)
+          << llvm::json::Value(llvm::json::Object(record.config));
+      result.kernelConfigs.push_back({record.kernel, configuration,
+                                      pipeline.tuningDatabase->path(),
+                                      record.line});
+    }
     if (options.report) {
       result.report +=
           "tuning: " + std::to_string(result.kernelConfigs.size()) +
           " kernel(s) configured by " + options.tuningDB + " for " +
           target.key + "\n";
-      for (const std::string &line : result.kernelConfigs)
-        result.report += "  " + line + "\n";
+      for (const AppliedKernelConfig &config : result.kernelConfigs)
+        result.report += "  " + config.kernel + ": " + config.configuration +
+                         " (" + config.database + ":" +
+                         std::to_string(config.line) + ")\n";
     }
     return success();
   }

@@ -228,8 +228,12 @@ def _compile_candidate(job):
     result = _kiln.compiler.compile_file(module, output, options)
     if not result.ok:
         return result.error
-    if record is not None and len(result.kernel_configs) != 1:
-        return "the compiler did not apply the configuration to the kernel"
+    if record is not None:
+        applied = [(c.kernel, json.loads(c.configuration))
+                   for c in result.kernel_configs]
+        if applied != [(record["kernel"], record["config"])]:
+            return ("the compiler did not apply the configuration to the "
+                    "kernel: it applied %s" % (applied,))
     return None
 
 

@@ -52,6 +52,20 @@ void enumProperty(py::class_<kiln::CompileOptions> &cls, const char *name,
 } // namespace
 
 void init_kiln_compiler(py::module_ &&m) {
+  py::class_<kiln::AppliedKernelConfig>(
+      m, "AppliedKernelConfig", "A kernel that the tuning database configured.")
+      .def_readonly("kernel", &kiln::AppliedKernelConfig::kernel,
+                    "The kernel's signature.")
+      .def_readonly("configuration", &kiln::AppliedKernelConfig::configuration,
+                    "The knobs applied, as a JSON object text.")
+      .def_readonly("database", &kiln::AppliedKernelConfig::database)
+      .def_readonly("line", &kiln::AppliedKernelConfig::line,
+                    "The database's line holding the record.")
+      .def("__repr__", [](const kiln::AppliedKernelConfig &config) {
+        return config.kernel + ": " + config.configuration + " (" +
+               config.database + ":" + std::to_string(config.line) + ")";
+      });
+
   py::class_<kiln::CompileResult>(m, "CompileResult")
       .def_readonly("ok", &kiln::CompileResult::ok)
       .def_readonly("error", &kiln::CompileResult::error,
@@ -61,7 +75,8 @@ void init_kiln_compiler(py::module_ &&m) {
       .def_readonly("pipeline", &kiln::CompileResult::pipeline,
                     "With print_pipeline: the textual pass pipeline.")
       .def_readonly("kernel_configs", &kiln::CompileResult::kernelConfigs,
-                    "One line per kernel the tuning database configured.");
+                    "The kernels the tuning database configured "
+                    "(AppliedKernelConfig each).");
 
   py::class_<kiln::CompileOptions> options(
       m, "CompileOptions",

@@ -154,6 +154,19 @@ def test_database_round_trip(tune_model, feeds, tmp_path):
     tuned = kiln.compile(tune_model, tmp_path / "tuned.so", tuning_db=db)
     _assert_matches_onnxruntime(tuned, tune_model, feeds)
 
+    # The compile returns the records it applied as data (the tuner checks
+    # them): the faster record of each kernel, with its file and line.
+    from kiln import _kiln
+    options = _kiln.compiler.CompileOptions()
+    options.tuning_db = str(db)
+    result = _kiln.compiler.compile_file(str(tune_model), str(tmp_path / "data.so"),
+                                         options)
+    assert result.ok, result.error
+    applied = sorted((c.kernel, json.loads(c.configuration), c.database, c.line)
+                     for c in result.kernel_configs)
+    assert applied == sorted((r["kernel"], r["config"], str(db), line)
+                             for line, r in enumerate(records, 1) if r["ms"] == 0.5)
+
     report = subprocess.run(
         [BUILD / "bin" / "kiln-compile", tune_model, "-o", tmp_path / "r.so",
          "--tuning-db", db, "--report"], capture_output=True, text=True, check=True).stderr

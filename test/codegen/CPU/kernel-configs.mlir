@@ -12,7 +12,7 @@
 // CHECK-NOT: vector.fma
 // CHECK:     }
 func.func @configured_matmul(%a: tensor<64x32xf32>, %b: tensor<32x128xf32>, %c: tensor<64x128xf32>) -> tensor<64x128xf32> {
-  %0 = linalg.matmul {kiln.kernel_config = {rows = 4 : i64, vectors = 1 : i64, k_tile = 2 : i64, parallel = false}}
+  %0 = linalg.matmul {kiln.kernel_config = #kiln.kernel_config<vectors = 1, rows = 4, k_tile = 2, parallel = false>}
     ins(%a, %b : tensor<64x32xf32>, tensor<32x128xf32>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
   return %0 : tensor<64x128xf32>
 }
@@ -24,7 +24,7 @@ func.func @configured_matmul(%a: tensor<64x32xf32>, %b: tensor<32x128xf32>, %c: 
 // CHECK: scf.forall {{.*}} step (1, 16, 2)
 // CHECK: vector.fma {{.*}} : vector<16xf32>
 func.func @configured_batch_matmul(%a: tensor<2x64x32xf32>, %b: tensor<2x32x128xf32>, %c: tensor<2x64x128xf32>) -> tensor<2x64x128xf32> {
-  %0 = linalg.batch_matmul {kiln.kernel_config = {rows = 2 : i64, vector_width = 8 : i64}}
+  %0 = linalg.batch_matmul {kiln.kernel_config = #kiln.kernel_config<vector_width = 8, rows = 2>}
     ins(%a, %b : tensor<2x64x32xf32>, tensor<2x32x128xf32>) outs(%c : tensor<2x64x128xf32>) -> tensor<2x64x128xf32>
   return %0 : tensor<2x64x128xf32>
 }
@@ -37,7 +37,7 @@ func.func @configured_batch_matmul(%a: tensor<2x64x32xf32>, %b: tensor<2x32x128x
 // CHECK: linalg.conv_2d_nchw_fchw
 // CHECK-NOT: vector.fma
 func.func @conv_loops(%x: tensor<1x3x10x10xf32>, %w: tensor<32x3x3x3xf32>, %init: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
-  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, kiln.kernel_config = {algorithm = "direct"}}
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, kiln.kernel_config = #kiln.kernel_config<algorithm = direct>}
     ins(%x, %w : tensor<1x3x10x10xf32>, tensor<32x3x3x3xf32>) outs(%init : tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
   return %0 : tensor<1x32x8x8xf32>
 }
@@ -50,7 +50,7 @@ func.func @conv_loops(%x: tensor<1x3x10x10xf32>, %w: tensor<32x3x3x3xf32>, %init
 // CHECK: scf.forall {{.*}} step (16, 8)
 // CHECK: vector.fma {{.*}} : vector<16xf32>
 func.func @conv_im2col(%x: tensor<1x3x10x10xf32>, %w: tensor<32x3x3x3xf32>, %init: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
-  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, kiln.kernel_config = {algorithm = "im2col", rows = 8 : i64, vectors = 1 : i64}}
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, kiln.kernel_config = #kiln.kernel_config<algorithm = im2col, vectors = 1, rows = 8>}
     ins(%x, %w : tensor<1x3x10x10xf32>, tensor<32x3x3x3xf32>) outs(%init : tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
   return %0 : tensor<1x32x8x8xf32>
 }

@@ -19,13 +19,13 @@
 #out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
 func.func @layers(%x: tensor<1x16x16x16x16xf32>, %y: tensor<1x16x29x29x16xf32>, %b: tensor<1x16x14x14x16xf32>) -> (tensor<1x16x14x14x16xf32>, tensor<1x16x14x14x16xf32>) {
   %w = arith.constant dense<0.5> : tensor<16x16x3x3x16x16xf32>
-  %0 = linalg.generic {indexing_maps = [#in1, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x16x16x16x16xf32>, tensor<16x16x3x3x16x16xf32>) outs(%b : tensor<1x16x14x14x16xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}} {
+  %0 = linalg.generic {indexing_maps = [#in1, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x16x16x16x16xf32>, tensor<16x16x3x3x16x16xf32>) outs(%b : tensor<1x16x14x14x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>} {
   ^bb0(%a: f32, %v: f32, %acc: f32):
     %m = arith.mulf %a, %v : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
   } -> tensor<1x16x14x14x16xf32> loc("b1 (Conv)")
-  %1 = linalg.generic {indexing_maps = [#in2, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%y, %w : tensor<1x16x29x29x16xf32>, tensor<16x16x3x3x16x16xf32>) outs(%b : tensor<1x16x14x14x16xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 2, 2>}} {
+  %1 = linalg.generic {indexing_maps = [#in2, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%y, %w : tensor<1x16x29x29x16xf32>, tensor<16x16x3x3x16x16xf32>) outs(%b : tensor<1x16x14x14x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [2, 2], dilations = [1, 1]>} {
   ^bb0(%a: f32, %v: f32, %acc: f32):
     %m = arith.mulf %a, %v : f32
     %s = arith.addf %acc, %m : f32
@@ -36,8 +36,8 @@ func.func @layers(%x: tensor<1x16x16x16x16xf32>, %y: tensor<1x16x29x29x16xf32>, 
 
 // AUTO-LABEL: func.func @layers
 // AUTO-SAME: kiln.conv_algorithms = ["b1: winograd-4x3 (cost model; 256->256 channels, 3x3, 14x14 output, blocked c=16; estimates direct={{.*}} winograd-2x3={{.*}} winograd-4x3={{.*}} winograd-6x3={{.*}})", "b2: direct (cost model; 256->256 channels, 3x3, 14x14 output, blocked c=16; estimates direct={{[0-9.]+}})"]
-// AUTO: kiln.blocked_conv = {{.*}}, kiln.conv_algorithm = "winograd-4x3"
-// AUTO: kiln.blocked_conv = {{.*}}, kiln.conv_algorithm = "direct"
+// AUTO: kiln.blocked_conv = {{.*}}, kiln.conv_algorithm = #kiln.conv_algorithm<"winograd-4x3">
+// AUTO: kiln.blocked_conv = {{.*}}, kiln.conv_algorithm = #kiln.conv_algorithm<direct>
 // DEAR-LABEL: func.func @layers
 // DEAR-SAME: "b1: direct (cost model;
 

@@ -20,10 +20,10 @@ func.func @layers(%x: tensor<1x256x16x16xf32>, %y: tensor<1x256x29x29xf32>) -> (
 
 // AUTO-LABEL: func.func @layers
 // AUTO-SAME: kiln.conv_algorithms = ["c1: winograd-2x3 (cost model; 256->256 channels, 3x3, 14x14 output; estimates im2col={{.*}} winograd-6x3={{.*}})", "c2: im2col (cost model; {{.*}})"]
-// AUTO: linalg.conv_2d_nchw_fchw {dilations = {{.*}}, kiln.conv_algorithm = "winograd-2x3"
-// AUTO: linalg.conv_2d_nchw_fchw {dilations = {{.*}}, kiln.conv_algorithm = "im2col"
+// AUTO: linalg.conv_2d_nchw_fchw {dilations = {{.*}}, kiln.conv_algorithm = #kiln.conv_algorithm<"winograd-2x3">
+// AUTO: linalg.conv_2d_nchw_fchw {dilations = {{.*}}, kiln.conv_algorithm = #kiln.conv_algorithm<im2col>
 
-// FORCED: linalg.conv_2d_nchw_fchw {{.*}}kiln.conv_algorithm = "winograd-6x3"
-// FORCED: linalg.conv_2d_nchw_fchw {{.*}}kiln.conv_algorithm = "direct"
+// FORCED: linalg.conv_2d_nchw_fchw {{.*}}kiln.conv_algorithm = #kiln.conv_algorithm<"winograd-6x3">
+// FORCED: linalg.conv_2d_nchw_fchw {{.*}}kiln.conv_algorithm = #kiln.conv_algorithm<direct>
 
 // ILLEGAL: error: {{.*}}'linalg.conv_2d_nchw_fchw' op layer 'c2' cannot use winograd-4x3: Winograd needs a 3x3, stride-1, undilated f32 convolution with static shapes and constant weights

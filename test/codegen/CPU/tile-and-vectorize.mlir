@@ -274,7 +274,7 @@ func.func @blocked_conv(%x: tensor<1x2x9x9x8xf32>, %w: tensor<3x2x3x3x8x8xf32>, 
   ^bb0(%v: f32, %o: f32):
     linalg.yield %v : f32
   } -> tensor<1x3x4x4x8xf32>
-  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x9x9x8xf32>, tensor<3x2x3x3x8x8xf32>) outs(%b : tensor<1x3x4x4x8xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 2, 2>}} {
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x9x9x8xf32>, tensor<3x2x3x3x8x8xf32>) outs(%b : tensor<1x3x4x4x8xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [2, 2], dilations = [1, 1]>} {
   ^bb0(%a: f32, %v: f32, %acc: f32):
     %m = arith.mulf %a, %v : f32
     %s = arith.addf %acc, %m : f32
@@ -318,7 +318,7 @@ func.func @two_block_conv(%x: tensor<1x2x8x8x16xf32>, %w: tensor<4x2x1x1x16x16xf
   ^bb0(%v: f32, %o: f32):
     linalg.yield %v : f32
   } -> tensor<1x4x8x8x16xf32>
-  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x8x8x16xf32>, tensor<4x2x1x1x16x16xf32>) outs(%b : tensor<1x4x8x8x16xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}} {
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x8x8x16xf32>, tensor<4x2x1x1x16x16xf32>) outs(%b : tensor<1x4x8x8x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>} {
   ^bb0(%a: f32, %v: f32, %acc: f32):
     %m = arith.mulf %a, %v : f32
     %s = arith.addf %acc, %m : f32
@@ -358,7 +358,7 @@ func.func @ragged_conv(%x: tensor<1x2x13x13x16xf32>, %w: tensor<3x2x1x1x16x16xf3
   ^bb0(%v: f32, %o: f32):
     linalg.yield %v : f32
   } -> tensor<1x3x13x13x16xf32>
-  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x13x13x16xf32>, tensor<3x2x1x1x16x16xf32>) outs(%b : tensor<1x3x13x13x16xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}} {
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x13x13x16xf32>, tensor<3x2x1x1x16x16xf32>) outs(%b : tensor<1x3x13x13x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>} {
   ^bb0(%a: f32, %v: f32, %acc: f32):
     %m = arith.mulf %a, %v : f32
     %s = arith.addf %acc, %m : f32
@@ -390,7 +390,7 @@ func.func @narrowing_conv(%x: tensor<1x16x8x8x16xf32>, %w: tensor<4x16x1x1x16x16
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x4x8x8x16xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x8x8x16xf32>) -> tensor<1x4x8x8x16xf32>
-  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x16x8x8x16xf32>, tensor<4x16x1x1x16x16xf32>) outs(%f : tensor<1x4x8x8x16xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}} {
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x16x8x8x16xf32>, tensor<4x16x1x1x16x16xf32>) outs(%f : tensor<1x4x8x8x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>} {
   ^bb0(%a: f32, %v: f32, %acc: f32):
     %m = arith.mulf %a, %v : f32
     %s = arith.addf %acc, %m : f32
@@ -402,7 +402,7 @@ func.func @widening_conv(%x: tensor<1x2x8x8x16xf32>, %w: tensor<4x2x1x1x16x16xf3
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x4x8x8x16xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x8x8x16xf32>) -> tensor<1x4x8x8x16xf32>
-  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x8x8x16xf32>, tensor<4x2x1x1x16x16xf32>) outs(%f : tensor<1x4x8x8x16xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}} {
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x8x8x16xf32>, tensor<4x2x1x1x16x16xf32>) outs(%f : tensor<1x4x8x8x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>} {
   ^bb0(%a: f32, %v: f32, %acc: f32):
     %m = arith.mulf %a, %v : f32
     %s = arith.addf %acc, %m : f32

@@ -9,7 +9,7 @@
 // The fastest record of the kernel on this target wins; a failed record and
 // another target's records are never chosen.
 // CHECK-LABEL: func.func @matmul
-// CHECK: linalg.matmul {kiln.kernel_config = {rows = 4 : i64, vectors = 1 : i64}}
+// CHECK: linalg.matmul {kiln.kernel_config = #kiln.kernel_config<vectors = 1, rows = 4>}
 func.func @matmul(%a: tensor<32x128xf32>, %b: tensor<128x64xf32>, %c: tensor<32x64xf32>) -> tensor<32x64xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<32x128xf32>, tensor<128x64xf32>) outs(%c : tensor<32x64xf32>) -> tensor<32x64xf32>
   return %0 : tensor<32x64xf32>
@@ -19,7 +19,7 @@ func.func @matmul(%a: tensor<32x128xf32>, %b: tensor<128x64xf32>, %c: tensor<32x
 
 // A convolution gets its algorithm.
 // CHECK-LABEL: func.func @conv
-// CHECK: linalg.conv_2d_nchw_fchw {{{.*}}kiln.kernel_config = {algorithm = "direct"}
+// CHECK: linalg.conv_2d_nchw_fchw {{{.*}}kiln.kernel_config = #kiln.kernel_config<algorithm = direct>
 func.func @conv(%x: tensor<1x3x10x10xf32>, %w: tensor<8x3x3x3xf32>, %init: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : tensor<1x3x10x10xf32>, tensor<8x3x3x3xf32>) outs(%init : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>

@@ -38,7 +38,7 @@
 #bout = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
 func.func @blocked_f23(%x: tensor<1x2x6x6x8xf32>, %b: tensor<1x1x4x4x8xf32>) -> tensor<1x1x4x4x8xf32> {
   %w = arith.constant dense<0.5> : tensor<1x2x3x3x8x8xf32>
-  %0 = linalg.generic {indexing_maps = [#bin, #bw, #bout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x6x6x8xf32>, tensor<1x2x3x3x8x8xf32>) outs(%b : tensor<1x1x4x4x8xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}, kiln.conv_algorithm = "winograd-2x3"} {
+  %0 = linalg.generic {indexing_maps = [#bin, #bw, #bout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x6x6x8xf32>, tensor<1x2x3x3x8x8xf32>) outs(%b : tensor<1x1x4x4x8xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>, kiln.conv_algorithm = #kiln.conv_algorithm<"winograd-2x3">} {
   ^bb0(%a: f32, %v: f32, %acc: f32):
     %m = arith.mulf %a, %v : f32
     %s = arith.addf %acc, %m : f32
@@ -73,7 +73,7 @@ func.func @blocked_f23_bias(%x: tensor<1x2x5x5x8xf32>) -> tensor<1x1x3x3x8xf32> 
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   } -> tensor<1x1x3x3x8xf32>
-  %0 = linalg.generic {indexing_maps = [#bin2, #bw2, #bout2], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x5x5x8xf32>, tensor<1x2x3x3x8x8xf32>) outs(%b : tensor<1x1x3x3x8xf32>) attrs = {kiln.blocked_conv = {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>}, kiln.conv_algorithm = "winograd-2x3"} {
+  %0 = linalg.generic {indexing_maps = [#bin2, #bw2, #bout2], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x5x5x8xf32>, tensor<1x2x3x3x8x8xf32>) outs(%b : tensor<1x1x3x3x8xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>, kiln.conv_algorithm = #kiln.conv_algorithm<"winograd-2x3">} {
   ^bb0(%a: f32, %v: f32, %acc: f32):
     %m = arith.mulf %a, %v : f32
     %s = arith.addf %acc, %m : f32

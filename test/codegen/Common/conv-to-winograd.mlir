@@ -25,7 +25,7 @@
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
 func.func @f43(%x: tensor<1x2x8x8xf32>, %init: tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> {
   %w = arith.constant dense<1.0> : tensor<4x2x3x3xf32>
-  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, kiln.conv_algorithm = "winograd-4x3"}
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, kiln.conv_algorithm = #kiln.conv_algorithm<"winograd-4x3">}
          ins(%x, %w : tensor<1x2x8x8xf32>, tensor<4x2x3x3xf32>) outs(%init : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
@@ -38,7 +38,7 @@ func.func @f43(%x: tensor<1x2x8x8xf32>, %init: tensor<1x4x6x6xf32>) -> tensor<1x
 // CHECK-NOT: tensor.extract_slice
 func.func @f23_exact(%x: tensor<1x2x6x6xf32>, %init: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
   %w = arith.constant dense<1.0> : tensor<4x2x3x3xf32>
-  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, kiln.conv_algorithm = "winograd-2x3"}
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, kiln.conv_algorithm = #kiln.conv_algorithm<"winograd-2x3">}
          ins(%x, %w : tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>) outs(%init : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>
 }

@@ -8,7 +8,7 @@
 // CHECK: call @main_kernel0(%[[A]]) : (memref<64xf32>) -> ()
 // CHECK: call @main_kernel1(%[[B]]) : (memref<8x8xf32>) -> ()
 // CHECK: return
-// CHECK: func.func private @main_kernel0(%[[KA:.+]]: memref<64xf32> {llvm.noalias}) attributes {kiln.kernel_flops = 0 : i64, kiln.kernel_source = "", passthrough = ["noinline"]}
+// CHECK: func.func private @main_kernel0(%[[KA:.+]]: memref<64xf32> {llvm.noalias}) attributes {kiln.kernel = #kiln.kernel<flops = 0, source = "">, passthrough = ["noinline"]}
 // CHECK: scf.for
 // CHECK: memref.store %{{.+}}, %[[KA]]
 // CHECK: func.func private @main_kernel1(%[[KB:.+]]: memref<8x8xf32> {llvm.noalias})
@@ -35,9 +35,9 @@ func.func @main(%a: memref<64xf32>, %b: memref<8x8xf32>) {
 // trip counts (an affine.min bound counts as its constant), and the ONNX
 // nodes named in its location: 8 x (4 x 16 x 2 + 4 x 1 + 1) = 1064.
 // CHECK-LABEL: func.func @counts
-// CHECK: func.func private @counts_kernel0({{.*}}) attributes {kiln.kernel_flops = 1064 : i64, kiln.kernel_source = "fc (Gemm), act (Relu)", passthrough = ["noinline"]}
+// CHECK: func.func private @counts_kernel0({{.*}}) attributes {kiln.kernel = #kiln.kernel<flops = 1064, source = "fc (Gemm), act (Relu)">, passthrough = ["noinline"]}
 // A trip count that is not known: 0.
-// CHECK: func.func private @counts_kernel1({{.*}}) attributes {kiln.kernel_flops = 0 : i64, kiln.kernel_source = "", passthrough = ["noinline"]}
+// CHECK: func.func private @counts_kernel1({{.*}}) attributes {kiln.kernel = #kiln.kernel<flops = 0, source = "">, passthrough = ["noinline"]}
 func.func @counts(%a: memref<8x64xf32>, %b: memref<8xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -108,7 +108,7 @@ func.func @workspace(%w: memref<512xi8>) {
 // body's work (8 x 16 additions); the tile function is no kernel of its own.
 // CHECK-LABEL: func.func @parallel
 // CHECK: call @parallel_kernel0(%{{.+}}, %{{.+}}) : (memref<8x16xf32>, memref<128xf32>) -> ()
-// CHECK: func.func private @parallel_kernel0(%[[X:.+]]: memref<8x16xf32> {llvm.noalias}, %[[Y:.+]]: memref<128xf32> {llvm.noalias}) attributes {kiln.kernel_flops = 128 : i64
+// CHECK: func.func private @parallel_kernel0(%[[X:.+]]: memref<8x16xf32> {llvm.noalias}, %[[Y:.+]]: memref<128xf32> {llvm.noalias}) attributes {kiln.kernel = #kiln.kernel<flops = 128,
 // CHECK: scf.parallel (%[[I:.+]]) =
 // CHECK-NEXT: func.call @parallel_kernel0_tile(%[[I]], %[[X]], %[[Y]]) : (index, memref<8x16xf32>, memref<128xf32>) -> ()
 // CHECK-NEXT: scf.reduce

@@ -7,7 +7,7 @@ func.func @valid(%x: tensor<2xf32> {kiln.name = "x"}) -> (tensor<2xf32> {kiln.na
                 kiln.workspace_size = 0 : i64,
                 kiln.inputs = [{name = "x", passed = true, type = tensor<2xf32>} ],
                 kiln.outputs = [{name = "y", passed = true, type = tensor<2xf32>} ]} {
-  %0 = graph.relu %x {kiln.kernel_config = {rows = 4 : i64, parallel = false, algorithm = "direct"}} : tensor<2xf32>
+  %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<algorithm = direct, rows = 4, parallel = false>} : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
 
@@ -38,26 +38,104 @@ func.func @inputs(%x: tensor<2xf32>) -> tensor<2xf32> attributes {kiln.inputs = 
 // -----
 
 func.func @algorithm(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{'kiln.conv_algorithm' must be one of im2col, direct, winograd-2x3, winograd-4x3 or winograd-6x3, not "winograd-8x3"}}
-  %0 = graph.relu %x {kiln.conv_algorithm = "winograd-8x3"} : tensor<2xf32>
+  // expected-error @+2 {{expected ::kiln::ConvAlgorithm to be one of: im2col, direct, winograd-2x3, winograd-4x3, winograd-6x3}}
+  // expected-error @+1 {{failed to parse Kiln_ConvAlgorithmAttr parameter 'value'}}
+  %0 = graph.relu %x {kiln.conv_algorithm = #kiln.conv_algorithm<"winograd-8x3">} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @algorithm_string(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.conv_algorithm' must be a #kiln.conv_algorithm (im2col, direct, winograd-2x3, winograd-4x3 or winograd-6x3), not "direct"}}
+  %0 = graph.relu %x {kiln.conv_algorithm = "direct"} : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
 
 // -----
 
 func.func @knob(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{'kiln.kernel_config' has an unknown knob 'colums'}}
-  %0 = graph.relu %x {kiln.kernel_config = {colums = 4 : i64}} : tensor<2xf32>
+  // expected-error @+1 {{unknown kernel configuration knob 'colums' (one of algorithm, vector_width, vectors, rows, k_tile or parallel)}}
+  %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<colums = 4>} : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
 
 // -----
 
 func.func @knob_kind(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{'kiln.kernel_config' knob 'rows' has a value of the wrong kind: "4"}}
-  %0 = graph.relu %x {kiln.kernel_config = {rows = "4"}} : tensor<2xf32>
+  // expected-error @+1 {{expected integer value}}
+  %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<rows = "4">} : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @knob_twice(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{knob 'rows' appears twice}}
+  %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<rows = 4, rows = 2>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @knob_range(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{kernel configuration knob 'k_tile' must be at least 1, not 0}}
+  %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<k_tile = 0>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @knob_algorithm(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{unknown convolution algorithm 'winograd-8x3' (one of im2col, direct, winograd-2x3, winograd-4x3 or winograd-6x3)}}
+  %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<algorithm = "winograd-8x3">} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @knob_parallel(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{knob 'parallel' is true or false}}
+  %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<parallel = yes>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @config_dictionary(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.kernel_config' must be a #kiln.kernel_config, not {rows = 4 : i64}}}
+  %0 = graph.relu %x {kiln.kernel_config = {rows = 4 : i64}} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @blocked_conv(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{a blocked convolution has two strides and two dilations, each at least 1}}
+  %0 = graph.relu %x {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1, 1], dilations = [1, 1]>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @blocked_conv_stride(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{a blocked convolution has two strides and two dilations, each at least 1}}
+  %0 = graph.relu %x {kiln.blocked_conv = #kiln.blocked_conv<strides = [0, 1], dilations = [1, 1]>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @kernel_on_op(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.kernel' must be on a function, a #kiln.kernel}}
+  %0 = graph.relu %x {kiln.kernel = #kiln.kernel<flops = 2, source = "r (Relu)">} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{a kernel's flops are not negative, not -2}}
+func.func private @kernel_flops() attributes {kiln.kernel = #kiln.kernel<flops = -2, source = "">}
 
 // -----
 
