@@ -371,8 +371,9 @@ def write_expected(path, results, all_names):
 
 
 def op_of_unsupported(reason):
-    """The operators named by an "unsupported ONNX operators" error."""
-    return re.findall(r"\(([A-Za-z0-9_.]+)(?:, opset \d+)?\)", reason)
+    """The operators named by an "unsupported ONNX operators" error, which
+    groups its nodes by op type: "LSTM \u00d72 ('a', 'b'), ScatterND ..."."""
+    return re.findall(r"([A-Za-z0-9_.]+) \u00d7\d+", reason)
 
 
 _SCHEMA_NAMES = None

@@ -7,7 +7,8 @@
 // Conventions:
 // - Errors: compileFile and compileONNXBytes never throw and never abort on
 //   bad input; they return a CompileResult whose `ok` is false and whose
-//   `error` holds every message, one per line. The parse* functions return
+//   `error` holds every message, one per line; checkFile and checkONNXBytes
+//   likewise return a CheckResult. The parse* functions return
 //   an empty optional for a spelling they do not know; optionValues lists
 //   the spellings they know.
 // - Thread safety: every function here may be called from several threads
@@ -137,6 +138,33 @@ struct CompileResult {
   std::vector<AppliedKernelConfig> kernelConfigs;
 };
 
+/// Operators of a model that Kiln does not import: one op type
+/// ("domain.OpType" outside ai.onnx) and the names of its nodes.
+struct UnsupportedOperator {
+  std::string opType;
+  std::vector<std::string> nodes;
+};
+
+/// What checkFile found in a model, without compiling it.
+struct CheckResult {
+  /// Whether Kiln imports the whole model (it may still fail later, e.g.
+  /// on a shape it cannot make static).
+  bool ok = false;
+  /// Nodes of the main graph, and its ai.onnx opset (0 when it has none).
+  int64_t nodes = 0;
+  int64_t opset = 0;
+  /// The operators Kiln does not import, in the order of their first node.
+  std::vector<UnsupportedOperator> unsupported;
+  /// Every other problem, one message each, naming its node where there is
+  /// one: an attribute value or a type Kiln does not support, a malformed
+  /// model, an option that does not fit the model.
+  std::vector<std::string> errors;
+  /// Nodes not checked because an input comes from a node that failed.
+  int64_t unchecked = 0;
+  /// All of the above for a person, as `kiln-compile --check` prints it.
+  std::string report;
+};
+
 /// Registers MLIR's pass-manager, context and printing options
 /// (--mlir-print-ir-after-all, --mlir-timing, ...) with LLVM's command line,
 /// for a tool to parse; compilations in this process then apply them. Call it
@@ -156,6 +184,18 @@ CompileResult compileONNXBytes(const std::string &bytes,
                                const std::string &baseDir,
                                const std::string &outputPath,
                                const CompileOptions &options);
+
+/// Checks the model at `inputPath` (an .onnx file) for operators,
+/// attributes and types that Kiln does not support, quickly and without
+/// compiling it: the import only, which goes on past each problem to report
+/// them all. Of `options` it uses the input shapes; the others are checked
+/// as a compile would check them.
+CheckResult checkFile(const std::string &inputPath,
+                      const CompileOptions &options);
+
+/// The same for a serialized ONNX ModelProto held in memory.
+CheckResult checkONNXBytes(const std::string &bytes, const std::string &baseDir,
+                           const CompileOptions &options);
 
 } // namespace kiln
 

@@ -19,7 +19,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -38,6 +40,12 @@ using namespace kiln;
 /// an older reader would silently drop, so they are refused.
 static constexpr int64_t kMinIRVersion = 3;
 static constexpr int64_t kMaxIRVersion = 14;
+/// The newest ai.onnx opset Kiln knows: that of ONNX 1.23, whose node tests
+/// the conformance run checks. A later opset may change what an operator
+/// means, so a model that imports one is refused.
+static constexpr int64_t kMaxOpset = 28;
+/// Node names an error lists per unsupported operator.
+static constexpr size_t kNodesListed = 3;
 
 /// Lets `return fail(emitError(...) << ...);` end the import.
 static OwningOpRef<ModuleOp> fail(const InFlightDiagnostic &) {
@@ -76,6 +84,7 @@ private:
   LogicalResult checkNodes(const onnx::GraphProto &graph);
   LogicalResult checkInputShapeOptions(const onnx::GraphProto &graph);
   FailureOr<RankedTensorType> convertInputType(const onnx::ValueInfoProto &);
+  LogicalResult checkOpset(const onnx::GraphProto &graph);
   LogicalResult importNode(const onnx::NodeProto &node, unsigned index,
                            OpBuilder &builder);
   LogicalResult verifyModule(ModuleOp module);
@@ -94,6 +103,11 @@ private:
   /// Opset version by domain ("ai.onnx" is stored as "").
   std::map<std::string, int64_t> opsets;
   llvm::StringSet<> initializerNames;
+  /// With keepGoing: the values that a failed input, initializer or node
+  /// would have defined, and the nodes Kiln has no importer for.
+  llvm::StringSet<> unknownValues;
+  llvm::DenseSet<const onnx::NodeProto *> unsupportedNodes;
+  bool failedSome = false;
 };
 
 } // namespace
@@ -136,6 +150,7 @@ LogicalResult ModelImporter::checkNodes(const onnx::GraphProto &graph) {
     if (opset != opsets.end())
       entry.opset = opset->second;
     if (!entry.domain.empty()) {
+      unsupportedNodes.insert(&node);
       unsupported.push_back(std::move(entry));
       continue;
     }
@@ -143,8 +158,10 @@ LogicalResult ModelImporter::checkNodes(const onnx::GraphProto &graph) {
       needsDefaultOpset = true;
       continue;
     }
-    if (!registry.lookup(entry.opType, *entry.opset))
+    if (!registry.lookup(entry.opType, *entry.opset)) {
+      unsupportedNodes.insert(&node);
       unsupported.push_back(std::move(entry));
+    }
   }
   if (needsDefaultOpset)
     return emitModelError() << "not a valid ONNX model: it has ai.onnx nodes "
@@ -152,18 +169,36 @@ LogicalResult ModelImporter::checkNodes(const onnx::GraphProto &graph) {
   if (unsupported.empty())
     return success();
 
-  InFlightDiagnostic diag = emitModelError() << "unsupported ONNX operators: ";
+  // One group per op type, in the order of its first node.
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  llvm::StringMap<size_t> groupOf;
   llvm::StringSet<> customDomains;
-  for (auto [i, entry] : llvm::enumerate(unsupported)) {
-    diag << (i ? ", " : "") << "'" << entry.name << "' (";
+  for (const UnsupportedNode &entry : unsupported) {
+    std::string opType = entry.opType;
     if (!entry.domain.empty()) {
-      diag << entry.domain << "." << entry.opType;
+      opType = entry.domain + "." + entry.opType;
       customDomains.insert(entry.domain);
-    } else {
-      diag << entry.opType;
     }
-    if (entry.opset)
-      diag << ", opset " << *entry.opset;
+    auto [it, added] = groupOf.try_emplace(opType, groups.size());
+    if (added)
+      groups.push_back({opType, {}});
+    groups[it->second].second.push_back(entry.name);
+  }
+  // A check lists them as data, not as an error message.
+  if (options.report) {
+    options.report->unsupported = std::move(groups);
+    return failure();
+  }
+  InFlightDiagnostic diag = emitModelError() << "unsupported ONNX operators";
+  if (auto opset = opsets.find(""); opset != opsets.end())
+    diag << " (ai.onnx opset " << opset->second << ")";
+  diag << ": ";
+  for (auto [i, group] : llvm::enumerate(groups)) {
+    const auto &[opType, nodes] = group;
+    diag << (i ? ", " : "") << opType << " \u00d7" << nodes.size() << " ("
+         << (nodes.size() > kNodesListed ? "first: " : "");
+    for (size_t j = 0; j < std::min(nodes.size(), kNodesListed); ++j)
+      diag << (j ? ", " : "") << "'" << nodes[j] << "'";
     diag << ")";
   }
   for (const auto &domain : customDomains)
@@ -171,6 +206,44 @@ LogicalResult ModelImporter::checkNodes(const onnx::GraphProto &graph) {
         << "domain '" << domain.getKey()
         << "' is not ai.onnx: Kiln imports standard ONNX operators only";
   return failure();
+}
+
+/// An ai.onnx opset newer than Kiln knows may give its operators meanings
+/// Kiln cannot know: refused, naming a node that would be read wrongly.
+LogicalResult ModelImporter::checkOpset(const onnx::GraphProto &graph) {
+  auto opset = opsets.find("");
+  if (opset == opsets.end())
+    return success();
+  int64_t version = opset->second;
+  if (options.report)
+    options.report->opset = version;
+  if (version < 1)
+    return emitModelError() << "not a valid ONNX model: it imports ai.onnx "
+                               "opset "
+                            << version << " (opsets start at 1)";
+  if (version <= kMaxOpset)
+    return success();
+  const onnx::NodeProto *first = nullptr;
+  int64_t count = 0;
+  unsigned firstIndex = 0;
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (isDefaultDomain(node.domain()) && count++ == 0) {
+      first = &node;
+      firstIndex = index;
+    }
+  if (!first)
+    return success(); // nothing in ai.onnx to misread
+  InFlightDiagnostic diag =
+      emitModelError() << "the model imports ai.onnx opset " << version
+                       << ", newer than Kiln knows (the newest it reads is "
+                       << kMaxOpset << "): node '"
+                       << getNodeName(*first, firstIndex) << "' ("
+                       << first->op_type() << ")";
+  if (count > 1)
+    diag << " and " << count - 1 << " other ai.onnx node(s)";
+  return diag << " may mean something Kiln cannot know; convert the model "
+                 "to opset "
+              << kMaxOpset << " with onnx.version_converter";
 }
 
 LogicalResult
@@ -262,6 +335,22 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
       StringAttr::get(&context, name + " (" + node.op_type() + ")"), fileLoc);
   state.nodeDescriptions.try_emplace(loc, "node '" + name + "' (" +
                                               node.op_type() + ")");
+  // With keepGoing, a node Kiln cannot import (reported already) or whose
+  // input is unknown defines unknown values.
+  auto skip = [&] {
+    for (const std::string &output : node.output())
+      unknownValues.insert(output);
+    return success();
+  };
+  if (unsupportedNodes.contains(&node))
+    return skip();
+  if (llvm::any_of(node.input(), [&](const std::string &input) {
+        return unknownValues.contains(input);
+      })) {
+    if (options.report)
+      ++options.report->unchecked;
+    return skip();
+  }
   int64_t opset = opsets.at("");
   NodeImporter importer(state, node, name, opset, builder, loc);
   for (const std::string &input : node.input())
@@ -300,10 +389,25 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   if (failed(checkVersions(model)))
     return nullptr;
   const onnx::GraphProto &graph = model.graph();
-  if (graph.sparse_initializer_size() > 0)
-    return fail(emitModelError() << "sparse initializer '"
-                                 << graph.sparse_initializer(0).values().name()
-                                 << "' is not supported");
+  if (options.report)
+    options.report->nodes = graph.node_size();
+  // A problem ends the import, or with keepGoing is counted and the check
+  // goes on without what it would have defined.
+  auto problem = [&]() {
+    failedSome = true;
+    return options.keepGoing;
+  };
+  auto undefine = [&](const auto &names) {
+    for (const std::string &name : names)
+      unknownValues.insert(name);
+    return problem();
+  };
+  for (const onnx::SparseTensorProto &sparse : graph.sparse_initializer()) {
+    emitModelError() << "sparse initializer '" << sparse.values().name()
+                     << "' is not supported";
+    if (!undefine(std::vector<std::string>{sparse.values().name()}))
+      return nullptr;
+  }
   for (const onnx::TensorProto &init : graph.initializer())
     initializerNames.insert(init.name());
   for (const onnx::NodeProto &node : graph.node())
@@ -311,8 +415,15 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
       state.usedNames.insert(input);
   for (const onnx::ValueInfoProto &output : graph.output())
     state.usedNames.insert(output.name());
-  if (failed(checkNodes(graph)) || failed(checkInputShapeOptions(graph)))
-    return nullptr;
+  // Each check reports all it finds; nodes need an ai.onnx opset to go on.
+  bool opsetOk = succeeded(checkOpset(graph));
+  bool nodesOk = succeeded(checkNodes(graph));
+  bool shapesOk = succeeded(checkInputShapeOptions(graph));
+  if (!opsetOk || !nodesOk || !shapesOk) {
+    bool hasOpset = opsets.count("") && opsets.at("") >= 1;
+    if (!problem() || !hasOpset)
+      return nullptr;
+  }
 
   // @main's arguments: the graph inputs that are not initializers.
   SmallVector<Type> argTypes;
@@ -321,8 +432,11 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
     if (initializerNames.contains(input.name()))
       continue;
     FailureOr<RankedTensorType> type = convertInputType(input);
-    if (failed(type))
-      return nullptr;
+    if (failed(type)) {
+      if (!undefine(std::vector<std::string>{input.name()}))
+        return nullptr;
+      continue;
+    }
     argTypes.push_back(*type);
     args.push_back(&input);
   }
@@ -346,8 +460,11 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
         StringAttr::get(&context, init.name() + " (initializer)"), fileLoc);
     ElementsAttr value =
         importTensor(init, state, loc, "initializer '" + init.name() + "'");
-    if (!value)
-      return nullptr;
+    if (!value) {
+      if (!undefine(std::vector<std::string>{init.name()}))
+        return nullptr;
+      continue;
+    }
     Value constant =
         graph::ConstantOp::create(builder, loc, cast<TypedAttr>(value));
     if (!state.values.try_emplace(init.name(), constant).second)
@@ -356,8 +473,11 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   }
 
   for (auto [index, node] : llvm::enumerate(graph.node()))
-    if (failed(importNode(node, index, builder)))
+    if (failed(importNode(node, index, builder)) && !undefine(node.output()))
       return nullptr;
+  // A check that found problems ends here: what was built is incomplete.
+  if (failedSome)
+    return nullptr;
 
   SmallVector<Value> results;
   for (const onnx::ValueInfoProto &output : graph.output()) {

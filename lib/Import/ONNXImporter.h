@@ -13,10 +13,27 @@
 
 namespace kiln {
 
+/// What an import found out about a model, for `kiln-compile --check`.
+struct ImportReport {
+  /// Nodes in the main graph, and its ai.onnx opset (0 when it has none).
+  int64_t nodes = 0;
+  int64_t opset = 0;
+  /// The operators Kiln does not import, by op type ("domain.OpType" outside
+  /// ai.onnx) in the order of their first node: the names of their nodes.
+  std::vector<std::pair<std::string, std::vector<std::string>>> unsupported;
+  /// Nodes left unchecked because an input comes from a node that failed.
+  int64_t unchecked = 0;
+};
+
 struct ImportOptions {
   /// Shapes that replace the declared shape of graph inputs, by input name;
   /// this is how a symbolic dimension gets a static size.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Check the whole model instead of stopping at its first problem: every
+  /// node whose inputs are known is imported, and each failure reported.
+  bool keepGoing = false;
+  /// Filled in when given.
+  ImportReport *report = nullptr;
 };
 
 /// Reads the ONNX model at `path` into a new module holding one `func.func

@@ -67,7 +67,11 @@ public:
             return success();
           std::string line;
           llvm::raw_string_ostream os(line);
-          os << formatLocation(diag.getLocation()) << diag;
+          // The importer's messages name their node already.
+          std::string message = diag.str();
+          if (!StringRef(message).starts_with("node '"))
+            os << formatLocation(diag.getLocation());
+          os << message;
           // A note's first line only: "see current operation" notes would
           // print a whole module.
           for (Diagnostic &note : diag.getNotes())
@@ -77,6 +81,7 @@ public:
         }) {}
 
   std::string text() const { return llvm::join(lines, "\n"); }
+  const std::vector<std::string> &messages() const { return lines; }
 
 private:
   /// "node_name (OpType): " for an imported node; "file:line:col: " for text.
@@ -85,7 +90,10 @@ private:
     llvm::raw_string_ostream os(text);
     if (auto name = dyn_cast<NameLoc>(loc))
       os << name.getName().getValue() << ": ";
-    else if (auto file = dyn_cast<FileLineColLoc>(loc))
+    else if (auto file = dyn_cast<FileLineColLoc>(loc);
+             file && file.getLine() == 0)
+      os << file.getFilename().getValue() << ": "; // the model as a whole
+    else if (file)
       os << file.getFilename().getValue() << ":" << file.getLine() << ":"
          << file.getColumn() << ": ";
     else if (auto fused = dyn_cast<FusedLoc>(loc);
@@ -309,6 +317,11 @@ public:
   }
 
   MLIRContext context;
+
+  /// The error messages so far, one each.
+  const std::vector<std::string> &errorMessages() const {
+    return diagnostics.messages();
+  }
 
   CompileResult fail(std::string message = "") {
     result.ok = false;
@@ -548,6 +561,58 @@ ImportOptions importOptions(const CompileOptions &options) {
   return result;
 }
 
+/// Runs `import` as a check: past every problem, each reported.
+template <typename ImportFn>
+CheckResult check(const CompileOptions &options, ImportFn import) {
+  CheckResult result;
+  Compilation compilation(options);
+  ImportReport report;
+  if (succeeded(compilation.resolveOptions())) {
+    ImportOptions importing = importOptions(options);
+    importing.keepGoing = true;
+    importing.report = &report;
+    result.ok = static_cast<bool>(import(compilation.context, importing));
+  }
+  result.nodes = report.nodes;
+  result.opset = report.opset;
+  result.unchecked = report.unchecked;
+  for (auto &[opType, nodes] : report.unsupported)
+    result.unsupported.push_back({opType, nodes});
+  // The unsupported operators are in the report; the rest are errors.
+  result.errors = compilation.errorMessages();
+  result.ok = result.ok && result.errors.empty() && result.unsupported.empty();
+
+  llvm::raw_string_ostream os(result.report);
+  os << result.nodes << " node(s)";
+  if (result.opset)
+    os << ", ai.onnx opset " << result.opset;
+  os << ": " << (result.ok ? "Kiln supports the model" : "not supported")
+     << "\n";
+  if (!result.unsupported.empty()) {
+    os << "unsupported operators:\n";
+    for (const UnsupportedOperator &op : result.unsupported) {
+      os << "  " << op.opType << " \u00d7" << op.nodes.size() << ": ";
+      for (auto [i, node] : llvm::enumerate(op.nodes)) {
+        if (i == 5) {
+          os << ", ... (" << op.nodes.size() - 5 << " more)";
+          break;
+        }
+        os << (i ? ", " : "") << "'" << node << "'";
+      }
+      os << "\n";
+    }
+  }
+  if (!result.errors.empty()) {
+    os << "errors:\n";
+    for (const std::string &error : result.errors)
+      os << "  " << StringRef(error).rtrim() << "\n";
+  }
+  if (result.unchecked)
+    os << result.unchecked
+       << " node(s) not checked: an input comes from a node above\n";
+  return result;
+}
+
 } // namespace
 
 void registerCommandLineOptions() {
@@ -578,6 +643,20 @@ CompileResult compileFile(const std::string &inputPath,
         importONNXFile(compilation.context, inputPath, importOptions(options));
   }
   return compilation.run(std::move(module), outputPath);
+}
+
+CheckResult checkFile(const std::string &inputPath,
+                      const CompileOptions &options) {
+  return check(options, [&](MLIRContext &context, const ImportOptions &import) {
+    return importONNXFile(context, inputPath, import);
+  });
+}
+
+CheckResult checkONNXBytes(const std::string &bytes, const std::string &baseDir,
+                           const CompileOptions &options) {
+  return check(options, [&](MLIRContext &context, const ImportOptions &import) {
+    return importONNXBytes(context, bytes, baseDir, import);
+  });
 }
 
 CompileResult compileONNXBytes(const std::string &bytes,

@@ -11,7 +11,7 @@ See docs/python.md.
 """
 
 from . import _kiln
-from ._compile import compile
+from ._compile import ModelCheck, check, compile
 from ._errors import CompileError, InvalidInputError, KilnError, ModelError
 from ._model import Model, TensorInfo, load
 from .tune import tune
@@ -23,8 +23,10 @@ __all__ = [
     "InvalidInputError",
     "KilnError",
     "Model",
+    "ModelCheck",
     "ModelError",
     "TensorInfo",
+    "check",
     "compile",
     "load",
     "tune",

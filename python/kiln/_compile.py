@@ -1,6 +1,8 @@
-"""kiln.compile: an ONNX model to a shared object (or an intermediate stage)."""
+"""kiln.compile: an ONNX model to a shared object (or an intermediate stage);
+kiln.check: what of a model Kiln does not support, without compiling it."""
 
 import atexit
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -134,3 +136,72 @@ def _compile(model, output, settings):
                                                  output, settings)
     raise TypeError("kiln.compile: model must be a path or an "
                     f"onnx.ModelProto, not {type(model).__name__}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelCheck:
+    """What kiln.check found. True when Kiln supports the model.
+
+    Attributes:
+      ok: Kiln imports the whole model (a compile may still fail later, e.g.
+        on a shape it cannot make static).
+      nodes: nodes of the main graph; opset: its ai.onnx opset (0: none).
+      unsupported: {op type: [node names]} for the operators Kiln does not
+        import ("domain.OpType" outside ai.onnx), in the order of their
+        first node.
+      errors: every other problem, one message each, naming its node:
+        attribute values and types Kiln does not support, a malformed model.
+      unchecked: nodes not checked because an input comes from a node that
+        failed.
+      report: all of it for a person (``str(check)``), as
+        ``kiln-compile --check`` prints it.
+    """
+    ok: bool
+    nodes: int
+    opset: int
+    unsupported: dict
+    errors: list
+    unchecked: int
+    report: str
+
+    def __bool__(self):
+        return self.ok
+
+    def __str__(self):
+        return self.report
+
+
+def check(model, input_shapes=None):
+    """Checks an ONNX model for what Kiln does not support, without compiling.
+
+    Reads the model and imports it as a compile would, going on past each
+    problem to list them all: unsupported operators (grouped by op type),
+    attribute values, element types, an opset newer than Kiln knows. Quick
+    (no code is generated), for screening a model zoo.
+
+    Args:
+      model: a path to an .onnx file, or an ``onnx.ModelProto``.
+      input_shapes: {input name: shape}, as for kiln.compile.
+
+    Returns:
+      A ModelCheck, true when Kiln supports the model.
+
+    Raises:
+      TypeError: a model of an unsupported type.
+    """
+    settings = _kiln.compiler.CompileOptions()
+    settings.input_shapes = {name: [int(d) for d in shape]
+                             for name, shape in (input_shapes or {}).items()}
+    if isinstance(model, (str, os.PathLike)):
+        result = _kiln.compiler.check_file(os.fspath(model), settings)
+    elif hasattr(model, "SerializeToString") and hasattr(model, "graph"):
+        result = _kiln.compiler.check_onnx_bytes(model.SerializeToString(), "",
+                                                 settings)
+    else:
+        raise TypeError("kiln.check: model must be a path or an "
+                        f"onnx.ModelProto, not {type(model).__name__}")
+    return ModelCheck(ok=result.ok, nodes=result.nodes, opset=result.opset,
+                      unsupported={op.op_type: list(op.nodes)
+                                   for op in result.unsupported},
+                      errors=list(result.errors), unchecked=result.unchecked,
+                      report=result.report)

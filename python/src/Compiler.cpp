@@ -1,6 +1,7 @@
 //===- Compiler.cpp - kiln._kiln.compiler: the compiler's C++ API ---------===//
 //
-// Binds kiln::CompileOptions, kiln::compileFile and kiln::compileONNXBytes.
+// Binds kiln::CompileOptions, kiln::compileFile and kiln::compileONNXBytes,
+// and the model check (kiln::checkFile, kiln::checkONNXBytes).
 // The GIL is released while compiling: each compilation has its own
 // MLIRContext, so Python threads may compile concurrently. Failures are
 // returned, not raised; the Python package turns them into
@@ -101,6 +102,40 @@ void init_kiln_compiler(py::module_ &&m) {
                kiln::parseLayout);
   enumProperty(options, "batch_split", "batch-split",
                &kiln::CompileOptions::batchSplit, kiln::parseBatchSplit);
+
+  py::class_<kiln::UnsupportedOperator>(m, "UnsupportedOperator")
+      .def_readonly("op_type", &kiln::UnsupportedOperator::opType,
+                    "The op type, \"domain.OpType\" outside ai.onnx.")
+      .def_readonly("nodes", &kiln::UnsupportedOperator::nodes,
+                    "The names of its nodes.");
+
+  py::class_<kiln::CheckResult>(m, "CheckResult")
+      .def_readonly("ok", &kiln::CheckResult::ok)
+      .def_readonly("nodes", &kiln::CheckResult::nodes)
+      .def_readonly("opset", &kiln::CheckResult::opset)
+      .def_readonly("unsupported", &kiln::CheckResult::unsupported)
+      .def_readonly("errors", &kiln::CheckResult::errors)
+      .def_readonly("unchecked", &kiln::CheckResult::unchecked)
+      .def_readonly("report", &kiln::CheckResult::report);
+
+  m.def(
+      "check_file",
+      [](const std::string &input, const kiln::CompileOptions &options) {
+        py::gil_scoped_release noGil;
+        return kiln::checkFile(input, options);
+      },
+      "input"_a, "options"_a, "Checks an .onnx file without compiling it.");
+
+  m.def(
+      "check_onnx_bytes",
+      [](const py::bytes &model, const std::string &baseDir,
+         const kiln::CompileOptions &options) {
+        std::string bytes = model;
+        py::gil_scoped_release noGil;
+        return kiln::checkONNXBytes(bytes, baseDir, options);
+      },
+      "model"_a, "base_dir"_a, "options"_a,
+      "Checks a serialized ONNX ModelProto without compiling it.");
 
   m.def("option_values", &kiln::optionValues, "option"_a,
         "The spellings of an enumerated option: emit, layout, batch-split "

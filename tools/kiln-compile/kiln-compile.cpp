@@ -32,6 +32,13 @@ cl::opt<bool> printPipeline(
              "--pass-pipeline=<it> on the --emit=imported IR prints what "
              "--emit=llvm prints"),
     cl::cat(category));
+cl::opt<bool> checkOnly(
+    "check",
+    cl::desc("Check the model and write nothing: list every operator, "
+             "attribute and type that Kiln does not support, without "
+             "compiling (exit status 0 when Kiln supports the model, 1 when "
+             "not); for screening a model zoo"),
+    cl::cat(category));
 cl::opt<std::string> cpu("cpu",
                          cl::desc("LLVM CPU name (default: the host CPU for "
                                   "the host architecture, generic otherwise)"),
@@ -169,12 +176,13 @@ int main(int argc, char **argv) {
       "  kiln-compile model.onnx -o model.so\n"
       "  kiln-compile model.onnx --emit=graph -o -\n"
       "  kiln-compile model.onnx --tuning-db=model.tuning.jsonl -o model.so\n"
-      "  kiln-compile model.onnx --print-pipeline\n\n"
+      "  kiln-compile model.onnx --print-pipeline\n"
+      "  kiln-compile --check model.onnx\n\n"
       "MLIR's pass-manager options (--mlir-print-ir-after-all, "
       "--mlir-timing, ...) apply to every stage's passes: see "
       "--help-hidden.\n");
 
-  if (outputPath.empty() && !printPipeline) {
+  if (outputPath.empty() && !printPipeline && !checkOnly) {
     errs() << "kiln-compile: error: no output file: give one with -o "
               "('-' for standard output)\n";
     return 1;
@@ -210,6 +218,11 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (checkOnly) {
+    kiln::CheckResult checked = kiln::checkFile(inputPath, options);
+    outs() << inputPath << ": " << checked.report;
+    return checked.ok ? 0 : 1;
+  }
   kiln::CompileResult result =
       kiln::compileFile(inputPath, outputPath, options);
   if (report)

@@ -143,11 +143,50 @@ TEST_F(ImportModelTest, UnknownOperatorsListedTogether) {
   ms->set_version(1);
   m.addOutput("d");
   ImportResult r = importModel(context, m.serialize());
-  expectError(r, "unsupported ONNX operators: 'fancy1' (FancyOp, opset 17), "
-                 "'OtherOp#3' (OtherOp, opset 17), 'fused' "
-                 "(com.microsoft.FusedConv, opset 1)");
+  expectError(r, "unsupported ONNX operators (ai.onnx opset 17): FancyOp "
+                 "\u00d71 ('fancy1'), OtherOp \u00d71 ('OtherOp#3'), "
+                 "com.microsoft.FusedConv \u00d71 ('fused')");
   expectError(r, "domain 'com.microsoft' is not ai.onnx");
   EXPECT_EQ(r.errors.size(), 1u) << r.allErrors();
+}
+
+TEST_F(ImportModelTest, UnsupportedOperatorsAreGroupedByOpType) {
+  ModelBuilder m = reluModel({2});
+  std::string last = "y";
+  for (int i = 0; i < 5; ++i) {
+    std::string next = "s" + std::to_string(i);
+    m.addNode("ScatterND", {last, "idx", "upd"}, {next},
+              "/attn/" + std::to_string(i) + "/ScatterND");
+    last = next;
+  }
+  m.addNode("LSTM", {last}, {"l"}, "lstm");
+  m.addOutput("l");
+  ImportResult r = importModel(context, m.serialize());
+  expectError(r, "unsupported ONNX operators (ai.onnx opset 17): ScatterND "
+                 "\u00d75 (first: '/attn/0/ScatterND', '/attn/1/ScatterND', "
+                 "'/attn/2/ScatterND'), LSTM \u00d71 ('lstm')");
+  EXPECT_EQ(r.errors.size(), 1u) << r.allErrors();
+}
+
+TEST_F(ImportModelTest, OpsetNewerThanKilnKnowsIsRefused) {
+  ModelBuilder m(/*opset=*/9999);
+  m.addInput("x", {2});
+  m.addNode("Relu", {"x"}, {"a"}, "first_relu");
+  m.addNode("Relu", {"a"}, {"y"}, "second_relu");
+  m.addOutput("y");
+  expectError(importModel(context, m.serialize()),
+              "the model imports ai.onnx opset 9999, newer than Kiln knows "
+              "(the newest it reads is 28): node 'first_relu' (Relu) and 1 "
+              "other ai.onnx node(s) may mean something Kiln cannot know");
+}
+
+TEST_F(ImportModelTest, OpsetZeroIsInvalid) {
+  ModelBuilder m(/*opset=*/0);
+  m.addInput("x", {2});
+  m.addNode("Relu", {"x"}, {"y"}, "r");
+  m.addOutput("y");
+  expectError(importModel(context, m.serialize()),
+              "not a valid ONNX model: it imports ai.onnx opset 0");
 }
 
 TEST_F(ImportModelTest, UnsupportedElementTypes) {
