@@ -380,6 +380,171 @@ struct GatherNDLowering : StaticLowering<graph::GatherNDOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Scatters
+//===----------------------------------------------------------------------===//
+
+/// Combines an update with the element it lands on; `graphType` is the
+/// element type before conversion (its signedness picks max and min).
+Value combineScatter(OpBuilder &b, Location loc,
+                     graph::ScatterReduction reduction, Value old, Value update,
+                     Type graphType) {
+  Type type = old.getType();
+  bool isFloat = isa<FloatType>(type), isBool = type.isInteger(1);
+  bool isUnsigned = isUnsignedInteger(graphType) || isBool;
+  switch (reduction) {
+  case graph::ScatterReduction::None:
+    return update;
+  case graph::ScatterReduction::Add:
+    if (isFloat)
+      return arith::AddFOp::create(b, loc, old, update);
+    if (isBool)
+      return arith::OrIOp::create(b, loc, old, update);
+    return arith::AddIOp::create(b, loc, old, update);
+  case graph::ScatterReduction::Mul:
+    if (isFloat)
+      return arith::MulFOp::create(b, loc, old, update);
+    if (isBool)
+      return arith::AndIOp::create(b, loc, old, update);
+    return arith::MulIOp::create(b, loc, old, update);
+  case graph::ScatterReduction::Max:
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, old, update);
+    if (isUnsigned)
+      return arith::MaxUIOp::create(b, loc, old, update);
+    return arith::MaxSIOp::create(b, loc, old, update);
+  case graph::ScatterReduction::Min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, old, update);
+    if (isUnsigned)
+      return arith::MinUIOp::create(b, loc, old, update);
+    return arith::MinSIOp::create(b, loc, old, update);
+  }
+  llvm_unreachable("every reduction is handled");
+}
+
+/// Wraps a negative index by adding `size`; `inRange` becomes whether the
+/// result lies in [0, size).
+Value wrapIndex(OpBuilder &b, Location loc, Value index, int64_t size,
+                Value &inRange) {
+  Value zero = indexConstant(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped =
+      arith::AddIOp::create(b, loc, index, indexConstant(b, loc, size));
+  index = arith::SelectOp::create(b, loc, negative, wrapped, index);
+  Value low =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index, zero);
+  Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                                     indexConstant(b, loc, size));
+  Value both = arith::AndIOp::create(b, loc, low, high);
+  inRange = inRange ? arith::AndIOp::create(b, loc, inRange, both) : both;
+  return index;
+}
+
+/// Where one update goes: its position in the result and whether every
+/// index of it was in range, from the loop's indices over the updates.
+using ScatterTarget = llvm::function_ref<SmallVector<Value>(
+    OpBuilder &, Location, ValueRange updateIndices, Value &inRange)>;
+
+/// `data` with each element of `updates` combined into the position `target`
+/// gives it, in order: a loop nest over the updates carrying the result, so
+/// that later updates see earlier ones (duplicates and reductions). An
+/// update out of range is dropped.
+Value buildScatter(OpBuilder &b, Location loc, Value data, Value updates,
+                   graph::ScatterReduction reduction, Type graphType,
+                   ScatterTarget target) {
+  auto updatesType = getTensorType(updates);
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t size : updatesType.getShape()) {
+    lbs.push_back(indexConstant(b, loc, 0));
+    ubs.push_back(indexConstant(b, loc, size));
+    steps.push_back(indexConstant(b, loc, 1));
+  }
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, ValueRange{data},
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs,
+          ValueRange carried) -> scf::ValueVector {
+        Value result = carried[0];
+        Value inRange;
+        SmallVector<Value> at = target(nb, nloc, ivs, inRange);
+        auto write = [&](OpBuilder &wb, Location wloc) {
+          Value update = tensor::ExtractOp::create(wb, wloc, updates, ivs);
+          Value old = tensor::ExtractOp::create(wb, wloc, result, at);
+          Value value =
+              combineScatter(wb, wloc, reduction, old, update, graphType);
+          scf::YieldOp::create(
+              wb, wloc,
+              ValueRange{tensor::InsertOp::create(wb, wloc, value, result, at)
+                             .getResult()});
+        };
+        auto keep = [&](OpBuilder &wb, Location wloc) {
+          scf::YieldOp::create(wb, wloc, ValueRange{result});
+        };
+        return {scf::IfOp::create(nb, nloc, inRange, write, keep).getResult(0)};
+      });
+  if (nest.results.empty())
+    return data; // no updates
+  return nest.results[0];
+}
+
+struct ScatterElementsLowering : StaticLowering<graph::ScatterElementsOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::ScatterElementsOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Value indices = adaptor.getIndices();
+    int64_t axis = op.getAxis();
+    int64_t axisSize = getTensorType(adaptor.getData()).getDimSize(axis);
+    Type indexType = op.getIndices().getType().getElementType();
+    Value result = buildScatter(
+        rewriter, op.getLoc(), adaptor.getData(), adaptor.getUpdates(),
+        op.getReduction(), op.getData().getType().getElementType(),
+        [&](OpBuilder &b, Location loc, ValueRange ivs, Value &inRange) {
+          SmallVector<Value> at(ivs);
+          Value raw = tensor::ExtractOp::create(b, loc, indices, ivs);
+          at[axis] = wrapIndex(b, loc, toIndex(b, loc, raw, indexType),
+                               axisSize, inRange);
+          return at;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ScatterNDLowering : StaticLowering<graph::ScatterNDOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::ScatterNDOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Value indices = adaptor.getIndices();
+    auto dataType = getTensorType(adaptor.getData());
+    auto indicesType = getTensorType(indices);
+    int64_t indexRank = indicesType.getRank();
+    int64_t depth = indicesType.getDimSize(indexRank - 1);
+    Type indexType = op.getIndices().getType().getElementType();
+    Value result = buildScatter(
+        rewriter, op.getLoc(), adaptor.getData(), adaptor.getUpdates(),
+        op.getReduction(), op.getData().getType().getElementType(),
+        [&](OpBuilder &b, Location loc, ValueRange ivs, Value &inRange) {
+          // updates[u..., r...] goes to data[indices[u..., :], r...].
+          SmallVector<Value> at;
+          SmallVector<Value> indexAt(ivs.take_front(indexRank - 1));
+          indexAt.push_back(Value());
+          for (int64_t j = 0; j < depth; ++j) {
+            indexAt.back() = indexConstant(b, loc, j);
+            Value raw = tensor::ExtractOp::create(b, loc, indices, indexAt);
+            at.push_back(wrapIndex(b, loc, toIndex(b, loc, raw, indexType),
+                                   dataType.getDimSize(j), inRange));
+          }
+          llvm::append_range(at, ivs.drop_front(indexRank - 1));
+          return at;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Expand, tile, pad
 //===----------------------------------------------------------------------===//
 
@@ -716,10 +881,11 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
 void populateShapeToLinalgPatterns(const TypeConverter &converter,
                                    RewritePatternSet &patterns) {
   patterns.add<ConcatLowering, ExpandLowering, GatherElementsLowering,
-               GatherLowering, GatherNDLowering, OneHotLowering, PadLowering,
-               ReshapeLowering, ResizeLowering, SliceLowering, SplitLowering,
-               TileLowering, TransposeLowering, TriluLowering>(
-      converter, patterns.getContext());
+               ScatterElementsLowering, ScatterNDLowering, GatherLowering,
+               GatherNDLowering, OneHotLowering, PadLowering, ReshapeLowering,
+               ResizeLowering, SliceLowering, SplitLowering, TileLowering,
+               TransposeLowering, TriluLowering>(converter,
+                                                 patterns.getContext());
 }
 
 } // namespace kiln

@@ -488,6 +488,58 @@ LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *,
 }
 
 //===----------------------------------------------------------------------===//
+// ScatterElementsOp, ScatterNDOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ScatterElementsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &inferred) {
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  auto updates = cast<RankedTensorType>(adaptor.getUpdates().getType());
+  int64_t axis = adaptor.getAxis();
+  if (data.getRank() != indices.getRank() ||
+      indices.getShape() != updates.getShape())
+    return emitOptionalError(loc, "indices ", formatShape(indices.getShape()),
+                             " and updates ", formatShape(updates.getShape()),
+                             " must have one shape, of the rank of data ",
+                             formatShape(data.getShape()));
+  if (axis < 0 || axis >= data.getRank())
+    return emitOptionalError(loc, "axis ", axis,
+                             " is out of range for data of rank ",
+                             data.getRank());
+  if (updates.getElementType() != data.getElementType())
+    return emitOptionalError(loc, "updates must have the element type of data");
+  inferred.push_back(data);
+  return success();
+}
+
+LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  auto updates = cast<RankedTensorType>(adaptor.getUpdates().getType());
+  int64_t indexRank = indices.getRank();
+  int64_t depth = indexRank < 1 ? -1 : indices.getDimSize(indexRank - 1);
+  if (isDynamic(depth) || depth < 1 || depth > data.getRank())
+    return emitOptionalError(
+        loc, "the last dimension of indices ", formatShape(indices.getShape()),
+        " must be static and between 1 and ", data.getRank());
+  SmallVector<int64_t> expected(indices.getShape().drop_back());
+  llvm::append_range(expected, data.getShape().drop_front(depth));
+  if (updates.getShape() != ArrayRef<int64_t>(expected))
+    return emitOptionalError(loc, "updates ", formatShape(updates.getShape()),
+                             " must have the shape ", formatShape(expected));
+  if (updates.getElementType() != data.getElementType())
+    return emitOptionalError(loc, "updates must have the element type of data");
+  inferred.push_back(data);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // ExpandOp, TileOp, PadOp
 //===----------------------------------------------------------------------===//
 

@@ -166,6 +166,63 @@ def Graph_GatherNDOp : Graph_InferOp<"gather_nd"> {
       "$data `,` $indices attr-dict `:` functional-type(operands, results)";
 }
 
+def Graph_ScatterReduction : I32EnumAttr<"ScatterReduction",
+    "how a scatter combines an update with the element it lands on", [
+  I32EnumAttrCase<"None", 0, "none">,
+  I32EnumAttrCase<"Add", 1, "add">,
+  I32EnumAttrCase<"Mul", 2, "mul">,
+  I32EnumAttrCase<"Max", 3, "max">,
+  I32EnumAttrCase<"Min", 4, "min">
+]> {
+  let cppNamespace = "::kiln::graph";
+}
+
+def Graph_ScatterElementsOp : Graph_InferOp<"scatter_elements"> {
+  let summary = "write one entry per index along one axis (ONNX ScatterElements)";
+  let description = [{
+    ONNX `ScatterElements` (and the older `Scatter`): the result is `data`
+    with, for each position `p` of `indices` (whose shape `updates` shares),
+    `result[p with p[axis] = indices[p]] = updates[p]`, or combined with the
+    element there by `reduction` (`add`, `mul`, `max`, `min`). Updates apply
+    in order. Negative indices count from the end; an update whose index is
+    still out of range (an error in ONNX) is dropped, so no write ever leaves
+    the tensor.
+
+    ```mlir
+    %r = graph.scatter_elements %data, %idx, %upd reduction add {axis = 1 : i64}
+         : (tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IntTensor:$indices,
+                   Graph_Tensor:$updates, I64Attr:$axis,
+                   Graph_ScatterReduction:$reduction);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates `reduction` $reduction "
+                       "attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_ScatterNDOp : Graph_InferOp<"scatter_nd"> {
+  let summary = "write slices by multi-dimensional index (ONNX ScatterND)";
+  let description = [{
+    ONNX `ScatterND`: the last dimension of `indices` (of size `k`) indexes
+    the first `k` dimensions of `data`; `updates` has the shape
+    `indices.shape[:-1] + data.shape[k:]`, one slice per index. The result
+    is `data` with each slice written, or combined by `reduction`, in order.
+    Negative indices count from the end; a slice whose index is still out of
+    range is dropped.
+
+    ```mlir
+    %r = graph.scatter_nd %data, %idx, %upd reduction none
+         : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IntTensor:$indices,
+                   Graph_Tensor:$updates, Graph_ScatterReduction:$reduction);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates `reduction` $reduction "
+                       "attr-dict `:` functional-type(operands, results)";
+}
+
 def Graph_ExpandOp : Graph_InferOp<"expand"> {
   let summary = "broadcast to a shape (ONNX Expand)";
   let description = [{

@@ -403,6 +403,58 @@ static LogicalResult importGatherND(NodeImporter &node) {
 }
 
 //===----------------------------------------------------------------------===//
+// Scatters
+//===----------------------------------------------------------------------===//
+
+/// The `reduction` attribute of a scatter: "none" before opset 16, "add" or
+/// "mul" from 16, "max" or "min" from 18.
+static std::optional<graph::ScatterReduction>
+getScatterReduction(NodeImporter &node) {
+  std::string name = node.getString("reduction", "none");
+  std::optional<graph::ScatterReduction> reduction =
+      graph::symbolizeScatterReduction(name);
+  bool known = reduction && (node.getOpset() >= 18 ||
+                             (node.getOpset() >= 16 &&
+                              *reduction != graph::ScatterReduction::Max &&
+                              *reduction != graph::ScatterReduction::Min) ||
+                             *reduction == graph::ScatterReduction::None);
+  if (!known) {
+    node.emitError() << "reduction '" << name << "' is not one of opset "
+                     << node.getOpset() << "'s (none"
+                     << (node.getOpset() >= 16 ? ", add, mul" : "")
+                     << (node.getOpset() >= 18 ? ", max, min" : "") << ")";
+    return std::nullopt;
+  }
+  return reduction;
+}
+
+static LogicalResult importScatterElements(NodeImporter &node) {
+  Value data = node.getInput(0), indices = node.getInput(1),
+        updates = node.getInput(2);
+  if (!data || !indices || !updates)
+    return node.emitError() << "needs data, indices and updates";
+  auto axis =
+      normalizeAxis(node, node.getInt("axis", 0), getType(data).getRank());
+  std::optional<graph::ScatterReduction> reduction = getScatterReduction(node);
+  if (!axis || !reduction)
+    return failure();
+  return node.setResults(node.create<graph::ScatterElementsOp>(
+      data, indices, updates, *axis, *reduction));
+}
+
+static LogicalResult importScatterND(NodeImporter &node) {
+  Value data = node.getInput(0), indices = node.getInput(1),
+        updates = node.getInput(2);
+  if (!data || !indices || !updates)
+    return node.emitError() << "needs data, indices and updates";
+  std::optional<graph::ScatterReduction> reduction = getScatterReduction(node);
+  if (!reduction)
+    return failure();
+  return node.setResults(
+      node.create<graph::ScatterNDOp>(data, indices, updates, *reduction));
+}
+
+//===----------------------------------------------------------------------===//
 // Shape, Size, ConstantOfShape, Range: constants at compile time
 //===----------------------------------------------------------------------===//
 
@@ -875,6 +927,11 @@ void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
   registry.add("Gather", /*minOpset=*/1, importGatherWithAxis<graph::GatherOp>);
   registry.add("GatherElements", /*minOpset=*/11,
                importGatherWithAxis<graph::GatherElementsOp>);
+  // Scatter (opsets 9 and 10) is ScatterElements under its old name.
+  registry.add("Scatter", /*minOpset=*/9, importScatterElements,
+               /*maxOpset=*/10);
+  registry.add("ScatterElements", /*minOpset=*/11, importScatterElements);
+  registry.add("ScatterND", /*minOpset=*/11, importScatterND);
   registry.add("GatherND", /*minOpset=*/11, importGatherND);
   registry.add("OneHot", /*minOpset=*/9, importOneHot);
   registry.add("Pad", /*minOpset=*/1, importPad);

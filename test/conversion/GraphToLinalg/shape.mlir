@@ -117,6 +117,41 @@ func.func @gather_nd(%d: tensor<2x2x3xf32>, %i: tensor<4x2xi64>) -> tensor<4x3xf
 
 // -----
 
+// A scatter is a loop nest over the updates that carries the result: each
+// update lands in order (a reduction sees the ones before it), and one out
+// of range keeps the result as it is.
+// CHECK-LABEL: func.func @scatter_elements
+// CHECK-SAME: (%[[D:.+]]: tensor<4x3xf32>, %[[I:.+]]: tensor<2x3xi64>, %[[U:.+]]: tensor<2x3xf32>)
+// CHECK: %[[R:.+]] = scf.for %[[A:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[D]]) -> (tensor<4x3xf32>)
+// CHECK: scf.for %[[B:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC2:.+]] = %[[ACC]]) -> (tensor<4x3xf32>)
+// CHECK: %[[RAW:.+]] = tensor.extract %[[I]][%[[A]], %[[B]]]
+// CHECK: %[[IN:.+]] = arith.andi
+// CHECK: scf.if %[[IN]] -> (tensor<4x3xf32>)
+// CHECK: %[[NEW:.+]] = tensor.extract %[[U]][%[[A]], %[[B]]]
+// CHECK: %[[OLD:.+]] = tensor.extract %[[ACC2]][%{{.+}}, %[[B]]]
+// CHECK: %[[SUM:.+]] = arith.addf %[[OLD]], %[[NEW]]
+// CHECK: tensor.insert %[[SUM]] into %[[ACC2]][%{{.+}}, %[[B]]]
+// CHECK: } else {
+// CHECK: scf.yield %[[ACC2]]
+// CHECK: return %[[R]]
+func.func @scatter_elements(%d: tensor<4x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  %0 = graph.scatter_elements %d, %i, %u reduction add {axis = 0 : i64} : (tensor<4x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @scatter_nd_unsigned_max
+// CHECK-COUNT-2: scf.for
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<2x1xi64>
+// CHECK: arith.maxui
+func.func @scatter_nd_unsigned_max(%d: tensor<4x3xui8>, %i: tensor<2x1xi64>, %u: tensor<2x3xui8>) -> tensor<4x3xui8> {
+  %0 = graph.scatter_nd %d, %i, %u reduction max : (tensor<4x3xui8>, tensor<2x1xi64>, tensor<2x3xui8>) -> tensor<4x3xui8>
+  return %0 : tensor<4x3xui8>
+}
+
+// -----
+
 // CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2) -> (d1, 0)>
 // CHECK-LABEL: func.func @expand
 // CHECK: linalg.generic {indexing_maps = [#[[IN]], #{{.+}}]

@@ -199,6 +199,24 @@ func.func @gather_nd_depth(%d: tensor<4x2xf32>, %i: tensor<4x3xi64>) -> tensor<4
 
 // -----
 
+func.func @scatter_elements_shape(%d: tensor<4x2xf32>, %i: tensor<2x2xi64>, %u: tensor<2x1xf32>) -> tensor<4x2xf32> {
+  // expected-error @+2 {{indices [2,2] and updates [2,1] must have one shape, of the rank of data [4,2]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.scatter_elements %d, %i, %u reduction none {axis = 0 : i64} : (tensor<4x2xf32>, tensor<2x2xi64>, tensor<2x1xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @scatter_nd_updates(%d: tensor<4x2xf32>, %i: tensor<3x1xi64>, %u: tensor<3x4xf32>) -> tensor<4x2xf32> {
+  // expected-error @+2 {{updates [3,4] must have the shape [3,2]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.scatter_nd %d, %i, %u reduction max : (tensor<4x2xf32>, tensor<3x1xi64>, tensor<3x4xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
 func.func @expand_negative(%x: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+2 {{shape [-3] has a negative size}}
   // expected-error @+1 {{failed to infer returned types}}

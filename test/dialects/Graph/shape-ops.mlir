@@ -53,6 +53,17 @@ func.func @gathers(%d: tensor<5x4xf32>, %i: tensor<2x3xi64>, %j: tensor<5x2xi32>
 
 // -----
 
+// CHECK-LABEL: func.func @scatters
+func.func @scatters(%d: tensor<5x4xf32>, %i: tensor<2x4xi64>, %u: tensor<2x4xf32>, %k: tensor<3x1xi64>, %v: tensor<3x4xf32>) -> (tensor<5x4xf32>, tensor<5x4xf32>) {
+  // CHECK: graph.scatter_elements %{{.+}}, %{{.+}}, %{{.+}} reduction add {axis = 0 : i64} : (tensor<5x4xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<5x4xf32>
+  %0 = graph.scatter_elements %d, %i, %u reduction add {axis = 0 : i64} : (tensor<5x4xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<5x4xf32>
+  // CHECK: graph.scatter_nd %{{.+}}, %{{.+}}, %{{.+}} reduction none : (tensor<5x4xf32>, tensor<3x1xi64>, tensor<3x4xf32>) -> tensor<5x4xf32>
+  %1 = graph.scatter_nd %d, %k, %v reduction none : (tensor<5x4xf32>, tensor<3x1xi64>, tensor<3x4xf32>) -> tensor<5x4xf32>
+  return %0, %1 : tensor<5x4xf32>, tensor<5x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @expand_tile_pad
 func.func @expand_tile_pad(%x: tensor<3x1xf32>) -> (tensor<2x3x6xf32>, tensor<6x2xf32>, tensor<3x4xf32>) {
   // CHECK: graph.expand %{{.+}} {shape = array<i64: 2, 1, 6>} : (tensor<3x1xf32>) -> tensor<2x3x6xf32>

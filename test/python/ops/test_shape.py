@@ -211,6 +211,73 @@ def test_gather_elements_and_nd(tmp_path):
     check(m, {"x": x, "i": idx}, tmp_path / "nd0")
 
 
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
+def test_scatter_elements(reduction, dtype, tmp_path):
+    """Runtime indices, negative ones, duplicates (which a reduction
+    accumulates in order), on an axis that is not the last."""
+    x = data((4, 3), dtype)
+    updates = data((3, 3), dtype)
+    idx = np.array([[0, -1, 2], [1, 0, -4], [3, 3, 1]], dtype=np.int64)
+    if reduction == "none":  # duplicates are undefined without a reduction
+        idx = np.array([[0, -1, 2], [1, 0, -3], [3, 2, 1]], dtype=np.int64)
+    m = model("ScatterElements", {"x": x, "i": idx, "u": updates}, None,
+              {"axis": 0, "reduction": reduction}, opset=18)
+    check(m, {"x": x, "i": idx, "u": updates}, tmp_path)
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "max"])
+def test_scatter_nd(reduction, tmp_path):
+    """Slices (indices of depth 1 into a 3-D tensor) and single elements
+    (depth 3), with runtime and constant indices."""
+    x = data((4, 2, 3))
+    rows = np.array([[1], [-1]], dtype=np.int64)
+    updates = data((2, 2, 3))
+    m = model("ScatterND", {"x": x, "u": updates}, None, {"reduction": reduction},
+              {"i": rows}, opset=18, extra_inputs=["x", "i", "u"])
+    check(m, {"x": x, "u": updates}, tmp_path / "slices")
+    points = np.array([[[0, 1, 2], [3, 0, 0]], [[3, 0, 0], [1, 1, -1]]], dtype=np.int64)
+    if reduction == "none":
+        points[1, 0] = [2, 0, 1]
+    values = data((2, 2))
+    m = model("ScatterND", {"x": x, "i": points, "u": values}, None,
+              {"reduction": reduction}, opset=18)
+    check(m, {"x": x, "i": points, "u": values}, tmp_path / "points")
+
+
+def test_scatter_before_opset_11(tmp_path):
+    x = data((3, 3))
+    idx = np.array([[1, 0, 2]], dtype=np.int64)
+    updates = data((1, 3))
+    m = model("Scatter", {"x": x, "i": idx, "u": updates}, None, {"axis": 1}, opset=10)
+    check(m, {"x": x, "i": idx, "u": updates}, tmp_path)
+
+
+def test_scatter_drops_out_of_range_updates(tmp_path):
+    """An index out of range is an error in ONNX (onnxruntime refuses it);
+    Kiln drops that update instead of writing outside the tensor."""
+    x = data((3, 4))
+    idx = np.array([[0, 9, -1, -7]], dtype=np.int64)
+    updates = np.full((1, 4), 100.0, np.float32)
+    m = model("ScatterElements", {"x": x, "i": idx, "u": updates}, None, {"axis": 0},
+              opset=18)
+    so = compile_model(m, tmp_path)
+    got = run_compiled(so, {"x": x, "i": idx, "u": updates}, tmp_path)["y"]
+    want = x.copy()
+    want[0, 0] = 100.0
+    want[2, 2] = 100.0
+    np.testing.assert_array_equal(got, want)
+
+
+def test_scatter_reduction_needs_its_opset(tmp_path):
+    x = data((3,))
+    m = model("ScatterElements", {"x": x, "i": np.array([0], np.int64),
+                                  "u": data((1,))}, None, {"reduction": "max"}, opset=16)
+    with pytest.raises(Exception) as error:
+        compile_model(m, tmp_path)
+    assert "reduction 'max' is not one of opset 16's (none, add, mul)" in str(error.value)
+
+
 def test_exporter_shape_chain(tmp_path):
     """Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as PyTorch exports a flatten."""
     x = data((2, 3, 4))
