@@ -82,6 +82,19 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
                                                  : 0;
   if (nTile == 0)
     return {};
+  // Few rows (a matrix-vector product, as a recurrence's step or a batch of
+  // one makes) leave most accumulator registers unused and chain each
+  // accumulator's FMAs: a wider block along N, up to 8 vectors, keeps the
+  // register count (rows x 2 vectors) and reads longer runs of B's rows.
+  if (!config.getVectors() && !config.getRows() && nTile == 2 * vectorWidth &&
+      ranges[m] < rows) {
+    int64_t most = std::min<int64_t>(8, 2 * rows / ranges[m]);
+    for (int64_t vectors = most; vectors > 2; --vectors)
+      if (ranges[n] % (vectors * vectorWidth) == 0) {
+        nTile = vectors * vectorWidth;
+        break;
+      }
+  }
   SmallVector<int64_t> sizes(ranges.size(), 1);
   sizes[n] = nTile;
   // A narrow tile takes more rows, up to three times as many (each
@@ -354,16 +367,14 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
                       int64_t cachedWeightBytes) {
   MLIRContext *ctx = op.getContext();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  // Output tiles: every parallel dimension at its tile size, reductions whole.
-  // Sequential code tiles every dimension in one loop nest; parallel code
-  // tiles the output into an scf.forall first and the reduction inside it.
+  // Output tiles: every parallel dimension at its tile size, reductions whole
+  // (an scf.forall with `parallel`, scf.for loops otherwise); the reduction
+  // is tiled inside each output tile.
   SmallVector<int64_t> outerSizes(tileSizes), innerSizes(tileSizes.size(), 0);
-  if (parallel) {
-    for (auto [i, iterator] : llvm::enumerate(iterators)) {
-      if (iterator == utils::IteratorType::reduction) {
-        outerSizes[i] = 0;
-        innerSizes[i] = tileSizes[i];
-      }
+  for (auto [i, iterator] : llvm::enumerate(iterators)) {
+    if (iterator == utils::IteratorType::reduction) {
+      outerSizes[i] = 0;
+      innerSizes[i] = tileSizes[i];
     }
   }
   rewriter.setInsertionPoint(op);
@@ -377,8 +388,10 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
           tileLoopOrder(op, cachedWeightBytes))
     outer.setInterchange(*order);
   // A fill of the accumulators (a Winograd layer's products start from
-  // zeros) is fused into each tile: they then start in registers, and no
-  // loop nest fills the whole output first.
+  // zeros) is fused into each output tile: they then start in registers,
+  // and no loop nest fills the whole output first. (Fused into a nest that
+  // also tiled the reduction, it would run again at every reduction step:
+  // hence the output tiles first, the reduction inside them.)
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(outer);
   Operation *init = op.getDpsInits()[0].getDefiningOp();
@@ -403,7 +416,7 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
     rewriter.eraseOp(init);
 
   for (Operation *tile : tiled->tiledAndFusedOps) {
-    if (!parallel || isa<linalg::FillOp>(tile)) {
+    if (isa<linalg::FillOp>(tile)) {
       vectorizeTile(rewriter, tile);
       continue;
     }

@@ -8,11 +8,13 @@
 // CHECK-LABEL: func.func @matmul
 // CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %c32
 // CHECK:   scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %c8
-// CHECK:     %[[ACC:.+]] = vector.transfer_read %{{.+}}[%[[I]], %[[J]]]{{.*}} : tensor<64x128xf32>, vector<8x32xf32>
+// CHECK:     %[[TILE:.+]] = tensor.extract_slice %{{.+}}[%[[I]], %[[J]]] [8, 32] [1, 1] : tensor<64x128xf32> to tensor<8x32xf32>
+// CHECK:     %[[ACC:.+]] = vector.transfer_read %[[TILE]]{{.*}} : tensor<8x32xf32>, vector<8x32xf32>
 // CHECK:     scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c1 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %[[ACC]])
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
 // CHECK:     }
-// CHECK:     vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<64x128xf32>
+// CHECK:     vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+// CHECK:     tensor.insert_slice {{.*}} into %{{.+}}[%[[I]], %[[J]]] [8, 32]
 // With parallel=true the output tiles are one scf.forall; the reduction
 // stays a sequential loop inside it.
 // PAR-LABEL: func.func @matmul
