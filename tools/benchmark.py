@@ -71,7 +71,11 @@ BUILDERS = {
     "transformer": ["transformer_encoder.py"],
     "bert_base": ["transformer_encoder.py", "--bert-base"],
     "mobilenetv2": ["mobilenetv2.py"],
+    "lstm_tagger": ["recurrent.py"],
+    "gru_encoder": ["recurrent.py", "--gru-encoder"],
 }
+# Builders that take the batch themselves (--batch) rather than rebatch's edit.
+BATCHED_BUILDERS = {"transformer", "bert_base", "lstm_tagger", "gru_encoder"}
 ENGINES = ["kiln", "onnxruntime", "iree", "tvm"]
 PEERS = {"iree": "iree.runtime", "tvm": "tvm"}
 SETUP_BENCH = "tools/setup.sh --bench"
@@ -163,7 +167,7 @@ def build_model(name, batch, workdir):
         path = workdir / f"{name}.onnx"
         if name in BUILDERS:
             script, *extra = BUILDERS[name]
-            if name in ("transformer", "bert_base"):
+            if name in BATCHED_BUILDERS:
                 extra += ["--batch", str(batch)]
             args = [sys.executable, str(MODELS / script), "-o", str(path), *extra]
         else:
@@ -171,7 +175,7 @@ def build_model(name, batch, workdir):
         proc = subprocess.run(args, capture_output=True, text=True)
         if proc.returncode:
             raise RuntimeError(one_line(proc.stderr))
-        if name in ("transformer", "bert_base"):
+        if name in BATCHED_BUILDERS:
             return path
     if batch == 1:
         return path

@@ -37,6 +37,7 @@ void populateGraphToLinalgPatterns(const TypeConverter &converter,
   populateNNToLinalgPatterns(converter, patterns);
   populateShapeToLinalgPatterns(converter, patterns);
   populateReductionToLinalgPatterns(converter, patterns);
+  populateRecurrentToLinalgPatterns(converter, patterns);
 }
 
 namespace {

@@ -561,3 +561,84 @@ LogicalResult LRNOp::inferReturnTypes(MLIRContext *,
   inferred.push_back(input);
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// RecurrenceOp
+//===----------------------------------------------------------------------===//
+
+ArrayRef<llvm::StringLiteral> RecurrenceOp::getActivationNames() {
+  static constexpr llvm::StringLiteral names[] = {
+      "sigmoid",         "tanh",   "relu",      "leakyrelu",
+      "thresholdedrelu", "elu",    "softsign",  "softplus",
+      "hardsigmoid",     "affine", "scaledtanh"};
+  return names;
+}
+
+LogicalResult RecurrenceOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &inferred) {
+  auto projected = cast<RankedTensorType>(adaptor.getProjected().getType());
+  auto initial = cast<RankedTensorType>(adaptor.getInitialH().getType());
+  if (projected.getRank() != 3 || initial.getRank() != 2)
+    return emitOptionalError(loc, "projected must be [seq, batch, gates * "
+                                  "hidden] and initial_h [batch, hidden]");
+  Type element = projected.getElementType();
+  int64_t seq = projected.getDimSize(0), batch = projected.getDimSize(1);
+  int64_t hidden = initial.getDimSize(1);
+  inferred.push_back(RankedTensorType::get({seq, batch, hidden}, element));
+  inferred.push_back(RankedTensorType::get({batch, hidden}, element));
+  if (adaptor.getCell() == RecurrentCell::LSTM)
+    inferred.push_back(RankedTensorType::get({batch, hidden}, element));
+  return success();
+}
+
+LogicalResult RecurrenceOp::verify() {
+  RecurrentCell cell = getCell();
+  auto projected = getProjected().getType();
+  int64_t seq = projected.getDimSize(0), batch = projected.getDimSize(1);
+  int64_t hidden = getInitialH().getType().getDimSize(1);
+  int64_t gates = getNumGates(cell);
+  auto expect = [&](Value value, StringRef name,
+                    ArrayRef<int64_t> shape) -> LogicalResult {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getShape() == shape)
+      return success();
+    return emitOpError() << name << " must be " << formatShape(shape)
+                         << ", not " << formatShape(type.getShape());
+  };
+  if (failed(
+          expect(getProjected(), "projected", {seq, batch, gates * hidden})) ||
+      failed(expect(getRecurrent(), "recurrent", {hidden, gates * hidden})) ||
+      failed(expect(getInitialH(), "initial_h", {batch, hidden})))
+    return failure();
+  if ((cell == RecurrentCell::LSTM) != static_cast<bool>(getInitialC()))
+    return emitOpError() << "initial_c is given exactly for lstm";
+  if (getInitialC() &&
+      failed(expect(getInitialC(), "initial_c", {batch, hidden})))
+    return failure();
+  if (getPeepholes() &&
+      (cell != RecurrentCell::LSTM ||
+       failed(expect(getPeepholes(), "peepholes", {3 * hidden}))))
+    return emitOpError() << "peepholes are lstm's, [3 * hidden]";
+  if (getStateBias() &&
+      (cell != RecurrentCell::GRU || !getLinearBeforeReset() ||
+       failed(expect(getStateBias(), "state_bias", {hidden}))))
+    return emitOpError()
+           << "state_bias is gru's with linear_before_reset, [hidden]";
+  if (getLengths() && failed(expect(getLengths(), "lengths", {batch})))
+    return failure();
+  int64_t count = getNumActivations(cell);
+  if (static_cast<int64_t>(getActivations().size()) != count ||
+      static_cast<int64_t>(getActivationAlpha().size()) != count ||
+      static_cast<int64_t>(getActivationBeta().size()) != count)
+    return emitOpError() << "has " << count
+                         << " activations, each with an alpha and a beta";
+  for (Attribute name : getActivations())
+    if (!llvm::is_contained(getActivationNames(),
+                            cast<StringAttr>(name).getValue()))
+      return emitOpError() << "unknown activation " << name;
+  if (getClip() && !(getClip()->convertToFloat() > 0))
+    return emitOpError() << "clip must be positive";
+  return success();
+}

@@ -115,6 +115,99 @@ def Graph_ConvTransposeOp : Graph_InferOp<"conv_transpose"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Recurrent layers
+//===----------------------------------------------------------------------===//
+
+def Graph_RecurrentCell : I32EnumAttr<"RecurrentCell",
+    "the cell a graph.recurrence runs at each step", [
+  I32EnumAttrCase<"RNN", 0, "rnn">,
+  I32EnumAttrCase<"GRU", 1, "gru">,
+  I32EnumAttrCase<"LSTM", 2, "lstm">
+]> {
+  let cppNamespace = "::kiln::graph";
+}
+
+def Graph_RecurrenceOp : Graph_InferOp<"recurrence",
+    [AttrSizedOperandSegments]> {
+  let summary = "the recurrence of one direction of ONNX RNN, GRU or LSTM";
+  let description = [{
+    The part of an ONNX recurrent layer that runs step by step, for one
+    direction. The importer computes the input projections of every step
+    at once (one GEMM, with the biases that do not depend on the state)
+    and passes them as `projected` [seq, batch, gates * hidden], gates in
+    ONNX's order (GRU z, r, h; LSTM i, o, f, c). `recurrent` is R
+    transposed, [hidden, gates * hidden]. Each step `t` (from the last to
+    the first when `reverse`) computes
+
+    - rnn: `H = f(clip(P[t] + H R))`;
+    - gru: `z = f(P_z + H R_z)`, `r = f(P_r + H R_r)`,
+      `h = g(P_h + (r * H) R_h)`, or with `linear_before_reset`
+      `h = g(P_h + r * (H R_h + state_bias))`; `H = (1 - z) * h + z * H`;
+    - lstm: `i = f(P_i + H R_i + p_i * C)`, `f = f(P_f + H R_f + p_f * C)`
+      (`1 - i` with `input_forget`), `c = g(P_c + H R_c)`,
+      `C = f * C + i * c`, `o = f(P_o + H R_o + p_o * C)`, `H = o * h(C)`,
+
+    each gate's argument clipped to [-clip, clip] when `clip` is given.
+    `activations` names f (, g, h) with one `activation_alpha` and
+    `activation_beta` each (ONNX's defaults resolved). Where `t` is not
+    below `lengths[b]`, batch entry `b` keeps its state and its output is 0.
+    Results: every step's H as `y` [seq, batch, hidden], the last H and
+    (lstm) the last C.
+
+    It lowers to a loop over the steps carrying the state: per step one
+    matmul (two for gru without `linear_before_reset`) and the gates'
+    elementwise arithmetic.
+
+    ```mlir
+    %y, %h, %c = graph.recurrence lstm %p, %rt, %h0 initial_c %c0
+        {activations = ["sigmoid", "tanh", "tanh"],
+         activation_alpha = array<f32: 0.0, 0.0, 0.0>,
+         activation_beta = array<f32: 0.0, 0.0, 0.0>,
+         reverse = false, linear_before_reset = false, input_forget = false}
+        : (tensor<64x1x1024xf32>, tensor<256x1024xf32>, tensor<1x256xf32>,
+           tensor<1x256xf32>)
+        -> (tensor<64x1x256xf32>, tensor<1x256xf32>, tensor<1x256xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$projected,
+                   Graph_FloatTensor:$recurrent,
+                   Graph_FloatTensor:$initial_h,
+                   Optional<Graph_FloatTensor>:$initial_c,
+                   Optional<Graph_FloatTensor>:$state_bias,
+                   Optional<Graph_FloatTensor>:$peepholes,
+                   Optional<Graph_I64Tensor>:$lengths,
+                   Graph_RecurrentCell:$cell,
+                   StrArrayAttr:$activations,
+                   DenseF32ArrayAttr:$activation_alpha,
+                   DenseF32ArrayAttr:$activation_beta,
+                   OptionalAttr<F32Attr>:$clip,
+                   BoolAttr:$reverse, BoolAttr:$linear_before_reset,
+                   BoolAttr:$input_forget);
+  let results = (outs Graph_FloatTensor:$y, Graph_FloatTensor:$last_h,
+                 Optional<Graph_FloatTensor>:$last_c);
+  let assemblyFormat = [{
+    $cell $projected `,` $recurrent `,` $initial_h
+    (`initial_c` $initial_c^)? (`state_bias` $state_bias^)?
+    (`peepholes` $peepholes^)? (`lengths` $lengths^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Gates per step: rnn 1, gru 3, lstm 4.
+    static int64_t getNumGates(::kiln::graph::RecurrentCell cell) {
+      return cell == ::kiln::graph::RecurrentCell::RNN ? 1
+             : cell == ::kiln::graph::RecurrentCell::GRU ? 3 : 4;
+    }
+    /// Activations per direction: rnn f; gru f, g; lstm f, g, h.
+    static int64_t getNumActivations(::kiln::graph::RecurrentCell cell) {
+      return getNumGates(cell) == 1 ? 1 : getNumGates(cell) == 3 ? 2 : 3;
+    }
+    /// The activations a recurrence knows, lower case.
+    static ::llvm::ArrayRef<::llvm::StringLiteral> getActivationNames();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Fused ops (made by kiln-graph-fuse-epilogues, never by the importer)
 //===----------------------------------------------------------------------===//
 

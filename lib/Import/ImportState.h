@@ -9,6 +9,7 @@
 #define KILN_LIB_IMPORT_IMPORTSTATE_H
 
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
@@ -51,6 +52,14 @@ std::string getONNXTypeName(int32_t onnxType);
 mlir::ElementsAttr importTensor(const onnx::TensorProto &tensor,
                                 GraphImportState &state, mlir::Location loc,
                                 const llvm::Twine &what);
+
+/// An ElementsAttr of `type` (`count` elements, `byteCount` bytes), letting
+/// `fill` write the data once into its final storage: dense for small
+/// tensors, a dense_resource blob named after `name` for larger ones.
+mlir::ElementsAttr
+makeElementsAttr(mlir::RankedTensorType type, int64_t count, int64_t byteCount,
+                 llvm::StringRef name,
+                 llvm::function_ref<void(llvm::MutableArrayRef<char>)> fill);
 
 /// Runs `fn` and returns the messages of the diagnostics it emitted, which
 /// are kept from the context's handlers.

@@ -131,6 +131,16 @@ NodeImporter::getFloats(llvm::StringRef name,
   return llvm::SmallVector<float>(attr->floats().begin(), attr->floats().end());
 }
 
+llvm::SmallVector<std::string>
+NodeImporter::getStrings(llvm::StringRef name,
+                         llvm::ArrayRef<std::string> defaultValue) {
+  const onnx::AttributeProto *attr = findAttr(name);
+  if (!attr || !checkAttrType(*attr, onnx::AttributeProto::STRINGS, "STRINGS"))
+    return llvm::SmallVector<std::string>(defaultValue);
+  return llvm::SmallVector<std::string>(attr->strings().begin(),
+                                        attr->strings().end());
+}
+
 ElementsAttr NodeImporter::getTensor(llvm::StringRef name) {
   const onnx::AttributeProto *attr = findAttr(name);
   if (!attr) {
@@ -203,6 +213,7 @@ const NodeImporterRegistry &kiln::getNodeImporterRegistry() {
     registerShapeImporters(r);
     registerReductionImporters(r);
     registerCompositeImporters(r);
+    registerRecurrentImporters(r);
     return r;
   }();
   return registry;

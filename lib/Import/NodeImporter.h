@@ -119,6 +119,9 @@ public:
                                      llvm::ArrayRef<int64_t> defaultValue = {});
   llvm::SmallVector<float> getFloats(llvm::StringRef name,
                                      llvm::ArrayRef<float> defaultValue = {});
+  llvm::SmallVector<std::string>
+  getStrings(llvm::StringRef name,
+             llvm::ArrayRef<std::string> defaultValue = {});
   /// A TENSOR attribute as a DenseElementsAttr or DenseResourceElementsAttr;
   /// null (after an error) when absent or malformed.
   mlir::ElementsAttr getTensor(llvm::StringRef name);
@@ -228,6 +231,7 @@ void registerNNImporters(NodeImporterRegistry &registry);
 void registerShapeImporters(NodeImporterRegistry &registry);
 void registerReductionImporters(NodeImporterRegistry &registry);
 void registerCompositeImporters(NodeImporterRegistry &registry);
+void registerRecurrentImporters(NodeImporterRegistry &registry);
 
 /// The registry with every family registered; built once, thread-safe.
 const NodeImporterRegistry &getNodeImporterRegistry();

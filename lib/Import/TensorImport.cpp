@@ -294,12 +294,10 @@ static void copyTyped(const Field &field, Type type,
   }
 }
 
-/// Builds the attribute, letting `fill` write the data once into its final
-/// storage.
-static ElementsAttr
-makeElementsAttr(RankedTensorType type, int64_t count, int64_t byteCount,
-                 llvm::StringRef name,
-                 llvm::function_ref<void(MutableArrayRef<char>)> fill) {
+ElementsAttr
+kiln::makeElementsAttr(RankedTensorType type, int64_t count, int64_t byteCount,
+                       llvm::StringRef name,
+                       llvm::function_ref<void(MutableArrayRef<char>)> fill) {
   Type elementType = type.getElementType();
   if (elementType.isInteger(1)) {
     // Booleans stay dense: MLIR stores i1 elements bit-packed.

@@ -26,52 +26,49 @@ def _out(name, shape=None):
 
 @pytest.fixture(scope="module")
 def unsupported_model():
-    """Five ScatterND in a chain, an LSTM twice, an op of a custom domain, and
-    a Relu after the custom op that cannot be checked."""
+    """Five Unique in a chain, NonMaxSuppression twice, an op of a custom
+    domain, and a Relu after the custom op that cannot be checked."""
     nodes, last = [], "x"
     for i in range(5):
-        nodes.append(helper.make_node("ScatterND", [last, "ind", "upd"], [f"s{i}"],
-                                      name=f"/features/{i}/attn/ScatterND"))
+        nodes.append(helper.make_node("Unique", [last], [f"s{i}"],
+                                      name=f"/features/{i}/attn/Unique"))
         last = f"s{i}"
     nodes.append(helper.make_node("MyOp", [last], ["c"], name="custom", domain="com.example"))
     nodes.append(helper.make_node("Relu", ["c"], ["y"], name="after_custom"))
     for i in range(2):
-        nodes.append(helper.make_node("LSTM", ["seq", "W", "R"], [f"l{i}"], name=f"lstm{i}",
-                                      hidden_size=4))
-    inits = [helper.make_tensor("ind", TensorProto.INT64, [1, 1], [0]),
-             helper.make_tensor("upd", TensorProto.FLOAT, [1, 3, 8, 8], [0.0] * 192),
-             helper.make_tensor("W", TensorProto.FLOAT, [1, 16, 3], [0.0] * 48),
-             helper.make_tensor("R", TensorProto.FLOAT, [1, 16, 4], [0.0] * 64)]
-    seq = helper.make_tensor_value_info("seq", TensorProto.FLOAT, [2, 1, 3])
-    return _model(nodes, [_out("y"), _out("l0"), _out("l1")], inits,
-                  inputs=(X, seq), domains=["com.example"])
+        nodes.append(helper.make_node("NonMaxSuppression", ["boxes", "scores"], [f"l{i}"],
+                                      name=f"nms{i}"))
+    boxes = helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 4, 4])
+    scores = helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, 4])
+    return _model(nodes, [_out("y"), _out("l0"), _out("l1")],
+                  inputs=(X, boxes, scores), domains=["com.example"])
 
 
 def test_compile_error_groups_unsupported_operators(unsupported_model, tmp_path):
     with pytest.raises(kiln.CompileError) as error:
         kiln.compile(unsupported_model, tmp_path / "m.so")
     message = str(error.value)
-    assert ("unsupported ONNX operators (ai.onnx opset 17): ScatterND \u00d75 "
-            "(first: '/features/0/attn/ScatterND', '/features/1/attn/ScatterND', "
-            "'/features/2/attn/ScatterND'), com.example.MyOp \u00d71 ('custom'), "
-            "LSTM \u00d72 ('lstm0', 'lstm1')") in message
+    assert ("unsupported ONNX operators (ai.onnx opset 17): Unique \u00d75 "
+            "(first: '/features/0/attn/Unique', '/features/1/attn/Unique', "
+            "'/features/2/attn/Unique'), com.example.MyOp \u00d71 ('custom'), "
+            "NonMaxSuppression \u00d72 ('nms0', 'nms1')") in message
     assert "domain 'com.example' is not ai.onnx" in message
     # One line for all of them, not one per node.
-    assert message.count("ScatterND") == 4
+    assert message.count("Unique") == 4
 
 
 def test_check_lists_unsupported_operators(unsupported_model, tmp_path):
     checked = kiln.check(unsupported_model)
     assert not checked and not checked.ok
     assert checked.nodes == 9 and checked.opset == 17
-    assert list(checked.unsupported) == ["ScatterND", "com.example.MyOp", "LSTM"]
-    assert checked.unsupported["ScatterND"] == [
-        f"/features/{i}/attn/ScatterND" for i in range(5)]
-    assert checked.unsupported["LSTM"] == ["lstm0", "lstm1"]
+    assert list(checked.unsupported) == ["Unique", "com.example.MyOp", "NonMaxSuppression"]
+    assert checked.unsupported["Unique"] == [
+        f"/features/{i}/attn/Unique" for i in range(5)]
+    assert checked.unsupported["NonMaxSuppression"] == ["nms0", "nms1"]
     assert checked.errors == []
     # The Relu reads the custom op's output: it cannot be checked.
     assert checked.unchecked == 1
-    assert "ScatterND \u00d75" in str(checked)
+    assert "Unique \u00d75" in str(checked)
 
     # The same from the command line, from a file; nothing is written.
     path = tmp_path / "m.onnx"
@@ -80,7 +77,7 @@ def test_check_lists_unsupported_operators(unsupported_model, tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.startswith(f"{path}: 9 node(s), ai.onnx opset 17: not supported")
-    assert "  LSTM \u00d72: 'lstm0', 'lstm1'" in proc.stdout
+    assert "  NonMaxSuppression \u00d72: 'nms0', 'nms1'" in proc.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
     assert kiln.check(path).unsupported == checked.unsupported
 

@@ -240,3 +240,27 @@ func.func @fused_matmul(%a: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16
   %0 = graph.fused_matmul %a, %w, %b activation leaky_relu {activation_params = array<f32: 0.1>} : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
 }
+
+// -----
+
+// One loop over the steps, from the last when reverse, carrying the states
+// of every step ([seq + 1, batch, hidden]) and the output; per step one
+// matmul of the previous state with R^T and the gates as elementwise ops.
+// CHECK-LABEL: func.func @recurrence_gru
+// CHECK: %[[H:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[%{{.+}}, 0, 0] [1, 2, 8] [1, 1, 1] : tensor<2x8xf32> into tensor<6x2x8xf32>
+// CHECK: %[[LOOP:.+]]:2 = scf.for %[[S:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ALL:.+]] = %[[H]], %[[Y:.+]] = %{{.+}}) -> (tensor<6x2x8xf32>, tensor<5x2x8xf32>)
+// CHECK: %[[NEXT:.+]] = arith.addi %[[S]]
+// CHECK: %[[PREV:.+]] = tensor.extract_slice %[[ALL]][%[[S]], 0, 0] [1, 2, 8] [1, 1, 1]
+// CHECK: %[[T:.+]] = arith.subi %{{.+}}, %[[S]]
+// CHECK: tensor.extract_slice %{{.+}}[%[[T]], 0, 0] [1, 2, 24] [1, 1, 1]
+// CHECK: linalg.matmul ins(%[[PREV]], %{{.+}} : tensor<2x8xf32>, tensor<8x16xf32>)
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x8xf32>, tensor<8x8xf32>)
+// CHECK: linalg.generic
+// CHECK: %[[NEW:.+]] = linalg.generic
+// CHECK: tensor.insert_slice %[[NEW]] into %[[Y]][%[[T]], 0, 0]
+// CHECK: tensor.insert_slice %[[NEW]] into %[[ALL]][%[[NEXT]], 0, 0]
+// CHECK: tensor.extract_slice %[[LOOP]]#0[%{{.+}}, 0, 0] [1, 2, 8] [1, 1, 1]
+func.func @recurrence_gru(%p: tensor<5x2x24xf32>, %rt: tensor<8x24xf32>, %h: tensor<2x8xf32>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>) {
+  %y, %lh = graph.recurrence gru %p, %rt, %h {activations = ["sigmoid", "tanh"], activation_alpha = array<f32: 0.0, 0.0>, activation_beta = array<f32: 0.0, 0.0>, reverse = true, linear_before_reset = false, input_forget = false} : (tensor<5x2x24xf32>, tensor<8x24xf32>, tensor<2x8xf32>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>)
+  return %y, %lh : tensor<5x2x8xf32>, tensor<2x8xf32>
+}

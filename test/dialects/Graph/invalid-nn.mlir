@@ -179,3 +179,27 @@ func.func @fused_matmul_activation(%a: tensor<8x16xf32>, %w: tensor<16x32xf32>) 
   %0 = graph.fused_matmul %a, %w activation swish : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
   return %0 : tensor<8x32xf32>
 }
+
+// -----
+
+func.func @recurrence_width(%p: tensor<5x2x24xf32>, %rt: tensor<8x32xf32>, %h: tensor<2x8xf32>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>) {
+  // expected-error @+1 {{'graph.recurrence' op projected must be [5,2,8], not [5,2,24]}}
+  %y, %lh = graph.recurrence rnn %p, %rt, %h {activations = ["tanh"], activation_alpha = array<f32: 0.0>, activation_beta = array<f32: 0.0>, reverse = false, linear_before_reset = false, input_forget = false} : (tensor<5x2x24xf32>, tensor<8x32xf32>, tensor<2x8xf32>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>)
+  return %y, %lh : tensor<5x2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+func.func @recurrence_activation(%p: tensor<5x2x24xf32>, %rt: tensor<8x24xf32>, %h: tensor<2x8xf32>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>) {
+  // expected-error @+1 {{'graph.recurrence' op unknown activation "swish"}}
+  %y, %lh = graph.recurrence gru %p, %rt, %h {activations = ["sigmoid", "swish"], activation_alpha = array<f32: 0.0, 0.0>, activation_beta = array<f32: 0.0, 0.0>, reverse = false, linear_before_reset = false, input_forget = false} : (tensor<5x2x24xf32>, tensor<8x24xf32>, tensor<2x8xf32>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>)
+  return %y, %lh : tensor<5x2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+func.func @recurrence_cell_state(%p: tensor<5x2x8xf32>, %rt: tensor<8x8xf32>, %h: tensor<2x8xf32>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>) {
+  // expected-error @+1 {{'graph.recurrence' op initial_c is given exactly for lstm}}
+  %y, %lh = graph.recurrence rnn %p, %rt, %h initial_c %h {activations = ["tanh"], activation_alpha = array<f32: 0.0>, activation_beta = array<f32: 0.0>, reverse = false, linear_before_reset = false, input_forget = false} : (tensor<5x2x8xf32>, tensor<8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>)
+  return %y, %lh : tensor<5x2x8xf32>, tensor<2x8xf32>
+}

@@ -91,3 +91,12 @@ func.func @fused_matmul(%a: tensor<2x8x16xf32>, %w: tensor<16x32xf32>, %b: tenso
   %0 = graph.fused_matmul %a, %w, %b residual %r activation gelu : (tensor<2x8x16xf32>, tensor<16x32xf32>, tensor<32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
   return %0 : tensor<2x8x32xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @recurrence
+func.func @recurrence(%p: tensor<5x2x32xf32>, %rt: tensor<8x32xf32>, %h: tensor<2x8xf32>, %c: tensor<2x8xf32>, %ph: tensor<24xf32>, %len: tensor<2xi64>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+  // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = graph.recurrence lstm %{{.+}}, %{{.+}}, %{{.+}} initial_c %{{.+}} peepholes %{{.+}} lengths %{{.+}} {activation_alpha = array<f32: 0.000000e+00, 0.000000e+00, 0.000000e+00>, activation_beta = array<f32: 0.000000e+00, 0.000000e+00, 0.000000e+00>, activations = ["sigmoid", "tanh", "tanh"], clip = 2.000000e+00 : f32, input_forget = false, linear_before_reset = false, reverse = true}
+  %y, %lh, %lc = graph.recurrence lstm %p, %rt, %h initial_c %c peepholes %ph lengths %len {activations = ["sigmoid", "tanh", "tanh"], activation_alpha = array<f32: 0.0, 0.0, 0.0>, activation_beta = array<f32: 0.0, 0.0, 0.0>, clip = 2.0 : f32, reverse = true, linear_before_reset = false, input_forget = false} : (tensor<5x2x32xf32>, tensor<8x32xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<24xf32>, tensor<2xi64>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>)
+  return %y, %lh, %lc : tensor<5x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}
