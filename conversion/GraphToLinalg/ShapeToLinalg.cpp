@@ -85,15 +85,18 @@ Value clampIndex(OpBuilder &b, Location loc, Value index, int64_t low,
                                 indexConstant(b, loc, std::max(high, low)));
 }
 
-/// Wraps a negative index by adding `size`, then clamps it into [0, size).
-Value wrapAndClamp(OpBuilder &b, Location loc, Value index, int64_t size) {
-  Value zero = indexConstant(b, loc, 0);
-  Value negative =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+/// Wraps a negative index by adding `size` (ONNX's indices from the end).
+Value wrapNegative(OpBuilder &b, Location loc, Value index, int64_t size) {
+  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         index, indexConstant(b, loc, 0));
   Value wrapped =
       arith::AddIOp::create(b, loc, index, indexConstant(b, loc, size));
-  index = arith::SelectOp::create(b, loc, negative, wrapped, index);
-  return clampIndex(b, loc, index, 0, size - 1);
+  return arith::SelectOp::create(b, loc, negative, wrapped, index);
+}
+
+/// Wraps a negative index by adding `size`, then clamps it into [0, size).
+Value wrapAndClamp(OpBuilder &b, Location loc, Value index, int64_t size) {
+  return clampIndex(b, loc, wrapNegative(b, loc, index, size), 0, size - 1);
 }
 
 template <typename Op> struct StaticLowering : OpConversionPattern<Op> {
@@ -427,11 +430,7 @@ Value combineScatter(OpBuilder &b, Location loc,
 Value wrapIndex(OpBuilder &b, Location loc, Value index, int64_t size,
                 Value &inRange) {
   Value zero = indexConstant(b, loc, 0);
-  Value negative =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
-  Value wrapped =
-      arith::AddIOp::create(b, loc, index, indexConstant(b, loc, size));
-  index = arith::SelectOp::create(b, loc, negative, wrapped, index);
+  index = wrapNegative(b, loc, index, size);
   Value low =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index, zero);
   Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
