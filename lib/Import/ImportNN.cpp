@@ -312,6 +312,58 @@ static LogicalResult importAveragePool(NodeImporter &node) {
       countIncludePad));
 }
 
+/// LpPool: (sum of |x|^p over the window)^(1/p), as an average pool of
+/// |x|^p that counts the padding (zeros, as LpPool's sum does) times the
+/// window's size, then the p-th root.
+static LogicalResult importLpPool(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> kernel, strides, dilations, pads;
+  if (failed(getWindowAttrs(node, inputType, kernel, strides, dilations, pads)))
+    return failure();
+  bool ceilMode = node.getInt("ceil_mode", 0) != 0;
+  int64_t p = node.getInt("p", 2);
+  if (node.hasFailed())
+    return failure();
+  if (p < 1)
+    return node.emitError() << "p must be at least 1, not " << p;
+  Type element = inputType.getElementType();
+  auto scalar = [&](double value) {
+    auto type = RankedTensorType::get({}, element);
+    return node.create<graph::ConstantOp>(
+        cast<TypedAttr>(DenseElementsAttr::get(
+            type, FloatAttr::get(cast<FloatType>(element), value))));
+  };
+  Value powered =
+      p == 2   ? node.create<graph::MulOp>(input, input)
+      : p == 1 ? node.create<graph::AbsOp>(input)
+               : node.create<graph::PowOp>(node.create<graph::AbsOp>(input),
+                                           scalar(static_cast<double>(p)));
+  if (!powered)
+    return failure();
+  Value mean = node.create<graph::AveragePoolOp>(
+      powered, ArrayRef<int64_t>(kernel), ArrayRef<int64_t>(strides),
+      ArrayRef<int64_t>(pads), ArrayRef<int64_t>(dilations), ceilMode,
+      /*count_include_pad=*/true);
+  int64_t window = 1;
+  for (int64_t k : kernel)
+    window *= k;
+  Value sum =
+      mean
+          ? node.create<graph::MulOp>(mean, scalar(static_cast<double>(window)))
+          : Value();
+  if (!sum)
+    return failure();
+  if (p == 1)
+    return node.setResults(sum);
+  if (p == 2)
+    return node.setResults(node.create<graph::SqrtOp>(sum));
+  return node.setResults(
+      node.create<graph::PowOp>(sum, scalar(1.0 / static_cast<double>(p))));
+}
+
 template <typename OpTy>
 static LogicalResult importGlobalPool(NodeImporter &node) {
   Value input = node.getInput(0);
@@ -466,6 +518,7 @@ void kiln::registerNNImporters(NodeImporterRegistry &registry) {
   registry.add("InstanceNormalization", /*minOpset=*/1, importInstanceNorm);
   registry.add("LayerNormalization", /*minOpset=*/17, importLayerNorm);
   registry.add("LRN", /*minOpset=*/1, importLRN);
+  registry.add("LpPool", /*minOpset=*/2, importLpPool);
   registry.add("MatMul", /*minOpset=*/1, importMatMul);
   registry.add("MaxPool", /*minOpset=*/1, importMaxPool);
 }

@@ -216,6 +216,18 @@ def test_average_pool(case, count_include_pad, tmp_path):
     check(model("AveragePool", {"x": x}, attrs, opset=19), {"x": x}, tmp_path)
 
 
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_lp_pool(p, tmp_path):
+    """LpPool as an average pool of |x|^p counting the zero padding, scaled
+    by the window, then the p-th root: padded, strided, one 1-D case."""
+    x = data((1, 3, 7, 6))
+    attrs = {"kernel_shape": [3, 2], "pads": [1, 0, 1, 1], "strides": [2, 1], "p": p}
+    check(model("LpPool", {"x": x}, attrs, opset=18), {"x": x}, tmp_path / "2d")
+    x = data((2, 2, 9))
+    attrs = {"kernel_shape": [4], "auto_pad": "SAME_UPPER", "p": p}
+    check(model("LpPool", {"x": x}, attrs, opset=18), {"x": x}, tmp_path / "1d")
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16])
 def test_max_pool_types(dtype, tmp_path):
     x = data((1, 2, 6, 6), dtype)
