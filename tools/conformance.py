@@ -60,7 +60,7 @@ SHAPE_OPERANDS = {
     "Upsample": (1,), "Trilu": (1,),
     "Unsqueeze": (1,), "TopK": (1,), "Split": (1,), "OneHot": (1,),
     "Range": (0, 1, 2), "CenterCropPad": (1, 2), "Col2Im": (1, 2),
-    "CumSum": (1,), "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
+    "CumSum": (1,), "CumProd": (1,), "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
     "STFT": (1, 3), "HannWindow": (0,), "HammingWindow": (0,),
     "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2),
     **{op: (1,) for op in _REDUCE},

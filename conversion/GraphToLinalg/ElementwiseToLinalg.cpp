@@ -424,6 +424,27 @@ void populateElementwiseToLinalgPatterns(const TypeConverter &converter,
         return select(b, loc, args[0], args[1], args[2]);
       });
   addElementwise<graph::CastOp>(converter, patterns, castScalar);
+  addElementwise<graph::BitCastOp>(
+      converter, patterns,
+      [](OpBuilder &b, Location loc, graph::BitCastOp op,
+         ValueRange args) -> Value {
+        Type to = getElementTypeOrSelf(op.getResult().getType());
+        Type from = args[0].getType();
+        // A bool is the byte 0 or 1.
+        if (from.isInteger(1))
+          return arith::ExtUIOp::create(b, loc, b.getIntegerType(8), args[0]);
+        if (to.isInteger(1)) {
+          Value byte =
+              arith::BitcastOp::create(b, loc, b.getIntegerType(8), args[0]);
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, byte,
+                                       constant(b, loc, byte.getType(), 0));
+        }
+        Type target =
+            to.isInteger() ? b.getIntegerType(to.getIntOrFloatBitWidth()) : to;
+        if (from == target)
+          return args[0];
+        return arith::BitcastOp::create(b, loc, target, args[0]);
+      });
 
   // Unary ops on any number.
   addElementwise<graph::ReluOp>(

@@ -608,15 +608,17 @@ template <typename Op> struct ArgReduceLowering : OpConversionPattern<Op> {
 // CumSum
 //===----------------------------------------------------------------------===//
 
-/// out[..., i, ...] = sum over j of x[..., j, ...] where j runs over the
-/// positions before i (after i with `reverse`), i itself included unless
-/// `exclusive`. The iteration space is the input's with one more (reduction)
-/// dimension for j.
-struct CumSumLowering : OpConversionPattern<graph::CumSumOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// out[..., i, ...] = sum (CumSum) or product (CumProd) over j of
+/// x[..., j, ...] where j runs over the positions before i (after i with
+/// `reverse`), i itself included unless `exclusive`. The iteration space is
+/// the input's with one more (reduction) dimension for j.
+template <typename OpTy, bool product>
+struct CumulativeLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
 
   LogicalResult
-  matchAndRewrite(graph::CumSumOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
@@ -637,9 +639,10 @@ struct CumSumLowering : OpConversionPattern<graph::CumSumOp> {
     iterators[rank] = utils::IteratorType::reduction;
 
     Type element = type.getElementType();
+    double identity = product ? 1.0 : 0.0;
     Value out =
         createFilled(rewriter, loc, tensor::getMixedSizes(rewriter, loc, input),
-                     createScalarConstant(rewriter, loc, element, 0.0));
+                     createScalarConstant(rewriter, loc, element, identity));
     arith::CmpIPredicate predicate =
         reverse ? (exclusive ? arith::CmpIPredicate::ugt
                              : arith::CmpIPredicate::uge)
@@ -653,12 +656,20 @@ struct CumSumLowering : OpConversionPattern<graph::CumSumOp> {
           Value j = linalg::IndexOp::create(b, l, rank);
           Value counts = arith::CmpIOp::create(b, l, predicate, j, i);
           Value term = arith::SelectOp::create(
-              b, l, counts, args[0], createScalarConstant(b, l, element, 0.0));
-          linalg::YieldOp::create(b, l, createAdd(b, l, args[1], term));
+              b, l, counts, args[0],
+              createScalarConstant(b, l, element, identity));
+          Value combined;
+          if (!product)
+            combined = createAdd(b, l, args[1], term);
+          else if (isa<FloatType>(element))
+            combined = arith::MulFOp::create(b, l, args[1], term);
+          else
+            combined = arith::MulIOp::create(b, l, args[1], term);
+          linalg::YieldOp::create(b, l, combined);
         });
     Value result = generic.getResult(0);
-    auto resultType =
-        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    auto resultType = cast<RankedTensorType>(
+        this->getTypeConverter()->convertType(op.getType()));
     if (result.getType() != resultType)
       result = tensor::CastOp::create(rewriter, loc, resultType, result);
     rewriter.replaceOp(op, result);
@@ -809,7 +820,9 @@ void populateReductionToLinalgPatterns(const TypeConverter &converter,
   patterns.add<
       SoftmaxLowering<graph::SoftmaxOp>, SoftmaxLowering<graph::LogSoftmaxOp>,
       HardmaxLowering, ArgReduceLowering<graph::ArgMaxOp>,
-      ArgReduceLowering<graph::ArgMinOp>, CumSumLowering, TopKLowering>(
+      ArgReduceLowering<graph::ArgMinOp>,
+      CumulativeLowering<graph::CumSumOp, /*product=*/false>,
+      CumulativeLowering<graph::CumProdOp, /*product=*/true>, TopKLowering>(
       converter, patterns.getContext());
 }
 

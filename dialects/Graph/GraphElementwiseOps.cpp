@@ -720,3 +720,21 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
       getType(), adaptor.getInput(),
       [&](ArrayRef<Attribute> v) { return castElement(v[0], to); });
 }
+
+//===----------------------------------------------------------------------===//
+// BitCastOp
+//===----------------------------------------------------------------------===//
+
+/// The bits ONNX stores an element of `type` in (a bool takes a byte).
+static unsigned storageBits(Type type) {
+  return type.isInteger(1) ? 8 : type.getIntOrFloatBitWidth();
+}
+
+LogicalResult BitCastOp::verify() {
+  Type from = getInput().getType().getElementType();
+  Type to = getResult().getType().getElementType();
+  if (storageBits(from) != storageBits(to))
+    return emitOpError() << "cannot reinterpret " << from << " as " << to
+                         << ": they differ in width";
+  return success();
+}

@@ -378,4 +378,22 @@ def Graph_CastOp : Graph_Op<"cast", [Pure, SameOperandsAndResultShape,
   let hasFolder = 1;
 }
 
+def Graph_BitCastOp : Graph_Op<"bitcast", [Pure, SameOperandsAndResultShape,
+                                           Graph_SampleWiseOpInterface]> {
+  let summary = "reinterpret the bits of each element (ONNX BitCast)";
+  let description = [{
+    Each element's bit pattern read as the result's element type, of the
+    same width (a bool counts as 8 bits, as ONNX stores it: 0 or 1).
+
+    ```mlir
+    %r = graph.bitcast %x : (tensor<2x3xf32>) -> tensor<2x3xi32>
+    ```
+  }];
+  let arguments = (ins Graph_CastTensor:$input);
+  let results = (outs Graph_CastTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_GRAPH_ELEMENTWISE_OPS

@@ -122,14 +122,19 @@ KILN_ARG_REDUCE_INFER(ArgMinOp)
 // CumSum
 //===----------------------------------------------------------------------===//
 
-LogicalResult CumSumOp::verify() {
-  int64_t rank = getInput().getType().getRank();
+/// A cumulative op's axis must name a dimension of its input.
+template <typename OpTy> static LogicalResult verifyCumulative(OpTy op) {
+  int64_t rank = op.getInput().getType().getRank();
   // The attribute's getter is unsigned: read it as the signed value it holds.
-  auto axis = static_cast<int64_t>(getAxis());
+  auto axis = static_cast<int64_t>(op.getAxis());
   if (axis < 0 || axis >= rank)
-    return emitOpError("axis ") << axis << " is out of range for rank " << rank;
+    return op.emitOpError("axis ")
+           << axis << " is out of range for rank " << rank;
   return success();
 }
+
+LogicalResult CumSumOp::verify() { return verifyCumulative(*this); }
+LogicalResult CumProdOp::verify() { return verifyCumulative(*this); }
 
 //===----------------------------------------------------------------------===//
 // TopK

@@ -157,6 +157,26 @@ def Graph_CumSumOp : Graph_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def Graph_CumProdOp : Graph_Op<"cumprod", [Pure, SameOperandsAndResultType]> {
+  let summary = "cumulative product along an axis (ONNX CumProd)";
+  let description = [{
+    ONNX `CumProd` with its `axis` input made an attribute (non-negative):
+    each element is the product of the elements before it along `axis`,
+    itself included unless `exclusive`; with `reverse` the product runs
+    from the end. An empty product is 1.
+
+    ```mlir
+    %y = graph.cumprod %x {axis = 0 : i64, exclusive = false, reverse = false}
+         : tensor<5xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$axis, BoolAttr:$exclusive,
+                   BoolAttr:$reverse);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // TopK
 //===----------------------------------------------------------------------===//

@@ -255,6 +255,34 @@ static LogicalResult importCast(NodeImporter &node) {
   return castTo(node, input, element);
 }
 
+/// BitCast (opset 26): the bits of each element as `to`, of the same width.
+static LogicalResult importBitCast(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  if (!node.hasAttr("to"))
+    return node.emitError() << "needs a 'to' attribute";
+  int64_t to = node.getInt("to");
+  Type element = convertElementType(node.getContext(), to);
+  if (!element)
+    return node.emitError()
+           << "bit-casting to " << getONNXTypeName(static_cast<int32_t>(to))
+           << " is not supported";
+  auto inputType = cast<RankedTensorType>(input.getType());
+  Type from = inputType.getElementType();
+  auto bits = [](Type type) {
+    return type.isInteger(1) ? 8u : type.getIntOrFloatBitWidth();
+  };
+  if (bits(from) != bits(element))
+    return node.emitError() << "cannot bit-cast " << from << " to "
+                            << getONNXTypeName(static_cast<int32_t>(to))
+                            << ": they differ in width";
+  if (from == element)
+    return node.setResults(input);
+  return node.setResults(graph::BitCastOp::create(
+      node.getBuilder(), node.getLoc(), inputType.clone(element), input));
+}
+
 static LogicalResult importCastLike(NodeImporter &node) {
   Value input = node.getInput(0), like = node.getInput(1);
   if (!input || !like)
@@ -274,6 +302,7 @@ void kiln::registerElementwiseImporters(NodeImporterRegistry &registry) {
   registry.add("Asinh", /*minOpset=*/9, importUnary<graph::AsinhOp>);
   registry.add("Atan", /*minOpset=*/7, importUnary<graph::AtanOp>);
   registry.add("Atanh", /*minOpset=*/9, importUnary<graph::AtanhOp>);
+  registry.add("BitCast", /*minOpset=*/26, importBitCast);
   registry.add("BitShift", /*minOpset=*/11, importBitShift);
   registry.add("BitwiseAnd", /*minOpset=*/18,
                importBinary<graph::BitwiseAndOp>);

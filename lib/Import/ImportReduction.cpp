@@ -1,7 +1,7 @@
 //===- ImportReduction.cpp - Reduction operators --------------------------===//
 //
 // ReduceSum, ReduceMean, ReduceMax and their kin, Softmax, LogSoftmax,
-// Hardmax, ArgMax, ArgMin, CumSum and TopK.
+// Hardmax, ArgMax, ArgMin, CumSum, CumProd and TopK.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,8 +138,10 @@ static LogicalResult importArgReduce(NodeImporter &node) {
       input, static_cast<uint64_t>(axes.front()), keepdims, selectLast));
 }
 
-/// CumSum: the axis is a constant input (a scalar or one element).
-static LogicalResult importCumSum(NodeImporter &node) {
+/// CumSum and CumProd: the axis is a constant input (a scalar or one
+/// element).
+template <typename OpTy>
+static LogicalResult importCumulative(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input || !node.getInput(1))
     return node.emitError() << "needs inputs x and axis";
@@ -155,7 +157,7 @@ static LogicalResult importCumSum(NodeImporter &node) {
   SmallVector<int64_t> axes;
   if (failed(normalizeAxes(node, axis, rank, axes)))
     return failure();
-  return node.setResults(node.create<graph::CumSumOp>(
+  return node.setResults(node.create<OpTy>(
       input, static_cast<uint64_t>(axes.front()), exclusive, reverse));
 }
 
@@ -212,6 +214,7 @@ void kiln::registerReductionImporters(NodeImporterRegistry &registry) {
   registry.add("Hardmax", 1, importSoftmaxLike<HardmaxOp>);
   registry.add("ArgMax", 1, importArgReduce<ArgMaxOp>);
   registry.add("ArgMin", 1, importArgReduce<ArgMinOp>);
-  registry.add("CumSum", 11, importCumSum);
+  registry.add("CumSum", 11, importCumulative<graph::CumSumOp>);
+  registry.add("CumProd", 26, importCumulative<graph::CumProdOp>);
   registry.add("TopK", 1, importTopK);
 }

@@ -246,3 +246,19 @@ func.func @cast_f64_to_f16(%x: tensor<4xf64>) -> tensor<4xf16> {
   %0 = graph.cast %x : (tensor<4xf64>) -> tensor<4xf16>
   return %0 : tensor<4xf16>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @bitcast
+// CHECK: linalg.generic
+// CHECK: arith.bitcast %{{.+}} : f32 to i32
+// CHECK-LABEL: func.func @bitcast_bool
+// CHECK: arith.extui %{{.+}} : i1 to i8
+func.func @bitcast(%x: tensor<2x3xf32>) -> tensor<2x3xi32> {
+  %0 = graph.bitcast %x : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+func.func @bitcast_bool(%x: tensor<3xi1>) -> tensor<3xui8> {
+  %0 = graph.bitcast %x : (tensor<3xi1>) -> tensor<3xui8>
+  return %0 : tensor<3xui8>
+}

@@ -261,3 +261,18 @@ func.func @topk_smallest(%x: tensor<2x5xi32>) -> (tensor<2x3xi32>, tensor<2x3xi6
   %v, %i = graph.topk %x {axis = 1 : i64, k = 3 : i64, largest = false, sorted = true} : (tensor<2x5xi32>) -> (tensor<2x3xi32>, tensor<2x3xi64>)
   return %v, %i : tensor<2x3xi32>, tensor<2x3xi64>
 }
+
+// -----
+
+// CumProd: CumSum's generic with 1 for the positions left out and a product.
+// CHECK-LABEL: func.func @cumprod
+// CHECK: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK: linalg.fill ins(%[[ONE]] : f32)
+// CHECK: linalg.generic
+// CHECK: arith.cmpi ugt
+// CHECK: arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+// CHECK: arith.mulf
+func.func @cumprod(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %0 = graph.cumprod %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}

@@ -107,3 +107,11 @@ func.func @gemm_c(%a: tensor<4x5xf32>, %b: tensor<5x7xf32>, %c: tensor<3xf32>) -
       : (tensor<4x5xf32>, tensor<5x7xf32>, tensor<3xf32>) -> tensor<4x7xf32>
   return %0 : tensor<4x7xf32>
 }
+
+// -----
+
+func.func @bitcast_width(%x: tensor<2xf32>) -> tensor<2xi64> {
+  // expected-error @+1 {{'graph.bitcast' op cannot reinterpret 'f32' as 'i64': they differ in width}}
+  %0 = graph.bitcast %x : (tensor<2xf32>) -> tensor<2xi64>
+  return %0 : tensor<2xi64>
+}

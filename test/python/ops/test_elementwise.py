@@ -490,3 +490,36 @@ def test_narrow_input_with_high_bits_is_refused(tmp_path):
                                   np.array([-1, -8, 7], np.float32))
     with pytest.raises(KilnError, match="element 0 is 0xff"):
         run_compiled(so, {"x": np.array([0xFF, 0, 0], np.uint8)}, tmp_path)
+
+
+@pytest.mark.parametrize("source,target", [
+    (np.float32, np.int32), (np.int32, np.float32), (np.float64, np.int64),
+    (np.uint16, np.int16), (np.int8, np.uint8), (np.float16, np.uint16),
+    (np.uint32, np.float32)])
+def test_bitcast(source, target, tmp_path):
+    """The bits kept, the type changed: numpy's view is the reference."""
+    x = (normal((2, 5)) * 100).astype(source)
+    m = model([node("BitCast", ["x"], "y", to=NP_TO_ONNX[np.dtype(target)])], {"x": x},
+              opset=26)
+    got = run_compiled(compile_model(m, tmp_path), {"x": x}, tmp_path)["y"]
+    assert got.dtype == target
+    np.testing.assert_array_equal(got.view(np.uint8), x.view(np.uint8))
+
+
+def test_bitcast_bool(tmp_path):
+    x = np.array([[True, False, True]])
+    m = model([node("BitCast", ["x"], "y", to=TensorProto.UINT8)], {"x": x}, opset=26)
+    got = run_compiled(compile_model(m, tmp_path / "to"), {"x": x}, tmp_path / "to")["y"]
+    np.testing.assert_array_equal(got, np.array([[1, 0, 1]], np.uint8))
+    # A width mismatch (which onnx's own inference refuses too) is an error
+    # naming the node.
+    graph = helper.make_graph(
+        [helper.make_node("BitCast", ["x"], ["y"], name="wide", to=TensorProto.INT32)],
+        "bitcast", [helper.make_tensor_value_info("x", TensorProto.BOOL, [1, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 3])])
+    wide = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26)])
+    wide.ir_version = 8
+    with pytest.raises(Exception) as error:
+        compile_model(wide, tmp_path / "wide")
+    assert ("node 'wide' (BitCast): cannot bit-cast 'i1' to INT32: they differ in width"
+            in str(error.value))

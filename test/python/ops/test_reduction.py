@@ -1,5 +1,5 @@
 """End-to-end tests of the reduction operators (ReduceX, Softmax, LogSoftmax,
-Hardmax, ArgMax, ArgMin, CumSum) against onnxruntime.
+Hardmax, ArgMax, ArgMin, CumSum, CumProd) against onnxruntime.
 
 Each test builds a one-node ONNX model, compiles it with kiln-compile, runs it
 with kiln-run and compares every output with onnxruntime (dtype, shape, values).
@@ -238,6 +238,19 @@ def test_cumsum_int_negative_axis(tmp_path):
     x = data((4, 5), np.int32)
     check(model("CumSum", x, {"reverse": 1}, {"axis": np.array(-1, np.int32)},
                 opset=11), x, tmp_path)
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_cumprod(exclusive, reverse, tmp_path):
+    x = data((3, 5, 2), low=0.5, high=1.5)
+    check(model("CumProd", x, {"exclusive": exclusive, "reverse": reverse},
+                {"axis": np.array(1, np.int64)}, opset=26), x, tmp_path)
+
+
+def test_cumprod_int_negative_axis(tmp_path):
+    x = data((4, 5), np.int32, low=-3, high=4)
+    check(model("CumProd", x, {"exclusive": 1}, {"axis": np.array(-1, np.int32)},
+                opset=26), x, tmp_path)
 
 
 # --- TopK --------------------------------------------------------------------
