@@ -2,9 +2,10 @@
 //
 // ONNX operators that Kiln has no graph op for and imports as a subgraph of
 // existing ones, following each operator's ONNX function body:
-// RMSNormalization, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss,
-// Attention, and QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear. No
-// new op, no new lowering: the pieces are lowered as usual.
+// RMSNormalization, RotaryEmbedding, NegativeLogLikelihoodLoss,
+// SoftmaxCrossEntropyLoss, Attention, and QuantizeLinear, DequantizeLinear and
+// DynamicQuantizeLinear. No new op, no new lowering: the pieces are lowered as
+// usual.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,6 +127,110 @@ static LogicalResult importRMSNorm(NodeImporter &node) {
   return node.setResults(node.create<graph::MulOp>(normalized, scale));
 }
 
+//===----------------------------------------------------------------------===//
+// RotaryEmbedding
+//===----------------------------------------------------------------------===//
+
+/// RotaryEmbedding (opset 23), following its ONNX function: the first
+/// rotary_embedding_dim features of each head rotate, as halves or as
+/// interleaved pairs, by the position's cos and sin (gathered by
+/// position_ids when given); the rest pass through.
+static LogicalResult importRotaryEmbedding(NodeImporter &node) {
+  Value x = node.getInput(0), cosCache = node.getInput(1),
+        sinCache = node.getInput(2), positions = node.getInput(3);
+  if (!x || !cosCache || !sinCache)
+    return node.emitError() << "needs inputs X, cos_cache and sin_cache";
+  bool interleaved = node.getInt("interleaved", 0) != 0;
+  int64_t numHeads = node.getInt("num_heads", 0);
+  int64_t rotaryDim = node.getInt("rotary_embedding_dim", 0);
+  if (node.hasFailed())
+    return failure();
+  RankedTensorType type = tensorType(x);
+  if (!type.hasStaticShape() || (type.getRank() != 3 && type.getRank() != 4))
+    return node.emitError() << "X must have a static shape [batch, seq, "
+                               "hidden] or [batch, heads, seq, head_size]";
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t batch = shape[0];
+  int64_t seq = type.getRank() == 4 ? shape[2] : shape[1];
+  int64_t heads = type.getRank() == 4 ? shape[1] : numHeads;
+  if (heads <= 0 || (type.getRank() == 3 && shape[2] % heads != 0))
+    return node.emitError()
+           << "num_heads must divide the hidden size of a 3-D input";
+  int64_t headSize = type.getRank() == 4 ? shape[3] : shape[2] / heads;
+  if (rotaryDim == 0)
+    rotaryDim = headSize;
+  if (rotaryDim < 2 || rotaryDim > headSize || rotaryDim % 2 != 0)
+    return node.emitError()
+           << "rotary_embedding_dim " << rotaryDim
+           << " must be even and at most the head size " << headSize;
+  int64_t half = rotaryDim / 2;
+  auto reshape = [&](Value v, ArrayRef<int64_t> to) -> Value {
+    return v ? node.create<graph::ReshapeOp>(v, to, /*allow_zero=*/true)
+             : Value();
+  };
+  auto lastSlice = [&](Value v, int64_t start, int64_t end,
+                       int64_t step) -> Value {
+    if (!v)
+      return v;
+    ArrayRef<int64_t> s = tensorType(v).getShape();
+    SmallVector<int64_t> starts(s.size(), 0), ends(s), steps(s.size(), 1);
+    starts.back() = start;
+    ends.back() = end;
+    steps.back() = step;
+    return node.create<graph::SliceOp>(v, starts, ends, steps);
+  };
+  auto mul = [&](Value a, Value b) -> Value {
+    return a && b ? node.create<graph::MulOp>(a, b) : Value();
+  };
+
+  // [batch, seq, heads, head_size].
+  Value input =
+      type.getRank() == 4
+          ? node.create<graph::TransposeOp>(x, ArrayRef<int64_t>{0, 2, 1, 3})
+          : reshape(x, {batch, seq, heads, headSize});
+  Value rotate = lastSlice(input, 0, rotaryDim, 1);
+  Value keep =
+      rotaryDim < headSize ? lastSlice(input, rotaryDim, headSize, 1) : Value();
+  // cos and sin as [batch, seq, 1, half].
+  auto cacheOf = [&](Value cache) -> Value {
+    Value rows =
+        positions ? node.create<graph::GatherOp>(cache, positions, uint64_t(0))
+                  : cache;
+    return reshape(rows, {batch, seq, 1, half});
+  };
+  Value cos = cacheOf(cosCache), sin = cacheOf(sinCache);
+  Value x1 = interleaved ? lastSlice(rotate, 0, rotaryDim, 2)
+                         : lastSlice(rotate, 0, half, 1);
+  Value x2 = interleaved ? lastSlice(rotate, 1, rotaryDim, 2)
+                         : lastSlice(rotate, half, rotaryDim, 1);
+  Value cx1 = mul(cos, x1), sx2 = mul(sin, x2), sx1 = mul(sin, x1),
+        cx2 = mul(cos, x2);
+  Value real = cx1 && sx2 ? node.create<graph::SubOp>(cx1, sx2) : Value();
+  Value imag = sx1 && cx2 ? node.create<graph::AddOp>(sx1, cx2) : Value();
+  if (!real || !imag)
+    return failure();
+  Value rotated;
+  if (interleaved) {
+    // Pairs (real, imag) back in place: [..., half, 2] -> [..., rotaryDim].
+    Value pairs = node.create<graph::ConcatOp>(
+        ValueRange{reshape(real, {batch, seq, heads, half, 1}),
+                   reshape(imag, {batch, seq, heads, half, 1})},
+        uint64_t(4));
+    rotated = reshape(pairs, {batch, seq, heads, rotaryDim});
+  } else {
+    rotated = node.create<graph::ConcatOp>(ValueRange{real, imag}, uint64_t(3));
+  }
+  Value output =
+      keep && rotated
+          ? node.create<graph::ConcatOp>(ValueRange{rotated, keep}, uint64_t(3))
+          : rotated;
+  if (!output)
+    return failure();
+  return node.setResults(type.getRank() == 4
+                             ? node.create<graph::TransposeOp>(
+                                   output, ArrayRef<int64_t>{0, 2, 1, 3})
+                             : reshape(output, shape));
+}
 //===----------------------------------------------------------------------===//
 // NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
 //===----------------------------------------------------------------------===//
@@ -925,6 +1030,7 @@ void kiln::registerCompositeImporters(NodeImporterRegistry &registry) {
   registry.add("NegativeLogLikelihoodLoss", /*minOpset=*/12, importNLLLoss);
   registry.add("QuantizeLinear", /*minOpset=*/10, importQuantizeLinear);
   registry.add("RMSNormalization", /*minOpset=*/23, importRMSNorm);
+  registry.add("RotaryEmbedding", /*minOpset=*/23, importRotaryEmbedding);
   registry.add("SoftmaxCrossEntropyLoss", /*minOpset=*/12,
                importSoftmaxCrossEntropyLoss);
 }

@@ -263,3 +263,24 @@ def test_dynamic_quantize_linear_all_zero(tmp_path):
     x = np.zeros((2, 2), np.float32)
     m = model("DynamicQuantizeLinear", {"x": x}, ["y", "scale", "zero_point"], opset=11)
     assert_quant_matches_reference(m, {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("rotary_dim", [0, 4])
+def test_rotary_embedding(interleaved, rotary_dim, tmp_path):
+    """4-D input with position ids gathered from the caches, and 3-D input
+    (heads from num_heads) with per-position caches; whole or partial
+    rotation, halves or interleaved pairs; against ONNX's reference."""
+    half = (rotary_dim or 8) // 2
+    x = data(2, 3, 5, 8)
+    positions = np.array([[0, 2, 4, 6, 1], [3, 3, 0, 1, 2]], np.int64)
+    cos, sin = data(7, half), data(7, half)
+    attrs = {"interleaved": interleaved, "rotary_embedding_dim": rotary_dim}
+    m = model("RotaryEmbedding", {"x": x, "p": positions}, ["y"], attrs,
+              consts={"cos": cos, "sin": sin}, opset=23, names=["x", "cos", "sin", "p"])
+    assert_matches_reference(m, {"x": x, "p": positions}, tmp_path / "4d")
+    x3 = data(2, 5, 16)
+    cos3, sin3 = data(2, 5, half), data(2, 5, half)
+    m = model("RotaryEmbedding", {"x": x3}, ["y"], dict(attrs, num_heads=2),
+              consts={"cos": cos3, "sin": sin3}, opset=23)
+    assert_matches_reference(m, {"x": x3}, tmp_path / "3d")
