@@ -454,6 +454,62 @@ static LogicalResult importScatterND(NodeImporter &node) {
       node.create<graph::ScatterNDOp>(data, indices, updates, *reduction));
 }
 
+/// TensorScatter (opset 24), a KV cache's update: `update` written into
+/// `past_cache` along `axis` from each batch entry's write index (0 when
+/// write_indices is absent), modulo the axis' length in "circular" mode. A
+/// ScatterElements whose indices are write_indices[b] + i along the axis.
+static LogicalResult importTensorScatter(NodeImporter &node) {
+  Value past = node.getInput(0), update = node.getInput(1),
+        writes = node.getInput(2);
+  if (!past || !update)
+    return node.emitError() << "needs inputs past_cache and update";
+  auto pastType = cast<RankedTensorType>(past.getType());
+  auto updateType = cast<RankedTensorType>(update.getType());
+  int64_t rank = pastType.getRank();
+  auto axis = normalizeAxis(node, node.getInt("axis", -2), rank);
+  std::string mode = node.getString("mode", "linear");
+  if (!axis || node.hasFailed())
+    return failure();
+  if (mode != "linear" && mode != "circular")
+    return node.emitError()
+           << "mode '" << mode << "' is neither linear nor circular";
+  if (!pastType.hasStaticShape() || !updateType.hasStaticShape() ||
+      updateType.getRank() != rank || rank < 2 || *axis == 0)
+    return node.emitError() << "past_cache and update must have one static "
+                               "rank of at least 2, the axis not the batch";
+  Builder &b = node.getBuilder();
+  int64_t length = updateType.getDimSize(*axis);
+  // i along the axis, shaped to broadcast: [1, .., length, .., 1].
+  SmallVector<int64_t> along(rank, 1);
+  along[*axis] = length;
+  SmallVector<int64_t> steps;
+  for (int64_t i = 0; i < length; ++i)
+    steps.push_back(i);
+  Value indices = node.create<graph::ConstantOp>(cast<TypedAttr>(
+      DenseElementsAttr::get(RankedTensorType::get(along, b.getI64Type()),
+                             ArrayRef<int64_t>(steps))));
+  if (writes) {
+    SmallVector<int64_t> perBatch(rank, 1);
+    perBatch[0] = pastType.getDimSize(0);
+    Value start = node.create<graph::ReshapeOp>(writes, perBatch,
+                                                /*allow_zero=*/true);
+    indices = start ? node.create<graph::AddOp>(start, indices) : Value();
+  }
+  if (indices && mode == "circular") {
+    Value size = node.create<graph::ConstantOp>(cast<TypedAttr>(
+        DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                               pastType.getDimSize(*axis))));
+    indices = node.create<graph::ModOp>(indices, size, b.getBoolAttr(false));
+  }
+  indices = indices
+                ? node.create<graph::ExpandOp>(indices, updateType.getShape())
+                : Value();
+  if (!indices)
+    return failure();
+  return node.setResults(node.create<graph::ScatterElementsOp>(
+      past, indices, update, *axis, graph::ScatterReduction::None));
+}
+
 //===----------------------------------------------------------------------===//
 // Shape, Size, ConstantOfShape, Range: constants at compile time
 //===----------------------------------------------------------------------===//
@@ -932,6 +988,7 @@ void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
                /*maxOpset=*/10);
   registry.add("ScatterElements", /*minOpset=*/11, importScatterElements);
   registry.add("ScatterND", /*minOpset=*/11, importScatterND);
+  registry.add("TensorScatter", /*minOpset=*/24, importTensorScatter);
   registry.add("GatherND", /*minOpset=*/11, importGatherND);
   registry.add("OneHot", /*minOpset=*/9, importOneHot);
   registry.add("Pad", /*minOpset=*/1, importPad);

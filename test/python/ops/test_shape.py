@@ -278,6 +278,30 @@ def test_scatter_reduction_needs_its_opset(tmp_path):
     assert "reduction 'max' is not one of opset 16's (none, add, mul)" in str(error.value)
 
 
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+def test_tensor_scatter(mode, tmp_path):
+    """A KV cache's update, [batch, heads, max_seq, head] from per-sample
+    write indices (wrapping around in circular mode); against ONNX's
+    reference, as onnxruntime has no TensorScatter yet."""
+    from onnx.reference import ReferenceEvaluator
+    past = data((2, 3, 6, 4))
+    update = data((2, 3, 3, 4))
+    writes = np.array([1, 3] if mode == "linear" else [4, 5], np.int64)
+    graph = helper.make_graph(
+        [helper.make_node("TensorScatter", ["past", "update", "writes"], ["y"], mode=mode)],
+        "tensorscatter",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape)
+         for n, v in (("past", past), ("update", update))] +
+        [helper.make_tensor_value_info("writes", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, past.shape)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)])
+    m.ir_version = 10
+    feeds = {"past": past, "update": update, "writes": writes}
+    want = ReferenceEvaluator(m).run(None, feeds)[0]
+    got = run_compiled(compile_model(m, tmp_path), feeds, tmp_path)["y"]
+    np.testing.assert_array_equal(got, want)
+
+
 def test_exporter_shape_chain(tmp_path):
     """Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as PyTorch exports a flatten."""
     x = data((2, 3, 4))
