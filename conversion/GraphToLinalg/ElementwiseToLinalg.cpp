@@ -340,14 +340,6 @@ void addMathUnary(const TypeConverter &converter, RewritePatternSet &patterns) {
                     });
 }
 
-/// log(1 + exp(x)), without overflow: max(x, 0) + log1p(exp(-|x|)).
-Value softplus(OpBuilder &b, Location loc, Value x) {
-  Value negAbs = arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x));
-  Value tail =
-      math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, negAbs));
-  return fadd(b, loc, fmax(b, loc, x, fconst(b, loc, x, 0)), tail);
-}
-
 } // namespace
 
 void populateElementwiseToLinalgPatterns(const TypeConverter &converter,
@@ -506,19 +498,18 @@ void populateElementwiseToLinalgPatterns(const TypeConverter &converter,
       converter, patterns, [](OpBuilder &b, Location loc, auto, Value x) {
         return buildActivation(b, loc, graph::Activation::HardSwish, {}, x);
       });
-  addFloatUnary<graph::SoftplusOp>(converter, patterns,
-                                   [](OpBuilder &b, Location loc, auto,
-                                      Value x) { return softplus(b, loc, x); });
+  addFloatUnary<graph::SoftplusOp>(
+      converter, patterns, [](OpBuilder &b, Location loc, auto, Value x) {
+        return buildSoftplus(b, loc, x);
+      });
   addFloatUnary<graph::SoftsignOp>(
       converter, patterns, [](OpBuilder &b, Location loc, auto, Value x) {
-        Value denom =
-            fadd(b, loc, fconst(b, loc, x, 1), math::AbsFOp::create(b, loc, x));
-        return fdiv(b, loc, x, denom);
+        return buildSoftsign(b, loc, x);
       });
   addFloatUnary<graph::MishOp>(
       converter, patterns, [](OpBuilder &b, Location loc, auto, Value x) {
         return fmul(b, loc, x,
-                    math::TanhOp::create(b, loc, softplus(b, loc, x)));
+                    math::TanhOp::create(b, loc, buildSoftplus(b, loc, x)));
       });
 
   // Float activations with parameters.

@@ -95,7 +95,8 @@ Value createEmptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
 
 Value buildBroadcastElementwise(OpBuilder &b, Location loc,
                                 RankedTensorType resultType,
-                                ValueRange operands, ScalarBodyBuilder body) {
+                                ValueRange operands, ScalarBodyBuilder body,
+                                Value init) {
   int64_t rank = resultType.getRank();
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> maps;
@@ -113,8 +114,9 @@ Value buildBroadcastElementwise(OpBuilder &b, Location loc,
   }
   maps.push_back(b.getMultiDimIdentityMap(rank));
 
-  Value init = createEmptyTensor(
-      b, loc, resultType, getBroadcastSizes(b, loc, resultType, operands));
+  if (!init)
+    init = createEmptyTensor(b, loc, resultType,
+                             getBroadcastSizes(b, loc, resultType, operands));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(
@@ -141,6 +143,23 @@ Value createScalarConstant(OpBuilder &b, Location loc, Type type,
 
 bool isUnsignedInteger(Type graphElementType) {
   return graphElementType.isUnsignedInteger();
+}
+
+Value buildSoftplus(OpBuilder &b, Location loc, Value x) {
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(x.getType(), 0));
+  Value negAbs = arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x));
+  Value tail =
+      math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, negAbs));
+  return arith::AddFOp::create(
+      b, loc, arith::MaximumFOp::create(b, loc, x, zero), tail);
+}
+
+Value buildSoftsign(OpBuilder &b, Location loc, Value x) {
+  Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(x.getType(), 1));
+  Value denom =
+      arith::AddFOp::create(b, loc, one, math::AbsFOp::create(b, loc, x));
+  return arith::DivFOp::create(b, loc, x, denom);
 }
 
 Value buildActivation(OpBuilder &b, Location loc, graph::Activation activation,

@@ -19,11 +19,14 @@ using ScalarBodyBuilder = llvm::function_ref<mlir::Value(
 /// with numpy broadcasting: each operand is aligned to the right of the
 /// result, and a size-1 dimension against a larger one is read at index 0.
 /// `operands` are tensors of any element types (signless); `body` receives
-/// one scalar per operand and returns the result scalar.
+/// one scalar per operand and returns the result scalar. The generic writes
+/// into `init` when given (a tensor of `resultType`: a loop's carried state
+/// stays in one buffer), into a fresh tensor otherwise.
 mlir::Value buildBroadcastElementwise(mlir::OpBuilder &b, mlir::Location loc,
                                       mlir::RankedTensorType resultType,
                                       mlir::ValueRange operands,
-                                      ScalarBodyBuilder body);
+                                      ScalarBodyBuilder body,
+                                      mlir::Value init = nullptr);
 
 /// The sizes of `resultType` as OpFoldResults, taking dynamic dimensions from
 /// the broadcast of `operands` (tensor.dim of the first operand that holds
@@ -69,6 +72,15 @@ bool isUnsignedInteger(mlir::Type graphElementType);
 mlir::Value buildActivation(mlir::OpBuilder &b, mlir::Location loc,
                             graph::Activation activation,
                             llvm::ArrayRef<float> params, mlir::Value x);
+
+/// log(1 + exp(x)) of the float scalar `x`, without overflow:
+/// max(x, 0) + log1p(exp(-|x|)).
+mlir::Value buildSoftplus(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value x);
+
+/// x / (1 + |x|) of the float scalar `x`.
+mlir::Value buildSoftsign(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value x);
 
 /// Number of window elements of each output position along one dimension
 /// (`outSize` positions of a pool window of `kernel` elements) that lie in

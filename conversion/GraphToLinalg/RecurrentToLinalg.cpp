@@ -66,49 +66,13 @@ Value activate(OpBuilder &b, Location loc, const Activation &activation,
     return arith::SelectOp::create(b, loc, negative, mul(c(alpha), expm1), x);
   }
   if (name == "softsign")
-    return arith::DivFOp::create(b, loc, x,
-                                 add(c(1), math::AbsFOp::create(b, loc, x)));
-  if (name == "softplus") {
-    // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow.
-    Value positive = arith::MaximumFOp::create(b, loc, x, c(0));
-    Value negAbs =
-        arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x));
-    return add(positive, math::Log1pOp::create(
-                             b, loc, math::ExpOp::create(b, loc, negAbs)));
-  }
+    return buildSoftsign(b, loc, x);
+  if (name == "softplus")
+    return buildSoftplus(b, loc, x);
   if (name == "affine")
     return add(mul(c(alpha), x), c(beta));
   // scaledtanh (the verifier admits no other name)
   return mul(c(alpha), math::TanhOp::create(b, loc, mul(c(beta), x)));
-}
-
-/// An elementwise linalg.generic over [batch, hidden] that writes into
-/// `init` (the carried state, so that the loop's state stays in one buffer)
-/// and reads `operands`: [batch, hidden] tensors, [hidden] ones (along the
-/// hidden units) and [batch, 1] ones (along the batch).
-Value elementwiseInto(OpBuilder &b, Location loc, Value init,
-                      ValueRange operands, ScalarBodyBuilder body) {
-  auto type = getTensorType(init);
-  MLIRContext *ctx = b.getContext();
-  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
-  SmallVector<AffineMap> maps;
-  for (Value operand : operands) {
-    auto shape = getTensorType(operand).getShape();
-    if (shape.size() == 1)
-      maps.push_back(AffineMap::get(2, 0, {d1}, ctx));
-    else if (shape[1] == 1 && type.getDimSize(1) != 1)
-      maps.push_back(
-          AffineMap::get(2, 0, {d0, getAffineConstantExpr(0, ctx)}, ctx));
-    else
-      maps.push_back(AffineMap::getMultiDimIdentityMap(2, ctx));
-  }
-  maps.push_back(AffineMap::getMultiDimIdentityMap(2, ctx));
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{type}, operands, ValueRange{init}, maps,
-      getIterators(2, 0), [&](OpBuilder &nb, Location nl, ValueRange args) {
-        linalg::YieldOp::create(nb, nl, body(nb, nl, args.drop_back()));
-      });
-  return generic.getResult(0);
 }
 
 struct RecurrenceLowering : OpConversionPattern<graph::RecurrenceOp> {
@@ -261,12 +225,13 @@ struct RecurrenceLowering : OpConversionPattern<graph::RecurrenceOp> {
 
           Value newH, newC;
           if (cell == graph::RecurrentCell::RNN) {
-            newH = elementwiseInto(
-                b, l, hInit, withLengths({xt, hr, h}),
+            newH = buildBroadcastElementwise(
+                b, l, stateType, withLengths({xt, hr, h}),
                 [&](OpBuilder &nb, Location nl, ValueRange a) {
                   Value v = activate(nb, nl, acts[0], sum(nb, nl, a[0], a[1]));
                   return keep(nb, nl, a, v, a[2]);
-                });
+                },
+                hInit);
           } else if (gru) {
             Value xz = gateOf(xt, 0), xr = gateOf(xt, 1), xh = gateOf(xt, 2);
             Value hz = gateOf(hr, 0), hrr = gateOf(hr, 1);
@@ -310,14 +275,15 @@ struct RecurrenceLowering : OpConversionPattern<graph::RecurrenceOp> {
                   });
             }
             // H = (1 - z) * h + z * H = h + z * (H - h).
-            newH = elementwiseInto(
-                b, l, hInit, withLengths({z, candidate, h}),
+            newH = buildBroadcastElementwise(
+                b, l, stateType, withLengths({z, candidate, h}),
                 [&](OpBuilder &nb, Location nl, ValueRange a) {
                   Value diff = arith::SubFOp::create(nb, nl, a[2], a[1]);
                   Value v = arith::AddFOp::create(
                       nb, nl, a[1], arith::MulFOp::create(nb, nl, a[0], diff));
                   return keep(nb, nl, a, v, a[2]);
-                });
+                },
+                hInit);
           } else {
             Value peepholes = adaptor.getPeepholes();
             auto peephole = [&](int64_t g) -> Value {
@@ -335,8 +301,8 @@ struct RecurrenceLowering : OpConversionPattern<graph::RecurrenceOp> {
             if (peepholes)
               cOperands.append({peephole(0), peephole(2)});
             bool inputForget = op.getInputForget();
-            newC = elementwiseInto(
-                b, l, cInit, withLengths(cOperands),
+            newC = buildBroadcastElementwise(
+                b, l, stateType, withLengths(cOperands),
                 [&](OpBuilder &nb, Location nl, ValueRange a) {
                   Value oldC = a[6];
                   Value gi = arith::AddFOp::create(nb, nl, a[0], a[1]);
@@ -363,14 +329,15 @@ struct RecurrenceLowering : OpConversionPattern<graph::RecurrenceOp> {
                       nb, nl, arith::MulFOp::create(nb, nl, f, oldC),
                       arith::MulFOp::create(nb, nl, i, candidate));
                   return keep(nb, nl, a, v, oldC);
-                });
+                },
+                cInit);
             // H = o * h(C); peephole p_o on the new C.
             SmallVector<Value> hOperands = {gateOf(xt, 1), gateOf(hr, 1), newC,
                                             h};
             if (peepholes)
               hOperands.push_back(peephole(1));
-            newH = elementwiseInto(
-                b, l, hInit, withLengths(hOperands),
+            newH = buildBroadcastElementwise(
+                b, l, stateType, withLengths(hOperands),
                 [&](OpBuilder &nb, Location nl, ValueRange a) {
                   Value go = arith::AddFOp::create(nb, nl, a[0], a[1]);
                   if (peepholes)
@@ -380,7 +347,8 @@ struct RecurrenceLowering : OpConversionPattern<graph::RecurrenceOp> {
                   Value v = arith::MulFOp::create(
                       nb, nl, o, activate(nb, nl, acts[2], a[2]));
                   return keep(nb, nl, a, v, a[3]);
-                });
+                },
+                hInit);
           }
           // The step's output: H where live, else 0.
           Value out = newH;

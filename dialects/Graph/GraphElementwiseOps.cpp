@@ -725,15 +725,14 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
 // BitCastOp
 //===----------------------------------------------------------------------===//
 
-/// The bits ONNX stores an element of `type` in (a bool takes a byte).
-static unsigned storageBits(Type type) {
+unsigned BitCastOp::getStorageBits(Type type) {
   return type.isInteger(1) ? 8 : type.getIntOrFloatBitWidth();
 }
 
 LogicalResult BitCastOp::verify() {
   Type from = getInput().getType().getElementType();
   Type to = getResult().getType().getElementType();
-  if (storageBits(from) != storageBits(to))
+  if (getStorageBits(from) != getStorageBits(to))
     return emitOpError() << "cannot reinterpret " << from << " as " << to
                          << ": they differ in width";
   return success();

@@ -394,6 +394,10 @@ def Graph_BitCastOp : Graph_Op<"bitcast", [Pure, SameOperandsAndResultShape,
   let assemblyFormat =
       "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The bits ONNX stores an element of `type` in (a bool takes a byte).
+    static unsigned getStorageBits(::mlir::Type type);
+  }];
 }
 
 #endif // KILN_GRAPH_ELEMENTWISE_OPS

@@ -239,20 +239,30 @@ static LogicalResult castTo(NodeImporter &node, Value input, Type element) {
       saturate, roundMode)));
 }
 
-/// Cast from opset 6 (`to` is a TensorProto data type).
-static LogicalResult importCast(NodeImporter &node) {
-  Value input = node.getInput(0);
-  if (!input)
-    return node.emitError() << "needs an input";
+/// The element type the `to` attribute names (a TensorProto data type); an
+/// error naming `what` ("casting", "bit-casting") when it is missing or
+/// unsupported.
+static FailureOr<Type> getTargetType(NodeImporter &node, StringRef what) {
   if (!node.hasAttr("to"))
     return node.emitError() << "needs a 'to' attribute";
   int64_t to = node.getInt("to");
   Type element = convertElementType(node.getContext(), to);
   if (!element)
     return node.emitError()
-           << "casting to " << getONNXTypeName(static_cast<int32_t>(to))
+           << what << " to " << getONNXTypeName(static_cast<int32_t>(to))
            << " is not supported";
-  return castTo(node, input, element);
+  return element;
+}
+
+/// Cast from opset 6 (`to` is a TensorProto data type).
+static LogicalResult importCast(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  FailureOr<Type> element = getTargetType(node, "casting");
+  if (failed(element))
+    return failure();
+  return castTo(node, input, *element);
 }
 
 /// BitCast (opset 26): the bits of each element as `to`, of the same width.
@@ -260,27 +270,21 @@ static LogicalResult importBitCast(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
-  if (!node.hasAttr("to"))
-    return node.emitError() << "needs a 'to' attribute";
-  int64_t to = node.getInt("to");
-  Type element = convertElementType(node.getContext(), to);
-  if (!element)
-    return node.emitError()
-           << "bit-casting to " << getONNXTypeName(static_cast<int32_t>(to))
-           << " is not supported";
+  FailureOr<Type> element = getTargetType(node, "bit-casting");
+  if (failed(element))
+    return failure();
   auto inputType = cast<RankedTensorType>(input.getType());
   Type from = inputType.getElementType();
-  auto bits = [](Type type) {
-    return type.isInteger(1) ? 8u : type.getIntOrFloatBitWidth();
-  };
-  if (bits(from) != bits(element))
-    return node.emitError() << "cannot bit-cast " << from << " to "
-                            << getONNXTypeName(static_cast<int32_t>(to))
-                            << ": they differ in width";
-  if (from == element)
+  if (graph::BitCastOp::getStorageBits(from) !=
+      graph::BitCastOp::getStorageBits(*element))
+    return node.emitError()
+           << "cannot bit-cast " << from << " to "
+           << getONNXTypeName(static_cast<int32_t>(node.getInt("to")))
+           << ": they differ in width";
+  if (from == *element)
     return node.setResults(input);
   return node.setResults(graph::BitCastOp::create(
-      node.getBuilder(), node.getLoc(), inputType.clone(element), input));
+      node.getBuilder(), node.getLoc(), inputType.clone(*element), input));
 }
 
 static LogicalResult importCastLike(NodeImporter &node) {
