@@ -9,6 +9,7 @@
 
 #include "CpuFeatures.h"
 #include "Status.h"
+#include "cuda/GpuModel.h"
 
 #include "kiln/runtime.h"
 
@@ -94,10 +95,13 @@ struct kiln_model {
   std::vector<kiln_tensor_info> outputs;
   std::vector<kiln_kernel_info> kernels; // empty for a version 1 model
   void *workspace = nullptr;
-  std::mutex mutex; // serialises runs, and runs with set_num_threads
+  GpuModelPtr gpu; // a CUDA model's device state; null for a CPU model
+  bool describeOnly = false; // opened with KILN_DEVICE_NONE
+  std::mutex mutex;          // serialises runs, and runs with set_num_threads
   int32_t numThreads = 1;
 
   ~kiln_model() {
+    gpu.reset(); // before the code it came from goes
     std::free(workspace);
     if (library)
       dlclose(library);
@@ -294,6 +298,18 @@ kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
   if (d->abi_version >= 2)
     if (kiln_status status = checkDescriptorKernels(d, model.kernels))
       return status;
+  // Version 3: the device, and a CUDA model's images and launches.
+  if (d->abi_version >= 3) {
+    if (d->device == KILN_ABI_DEVICE_CUDA) {
+      if (kiln_status status = checkGpuDescriptor(d))
+        return status;
+    } else if (d->device != KILN_ABI_DEVICE_CPU || d->num_device_images != 0 ||
+               d->gpu_kernels || d->constants_size != 0) {
+      return makeStatus(KILN_STATUS_INVALID_MODEL,
+                        "invalid model: device %d with %d device images",
+                        d->device, d->num_device_images);
+    }
+  }
   if (d->workspace_align > kMaxWorkspaceAlign ||
       (d->workspace_align & (d->workspace_align - 1)) != 0)
     return makeStatus(KILN_STATUS_INVALID_MODEL,
@@ -332,7 +348,7 @@ kiln_status allocateWorkspace(const kiln_abi_model *d, kiln_model &model) {
 // never read as a field: kiln_tensor's `device` (at 40, after the 40 bytes
 // of its first version) is the first such; the options' `device` sits in
 // what would have been padding, so it belongs to their first version.
-constexpr size_t kMinOptionsSize = sizeof(kiln_model_options);
+constexpr size_t kMinOptionsSize = offsetof(kiln_model_options, device_index);
 constexpr size_t kMinTensorSize = offsetof(kiln_tensor, device);
 constexpr size_t kMinTensorInfoSize = sizeof(kiln_tensor_info);
 constexpr size_t kMinKernelInfoSize = sizeof(kiln_kernel_info);
@@ -369,7 +385,8 @@ kiln_model_options defaultOptions() {
   std::memset(&options, 0, sizeof(options));
   options.struct_size = sizeof(options);
   options.num_threads = 0;
-  options.device = KILN_DEVICE_CPU;
+  options.device = KILN_DEVICE_DEFAULT;
+  options.device_index = 0;
   return options;
 }
 
@@ -407,8 +424,9 @@ kiln_status readTensors(const kiln_tensor *&tensors, size_t count,
     }
     if (t->device != KILN_DEVICE_CPU)
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                        "%s #%zu: device %d, but the model runs on the CPU "
-                        "(KILN_DEVICE_CPU)",
+                        "%s #%zu: device %d, but tensors are in host memory "
+                        "(KILN_DEVICE_CPU) for every model: the runtime "
+                        "copies a GPU model's to and from the device",
                         kind, i, t->device);
   }
   if (copy)
@@ -433,10 +451,13 @@ kiln_status openModel(const char *path, const kiln_model_options *options,
     given = readSized(options, defaultOptions());
   }
   options = &given;
-  if (options->device != KILN_DEVICE_CPU)
+  if (options->device != KILN_DEVICE_DEFAULT &&
+      options->device != KILN_DEVICE_NONE &&
+      options->device != KILN_DEVICE_CPU && options->device != KILN_DEVICE_CUDA)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      "kiln_model_open: device %d, but this runtime runs "
-                      "models on the CPU only (KILN_DEVICE_CPU)",
+                      "kiln_model_open: device %d is not a kiln_device "
+                      "(KILN_DEVICE_DEFAULT, KILN_DEVICE_NONE, KILN_DEVICE_CPU "
+                      "or KILN_DEVICE_CUDA)",
                       options->device);
   if (options->num_threads < 0 || options->num_threads > kMaxThreads)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
@@ -487,8 +508,27 @@ kiln_status openModel(const char *path, const kiln_model_options *options,
                       path);
   if (kiln_status status = checkDescriptor(model->descriptor, *model))
     return status;
-  if (kiln_status status = allocateWorkspace(model->descriptor, *model))
+  bool onGpu = model->descriptor->abi_version >= 3 &&
+               model->descriptor->device == KILN_ABI_DEVICE_CUDA;
+  int32_t device = onGpu ? KILN_DEVICE_CUDA : KILN_DEVICE_CPU;
+  model->describeOnly = options->device == KILN_DEVICE_NONE;
+  if (options->device != KILN_DEVICE_DEFAULT && !model->describeOnly &&
+      options->device != device)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "model '%s' was compiled for %s, not for the %s "
+                      "(kiln_model_options.device)",
+                      path, onGpu ? "NVIDIA GPUs" : "CPU",
+                      options->device == KILN_DEVICE_CUDA ? "GPU" : "CPU");
+  if (model->describeOnly) {
+    // Nothing to run with.
+  } else if (onGpu) {
+    if (kiln_status status = openGpuModel(
+            model->descriptor, options->device_index, path, model->gpu))
+      return status;
+  } else if (kiln_status status =
+                 allocateWorkspace(model->descriptor, *model)) {
     return status;
+  }
   model->numThreads =
       options->num_threads ? options->num_threads : defaultNumThreads();
   *outModel = model.release();
@@ -656,9 +696,17 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
                           model->outputs[i].name, i, model->inputs[j].name, j);
   }
 
+  if (model->describeOnly)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "the model was opened without a device "
+                      "(KILN_DEVICE_NONE): it can be described, not run");
   std::lock_guard<std::mutex> lock(model->mutex);
   KernelTimer timer{kernelNs, numKernels, {}};
   kiln_abi_profiler profiler{&timer, &KernelTimer::begin, &KernelTimer::end};
+  if (model->gpu)
+    return runGpuModel(*model->gpu, model->run, model->descriptor,
+                       inputPtrs.data(), outputPtrs.data(),
+                       profiled && numKernels ? &profiler : nullptr);
   kiln_abi_run_args args;
   // A model reads the arguments of its own version (a version 1 model ends
   // them before `profiler`).
@@ -668,6 +716,7 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   args.outputs = outputPtrs.data();
   args.workspace = model->workspace;
   args.profiler = profiled && numKernels ? &profiler : nullptr;
+  args.gpu = nullptr;
   int32_t result = model->run(&args);
   switch (result) {
   case KILN_ABI_RUN_OK:

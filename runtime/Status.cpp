@@ -75,6 +75,10 @@ const char *kiln_status_code_name(kiln_status_code_t code) {
     return "INTERNAL";
   case KILN_STATUS_INVALID_MODEL:
     return "INVALID_MODEL";
+  case KILN_STATUS_NO_DEVICE:
+    return "NO_DEVICE";
+  case KILN_STATUS_DEVICE_ERROR:
+    return "DEVICE_ERROR";
   }
   return "UNKNOWN";
 }

@@ -24,6 +24,8 @@
  *   1  descriptor, run arguments
  *   2  the kernel table (kiln_abi_model.num_kernels, .kernels) and the
  *      profiler hooks (kiln_abi_run_args.profiler)
+ *   3  GPU models: the device, device images, GPU kernels and constants of
+ *      kiln_abi_model, and kiln_abi_run_args.gpu
  *
  *===----------------------------------------------------------------------===*/
 
@@ -38,7 +40,7 @@ extern "C" {
 
 /* Version of the layouts below, and the oldest version a runtime still
  * loads. */
-#define KILN_ABI_VERSION 2u
+#define KILN_ABI_VERSION 3u
 #define KILN_ABI_MIN_VERSION 1u
 
 /* Element types. The numbers are ONNX's TensorProto.DataType numbers, so that a
@@ -96,6 +98,47 @@ typedef struct kiln_abi_kernel {
                          unknown */
 } kiln_abi_kernel;
 
+/* Where a model's kernels run (since version 3). */
+#define KILN_ABI_DEVICE_CPU 0
+#define KILN_ABI_DEVICE_CUDA 1 /* NVIDIA GPUs, through the CUDA driver API */
+
+/* Formats of a device image (since version 3). */
+#define KILN_ABI_IMAGE_CUBIN 1 /* an ELF cubin made by ptxas for `arch` */
+#define KILN_ABI_IMAGE_PTX                                                     \
+  2 /* PTX text for `arch` and newer, which the                                \
+       driver compiles when it loads it */
+#define KILN_ABI_IMAGE_EMULATION                                               \
+  3 /* host code of the kernels: `data` is an                                  \
+       array of kiln_abi_emulated_kernel, one                                  \
+       per GPU kernel (kiln-compile                                            \
+       --gpu-emulation) */
+
+/* One image of a GPU model's kernels (since version 3). */
+typedef struct kiln_abi_device_image {
+  const char *arch; /* "sm_80", "sm_90a"; "host" for an emulation image */
+  int32_t format;   /* a KILN_ABI_IMAGE_* */
+  int32_t reserved; /* zero */
+  const void *data; /* `size` bytes inside the model object */
+  uint64_t size;
+} kiln_abi_device_image;
+
+/* How one GPU kernel is launched (since version 3). Entry k of
+ * kiln_abi_model.gpu_kernels describes entry k of .kernels. */
+typedef struct kiln_abi_gpu_kernel {
+  uint32_t grid[3];     /* blocks in x, y, z, each >= 1 */
+  uint32_t block[3];    /* threads per block in x, y, z, each >= 1 */
+  uint32_t shared_size; /* bytes of dynamic shared memory */
+  uint32_t num_params;  /* parameters, each a device pointer */
+} kiln_abi_gpu_kernel;
+
+/* One kernel of an emulation image: runs thread (ids[3], ids[4], ids[5]) of
+ * block (ids[0], ids[1], ids[2]); params[i] points to the value of
+ * parameter i, as cuLaunchKernel's kernelParams do. */
+typedef struct kiln_abi_emulated_kernel {
+  const char *name; /* the kernel's name, as in the other images */
+  void (*run)(void *const *params, const int64_t *ids);
+} kiln_abi_emulated_kernel;
+
 /* The model descriptor. */
 typedef struct kiln_abi_model {
   uint32_t abi_version;      /* == KILN_ABI_VERSION; always the first field */
@@ -117,6 +160,15 @@ typedef struct kiln_abi_model {
   /* Since version 2. */
   int64_t num_kernels;            /* entries of `kernels`, >= 0 */
   const kiln_abi_kernel *kernels; /* NULL when num_kernels is 0 */
+  /* Since version 3. A CUDA model's workspace (above) is device memory. */
+  int32_t device;            /* a KILN_ABI_DEVICE_* */
+  int32_t num_device_images; /* entries of `device_images`; 0 for the CPU */
+  const kiln_abi_device_image *device_images;
+  const kiln_abi_gpu_kernel *gpu_kernels; /* num_kernels entries for a CUDA
+                                             model, else NULL */
+  const void *constants;   /* the constants segment, which the runtime copies
+                              to the device once; NULL when its size is 0 */
+  uint64_t constants_size; /* bytes, a multiple of 256 */
 } kiln_abi_model;
 
 /* Hooks a caller may pass to time each kernel (since version 2). The model
@@ -129,8 +181,19 @@ typedef struct kiln_abi_profiler {
   void (*kernel_end)(void *context, int64_t kernel);
 } kiln_abi_profiler;
 
+/* What a CUDA model's run calls to launch kernel k (an index into
+ * kiln_abi_model.kernels) with its parameters (since version 3): params[i]
+ * is the device address of parameter i. Launches go in order on one stream;
+ * the runtime reports a failed launch after the run. */
+typedef struct kiln_abi_gpu {
+  void *context;
+  void (*launch)(void *context, int64_t kernel, void *const *params);
+  void *constants; /* the device address of the constants segment */
+} kiln_abi_gpu;
+
 /* Arguments of one run. The runtime has validated everything before the call:
- * the model code trusts these pointers. */
+ * the model code trusts these pointers. For a CUDA model, inputs, outputs and
+ * workspace are device addresses. */
 typedef struct kiln_abi_run_args {
   uint32_t abi_version;      /* == the model's abi_version */
   int32_t num_threads;       /* > 0 */
@@ -139,6 +202,8 @@ typedef struct kiln_abi_run_args {
   void *workspace;           /* workspace_size bytes, or NULL if that is 0 */
   /* Since version 2: NULL, or hooks around every kernel call. */
   const kiln_abi_profiler *profiler;
+  /* Since version 3: the launcher of a CUDA model; NULL for a CPU model. */
+  const kiln_abi_gpu *gpu;
 } kiln_abi_run_args;
 
 /* Return codes of kiln_abi_run. */

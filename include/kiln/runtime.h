@@ -63,9 +63,15 @@ typedef enum kiln_status_code_e {
   KILN_STATUS_UNSUPPORTED_CPU = 4,  /* wrong architecture or missing feature */
   KILN_STATUS_IO = 5,               /* a file exists but cannot be read */
   KILN_STATUS_OUT_OF_MEMORY = 6,
-  KILN_STATUS_INTERNAL = 7,     /* a bug in the runtime or the model */
-  KILN_STATUS_INVALID_MODEL = 8 /* a Kiln model with a broken descriptor,
-                                   or a file that is not a shared object */
+  KILN_STATUS_INTERNAL = 7,      /* a bug in the runtime or the model */
+  KILN_STATUS_INVALID_MODEL = 8, /* a Kiln model with a broken descriptor,
+                                    or a file that is not a shared object */
+  KILN_STATUS_NO_DEVICE = 9,     /* no GPU to run a GPU model: no NVIDIA
+                                    driver, the toolkit's stub driver, no
+                                    device, or no image for this GPU */
+  KILN_STATUS_DEVICE_ERROR = 10  /* the GPU or its driver failed: a driver
+                                    too old, a failed launch (the handle is
+                                    then unusable; open the model again) */
 } kiln_status_code_t;
 
 /* An error: a code and a message. NULL means OK. Owned by whoever received
@@ -129,7 +135,17 @@ typedef struct kiln_model kiln_model;
 /* Where a model runs, and where a tensor's data lives. Only grows at the end;
  * the GPU target adds its devices. */
 typedef enum kiln_device_e {
-  KILN_DEVICE_CPU = 0 /* the host: the model's code runs on its CPUs */
+  KILN_DEVICE_NONE = -2,    /* kiln_model_open: check the model and read its
+                               descriptor, without a device (no GPU, no
+                               workspace); kiln_model_run then fails. For
+                               tools that describe models (kiln-run --info) */
+  KILN_DEVICE_DEFAULT = -1, /* kiln_model_open: the device the model was
+                               compiled for */
+  KILN_DEVICE_CPU = 0,      /* the host: the model's code runs on its CPUs */
+  KILN_DEVICE_CUDA = 1      /* an NVIDIA GPU, through the CUDA driver, which
+                               the runtime loads when it opens a GPU model:
+                               libcuda.so.1, or the file named by the
+                               KILN_CUDA_DRIVER environment variable */
 } kiln_device;
 
 /* Options of kiln_model_open. Initialise with kiln_model_options_init() and
@@ -142,10 +158,11 @@ typedef struct kiln_model_options {
    * environment variable if it holds an integer in [1, 4096], else the number
    * of online CPUs. */
   int32_t num_threads;
-  /* The device to run on, a kiln_device; KILN_DEVICE_CPU (the default) is
-   * the only one today, and a model refuses a device it was not compiled
-   * for. */
+  /* The device to run on, a kiln_device: KILN_DEVICE_DEFAULT (the default)
+   * takes the model's; a model refuses a device it was not compiled for. */
   int32_t device;
+  /* A GPU model: the CUDA device ordinal (0, the default, is the first). */
+  int32_t device_index;
 } kiln_model_options;
 
 /* Sets every field of `*options` to its default, and its struct_size to the
@@ -245,8 +262,10 @@ typedef struct kiln_tensor {
   const int64_t *shape; /* `rank` entries; must equal the model's */
   void *data;           /* may be NULL only when byte_size is 0 */
   size_t byte_size;     /* must equal the model's byte size exactly */
-  int32_t device;       /* where `data` lives, a kiln_device: the model's
-                           device, KILN_DEVICE_CPU today (the default) */
+  int32_t device;       /* where `data` lives, a kiln_device:
+                           KILN_DEVICE_CPU (the default), host memory, for
+                           any model; a GPU model copies it to and from the
+                           device around the run */
 } kiln_tensor;
 
 /* An initializer for a kiln_tensor, taking its dtype, rank, shape, data and

@@ -35,12 +35,23 @@ public:
     modelTy =
         StructType::create(ctx,
                            {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, i64Ty,
-                            ptrTy, i64Ty, ptrTy, i64Ty, i64Ty, i64Ty, ptrTy},
+                            ptrTy, i64Ty, ptrTy, i64Ty, i64Ty, i64Ty, ptrTy,
+                            // version 3
+                            i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, i64Ty},
                            "kiln_abi_model");
     profilerTy =
         StructType::create(ctx, {ptrTy, ptrTy, ptrTy}, "kiln_abi_profiler");
     runArgsTy = StructType::create(
-        ctx, {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy}, "kiln_abi_run_args");
+        ctx, {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy},
+        "kiln_abi_run_args");
+    imageTy = StructType::create(ctx, {ptrTy, i32Ty, i32Ty, ptrTy, i64Ty},
+                                 "kiln_abi_device_image");
+    auto *u32x3 = ArrayType::get(i32Ty, 3);
+    gpuKernelTy = StructType::create(ctx, {u32x3, u32x3, i32Ty, i32Ty},
+                                     "kiln_abi_gpu_kernel");
+    emulatedTy =
+        StructType::create(ctx, {ptrTy, ptrTy}, "kiln_abi_emulated_kernel");
+    gpuTy = StructType::create(ctx, {ptrTy, ptrTy, ptrTy}, "kiln_abi_gpu");
   }
 
   /// A private constant NUL-terminated string.
@@ -149,6 +160,163 @@ public:
     return fn;
   }
 
+  /// A private constant byte array holding `data`, aligned to `align`.
+  Constant *bytes(StringRef data, const Twine &name, unsigned align) {
+    Constant *init =
+        ConstantDataArray::getRaw(data, data.size(), Type::getInt8Ty(ctx));
+    auto *global = new GlobalVariable(module, init->getType(), true,
+                                      GlobalValue::PrivateLinkage, init, name);
+    global->setAlignment(Align(align));
+    return global;
+  }
+
+  /// Defines each GPU kernel's host stub (declared by kiln-gpu-lower-launches):
+  /// it passes the kernel's index and parameters to the launch callback of
+  /// the thread's kiln_abi_gpu.
+  Error defineKernelStubs(const ModelSignature &signature) {
+    auto *launchTy =
+        FunctionType::get(Type::getVoidTy(ctx), {ptrTy, i64Ty, ptrTy}, false);
+    for (auto [k, kernel] : llvm::enumerate(signature.kernels)) {
+      Function *stub = module.getFunction(kernel.name);
+      if (!stub || !stub->isDeclaration())
+        return createStringError("GPU kernel '" + kernel.name +
+                                 "' has no host stub declaration");
+      unsigned n = stub->arg_size() - 1;
+      if (stub->arg_size() == 0 || n != signature.gpuKernels[k].numParams)
+        return createStringError("GPU kernel '" + kernel.name +
+                                 "' takes another number of parameters");
+      IRBuilder<> b(BasicBlock::Create(ctx, "entry", stub));
+      auto *arrayTy = ArrayType::get(ptrTy, std::max(n, 1u));
+      Value *params = b.CreateAlloca(arrayTy);
+      for (unsigned i = 0; i < n; ++i)
+        b.CreateStore(stub->getArg(i + 1),
+                      b.CreateConstInBoundsGEP2_64(arrayTy, params, 0, i));
+      Value *gpu = stub->getArg(0);
+      Value *context = b.CreateLoad(ptrTy, b.CreateStructGEP(gpuTy, gpu, 0));
+      Value *launch = b.CreateLoad(ptrTy, b.CreateStructGEP(gpuTy, gpu, 1));
+      b.CreateCall(launchTy, launch,
+                   {context, ConstantInt::get(i64Ty, k), params});
+      b.CreateRetVoid();
+      stub->setLinkage(GlobalValue::InternalLinkage);
+    }
+    return Error::success();
+  }
+
+  /// The emulation image: for each kernel, a function that unpacks the
+  /// launch's parameters and runs one thread of `<kernel>_emu`.
+  Error emulationImage(const ModelSignature &signature,
+                       SmallVectorImpl<Constant *> &images) {
+    auto *runTy =
+        FunctionType::get(Type::getVoidTy(ctx), {ptrTy, ptrTy}, false);
+    SmallVector<Constant *> entries;
+    for (auto [k, kernel] : llvm::enumerate(signature.kernels)) {
+      Function *twin = module.getFunction(kernel.name + "_emu");
+      if (!twin)
+        return createStringError("GPU kernel '" + kernel.name +
+                                 "' has no emulated twin");
+      Function *run = Function::Create(runTy, GlobalValue::InternalLinkage,
+                                       kernel.name + "_emu_run", module);
+      IRBuilder<> b(BasicBlock::Create(ctx, "entry", run));
+      unsigned numParams = signature.gpuKernels[k].numParams;
+      if (twin->arg_size() != numParams + 6)
+        return createStringError("the emulated twin of '" + kernel.name +
+                                 "' takes another number of arguments");
+      SmallVector<Value *> args;
+      for (unsigned i = 0; i < numParams; ++i) {
+        Value *slot = b.CreateLoad(
+            ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, run->getArg(0), i));
+        args.push_back(b.CreateLoad(ptrTy, slot));
+      }
+      for (unsigned i = 0; i < 6; ++i)
+        args.push_back(b.CreateLoad(
+            i64Ty, b.CreateConstInBoundsGEP1_64(i64Ty, run->getArg(1), i)));
+      b.CreateCall(twin, args);
+      b.CreateRetVoid();
+      entries.push_back(ConstantStruct::get(
+          emulatedTy,
+          {string(kernel.name, "kiln.emulated.name." + Twine(k)), run}));
+    }
+    auto *arrayTy = ArrayType::get(emulatedTy, entries.size());
+    auto *table = new GlobalVariable(
+        module, arrayTy, true, GlobalValue::PrivateLinkage,
+        ConstantArray::get(arrayTy, entries), "kiln.emulated");
+    uint64_t size = module.getDataLayout().getTypeAllocSize(arrayTy);
+    images.push_back(ConstantStruct::get(
+        imageTy,
+        {string("host", "kiln.image.arch.emulation"),
+         ConstantInt::get(i32Ty, KILN_ABI_IMAGE_EMULATION),
+         ConstantInt::get(i32Ty, 0), table, ConstantInt::get(i64Ty, size)}));
+    return Error::success();
+  }
+
+  /// The version 3 fields of the descriptor: device, images, GPU kernels
+  /// and constants (all zero for a CPU model).
+  Expected<SmallVector<Constant *>>
+  deviceFields(const ModelSignature &signature) {
+    Constant *null = ConstantPointerNull::get(ptrTy);
+    if (signature.device == KILN_ABI_DEVICE_CPU)
+      return SmallVector<Constant *>{
+          ConstantInt::get(i32Ty, KILN_ABI_DEVICE_CPU),
+          ConstantInt::get(i32Ty, 0),
+          null,
+          null,
+          null,
+          ConstantInt::get(i64Ty, 0)};
+    if (signature.gpuKernels.size() != signature.kernels.size())
+      return createStringError("a GPU model's kernel tables disagree");
+    if (Error error = defineKernelStubs(signature))
+      return std::move(error);
+    SmallVector<Constant *> images;
+    for (auto [i, image] : llvm::enumerate(signature.deviceImages))
+      images.push_back(ConstantStruct::get(
+          imageTy,
+          {string(image.arch, "kiln.image.arch." + Twine(i)),
+           ConstantInt::get(i32Ty, image.format), ConstantInt::get(i32Ty, 0),
+           bytes(image.data, "kiln.image." + Twine(i), 16),
+           ConstantInt::get(i64Ty, image.data.size())}));
+    if (signature.emulation && !signature.kernels.empty())
+      if (Error error = emulationImage(signature, images))
+        return std::move(error);
+    auto *imagesTy = ArrayType::get(imageTy, images.size());
+    Constant *imageTable =
+        new GlobalVariable(module, imagesTy, true, GlobalValue::PrivateLinkage,
+                           ConstantArray::get(imagesTy, images), "kiln.images");
+    SmallVector<Constant *> launches;
+    for (const GPUKernelSignature &kernel : signature.gpuKernels) {
+      auto triple = [&](const uint32_t *v) {
+        return ConstantArray::get(ArrayType::get(i32Ty, 3),
+                                  {ConstantInt::get(i32Ty, v[0]),
+                                   ConstantInt::get(i32Ty, v[1]),
+                                   ConstantInt::get(i32Ty, v[2])});
+      };
+      launches.push_back(ConstantStruct::get(
+          gpuKernelTy, {triple(kernel.grid), triple(kernel.block),
+                        ConstantInt::get(i32Ty, 0),
+                        ConstantInt::get(i32Ty, kernel.numParams)}));
+    }
+    Constant *launchTable = null;
+    if (!launches.empty()) {
+      auto *launchesTy = ArrayType::get(gpuKernelTy, launches.size());
+      launchTable = new GlobalVariable(
+          module, launchesTy, true, GlobalValue::PrivateLinkage,
+          ConstantArray::get(launchesTy, launches), "kiln.gpu_kernels");
+    }
+    Constant *constants = null;
+    if (signature.constantsSize > 0) {
+      constants = module.getGlobalVariable(signature.constantsGlobal, true);
+      if (!constants)
+        return createStringError("the constants segment '" +
+                                 signature.constantsGlobal + "' is missing");
+    }
+    return SmallVector<Constant *>{
+        ConstantInt::get(i32Ty, signature.device),
+        ConstantInt::get(i32Ty, images.size()),
+        imageTable,
+        launchTable,
+        constants,
+        ConstantInt::get(i64Ty, signature.constantsSize)};
+  }
+
   Error emit(const std::string &entryName, const ModelSignature &signature,
              const TargetInfo &target) {
     Function *entry = module.getFunction(entryName);
@@ -159,17 +327,25 @@ public:
       return llvm::count_if(list,
                             [](const TensorSignature &t) { return t.passed; });
     };
-    size_t numArgs = countPassed(signature.inputs) +
-                     countPassed(signature.outputs) +
-                     (signature.workspaceSize > 0 ? 1 : 0);
+    size_t numArgs =
+        countPassed(signature.inputs) + countPassed(signature.outputs) +
+        (signature.workspaceSize > 0 ? 1 : 0) +
+        (signature.constantsSize > 0 ? 1 : 0) +
+        (signature.device == KILN_ABI_DEVICE_CUDA && !signature.kernels.empty()
+             ? 1
+             : 0);
     if (entry->arg_size() != numArgs)
       return createStringError("entry function takes " +
                                Twine(entry->arg_size()).str() +
                                " arguments, expected one per input and "
-                               "output and the workspace (" +
+                               "output, the workspace, and a GPU model's "
+                               "constants and launcher (" +
                                Twine(numArgs).str() + ")");
 
     entry = addProfilerHooks(entry, signature.kernels);
+    Expected<SmallVector<Constant *>> device = deviceFields(signature);
+    if (!device)
+      return device.takeError();
 
     // Everything the compiler made is internal; only the ABI is exported.
     for (Function &function : module.functions())
@@ -181,19 +357,26 @@ public:
 
     // The descriptor.
     Constant *desc = ConstantStruct::get(
-        modelTy,
-        {ConstantInt::get(i32Ty, KILN_ABI_VERSION), ConstantInt::get(i32Ty, 0),
-         string(target.triple, "kiln.triple"), string(target.cpu, "kiln.cpu"),
-         string(target.requiredFeatures, "kiln.features"),
-         string("kiln 0.1.0", "kiln.producer"),
-         ConstantInt::get(i64Ty, signature.inputs.size()),
-         tensors(signature.inputs, "kiln.inputs"),
-         ConstantInt::get(i64Ty, signature.outputs.size()),
-         tensors(signature.outputs, "kiln.outputs"),
-         ConstantInt::get(i64Ty, signature.workspaceSize),
-         ConstantInt::get(i64Ty, signature.workspaceAlign),
-         ConstantInt::get(i64Ty, signature.kernels.size()),
-         kernels(signature.kernels)});
+        modelTy, {ConstantInt::get(i32Ty, KILN_ABI_VERSION),
+                  ConstantInt::get(i32Ty, 0),
+                  string(target.triple, "kiln.triple"),
+                  string(target.cpu, "kiln.cpu"),
+                  string(target.requiredFeatures, "kiln.features"),
+                  string("kiln 0.1.0", "kiln.producer"),
+                  ConstantInt::get(i64Ty, signature.inputs.size()),
+                  tensors(signature.inputs, "kiln.inputs"),
+                  ConstantInt::get(i64Ty, signature.outputs.size()),
+                  tensors(signature.outputs, "kiln.outputs"),
+                  ConstantInt::get(i64Ty, signature.workspaceSize),
+                  ConstantInt::get(i64Ty, signature.workspaceAlign),
+                  ConstantInt::get(i64Ty, signature.kernels.size()),
+                  kernels(signature.kernels),
+                  (*device)[0],
+                  (*device)[1],
+                  (*device)[2],
+                  (*device)[3],
+                  (*device)[4],
+                  (*device)[5]});
     auto *descGlobal = new GlobalVariable(
         module, modelTy, true, GlobalValue::PrivateLinkage, desc, "kiln.model");
 
@@ -260,6 +443,16 @@ public:
     if (signature.workspaceSize > 0)
       callArgs.push_back(
           b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 4)));
+    if (signature.device == KILN_ABI_DEVICE_CUDA) {
+      // The constants segment's device address after the workspace, then
+      // the launcher, which the entry passes to the kernel stubs.
+      Value *gpu = b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 6));
+      if (signature.constantsSize > 0)
+        callArgs.push_back(
+            b.CreateLoad(ptrTy, b.CreateStructGEP(gpuTy, gpu, 2)));
+      if (!signature.kernels.empty())
+        callArgs.push_back(gpu);
+    }
     callArgs.push_back(
         b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 5)));
     if (signature.repeat <= 1) {
@@ -298,6 +491,7 @@ private:
   PointerType *ptrTy;
   IntegerType *i32Ty, *i64Ty;
   StructType *tensorTy, *kernelTy, *modelTy, *profilerTy, *runArgsTy;
+  StructType *imageTy, *gpuKernelTy, *emulatedTy, *gpuTy;
 };
 
 } // namespace

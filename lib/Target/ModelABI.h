@@ -34,6 +34,22 @@ struct KernelSignature {
   uint64_t flops = 0;
 };
 
+/// How a GPU kernel is launched (kiln_abi_gpu_kernel), parallel to its
+/// KernelSignature; its host stub is the declared function of that name.
+struct GPUKernelSignature {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t numParams = 0;
+};
+
+/// One image of a GPU model's kernels (kiln_abi_device_image): a cubin or
+/// PTX. An emulation image is made from the `<kernel>_emu` functions.
+struct DeviceImage {
+  std::string arch;
+  int32_t format = 0; // a KILN_ABI_IMAGE_*
+  std::string data;
+};
+
 /// What the model's entry function takes: inputs, then outputs, one pointer
 /// each for those `passed` (the bare-pointer calling convention of the CPU
 /// pipeline).
@@ -51,6 +67,19 @@ struct ModelSignature {
   /// The functions the entry calls one after the other, each timed when the
   /// caller passes profiler hooks.
   std::vector<KernelSignature> kernels;
+
+  /// A GPU model (KILN_ABI_DEVICE_CUDA): the entry takes device addresses,
+  /// then the constants segment's (when `constantsSize` is above 0); each
+  /// kernel is a declared host stub that ModelABI defines, which hands the
+  /// launch to the runtime.
+  int32_t device = 0;
+  std::vector<GPUKernelSignature> gpuKernels;
+  std::vector<DeviceImage> deviceImages;
+  /// The global that holds the constants segment, and its bytes.
+  std::string constantsGlobal;
+  uint64_t constantsSize = 0;
+  /// Add an emulation image made of the `<kernel>_emu` functions.
+  bool emulation = false;
 };
 
 /// Adds `kiln_abi_describe` and `kiln_abi_run` to `module`, the latter

@@ -16,7 +16,8 @@ class CompileError(KilnError):
 
 class ModelError(KilnError):
     """A compiled model cannot be opened: a missing file, a file that is not
-    a Kiln model, another ABI version, or a CPU feature this machine lacks."""
+    a Kiln model, another ABI version, a CPU feature this machine lacks, or,
+    for a GPU model, no NVIDIA driver or GPU, or no image for this GPU."""
 
 
 class InvalidInputError(KilnError, ValueError):

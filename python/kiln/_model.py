@@ -73,6 +73,12 @@ class Model:
         """The CPU the model's code was tuned for."""
         return self._model.cpu
 
+    @property
+    def device(self):
+        """Where the model runs: "cpu", or "cuda" for a model compiled with
+        target="nvptx" (its inputs and outputs are still numpy arrays)."""
+        return self._model.device
+
     def run(self, feeds):
         """Runs the model once and returns {output name: numpy array}.
 

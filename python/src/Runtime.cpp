@@ -162,6 +162,8 @@ public:
     cpu = d->cpu;
     cpuFeatures = d->cpu_features;
     producer = d->producer;
+    device = d->abi_version >= 3 && d->device == KILN_ABI_DEVICE_CUDA ? "cuda"
+                                                                      : "cpu";
     try {
       describe(kiln_model_num_inputs(model), kiln_model_input_info, inputs);
       describe(kiln_model_num_outputs(model), kiln_model_output_info, outputs);
@@ -281,7 +283,7 @@ public:
   }
 
   std::vector<TensorInfo> inputs, outputs;
-  std::string targetTriple, cpu, cpuFeatures, producer;
+  std::string targetTriple, cpu, cpuFeatures, producer, device;
 
 private:
   using InfoFn = kiln_status (*)(const kiln_model *, size_t,
@@ -323,6 +325,9 @@ void init_kiln_runtime(py::module_ &&m) {
       .def_readonly("cpu", &Model::cpu)
       .def_readonly("cpu_features", &Model::cpuFeatures)
       .def_readonly("producer", &Model::producer)
+      .def_readonly("device", &Model::device,
+                    "Where the model runs: \"cpu\", or \"cuda\" for a model "
+                    "compiled with target=\"nvptx\".")
       .def("run", &Model::run, "feeds"_a,
            "Runs the model on one array per input, in order; returns one "
            "fresh array per output, in order.")

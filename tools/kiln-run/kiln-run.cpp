@@ -30,6 +30,7 @@ namespace {
 
 const char *const kUsage =
     R"(usage: kiln-run MODEL.so --input NAME=FILE ... [options]
+       kiln-run --info MODEL.so
 
 Runs a model compiled by kiln-compile and writes its outputs as .npy files.
 
@@ -70,6 +71,11 @@ Runs a model compiled by kiln-compile and writes its outputs as .npy files.
                       "outside_share": ...} (ms are medians, total_ms their
                       sum, shares fractions of it; gflops is null when the
                       count is unknown)
+  --info              print the model's descriptor and exit, without running
+                      it or needing its device: target, inputs, outputs,
+                      workspace, kernels; for a GPU model also its device
+                      images (architecture, format, size), constants and
+                      each kernel's launch (grid, block, parameters)
   --help              print this text and exit
 
 Options also take the form --option=VALUE. Exit status: 0 on success, 1 on
@@ -104,6 +110,7 @@ struct Options {
   long threads = 0; // 0: the runtime's default
   bool json = false;
   bool profile = false;
+  bool info = false;
   bool help = false;
 };
 
@@ -139,8 +146,12 @@ bool parseArgs(int argc, char **argv, Options &options, Failure &failure) {
       value = arg.substr(eq + 1);
       hasValue = true;
     }
-    if (name == "--help") {
-      options.help = true;
+    if (name == "--help" || name == "--info") {
+      if (hasValue) {
+        failure.message = name + " takes no value";
+        return false;
+      }
+      (name == "--help" ? options.help : options.info) = true;
       continue;
     }
     if (name == "--json" || name == "--profile") {
@@ -383,6 +394,80 @@ void printProfile(std::vector<KernelTime> kernels, double totalMs,
               "(outside kernels)");
 }
 
+const char *imageFormatName(int32_t format) {
+  switch (format) {
+  case KILN_ABI_IMAGE_CUBIN:
+    return "cubin";
+  case KILN_ABI_IMAGE_PTX:
+    return "ptx";
+  case KILN_ABI_IMAGE_EMULATION:
+    return "emulation";
+  default:
+    return "?";
+  }
+}
+
+std::string shapeText(const int64_t *shape, int32_t rank) {
+  std::string text = "[";
+  for (int32_t i = 0; i < rank; ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+// kiln-run --info: the descriptor, as the runtime checked it.
+void printInfo(const std::string &path, const kiln_model *model) {
+  const kiln_abi_model *d = kiln_model_descriptor(model);
+  bool gpu = d->abi_version >= 3 && d->device == KILN_ABI_DEVICE_CUDA;
+  std::printf("model: %s\n", path.c_str());
+  std::printf("abi version: %u, producer: %s\n", d->abi_version, d->producer);
+  std::printf("device: %s\n", gpu ? "cuda (NVIDIA GPU)" : "cpu");
+  std::printf("host: %s, cpu %s, features %s\n", d->target_triple, d->cpu,
+              *d->cpu_features ? d->cpu_features : "(none)");
+  auto tensors = [&](const char *kind, size_t count, auto infoFn) {
+    std::printf("%s (%zu):\n", kind, count);
+    for (size_t i = 0; i < count; ++i) {
+      kiln_tensor_info info = KILN_TENSOR_INFO_INIT;
+      kiln_status_free(infoFn(model, i, &info));
+      const char *dtype = kiln_dtype_name(info.dtype);
+      std::printf("  %s: %s %s\n", info.name, dtype ? dtype : "?",
+                  shapeText(info.shape, info.rank).c_str());
+    }
+  };
+  tensors("inputs", kiln_model_num_inputs(model), kiln_model_input_info);
+  tensors("outputs", kiln_model_num_outputs(model), kiln_model_output_info);
+  std::printf("workspace: %llu bytes%s\n",
+              static_cast<unsigned long long>(d->workspace_size),
+              gpu ? " (device memory)" : "");
+  if (gpu) {
+    std::printf("constants: %llu bytes\n",
+                static_cast<unsigned long long>(d->constants_size));
+    std::printf("images (%d):\n", d->num_device_images);
+    for (int32_t i = 0; i < d->num_device_images; ++i) {
+      const kiln_abi_device_image &image = d->device_images[i];
+      std::printf("  %s %s, %llu bytes\n", image.arch,
+                  imageFormatName(image.format),
+                  static_cast<unsigned long long>(image.size));
+    }
+  }
+  size_t numKernels = kiln_model_num_kernels(model);
+  std::printf("kernels (%zu):\n", numKernels);
+  for (size_t k = 0; k < numKernels; ++k) {
+    kiln_kernel_info info = KILN_KERNEL_INFO_INIT;
+    kiln_status_free(kiln_model_kernel_info(model, k, &info));
+    std::printf("  %s", info.name);
+    if (gpu) {
+      const kiln_abi_gpu_kernel &launch = d->gpu_kernels[k];
+      std::printf(": grid [%u,%u,%u], block [%u,%u,%u], %u params",
+                  launch.grid[0], launch.grid[1], launch.grid[2],
+                  launch.block[0], launch.block[1], launch.block[2],
+                  launch.num_params);
+    }
+    std::printf("%s%llu flops%s%s\n", gpu ? ", " : ": ",
+                static_cast<unsigned long long>(info.flops),
+                *info.source ? ", " : "", info.source);
+  }
+}
+
 int runTool(int argc, char **argv) {
   Options options;
   Failure failure;
@@ -396,6 +481,15 @@ int runTool(int argc, char **argv) {
   kiln_model_options modelOptions;
   kiln_model_options_init(&modelOptions);
   modelOptions.num_threads = int32_t(options.threads);
+  if (options.info) {
+    modelOptions.device = KILN_DEVICE_NONE;
+    ModelHandle handle;
+    if (kiln_status status = kiln_model_open(options.model.c_str(),
+                                             &modelOptions, &handle.model))
+      return fail({takeMessage(status)});
+    printInfo(options.model, handle.model);
+    return 0;
+  }
   ModelHandle handle;
   if (kiln_status status =
           kiln_model_open(options.model.c_str(), &modelOptions, &handle.model))

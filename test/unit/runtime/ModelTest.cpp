@@ -314,19 +314,37 @@ TEST_F(AddModel, RefusesAnotherDevice) {
   inputs[1].device = 3;
   Status status = run();
   EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(status.message(), "input #1: device 3, but the model runs on the "
-                              "CPU (KILN_DEVICE_CPU)");
+  EXPECT_EQ(status.message(),
+            "input #1: device 3, but tensors are in host memory "
+            "(KILN_DEVICE_CPU) for every model: the runtime copies a GPU "
+            "model's to and from the device");
   kiln_model_options options;
   kiln_model_options_init(&options);
   EXPECT_EQ(options.struct_size, sizeof(options));
-  EXPECT_EQ(options.device, KILN_DEVICE_CPU);
-  options.device = 1;
+  EXPECT_EQ(options.device, KILN_DEVICE_DEFAULT);
+  EXPECT_EQ(options.device_index, 0);
+  // A CPU model on the GPU.
+  options.device = KILN_DEVICE_CUDA;
   kiln_model *other = nullptr;
   Status open =
       kiln_model_open(fakeModel("fake_add").c_str(), &options, &other);
   EXPECT_EQ(open.code(), KILN_STATUS_INVALID_ARGUMENT);
-  EXPECT_NE(open.message().find("device 1"), std::string::npos);
+  EXPECT_NE(open.message().find("was compiled for CPU, not for the GPU"),
+            std::string::npos)
+      << open.message();
   EXPECT_EQ(other, nullptr);
+  // Not a device at all.
+  options.device = 7;
+  Status bad = kiln_model_open(fakeModel("fake_add").c_str(), &options, &other);
+  EXPECT_EQ(bad.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(bad.message().find("device 7 is not a kiln_device"),
+            std::string::npos)
+      << bad.message();
+  // Explicitly the CPU, as the model is.
+  options.device = KILN_DEVICE_CPU;
+  Status cpu = kiln_model_open(fakeModel("fake_add").c_str(), &options, &other);
+  EXPECT_EQ(cpu.code(), KILN_STATUS_OK) << cpu.message();
+  kiln_model_release(other);
 }
 
 TEST_F(AddModel, RetainedModelOutlivesOneRelease) {
@@ -453,7 +471,7 @@ TEST(ModelOpen, SharedObjectWithoutTheAbi) {
 
 TEST(ModelOpen, AbiVersionMismatch) {
   EXPECT_EQ(openFails("fake_bad_version", KILN_STATUS_ABI_MISMATCH),
-            "model ABI version 999, but this runtime loads versions 1 to 2; "
+            "model ABI version 999, but this runtime loads versions 1 to 3; "
             "recompile the model with a matching Kiln");
 }
 

@@ -1,0 +1,271 @@
+//===- EmulatedDriver.cpp - A CUDA driver that runs kernels on the host ---===//
+//
+// libkiln_cuda_emulator.so implements the CUDA driver entry points that
+// Kiln's runtime calls, over host memory, so that the whole GPU path of a
+// model (its images, kernel table, launches, constants, workspace and
+// copies) runs in CI on a machine without a GPU. Select it with
+// KILN_CUDA_DRIVER=/path/to/libkiln_cuda_emulator.so.
+//
+// It checks what a driver would: a cubin is an ELF file for the CUDA machine
+// (EM_CUDA), PTX has .version and .target, and every kernel the runtime asks
+// for is an entry of the image. It runs a kernel through the host twins that
+// kiln-compile --gpu-emulation puts in the model (kiln_emulator_attach),
+// one call per thread, the threads of each block in the order
+// KILN_EMULATOR_ORDER names: forward (the default), reverse or shuffle.
+//
+// Environment, for tests:
+//   KILN_EMULATOR_ARCH   the device's architecture, e.g. sm_80 (default sm_90)
+//   KILN_EMULATOR_FAIL   make a call fail: alloc (out of memory), load
+//                        (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), launch
+//                        (CUDA_ERROR_LAUNCH_FAILED), sync
+//                        (CUDA_ERROR_ILLEGAL_ADDRESS)
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/model_abi.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using CUresult = int;
+constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
+                   kInvalidImage = 200, kUnsupportedPtx = 222,
+                   kNotFound = 500, kIllegalAddress = 700, kLaunchFailed = 719;
+
+struct Module {
+  const char *image = nullptr;
+  size_t size = 0; // bytes of the image that names may be searched in
+  bool ptx = false;
+  std::map<std::string, void (*)(void *const *, const int64_t *)> kernels;
+};
+
+struct Function {
+  void (*run)(void *const *, const int64_t *) = nullptr;
+};
+
+std::atomic<int64_t> allocations{0}, frees{0}, launches{0}, uploads{0};
+
+bool failing(const char *what) {
+  const char *env = std::getenv("KILN_EMULATOR_FAIL");
+  return env && std::strcmp(env, what) == 0;
+}
+
+int capability() {
+  const char *env = std::getenv("KILN_EMULATOR_ARCH");
+  std::string arch = env && *env ? env : "sm_90";
+  if (arch.rfind("sm_", 0) != 0)
+    return 90;
+  return std::atoi(arch.c_str() + 3);
+}
+
+/// The extent of an ELF64 file from its header: the section header table
+/// ends it (ptxas writes it last).
+size_t elfSize(const char *image) {
+  uint64_t shoff;
+  uint16_t shentsize, shnum;
+  std::memcpy(&shoff, image + 0x28, 8);
+  std::memcpy(&shentsize, image + 0x3a, 2);
+  std::memcpy(&shnum, image + 0x3c, 2);
+  return static_cast<size_t>(shoff + uint64_t(shentsize) * shnum);
+}
+
+bool contains(const Module &m, const std::string &needle) {
+  return std::search(m.image, m.image + m.size, needle.begin(),
+                     needle.end()) != m.image + m.size;
+}
+
+} // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned) { return kSuccess; }
+CUresult cuDriverGetVersion(int *version) {
+  *version = 13000;
+  return kSuccess;
+}
+CUresult cuDeviceGetCount(int *count) {
+  *count = 1;
+  return kSuccess;
+}
+CUresult cuDeviceGet(int *device, int ordinal) {
+  if (ordinal != 0)
+    return 101; // CUDA_ERROR_INVALID_DEVICE
+  *device = 0;
+  return kSuccess;
+}
+CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
+  if (attribute == 75)
+    *value = capability() / 10;
+  else if (attribute == 76)
+    *value = capability() % 10;
+  else
+    return kInvalidValue;
+  return kSuccess;
+}
+CUresult cuDeviceGetName(char *name, int length, int) {
+  std::snprintf(name, length, "Kiln CUDA emulator");
+  return kSuccess;
+}
+CUresult cuDevicePrimaryCtxRetain(void **context, int) {
+  static int primary;
+  *context = &primary;
+  return kSuccess;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(int) { return kSuccess; }
+CUresult cuCtxPushCurrent_v2(void *) { return kSuccess; }
+CUresult cuCtxPopCurrent_v2(void **context) {
+  if (context)
+    *context = nullptr;
+  return kSuccess;
+}
+
+CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned,
+                            int *, void **) {
+  if (!image)
+    return kInvalidValue;
+  if (failing("load"))
+    return kUnsupportedPtx;
+  auto m = std::make_unique<Module>();
+  m->image = static_cast<const char *>(image);
+  if (std::memcmp(m->image, "\x7f" "ELF", 4) == 0) {
+    uint16_t machine;
+    std::memcpy(&machine, m->image + 18, 2);
+    if (m->image[4] != 2 || machine != 190) // ELFCLASS64, EM_CUDA
+      return kInvalidImage;
+    m->size = elfSize(m->image);
+  } else {
+    m->size = std::strlen(m->image);
+    m->ptx = true;
+    if (!contains(*m, ".version") || !contains(*m, ".target sm_"))
+      return kInvalidImage;
+  }
+  *module = m.release();
+  return kSuccess;
+}
+
+CUresult cuModuleUnload(void *module) {
+  delete static_cast<Module *>(module);
+  return kSuccess;
+}
+
+/// Kiln's own entry point: the host twins of the module's kernels.
+CUresult kiln_emulator_attach(void *module, const void *kernels,
+                              int64_t count) {
+  auto *m = static_cast<Module *>(module);
+  const auto *table = static_cast<const kiln_abi_emulated_kernel *>(kernels);
+  if (!m || !table || count < 0)
+    return kInvalidValue;
+  for (int64_t i = 0; i < count; ++i)
+    m->kernels[table[i].name] = table[i].run;
+  return kSuccess;
+}
+
+CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
+  auto *m = static_cast<Module *>(module);
+  // The name must be an entry of the image itself, as the driver checks.
+  std::string needle = m->ptx ? ".entry " + std::string(name) + "("
+                              : std::string(name) + '\0';
+  auto it = m->kernels.find(name);
+  if (!contains(*m, needle) || it == m->kernels.end())
+    return kNotFound;
+  *function = new Function{it->second}; // lives as long as the process
+  return kSuccess;
+}
+
+CUresult cuMemAlloc_v2(unsigned long long *pointer, size_t bytes) {
+  if (failing("alloc"))
+    return kOutOfMemory;
+  void *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!p)
+    return kOutOfMemory;
+  ++allocations;
+  *pointer = reinterpret_cast<uintptr_t>(p);
+  return kSuccess;
+}
+CUresult cuMemFree_v2(unsigned long long pointer) {
+  ++frees;
+  std::free(reinterpret_cast<void *>(pointer));
+  return kSuccess;
+}
+CUresult cuMemcpyHtoD_v2(unsigned long long to, const void *from,
+                         size_t bytes) {
+  ++uploads;
+  std::memcpy(reinterpret_cast<void *>(to), from, bytes);
+  return kSuccess;
+}
+CUresult cuMemcpyHtoDAsync_v2(unsigned long long to, const void *from,
+                              size_t bytes, void *) {
+  std::memcpy(reinterpret_cast<void *>(to), from, bytes);
+  return kSuccess;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *to, unsigned long long from, size_t bytes,
+                              void *) {
+  std::memcpy(to, reinterpret_cast<void *>(from), bytes);
+  return kSuccess;
+}
+CUresult cuStreamCreate(void **stream, unsigned) {
+  static int streams;
+  *stream = &streams;
+  return kSuccess;
+}
+CUresult cuStreamDestroy_v2(void *) { return kSuccess; }
+CUresult cuStreamSynchronize(void *) {
+  return failing("sync") ? kIllegalAddress : kSuccess;
+}
+
+CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned,
+                        void *, void **params, void **) {
+  if (failing("launch"))
+    return kLaunchFailed;
+  auto *f = static_cast<Function *>(function);
+  if (!f || !f->run)
+    return kInvalidValue;
+  ++launches;
+  const char *env = std::getenv("KILN_EMULATOR_ORDER");
+  std::string order = env ? env : "forward";
+  size_t threads = size_t(bx) * by * bz;
+  std::vector<size_t> sequence(threads);
+  std::iota(sequence.begin(), sequence.end(), size_t(0));
+  if (order == "reverse")
+    std::reverse(sequence.begin(), sequence.end());
+  std::mt19937_64 random(launches.load());
+  int64_t ids[6];
+  for (unsigned z = 0; z < gz; ++z)
+    for (unsigned y = 0; y < gy; ++y)
+      for (unsigned x = 0; x < gx; ++x) {
+        if (order == "shuffle")
+          std::shuffle(sequence.begin(), sequence.end(), random);
+        ids[0] = x, ids[1] = y, ids[2] = z;
+        for (size_t t : sequence) {
+          ids[3] = int64_t(t % bx);
+          ids[4] = int64_t(t / bx % by);
+          ids[5] = int64_t(t / (size_t(bx) * by));
+          f->run(params, ids);
+        }
+      }
+  return kSuccess;
+}
+
+/// What the emulator has seen in this process: for tests that a run
+/// allocates nothing and that constants go up once per handle.
+void kiln_emulator_stats(int64_t *allocs, int64_t *freed, int64_t *launched,
+                         int64_t *uploaded) {
+  *allocs = allocations.load();
+  *freed = frees.load();
+  *launched = launches.load();
+  *uploaded = uploads.load();
+}
+
+} // extern "C"

@@ -1,0 +1,53 @@
+//===- GpuModel.h - Opening and running a CUDA model ------------*- C++ -*-===//
+//
+// Internal to the runtime: what kiln_model_open and kiln_model_run do for a
+// model compiled with --target=nvptx (device KILN_ABI_DEVICE_CUDA). The
+// driver is loaded at the first open; each handle holds its module, one
+// stream and its device memory (constants, workspace, inputs and outputs),
+// all allocated at open, so that a run allocates nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_CUDA_GPUMODEL_H
+#define KILN_RUNTIME_CUDA_GPUMODEL_H
+
+#include "kiln/model_abi.h"
+#include "kiln/runtime.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace kiln::runtime {
+
+struct GpuModel;
+
+struct GpuModelDeleter {
+  void operator()(GpuModel *model) const;
+};
+using GpuModelPtr = std::unique_ptr<GpuModel, GpuModelDeleter>;
+
+/// Checks the version 3 fields of a CUDA model's descriptor (images, launch
+/// table, constants), before anything reads them.
+kiln_status checkGpuDescriptor(const kiln_abi_model *d);
+
+/// Opens `d` (of the model at `path`) on CUDA device `deviceIndex`: the
+/// driver, the image that matches the device, the kernels, the device
+/// memory and the constants.
+kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
+                         const char *path, GpuModelPtr &out);
+
+/// One run: the inputs to the device, the model's launches on the handle's
+/// stream, the outputs back, then a synchronisation whose error the run
+/// reports. A failed launch marks the handle broken.
+kiln_status runGpuModel(GpuModel &gpu, int32_t (*run)(const kiln_abi_run_args *),
+                        const kiln_abi_model *d, const void *const *inputs,
+                        void *const *outputs,
+                        const kiln_abi_profiler *profiler);
+
+/// "NVIDIA H100 (sm_90), cubin sm_90" for messages and kiln-run --info.
+std::string describeGpuModel(const GpuModel &gpu);
+
+} // namespace kiln::runtime
+
+#endif // KILN_RUNTIME_CUDA_GPUMODEL_H
