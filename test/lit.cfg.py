@@ -32,3 +32,10 @@ for optional in ["kiln-compile", "kiln-run"]:
         tools.append(ToolSubst(optional))
         config.available_features.add(optional)
 llvm_config.add_tool_substitutions(tools, [config.kiln_tools_dir, config.llvm_tools_dir])
+
+# The CUDA toolkit's ptxas, which the nvptx target needs (as kiln-compile
+# finds it: $CUDA_HOME, $CUDA_PATH, then /usr/local/cuda).
+for root in [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]:
+    if root and os.access(os.path.join(root, "bin", "ptxas"), os.X_OK):
+        config.available_features.add("cuda-toolkit")
+        break

@@ -25,6 +25,16 @@ Usage (with the venv's python):
   tools/conformance.py                         # all node tests, 2 processes
   tools/conformance.py --shard 0/4 --check     # every 4th test, as CI does
   tools/conformance.py --write-expected-failures test/conformance/expected-failures.txt
+  tools/conformance.py --gpu-emulation         # the nvptx target, on the
+                                               # CUDA driver emulator
+
+With --gpu-emulation each model is compiled with --target=nvptx
+--gpu-emulation and run by kiln-run through the CUDA driver emulator
+(KILN_CUDA_DRIVER=<build>/lib/libkiln_cuda_emulator.so), each block's threads
+in shuffled order (KILN_EMULATOR_ORDER, unless set). Its expected failures are
+the CPU's list plus test/conformance/expected-failures-gpu.txt, the tests that
+fail on the GPU only (each with its reason); --write-expected-failures then
+writes only those.
 """
 
 import argparse
@@ -48,6 +58,9 @@ from onnx import numpy_helper
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_EXPECTED = ROOT / "test" / "conformance" / "expected-failures.txt"
+DEFAULT_EXPECTED_GPU = ROOT / "test" / "conformance" / "expected-failures-gpu.txt"
+# kiln-compile's target options: the CPU's defaults, or the emulated GPU's.
+COMPILE_FLAGS = []
 
 # Operands (by input index) that decide an output's shape or an axis. An
 # integer/bool graph input feeding one of them is frozen into an initializer.
@@ -273,7 +286,8 @@ def run_case(case, build, timeout, keep_dir=None):
                 sub.mkdir()
                 onnx.save(variant, str(sub / "model.onnx"))
                 _, error = call([build / "bin" / "kiln-compile", "model.onnx",
-                                 "-o", "model.so"], timeout, "kiln-compile", sub)
+                                 "-o", "model.so", *COMPILE_FLAGS], timeout,
+                                "kiln-compile", sub)
                 if error is not None:
                     raise Outcome("unsupported", error)
                 compiled[key] = sub / "model.so"
@@ -356,12 +370,13 @@ EXPECTED_HEADER = """\
 """
 
 
-def write_expected(path, results, all_names):
-    """Rewrites the list: entries of the tests run are replaced, others kept."""
+def write_expected(path, results, all_names, besides=()):
+    """Rewrites the list: entries of the tests run are replaced, others kept;
+    a test in `besides` (another list that also applies) is not written."""
     entries = read_expected(path)
     for r in results:
         entries.pop(r["name"], None)
-        if r["status"] != "pass":
+        if r["status"] != "pass" and r["name"] not in besides:
             entries[r["name"]] = f"{r['status']}: {r['reason']}"
     known = set(all_names)
     lines = [f"{n}  # {entries[n]}" for n in sorted(entries) if n in known]
@@ -481,11 +496,21 @@ def main(argv=None):
                         help="keep each test's model, inputs and outputs in DIR/NAME")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="print only tests that do not pass")
+    parser.add_argument("--gpu-emulation", action="store_true",
+                        help="compile for the nvptx target with emulation and "
+                             "run on the CUDA driver emulator")
     args = parser.parse_args(argv)
     args.build = args.build.resolve()
     for tool in ("kiln-compile", "kiln-run"):
         if not (args.build / "bin" / tool).exists():
             parser.error(f"{args.build / 'bin' / tool} does not exist (--build)")
+    if args.gpu_emulation:
+        emulator = args.build / "lib" / "libkiln_cuda_emulator.so"
+        if not emulator.exists():
+            parser.error(f"{emulator} does not exist (--build)")
+        COMPILE_FLAGS[:] = ["--target=nvptx", "--gpu-emulation"]
+        os.environ["KILN_CUDA_DRIVER"] = str(emulator)
+        os.environ.setdefault("KILN_EMULATOR_ORDER", "shuffle")
     if args.check and args.expected_failures is None:
         args.expected_failures = DEFAULT_EXPECTED
 
@@ -493,7 +518,8 @@ def main(argv=None):
     cases = select(all_cases, args.filter, args.shard, args.limit)
     _CASES, _ARGS = cases, args
     print(f"{len(cases)} of {len(all_cases)} ONNX node tests (onnx "
-          f"{onnx.__version__}), {args.jobs} processes, build {args.build}",
+          f"{onnx.__version__}), {args.jobs} processes, build {args.build}"
+          + (", nvptx on the CUDA driver emulator" if args.gpu_emulation else ""),
           flush=True)
 
     start = time.monotonic()
@@ -518,12 +544,18 @@ def main(argv=None):
         args.json.write_text(json.dumps(
             {"onnx": onnx.__version__, "total_node_tests": len(all_cases),
              "seconds": round(elapsed, 1), "results": results}, indent=1) + "\n")
+    # On the GPU, the CPU's failures and the GPU's own.
+    cpu_expected = read_expected(DEFAULT_EXPECTED) if args.gpu_emulation else {}
     if args.write_expected_failures:
         n = write_expected(args.write_expected_failures, results,
-                           [c.name for c in all_cases])
+                           [c.name for c in all_cases], besides=cpu_expected)
         print(f"wrote {n} expected failures to {args.write_expected_failures}")
     if args.check:
-        problems = check(results, read_expected(args.expected_failures))
+        expected = read_expected(args.expected_failures)
+        if args.gpu_emulation:
+            expected = {**cpu_expected, **expected,
+                        **read_expected(DEFAULT_EXPECTED_GPU)}
+        problems = check(results, expected)
         if problems:
             print()
             print(f"conformance check FAILED ({len(problems)}), against "

@@ -232,8 +232,8 @@ std::optional<uint64_t> regionTrips(Operation *op) {
   return 1;
 }
 
-/// Floating-point operations of one execution of `op` with its regions;
-/// nullopt when a loop's trip count is unknown.
+} // namespace
+
 std::optional<uint64_t> countFlops(Operation *op) {
   uint64_t inside = 0;
   for (Region &region : op->getRegions())
@@ -252,8 +252,6 @@ std::optional<uint64_t> countFlops(Operation *op) {
   return ownFlops(op) + *trips * inside;
 }
 
-/// The ONNX nodes a loop nest came from, from the names in its location
-/// ("conv1 (Conv)"), at most three, joined by ", ".
 std::string sourceNodes(Location loc) {
   SmallVector<StringRef> names;
   loc->walk([&](Location nested) {
@@ -272,6 +270,8 @@ std::string sourceNodes(Location loc) {
   }
   return text;
 }
+
+namespace {
 
 struct CodegenOutlineKernelsPass
     : impl::CodegenOutlineKernelsBase<CodegenOutlineKernelsPass> {

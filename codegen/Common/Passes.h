@@ -36,6 +36,15 @@ inline constexpr llvm::StringLiteral kKernelAttr = attr::kKernel;
 #define GEN_PASS_DECL
 #include "codegen/Common/Passes.h.inc"
 
+/// Floating-point operations of one execution of `op` with its regions,
+/// counted from constant trip counts (kiln-codegen-outline-kernels' rule);
+/// nullopt when a loop's trip count is unknown.
+std::optional<uint64_t> countFlops(mlir::Operation *op);
+
+/// The ONNX nodes a loop nest came from, from the names in its location
+/// ("conv1 (Conv)"), at most three, joined by ", ".
+std::string sourceNodes(mlir::Location loc);
+
 #define GEN_PASS_REGISTRATION
 #include "codegen/Common/Passes.h.inc"
 

@@ -54,6 +54,12 @@ constexpr llvm::StringLiteral kKernel = "kiln.kernel";
 /// On the entry function: the bytes of the workspace the caller provides
 /// (a non-negative integer; kiln-codegen-plan-memory).
 constexpr llvm::StringLiteral kWorkspaceSize = "kiln.workspace_size";
+/// On the entry function of a GPU model: the bytes of its constants
+/// segment (a non-negative integer; kiln-gpu-externalize-constants).
+constexpr llvm::StringLiteral kConstantsSize = "kiln.constants_size";
+/// On a GPU kernel's host stub: grid x, y, z and block x, y, z (six
+/// positive integers; kiln-gpu-lower-launches).
+constexpr llvm::StringLiteral kGPULaunch = "kiln.gpu_launch";
 
 /// Every convolution algorithm as the options and the IR spell it (the
 /// ConvAlgorithm enum of KilnDialect.td): im2col, direct, winograd-2x3,

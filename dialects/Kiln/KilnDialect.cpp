@@ -229,9 +229,23 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
       return fail("on a function, a non-negative integer");
     return success();
   }
+  if (name == attr::kConstantsSize) {
+    if (!onFunction || !nonNegative(value))
+      return fail("on a function, a non-negative integer");
+    return success();
+  }
+  if (name == attr::kGPULaunch) {
+    auto sizes = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!onFunction || !sizes || sizes.size() != 6 ||
+        !llvm::all_of(sizes.asArrayRef(), [](int64_t v) { return v > 0; }))
+      return fail("on a function, six positive integers");
+    return success();
+  }
   if (name == attr::kKernel) {
-    if (!onFunction || !isa<KernelAttr>(value))
-      return fail("on a function, a #kiln.kernel");
+    // A loop nest mapped to a GPU launch carries it until outlining.
+    bool onLaunch = op->getName().getStringRef() == "gpu.launch";
+    if ((!onFunction && !onLaunch) || !isa<KernelAttr>(value))
+      return fail("on a function or a gpu.launch, a #kiln.kernel");
     return success();
   }
   if (name == attr::kConvAlgorithm) {

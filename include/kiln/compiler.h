@@ -41,7 +41,8 @@ enum class EmitStage {
   Kernels,      ///< the tunable kernels and their search spaces (JSON)
   Imported,     ///< the graph dialect as imported, before any pass (text,
                 ///< with locations: the input of kiln-opt --pass-pipeline)
-  LLVMIR        ///< optimised LLVM IR with the model ABI (text)
+  LLVMIR,       ///< optimised LLVM IR with the model ABI (text)
+  PTX           ///< nvptx: the kernels' PTX, one module per architecture
 };
 
 /// The layout of convolutions, pools and the ops between them.
@@ -73,8 +74,17 @@ std::string spell(Layout layout);
 std::string spell(BatchSplit split);
 
 struct CompileOptions {
-  /// "x86-64" or "aarch64" ("nvptx" is refused until the GPU target lands).
+  /// "x86-64", "aarch64" or "nvptx" (NVIDIA GPUs, with x86-64 host code).
   std::string target = "x86-64";
+  /// nvptx: the GPU architectures, comma-separated ("sm_80,sm_90a"); empty:
+  /// sm_80 and sm_90 (docs/gpu.md).
+  std::string gpuArch;
+  /// nvptx: the CUDA toolkit's root (ptxas, libdevice); empty: $CUDA_HOME,
+  /// $CUDA_PATH, then /usr/local/cuda.
+  std::string cudaPath;
+  /// nvptx: also put host twins of the kernels in the model, which the CUDA
+  /// driver emulator runs (libkiln_cuda_emulator.so, docs/gpu.md).
+  bool gpuEmulation = false;
   /// An LLVM CPU name; empty means the host CPU for the host's architecture
   /// and a generic CPU for another.
   std::string cpu;

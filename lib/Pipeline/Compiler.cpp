@@ -13,18 +13,22 @@
 
 #include "codegen/CPU/Passes.h"
 #include "codegen/Common/KernelConfig.h"
+#include "codegen/GPU/Passes.h"
 #include "dialects/Graph/Transforms/Passes.h"
 #include "kiln/model_abi.h"
 #include "lib/Import/ONNXImporter.h"
 #include "lib/Pipeline/Pipelines.h"
 #include "lib/Pipeline/Registration.h"
+#include "lib/Target/GPUTarget.h"
 #include "lib/Target/Linker.h"
 #include "lib/Target/ModelABI.h"
 #include "lib/Target/ObjectEmitter.h"
 #include "lib/Target/TargetInfo.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -420,7 +424,12 @@ private:
     if (!options.tuningDB.empty() &&
         failed(findKernelConfigs(module, kernelTarget)))
       return failure();
-    if (options.report)
+    if (options.report && target.arch == TargetArch::NVPTX)
+      result.report += "target: nvptx " + llvm::join(pipeline.gpu.archs, ",") +
+                       ", host " + target.triple + " cpu=" + target.cpu + ", " +
+                       std::to_string(pipeline.gpu.blockSize) +
+                       " threads per block\n";
+    else if (options.report)
       result.report += "target: " + target.triple + " cpu=" + target.cpu +
                        ", " + std::to_string(target.vectorWidthF32) +
                        " x f32 per vector, " +
@@ -445,6 +454,15 @@ private:
     FailureOr<ModelSignature> signature = readModelSignature(entry);
     if (failed(signature))
       return failure();
+    if (target.arch == TargetArch::NVPTX) {
+      if (failed(collectGPUModel(module, entry, *signature)))
+        return failure();
+      if (options.emit == EmitStage::PTX)
+        return writeText(outputPath, ptxText);
+    } else if (options.emit == EmitStage::PTX) {
+      return emitError(
+          llvm::createStringError("--emit=ptx is for the nvptx target"));
+    }
     auto machine = target.createTargetMachine();
     if (!machine)
       return emitError(machine.takeError());
@@ -455,7 +473,8 @@ private:
       return module.emitError("cannot translate the model to LLVM IR");
     signature->usesOpenMP =
         llvmModule->getFunction("__kmpc_fork_call") != nullptr;
-    // The kernel table: every function kiln-codegen-outline-kernels made.
+    // The kernel table: every function kiln-codegen-outline-kernels made
+    // (a GPU model's: every host stub of kiln-gpu-lower-launches).
     for (auto function : module.getOps<LLVM::LLVMFuncOp>()) {
       auto kernel = function->getAttrOfType<KernelAttr>(codegen::kKernelAttr);
       if (!kernel)
@@ -464,6 +483,20 @@ private:
       signature->kernels.push_back(
           {function.getSymName().str(), kernel.getSource().str(),
            uint64_t(kernel.getFlops()) * uint64_t(signature->repeat)});
+      if (signature->device != KILN_ABI_DEVICE_CUDA)
+        continue;
+      auto launch =
+          function->getAttrOfType<DenseI64ArrayAttr>(gpu::kLaunchAttr);
+      if (!launch || launch.size() != 6)
+        return function.emitError("a GPU kernel without its launch geometry");
+      GPUKernelSignature gpuKernel;
+      for (int i = 0; i < 3; ++i) {
+        gpuKernel.grid[i] = uint32_t(launch[i]);
+        gpuKernel.block[i] = uint32_t(launch[3 + i]);
+      }
+      // The launcher first, then the kernel's parameters.
+      gpuKernel.numParams = function.getNumArguments() - 1;
+      signature->gpuKernels.push_back(gpuKernel);
     }
     if (options.report)
       result.report +=
@@ -502,6 +535,72 @@ private:
     if (llvm::Error error =
             linkSharedObject(object, outputPath, target, signature->usesOpenMP))
       return emitError(std::move(error));
+    return success();
+  }
+
+  /// A GPU model: the PTX of each architecture from the gpu.binary that
+  /// gpu-module-to-binary left, a cubin of each made by ptxas, and the
+  /// constants segment, into `signature`; the gpu.binary goes (the images
+  /// are the descriptor's, not a global constructor's).
+  LogicalResult collectGPUModel(ModuleOp module, Operation *entry,
+                                ModelSignature &signature) {
+    signature.device = KILN_ABI_DEVICE_CUDA;
+    signature.emulation = pipeline.gpu.emulation;
+    if (auto size = entry->getAttrOfType<IntegerAttr>(gpu::kConstantsSizeAttr))
+      signature.constantsSize = size.getInt();
+    signature.constantsGlobal = gpu::kConstantsGlobal.str();
+    auto binary = module.lookupSymbol<mlir::gpu::BinaryOp>(gpu::kKernelModule);
+    if (!binary) {
+      // A model without kernels (its outputs are copies of constants, say)
+      // has nothing to assemble.
+      return success();
+    }
+    std::vector<std::pair<std::string, std::string>> ptxByArch;
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<mlir::gpu::ObjectAttr>(attr);
+      auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
+      if (!nvvm || object.getFormat() != mlir::gpu::CompilationTarget::Assembly)
+        return binary.emitError("expected the PTX of an NVVM target");
+      std::string ptx = object.getObject().getValue().str();
+      // Without the toolkit's libdevice the math functions stay external,
+      // which the driver only finds out when it loads the image.
+      if (StringRef(ptx).contains(".extern .func") &&
+          StringRef(ptx).contains("__nv_"))
+        return binary.emitError(
+            "the PTX calls libdevice functions that were not linked (is "
+            "the CUDA toolkit's nvvm/libdevice present?)");
+      ptxByArch.push_back({nvvm.getChip().str(), std::move(ptx)});
+    }
+    for (const auto &[arch, ptx] : ptxByArch) {
+      ptxText += "// ---- " + arch + "\n" + ptx;
+      if (options.emit == EmitStage::PTX)
+        continue;
+      llvm::Expected<Cubin> cubin = runPtxas(pipeline.gpu.toolkit, ptx, arch);
+      if (!cubin)
+        return emitError(cubin.takeError());
+      signature.deviceImages.push_back(
+          {arch, KILN_ABI_IMAGE_CUBIN, std::move(cubin->data)});
+      if (options.report)
+        for (const PtxasKernelInfo &k : cubin->kernels)
+          result.report += "ptxas " + arch + " " + k.name + ": " +
+                           std::to_string(k.registers) + " registers, " +
+                           std::to_string(k.spillStores + k.spillLoads) +
+                           " bytes spilled, " + std::to_string(k.stackBytes) +
+                           " bytes stack, " + std::to_string(k.sharedBytes) +
+                           " bytes shared\n";
+    }
+    // The oldest architecture's PTX, which newer GPUs compile at load time.
+    if (!ptxByArch.empty())
+      signature.deviceImages.push_back({ptxByArch.front().first,
+                                        KILN_ABI_IMAGE_PTX,
+                                        ptxByArch.front().second});
+    binary.erase();
+    if (options.report)
+      result.report +=
+          "gpu: " + std::to_string(ptxByArch.size()) + " architecture(s) (" +
+          llvm::join(pipeline.gpu.archs, ", ") + "), constants " +
+          std::to_string(signature.constantsSize) + " bytes" +
+          (signature.emulation ? ", with an emulation image" : "") + "\n";
     return success();
   }
 
@@ -550,6 +649,8 @@ private:
   }
 
   const CompileOptions &options;
+  /// A GPU model's PTX, every architecture's (--emit=ptx).
+  std::string ptxText;
   DiagnosticCollector diagnostics;
   PipelineOptions pipeline;
   CompileResult result;

@@ -25,7 +25,7 @@ const Table<EmitStage> &emitStages() {
       {"linalg", EmitStage::Linalg},     {"kernels", EmitStage::Kernels},
       {"llvm", EmitStage::LLVM},         {"llvm-ir", EmitStage::LLVMIR},
       {"asm", EmitStage::Assembly},      {"obj", EmitStage::Object},
-      {"so", EmitStage::SharedObject}};
+      {"so", EmitStage::SharedObject},   {"ptx", EmitStage::PTX}};
   return table;
 }
 

@@ -2,8 +2,11 @@
 
 #include "lib/Pipeline/Pipelines.h"
 
+#include "lib/Target/GPUTarget.h"
+
 #include "codegen/CPU/Passes.h"
 #include "codegen/Common/KernelConfig.h"
+#include "codegen/GPU/Passes.h"
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "dialects/Graph/Transforms/Passes.h"
 
@@ -12,6 +15,7 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -56,6 +60,58 @@ static std::unique_ptr<Pass> createCodegenCanonicalizer() {
   GreedyRewriteConfig config;
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Normal);
   return createCanonicalizerPass(config);
+}
+
+/// Tensors to buffers. Function results become output parameters that the
+/// caller provides, and the buffers that were returned are written in place;
+/// the others are planned into one workspace.
+static void addBufferizationPasses(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenCopyRepeatedResults());
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenDuplicateDestinations());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenPlanMemory());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createForallToParallelLoopPass());
+}
+
+/// Loops, memrefs and arithmetic to the LLVM dialect, with the bare-pointer
+/// calling convention; `parallel` lowers scf.parallel to OpenMP.
+static void addLowerToLLVMPasses(OpPassManager &pm, bool parallel) {
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createLowerAffinePass());
+  if (parallel) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    // Inlines the alloca scopes around parallel bodies that allocate nothing;
+    // a scope must not hold the several blocks that control flow makes.
+    pm.addPass(createCodegenCanonicalizer());
+  }
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcToLLVM;
+  funcToLLVM.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  if (parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCodegenCanonicalizer());
 }
 
 void buildCPUCodegenPipeline(OpPassManager &pm,
@@ -110,23 +166,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   pm.addPass(createCodegenCanonicalizer());
   pm.addPass(createCSEPass());
 
-  // Tensors to buffers. Function results become output parameters that the
-  // caller provides, and the buffers that were returned are written in place.
-  pm.addNestedPass<func::FuncOp>(codegen::createCodegenCopyRepeatedResults());
-  pm.addNestedPass<func::FuncOp>(codegen::createCodegenDuplicateDestinations());
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addNestedPass<func::FuncOp>(codegen::createCodegenPlanMemory());
-  bufferization::buildBufferDeallocationPipeline(pm);
-  pm.addPass(createForallToParallelLoopPass());
+  addBufferizationPasses(pm);
 
   pm.addPass(codegen::createCodegenFlattenGlobals());
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenLowerCopies());
@@ -142,32 +182,53 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   // Vectorizable arithmetic instead of a libm call per element (after the
   // kernel table counted each function as one operation).
   pm.addNestedPass<func::FuncOp>(cpu::createCPUApproximateMath());
-  pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addPass(createLowerAffinePass());
-  if (options.parallel) {
-    pm.addPass(createConvertSCFToOpenMPPass());
-    // Inlines the alloca scopes around parallel bodies that allocate nothing;
-    // a scope must not hold the several blocks that control flow makes.
-    pm.addPass(createCodegenCanonicalizer());
-  }
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  ConvertFuncToLLVMPassOptions funcToLLVM;
-  funcToLLVM.useBarePtrCallConv = true;
-  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  if (options.parallel)
-    pm.addPass(createConvertOpenMPToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  addLowerToLLVMPasses(pm, options.parallel);
+}
+
+void buildGPUCodegenPipeline(OpPassManager &pm,
+                             const GPUCodegenOptions &options) {
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenFuseElementwise());
+  addBufferizationPasses(pm);
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenLowerCopies());
+  pm.addNestedPass<func::FuncOp>(gpu::createGPUParallelLoopsFirst());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(gpu::createGPUExternalizeConstants());
   pm.addPass(createCodegenCanonicalizer());
+  gpu::GPUMapToLaunchOptions map;
+  map.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(gpu::createGPUMapToLaunch(map));
+  pm.addPass(gpu::createGPULowerLaunches());
+  if (options.emulation)
+    pm.addPass(gpu::createGPUEmulate());
+
+  // The kernels: NVVM, then PTX for each architecture.
+  OpPassManager &device = pm.nest<mlir::gpu::GPUModuleOp>();
+  device.addPass(createLowerAffinePass());
+  device.addPass(createSCFToControlFlowPass());
+  device.addPass(memref::createExpandStridedMetadataPass());
+  device.addPass(createLowerAffinePass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  // Kernel parameters are plain device pointers (kiln-gpu-map-to-launch
+  // leaves whole buffers only).
+  nvvm.useBarePtrCallConv = true;
+  device.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  device.addPass(createReconcileUnrealizedCastsPass());
+  device.addPass(createCodegenCanonicalizer());
+  device.addPass(createCSEPass());
+  for (const std::string &arch : options.archs) {
+    GpuNVVMAttachTargetOptions target;
+    target.moduleMatcher = gpu::kKernelModule.str();
+    target.chip = arch;
+    target.optLevel = 3;
+    pm.addPass(createGpuNVVMAttachTarget(target));
+  }
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  binary.toolkitPath = options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+
+  // The host: it enqueues the launches (and runs the emulated kernels).
+  addLowerToLLVMPasses(pm, /*parallel=*/false);
 }
 
 llvm::Expected<PipelineOptions>
@@ -193,6 +254,13 @@ resolvePipelineOptions(const CompileOptions &options) {
         options.layoutBlock > 0 ? options.layoutBlock : 16;
     break;
   case Layout::Auto:
+    // The GPU's kernels map one thread per element of any layout; NCHW
+    // until a blocked layout pays there.
+    result.graph.layoutBlock = result.target.arch == TargetArch::NVPTX ? 0
+                               : options.layoutBlock > 0
+                                   ? options.layoutBlock
+                                   : result.target.vectorWidthF32;
+    break;
   case Layout::Blocked:
     result.graph.layoutBlock = options.layoutBlock > 0
                                    ? options.layoutBlock
@@ -203,6 +271,9 @@ resolvePipelineOptions(const CompileOptions &options) {
     break;
   }
   result.batchSplit = spell(options.batchSplit);
+  if (result.target.arch == TargetArch::NVPTX &&
+      options.batchSplit == BatchSplit::Auto)
+    result.batchSplit = "off"; // a GPU has room for the whole batch
   result.batchSplitCacheBytes = result.target.batchSplitCacheBytes;
 
   // Code generation for a CPU.
@@ -233,6 +304,26 @@ resolvePipelineOptions(const CompileOptions &options) {
     cpu.convAlgorithmOverrides.push_back(layer + "=" + algorithm);
   }
   cpu.tuningDB = options.tuningDB;
+  if (result.target.arch == TargetArch::NVPTX) {
+    if (!options.tuningDB.empty())
+      return llvm::createStringError(
+          "--tuning-db is for CPU targets; the nvptx target has no tuned "
+          "kernels yet");
+    llvm::Expected<std::vector<std::string>> archs =
+        resolveGPUArchs(options.gpuArch);
+    if (!archs)
+      return archs.takeError();
+    result.gpu.archs = std::move(*archs);
+    llvm::Expected<std::string> toolkit = findCUDAToolkit(options.cudaPath);
+    if (!toolkit)
+      return toolkit.takeError();
+    result.gpu.toolkit = *toolkit;
+    result.gpu.emulation = options.gpuEmulation;
+  } else if (!options.gpuArch.empty() || options.gpuEmulation) {
+    return llvm::createStringError(
+        std::string(options.gpuEmulation ? "--gpu-emulation" : "--gpu-arch") +
+        " is for the nvptx target");
+  }
   cpu.targetKey = result.target.triple + "/" + result.target.cpu;
   if (!options.features.empty())
     cpu.targetKey += "/" + options.features;
@@ -270,8 +361,8 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options,
       buildCPUCodegenPipeline(pm, options.cpu);
       break;
     case TargetArch::NVPTX:
-      llvm_unreachable("resolveTarget refuses nvptx until its code "
-                       "generation exists");
+      buildGPUCodegenPipeline(pm, options.gpu);
+      break;
     }
   }
 }
@@ -312,6 +403,20 @@ struct CodegenPipelineOptions
       *this, "target-key",
       llvm::cl::desc("the target as the tuning database names it")};
 };
+/// kiln-opt's kiln-gpu-codegen: GPUCodegenOptions.
+struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
+  ListOption<std::string> archs{
+      *this, "gpu-arch", llvm::cl::desc("GPU architectures (default sm_80)")};
+  Option<std::string> toolkit{
+      *this, "cuda-path",
+      llvm::cl::desc("the CUDA toolkit's root, for libdevice")};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("threads per block"),
+                            llvm::cl::init(256)};
+  Option<bool> emulation{*this, "emulation",
+                         llvm::cl::desc("host twins of the kernels"),
+                         llvm::cl::init(false)};
+};
 } // namespace
 
 void registerPipelines() {
@@ -341,6 +446,20 @@ void registerPipelines() {
         options.tuningDB = pipelineOptions.tuningDB;
         options.targetKey = pipelineOptions.targetKey;
         buildCPUCodegenPipeline(pm, options);
+      });
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "kiln-gpu-codegen",
+      "Bufferizes linalg on tensors, maps it to NVIDIA GPU kernels (PTX in a "
+      "gpu.binary) and lowers the host code to the LLVM dialect",
+      [](OpPassManager &pm, const GPUPipelineOptions &pipelineOptions) {
+        GPUCodegenOptions options;
+        if (!pipelineOptions.archs.empty())
+          options.archs.assign(pipelineOptions.archs.begin(),
+                               pipelineOptions.archs.end());
+        options.toolkit = pipelineOptions.toolkit;
+        options.blockSize = pipelineOptions.blockSize;
+        options.emulation = pipelineOptions.emulation;
+        buildGPUCodegenPipeline(pm, options);
       });
 }
 

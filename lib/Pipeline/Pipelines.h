@@ -13,6 +13,7 @@
 //   kiln-graph-optimize    graph dialect -> optimised graph dialect
 //   kiln-lower-to-linalg   graph dialect -> linalg/tensor/arith/math
 //   kiln-cpu-codegen       linalg on tensors -> LLVM dialect for a CPU
+//   kiln-gpu-codegen       linalg on tensors -> PTX and host LLVM dialect
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,6 +80,28 @@ struct CPUCodegenOptions {
 void buildCPUCodegenPipeline(mlir::OpPassManager &pm,
                              const CPUCodegenOptions &options);
 
+struct GPUCodegenOptions {
+  /// The GPU architectures, e.g. {"sm_80", "sm_90"} (resolveGPUArchs): one
+  /// PTX module each, which the driver assembles into cubins.
+  std::vector<std::string> archs = {"sm_80"};
+  /// The CUDA toolkit's root, whose libdevice the PTX links (math
+  /// functions); empty: upstream's lookup ($CUDA_HOME, PATH).
+  std::string toolkit;
+  /// Threads per block of the one-thread-per-element kernels.
+  int64_t blockSize = 256;
+  /// Host twins of the kernels, which the CUDA driver emulator runs
+  /// (kiln-compile --gpu-emulation).
+  bool emulation = false;
+};
+
+/// NVIDIA GPU code generation: the same bufferization and memory plan as the
+/// CPU's, the constants as one segment, one gpu.launch per loop nest in one
+/// GPU module (`@kiln_kernels`) lowered to NVVM and to a gpu.binary of PTX
+/// per architecture, and the host code, which calls one stub per launch, in
+/// the LLVM dialect.
+void buildGPUCodegenPipeline(mlir::OpPassManager &pm,
+                             const GPUCodegenOptions &options);
+
 /// The stages of the whole pipeline, in order.
 enum class PipelineStage {
   Graph,  ///< graph optimisation (kiln-graph-optimize)
@@ -96,6 +119,8 @@ struct PipelineOptions {
   int64_t batchSplitCacheBytes = 16 << 20;
   /// Code generation for a CPU target (x86-64 and AArch64).
   CPUCodegenOptions cpu;
+  /// Code generation for the nvptx target (its host code is x86-64).
+  GPUCodegenOptions gpu;
   /// The tuning database of `cpu.tuningDB`, read once while resolving (the
   /// driver reports from it; the pass reads the file itself, so that the
   /// textual pipeline stands alone).

@@ -4,6 +4,7 @@
 #include "lib/Pipeline/Pipelines.h"
 
 #include "codegen/CPU/Passes.h"
+#include "codegen/GPU/Passes.h"
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "dialects/Graph/GraphDialect.h"
 #include "dialects/Graph/Transforms/Passes.h"
@@ -23,6 +24,7 @@ void registerPassesAndPipelines() {
   registerGraphToLinalgPasses();
   codegen::registerCodegenPasses();
   cpu::registerCPUPasses();
+  gpu::registerGPUPasses();
   registerPipelines();
 }
 

@@ -43,7 +43,14 @@ Expected<TargetInfo> resolveTarget(const std::string &target,
     info.arch = TargetArch::AArch64;
     info.triple = "aarch64-unknown-linux-gnu";
   } else if (target == "nvptx") {
-    return createStringError("the nvptx target is not supported yet");
+    // The host code of a GPU model: x86-64, for the host CPU unless --cpu
+    // says otherwise, as for the x86-64 target (its emulated kernels use
+    // the CPU's half-precision conversions).
+    Expected<TargetInfo> host =
+        resolveTarget("x86-64", cpu, features, sveVectorBits);
+    if (host)
+      host->arch = TargetArch::NVPTX;
+    return host;
   } else {
     return createStringError("unknown target '" + target +
                              "' (expected x86-64, aarch64 or nvptx)");

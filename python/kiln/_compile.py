@@ -14,12 +14,13 @@ from ._errors import CompileError
 # the compiler's: _kiln.compiler.option_values("emit")).
 _SUFFIXES = {"imported": ".mlir", "graph": ".mlir", "linalg": ".mlir",
              "llvm": ".mlir", "llvm-ir": ".ll", "asm": ".s", "obj": ".o",
-             "so": ".so", "kernels": ".json"}
+             "so": ".so", "kernels": ".json", "ptx": ".ptx"}
 # kiln.compile's keyword options, each a field of _kiln.compiler.CompileOptions,
 # with the Python type it takes.
 _OPTIONS = {"optimize_graph": bool, "conv_algorithm": str, "openmp": bool,
             "sve_vector_bits": int, "layout": str, "layout_block": int,
-            "batch_split": str}
+            "batch_split": str, "gpu_arch": str, "cuda_path": str,
+            "gpu_emulation": bool}
 
 _temp_dir = None
 
@@ -48,15 +49,16 @@ def compile(model, output=None, target=None, cpu=None, features=None,
       output: where to write the result. By default a fresh file in a
         temporary folder of this process, deleted when Python exits: pass
         ``output`` to keep the result.
-      target: "x86-64" (the default) or "aarch64" ("nvptx" is refused until
-        the GPU target lands).
+      target: "x86-64" (the default), "aarch64", or "nvptx" (NVIDIA GPUs,
+        with x86-64 host code; docs/gpu.md).
       cpu: an LLVM CPU name; by default the host CPU for the host's
         architecture, a generic CPU for another.
       features: LLVM features to add or remove, e.g. "+avx2,-avx512f".
       input_shapes: {input name: shape} giving symbolic dimensions static
         values (a compiled model has static shapes).
       emit: the stage to write: "so" (a model for kiln.load, the default),
-        "obj", "asm", "llvm-ir" (LLVM IR with the model ABI), "llvm" (the
+        "obj", "asm", "ptx" (nvptx: the kernels' PTX, each architecture's),
+        "llvm-ir" (LLVM IR with the model ABI), "llvm" (the
         LLVM dialect at the end of the pass pipeline), "linalg", "graph" or
         "imported" (the graph dialect before any pass); or "kernels", the
         model's tunable kernels and their search spaces as JSON.
@@ -81,7 +83,11 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         default) runs a batch above 1 as one sample at a time where the
         batch's activations outgrow the cache and outweigh the weights,
         "on" wherever every op treats the samples apart, "off" never
-        (docs/performance.md, "Batch splitting").
+        (docs/performance.md, "Batch splitting"). For the nvptx target:
+        ``gpu_arch`` (str, default "sm_80,sm_90"), the GPU architectures;
+        ``cuda_path`` (str), the CUDA toolkit's root (default $CUDA_HOME,
+        $CUDA_PATH, then /usr/local/cuda); ``gpu_emulation`` (bool) adds
+        host code of the kernels, which the CUDA driver emulator runs.
 
     Returns:
       The output path, as a str.

@@ -32,3 +32,25 @@ def test_conformance_share_matches_expected_failures():
         else proc.stdout[-6000:]
     assert proc.returncode == 0, (
         f"{' '.join(command)} exited {proc.returncode}\n{summary}\n{proc.stderr[-3000:]}")
+
+
+CUDA_ROOTS = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+              "/usr/local/cuda"]
+
+
+def test_conformance_on_emulated_gpu_matches_expected_failures():
+    """The same share compiled for the nvptx target and run on the CUDA driver
+    emulator (docs/gpu.md), against expected-failures.txt and
+    expected-failures-gpu.txt (the GPU's own)."""
+    if not any(r and os.access(os.path.join(r, "bin", "ptxas"), os.X_OK)
+               for r in CUDA_ROOTS):
+        import pytest
+        pytest.skip("no CUDA toolkit (ptxas) on this machine")
+    command = [sys.executable, str(ROOT / "tools" / "conformance.py"),
+               "--build", str(BUILD), "--shard", SHARD, "--jobs", JOBS,
+               "--quiet", "--check", "--gpu-emulation"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=2400)
+    summary = proc.stdout[proc.stdout.find("\nran "):] if "\nran " in proc.stdout \
+        else proc.stdout[-6000:]
+    assert proc.returncode == 0, (
+        f"{' '.join(command)} exited {proc.returncode}\n{summary}\n{proc.stderr[-3000:]}")

@@ -22,9 +22,26 @@ cl::opt<std::string>
                         "unless --print-pipeline"),
                cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> target("target",
-                            cl::desc("Target: x86-64 (default) or aarch64 "
-                                     "(nvptx is not supported yet)"),
+                            cl::desc("Target: x86-64 (default), aarch64, or "
+                                     "nvptx (NVIDIA GPUs, x86-64 host code)"),
                             cl::init("x86-64"), cl::cat(category));
+cl::opt<std::string> gpuArch(
+    "gpu-arch",
+    cl::desc("nvptx: GPU architectures, comma-separated, e.g. sm_80,sm_90a "
+             "(default sm_80,sm_90): a cubin each, and the PTX of the oldest "
+             "for newer GPUs"),
+    cl::cat(category));
+cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("nvptx: the CUDA toolkit's root, for ptxas and libdevice "
+             "(default: $CUDA_HOME, $CUDA_PATH, then /usr/local/cuda)"),
+    cl::cat(category));
+cl::opt<bool> gpuEmulation(
+    "gpu-emulation",
+    cl::desc("nvptx: also put host code of the kernels in the model, which "
+             "the CUDA driver emulator runs (KILN_CUDA_DRIVER="
+             "libkiln_cuda_emulator.so): tests without a GPU"),
+    cl::cat(category));
 cl::opt<bool> printPipeline(
     "print-pipeline",
     cl::desc("Print the textual pass pipeline that these options give, up to "
@@ -95,7 +112,8 @@ cl::opt<std::string>
                   "dialect before any pass, with locations), graph, linalg, "
                   "llvm (the LLVM dialect at the end of the pass pipeline), "
                   "llvm-ir (LLVM IR with the model ABI, optimised), asm, obj "
-                  "or so (default); or kernels: the tunable kernels as JSON "
+                  "or so (default); ptx (nvptx: the kernels' PTX, each "
+                  "architecture's); or kernels: the tunable kernels as JSON "
                   "(signature, search space, a module to time each alone), "
                   "for the tuner"),
          cl::init("so"), cl::cat(category));
@@ -189,6 +207,9 @@ int main(int argc, char **argv) {
   }
   kiln::CompileOptions options;
   options.target = target;
+  options.gpuArch = gpuArch;
+  options.cudaPath = cudaPath;
+  options.gpuEmulation = gpuEmulation;
   options.cpu = cpu;
   options.features = features;
   options.sveVectorBits = sveVectorBits;

@@ -127,7 +127,7 @@ func.func @blocked_conv_stride(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 func.func @kernel_on_op(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{'kiln.kernel' must be on a function, a #kiln.kernel}}
+  // expected-error @+1 {{'kiln.kernel' must be on a function or a gpu.launch, a #kiln.kernel}}
   %0 = graph.relu %x {kiln.kernel = #kiln.kernel<flops = 2, source = "r (Relu)">} : tensor<2xf32>
   return %0 : tensor<2xf32>
 }

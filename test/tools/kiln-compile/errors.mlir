@@ -25,7 +25,7 @@ func.func @main(%a: tensor<4xf32> {kiln.name = "a"}) -> (tensor<4xf32> {kiln.nam
   return %0 : tensor<4xf32>
 }
 
-// EMIT: kiln-compile: error: unknown --emit value 'bogus' (expected imported, graph, linalg, kernels, llvm, llvm-ir, asm, obj, so)
+// EMIT: kiln-compile: error: unknown --emit value 'bogus' (expected imported, graph, linalg, kernels, llvm, llvm-ir, asm, obj, so, ptx)
 // TARGET: kiln-compile: error: {{.*}}unknown target 'sparc' (expected x86-64, aarch64 or nvptx)
 // CPU: kiln-compile: error: {{.*}}unknown CPU 'no-such-cpu' for target x86-64
 // FEATURE: kiln-compile: error: {{.*}}feature 'avx2' must start with + or -

@@ -1,0 +1,310 @@
+//===- MapToLaunch.cpp - Each top-level loop nest as a gpu.launch ---------===//
+//
+// Stage 1 of the GPU target (docs/gpu.md): one thread per iteration of a
+// parallel loop, in a one-dimensional grid, which is correct for every op
+// the CPU path lowers to loops. Faster mappings (tiles through shared
+// memory, one warp per row of a reduction) replace it op by op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/GPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace kiln::gpu {
+#define GEN_PASS_DEF_GPUMAPTOLAUNCH
+#include "codegen/GPU/Passes.h.inc"
+} // namespace kiln::gpu
+
+using namespace mlir;
+
+namespace kiln::gpu {
+namespace {
+
+/// Whether a top-level op stays on the host: it computes addresses or
+/// constants only, and a launch that uses it recomputes it inside.
+bool staysOnHost(Operation *op) {
+  return isa<func::ReturnOp, memref::AllocOp, memref::DeallocOp>(op) ||
+         (op->getNumRegions() == 0 && isMemoryEffectFree(op));
+}
+
+/// The buffer a view is of: the value at the end of its chain of views.
+Value rootOf(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// The arguments of `func` that nothing in it writes (the inputs and the
+/// constants segment), or none when an op writes an unknown buffer.
+llvm::SmallPtrSet<Value, 8> readOnlyArguments(func::FuncOp func) {
+  llvm::SmallPtrSet<Value, 8> written;
+  bool unknown = false;
+  func.walk([&](Operation *op) {
+    if (op == func.getOperation())
+      return;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects) {
+      if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+          !isMemoryEffectFree(op))
+        unknown = true;
+      return;
+    }
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &effect : list)
+      if (isa<MemoryEffects::Write>(effect.getEffect())) {
+        if (Value value = effect.getValue())
+          written.insert(rootOf(value));
+        else
+          unknown = true;
+      }
+  });
+  llvm::SmallPtrSet<Value, 8> readOnly;
+  if (unknown)
+    return readOnly;
+  for (BlockArgument arg : func.getArguments())
+    if (isa<BaseMemRefType>(arg.getType()) && !written.contains(arg))
+      readOnly.insert(arg);
+  return readOnly;
+}
+
+/// Whether `op` may be recomputed inside a kernel: constants, views and
+/// index arithmetic, which read no memory, and loads from buffers that
+/// nothing writes.
+bool sinkable(Operation *op, const llvm::SmallPtrSet<Value, 8> &readOnly) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return readOnly.contains(rootOf(load.getMemRef()));
+  return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+         op->getNumResults() == 1;
+}
+
+/// Clones into the start of `launch` each op that the launch uses from above
+/// and that can be recomputed there, transitively; fails on a value from
+/// above that is neither that nor an argument of the function.
+LogicalResult sinkIntoLaunch(mlir::gpu::LaunchOp launch,
+                             const llvm::SmallPtrSet<Value, 8> &readOnly) {
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(launch.getBody(), captured);
+  // The ops to clone, operands before users.
+  SetVector<Operation *> toClone;
+  std::function<LogicalResult(Value)> visit = [&](Value value) {
+    if (isa<BlockArgument>(value))
+      return success(isa<BaseMemRefType>(value.getType()) ||
+                     value.getType().isIntOrIndexOrFloat());
+    Operation *def = value.getDefiningOp();
+    if (toClone.contains(def))
+      return success();
+    if (!sinkable(def, readOnly))
+      return failure();
+    for (Value operand : def->getOperands())
+      if (failed(visit(operand)))
+        return failure();
+    toClone.insert(def);
+    return success();
+  };
+  for (Value value : captured)
+    if (failed(visit(value)))
+      return launch.emitError()
+             << "a kernel would read a value the host computes: "
+             << value;
+  OpBuilder b(launch.getBody());
+  IRMapping mapping;
+  for (Operation *op : toClone)
+    b.clone(*op, mapping);
+  for (auto [from, to] : mapping.getValueMap())
+    replaceAllUsesInRegionWith(from, to, launch.getBody());
+  return success();
+}
+
+struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (blockSize < 32 || blockSize > 1024 || blockSize % 32) {
+      func.emitError() << "block size " << blockSize
+                       << " is not a multiple of 32 from 32 to 1024";
+      return signalPassFailure();
+    }
+    // A load from a buffer nothing writes (an input's scalar, hoisted out of
+    // a loop) is repeated in each kernel that uses it, not read by the host.
+    llvm::SmallPtrSet<Value, 8> readOnly = readOnlyArguments(func);
+    auto hostSide = [&](Operation *op) {
+      return staysOnHost(op) ||
+             (isa<memref::LoadOp>(op) && sinkable(op, readOnly));
+    };
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.getBody().front())
+      ops.push_back(&op);
+    unsigned count = 0;
+    auto nextName = [&] {
+      return (func.getSymName() + "_kernel" + Twine(count++)).str();
+    };
+    for (size_t i = 0; i < ops.size();) {
+      if (auto loop = dyn_cast<scf::ParallelOp>(ops[i])) {
+        FailureOr<mlir::gpu::LaunchOp> launch = mapParallel(loop, nextName());
+        if (failed(launch) ||
+            (*launch && failed(sinkIntoLaunch(*launch, readOnly))))
+          return signalPassFailure();
+        ++i;
+        continue;
+      }
+      if (hostSide(ops[i])) {
+        ++i;
+        continue;
+      }
+      // A serial stretch up to the next parallel loop: the ops that touch
+      // memory, and the arithmetic on what they read.
+      SmallVector<Operation *> group;
+      llvm::SmallPtrSet<Operation *, 16> inGroup;
+      size_t j = i;
+      for (; j < ops.size() && !isa<scf::ParallelOp, func::ReturnOp,
+                                   memref::AllocOp, memref::DeallocOp>(ops[j]);
+           ++j) {
+        bool dependent = llvm::any_of(ops[j]->getOperands(), [&](Value v) {
+          return inGroup.contains(v.getDefiningOp());
+        });
+        if (!hostSide(ops[j]) || dependent) {
+          group.push_back(ops[j]);
+          inGroup.insert(ops[j]);
+        }
+      }
+      FailureOr<mlir::gpu::LaunchOp> launch = mapSerial(group, nextName());
+      if (failed(launch) || failed(sinkIntoLaunch(*launch, readOnly)))
+        return signalPassFailure();
+      i = j;
+    }
+    // The loads now repeated inside the kernels.
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::reverse(func.getBody().front())))
+      if (isa<memref::LoadOp>(op) && op.use_empty())
+        op.erase();
+  }
+
+  /// A launch of `grid` blocks of `block` threads at `op`, with its kernel
+  /// attribute, its body's builder set before the terminator.
+  mlir::gpu::LaunchOp createLaunch(OpBuilder &b, Operation *op,
+                                   StringRef name, int64_t grid,
+                                   int64_t block) {
+    Location loc = op->getLoc();
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value gridX = arith::ConstantIndexOp::create(b, loc, grid);
+    Value blockX = arith::ConstantIndexOp::create(b, loc, block);
+    auto launch = mlir::gpu::LaunchOp::create(
+        b, loc, gridX, one, one, blockX, one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
+        /*privateAttributions=*/{}, nullptr, nullptr, nullptr,
+        FlatSymbolRefAttr::get(b.getContext(), kKernelModule),
+        FlatSymbolRefAttr::get(b.getContext(), name));
+    std::optional<uint64_t> flops = countFlops(op);
+    launch->setAttr(kKernelAttr,
+                    KernelAttr::get(b.getContext(), int64_t(flops.value_or(0)),
+                                    sourceNodes(loc)));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    mlir::gpu::TerminatorOp::create(b, loc);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    return launch;
+  }
+
+  /// One thread runs `group` (top-level ops, in order), whose results are
+  /// used by the group only.
+  FailureOr<mlir::gpu::LaunchOp> mapSerial(ArrayRef<Operation *> group,
+                                           StringRef name) {
+    llvm::SmallPtrSet<Operation *, 16> members(group.begin(), group.end());
+    for (Operation *op : group)
+      for (Operation *user : op->getUsers())
+        if (!members.contains(op->getBlock()->findAncestorOpInBlock(*user))) {
+          op->emitError() << "a value that the host would read from the "
+                             "GPU's memory: not supported yet";
+          return failure();
+        }
+    OpBuilder b(group.front());
+    mlir::gpu::LaunchOp launch = createLaunch(b, group.front(), name, 1, 1);
+    // The whole stretch's flops and nodes, not its first op's.
+    uint64_t flops = 0;
+    SmallVector<Location> locs;
+    for (Operation *op : group) {
+      flops += countFlops(op).value_or(0);
+      locs.push_back(op->getLoc());
+    }
+    launch->setAttr(kKernelAttr,
+                    KernelAttr::get(b.getContext(), int64_t(flops),
+                                    sourceNodes(b.getFusedLoc(locs))));
+    Operation *terminator = &launch.getBody().front().back();
+    for (Operation *op : group)
+      op->moveBefore(terminator);
+    return launch;
+  }
+
+  FailureOr<mlir::gpu::LaunchOp> mapParallel(scf::ParallelOp loop,
+                                             StringRef name) {
+    // Constant bounds: the grid is fixed when the model is compiled.
+    SmallVector<int64_t> lbs, steps, trips;
+    int64_t total = 1;
+    for (auto [lb, ub, step] : llvm::zip_equal(
+             loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+      std::optional<int64_t> l = getConstantIntValue(lb),
+                             u = getConstantIntValue(ub),
+                             s = getConstantIntValue(step);
+      if (!l || !u || !s || *s <= 0)
+        return loop.emitError("a parallel loop without constant bounds "
+                              "cannot be mapped to the GPU yet");
+      int64_t n = *u > *l ? (*u - *l + *s - 1) / *s : 0;
+      lbs.push_back(*l);
+      steps.push_back(*s);
+      trips.push_back(n);
+      total *= n;
+    }
+    if (total == 0) { // nothing to run
+      loop.erase();
+      return mlir::gpu::LaunchOp();
+    }
+    int64_t block = std::min<int64_t>(blockSize, llvm::alignTo(total, 32));
+    int64_t grid = llvm::divideCeil(total, block);
+    if (grid > std::numeric_limits<int32_t>::max())
+      return loop.emitError() << "a loop of " << total
+                              << " iterations is too large for one grid";
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    mlir::gpu::LaunchOp launch = createLaunch(b, loop, name, grid, block);
+    Value blockId = launch.getBlockIds().x, threadId = launch.getThreadIds().x;
+    Value blockSizeValue = arith::ConstantIndexOp::create(b, loc, block);
+    Value id = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, blockId, blockSizeValue),
+        threadId);
+    Value inRange = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ult, id,
+        arith::ConstantIndexOp::create(b, loc, total));
+    auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    // Row-major: the last loop index varies fastest between threads.
+    IRMapping mapping;
+    Value rest = id;
+    for (int64_t d = int64_t(trips.size()) - 1; d >= 0; --d) {
+      Value n = arith::ConstantIndexOp::create(b, loc, trips[d]);
+      Value index = d == 0 ? rest : arith::RemUIOp::create(b, loc, rest, n);
+      if (d > 0)
+        rest = arith::DivUIOp::create(b, loc, rest, n);
+      Value iv = arith::AddIOp::create(
+          b, loc, arith::ConstantIndexOp::create(b, loc, lbs[d]),
+          arith::MulIOp::create(
+              b, loc, index, arith::ConstantIndexOp::create(b, loc, steps[d])));
+      mapping.map(loop.getInductionVars()[d], iv);
+    }
+    for (Operation &op : loop.getBody()->without_terminator())
+      b.clone(op, mapping);
+    loop.erase();
+    return launch;
+  }
+};
+
+} // namespace
+} // namespace kiln::gpu

@@ -1,0 +1,85 @@
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-gpu-map-to-launch{block-size=64}))' -split-input-file | FileCheck %s
+
+// A parallel loop of 4 x 40 = 160 iterations: 3 blocks of 64 threads, thread
+// i taking iteration (i / 40, i % 40), the out-of-range threads guarded. The
+// view it reads is recomputed inside; the launch names its kernel and
+// carries its flops and node.
+// CHECK-LABEL: func.func @relu
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK: gpu.launch blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C3]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C64]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) module(@kiln_kernels) function(@relu_kernel0)
+// CHECK: %[[VIEW:.+]] = memref.view %arg0
+// CHECK: %[[MUL:.+]] = arith.muli %[[BX]], %{{.+}} : index
+// CHECK: %[[ID:.+]] = arith.addi %[[MUL]], %[[TX]] : index
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[ID]], %{{.+}} : index
+// CHECK: scf.if %[[IN]] {
+// CHECK: arith.remui %[[ID]], %{{.+}} : index
+// CHECK: arith.divui %[[ID]], %{{.+}} : index
+// CHECK: memref.load %[[VIEW]]
+// CHECK: arith.maximumf
+// CHECK: memref.store
+// CHECK: gpu.terminator
+// CHECK: } {kiln.kernel = #kiln.kernel<flops = 160, source = "r">}
+// CHECK-NOT: scf.parallel
+func.func @relu(%ws: memref<640xi8>, %y: memref<4x40xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c40 = arith.constant 40 : index
+  %zero = arith.constant 0.0 : f32
+  %x = memref.view %ws[%c0][] : memref<640xi8> to memref<4x40xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c40) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<4x40xf32>
+    %r = arith.maximumf %v, %zero : f32
+    memref.store %r, %y[%i, %j] : memref<4x40xf32>
+    scf.reduce
+  } loc("r")
+  return
+}
+
+// -----
+
+// A serial stretch (what a 0-d op lowers to: a load, arithmetic, a store)
+// runs in one thread of one block, as one kernel. (Its load reads a buffer
+// that the function writes, so it cannot be repeated elsewhere.)
+// CHECK-LABEL: func.func @scalar
+// CHECK: gpu.launch {{.*}} module(@kiln_kernels) function(@scalar_kernel0)
+// CHECK: memref.load
+// CHECK: arith.subf
+// CHECK: memref.store
+// CHECK: gpu.terminator
+// CHECK: } {kiln.kernel = #kiln.kernel<flops = 1, source = "s">}
+// CHECK-NEXT: return
+func.func @scalar(%y: memref<f32>) {
+  %one = arith.constant 1.0 : f32
+  %v = memref.load %y[] : memref<f32> loc("s")
+  %d = arith.subf %v, %one : f32 loc("s")
+  memref.store %d, %y[] : memref<f32> loc("s")
+  return
+}
+
+// -----
+
+// A scalar of an input (which nothing writes), loaded at the top level and
+// used in a parallel loop, is loaded again in the kernel: the host never
+// reads device memory.
+// CHECK-LABEL: func.func @hoisted_scalar
+// CHECK-NOT: memref.load
+// CHECK: gpu.launch
+// CHECK-DAG: %[[S:.+]] = memref.load %arg0[] : memref<f32>
+// CHECK-DAG: %[[V:.+]] = memref.load %arg1
+// CHECK: arith.mulf %[[V]], %[[S]]
+// CHECK: gpu.terminator
+func.func @hoisted_scalar(%s: memref<f32>, %x: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %scale = memref.load %s[] : memref<f32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %r = arith.mulf %v, %scale : f32
+    memref.store %r, %y[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return
+}

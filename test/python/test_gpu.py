@@ -1,0 +1,216 @@
+"""The nvptx target without a GPU: models compiled with --gpu-emulation run
+through the whole GPU path of the runtime (image choice, constants, device
+memory, launches, copies) on the CUDA driver emulator, and match
+onnxruntime; the driver errors each give their one-line message.
+
+Needs the CUDA toolkit's ptxas ($CUDA_HOME, $CUDA_PATH or /usr/local/cuda);
+without it every test here is reported as skipped.
+"""
+
+import ctypes
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from kiln_testing import (BUILD, KILN_RUN, assert_matches_onnxruntime,
+                          compile_model, run_compiled, run_onnxruntime)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "models"))
+
+import kiln_cnn  # noqa: E402
+import light_models  # noqa: E402
+import mobilenetv2  # noqa: E402
+import transformer_encoder  # noqa: E402
+
+EMULATOR = BUILD / "lib" / "libkiln_cuda_emulator.so"
+CUDA_ROOTS = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+              "/usr/local/cuda"]
+HAVE_TOOLKIT = any(r and os.access(os.path.join(r, "bin", "ptxas"), os.X_OK)
+                   for r in CUDA_ROOTS)
+STUB = next((Path(r) / "lib64" / "stubs" / "libcuda.so" for r in CUDA_ROOTS
+             if r and (Path(r) / "lib64" / "stubs" / "libcuda.so").exists()), None)
+
+pytestmark = pytest.mark.skipif(not HAVE_TOOLKIT,
+                                reason="no CUDA toolkit (ptxas) on this machine")
+
+GPU = ("--target=nvptx", "--gpu-emulation")
+
+
+@pytest.fixture
+def emulator(monkeypatch):
+    """Selects the CUDA driver emulator for the kiln-run processes of a test."""
+    assert EMULATOR.exists(), f"{EMULATOR} was not built"
+    monkeypatch.setenv("KILN_CUDA_DRIVER", str(EMULATOR))
+    for name in ("KILN_EMULATOR_ORDER", "KILN_EMULATOR_ARCH", "KILN_EMULATOR_FAIL"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def small_model():
+    """Exp, MatMul with constant weights, Relu; a padded Conv and a Softmax
+    (a reduction): parallel and serial kernels, constants, two outputs."""
+    rng = np.random.default_rng(0)
+    weights = numpy_helper.from_array(rng.standard_normal((8, 5)).astype(np.float32), "W")
+    filters = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "F")
+    nodes = [helper.make_node("Exp", ["x"], ["e"], name="exp"),
+             helper.make_node("MatMul", ["e", "W"], ["m"], name="mm"),
+             helper.make_node("Relu", ["m"], ["y"], name="relu"),
+             helper.make_node("Conv", ["img", "F"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Softmax", ["c"], ["z"], name="sm", axis=1)]
+    graph = helper.make_graph(
+        nodes, "small",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8]),
+         helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 3, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4, 6, 6])],
+        [weights, filters])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def small_feeds():
+    rng = np.random.default_rng(1)
+    return {"x": rng.standard_normal((3, 8)).astype(np.float32),
+            "img": rng.standard_normal((1, 3, 6, 6)).astype(np.float32)}
+
+
+def kiln_run_error(so, feeds, workdir):
+    """kiln-run's one error line for a run that must fail."""
+    workdir = Path(workdir)
+    args = [str(KILN_RUN), str(so), "--output-dir", str(workdir / "out")]
+    for i, (name, value) in enumerate(feeds.items()):
+        np.save(workdir / f"in{i}.npy", value)
+        args += ["--input", f"{name}={workdir / f'in{i}.npy'}"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kiln-run: error: "), proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("order", ["forward", "reverse", "shuffle"])
+def test_small_model_in_every_thread_order(order, emulator, tmp_path):
+    emulator.setenv("KILN_EMULATOR_ORDER", order)
+    assert_matches_onnxruntime(small_model(), small_feeds(), tmp_path,
+                               rtol=1e-5, atol=1e-6, compile_args=GPU)
+
+
+MODELS = {
+    "kiln_cnn": (kiln_cnn.build, kiln_cnn.feeds),
+    "transformer_encoder": (transformer_encoder.build, transformer_encoder.feeds),
+    "light_squeezenet": (lambda: light_models.build("squeezenet"), light_models.feeds),
+    "mobilenetv2": (mobilenetv2.build, mobilenetv2.feeds),
+}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model_matches_onnxruntime_on_emulated_gpu(name, emulator, tmp_path):
+    emulator.setenv("KILN_EMULATOR_ORDER", "shuffle")
+    build, feeds = MODELS[name]
+    model = build()
+    assert_matches_onnxruntime(model, feeds(model), tmp_path, rtol=1e-3,
+                               atol=1e-4, compile_args=GPU)
+
+
+def test_ptx_image_for_a_newer_gpu(emulator, tmp_path):
+    # No cubin for sm_100: the driver compiles the sm_80 PTX.
+    emulator.setenv("KILN_EMULATOR_ARCH", "sm_100")
+    assert_matches_onnxruntime(small_model(), small_feeds(), tmp_path,
+                               rtol=1e-5, atol=1e-6, compile_args=GPU)
+
+
+def test_no_image_for_an_older_gpu(emulator, tmp_path):
+    emulator.setenv("KILN_EMULATOR_ARCH", "sm_75")
+    so = compile_model(small_model(), tmp_path, GPU)
+    line = kiln_run_error(so, small_feeds(), tmp_path)
+    assert "has no image for this GPU (Kiln CUDA emulator, sm_75): it holds " \
+           "sm_80 cubin, sm_90 cubin, sm_80 PTX; recompile with --gpu-arch=sm_75" in line
+
+
+def test_emulator_needs_the_emulation_image(emulator, tmp_path):
+    so = compile_model(small_model(), tmp_path, ("--target=nvptx",))
+    line = kiln_run_error(so, small_feeds(), tmp_path)
+    assert "has no emulation image" in line and "--gpu-emulation" in line
+
+
+def test_missing_driver(monkeypatch, tmp_path):
+    monkeypatch.setenv("KILN_CUDA_DRIVER", str(tmp_path / "libcuda.so.1"))
+    so = compile_model(small_model(), tmp_path, GPU)
+    line = kiln_run_error(so, small_feeds(), tmp_path)
+    assert "no NVIDIA driver: cannot load" in line
+
+
+@pytest.mark.skipif(STUB is None, reason="the CUDA toolkit has no stub libcuda")
+def test_stub_driver(monkeypatch, tmp_path):
+    monkeypatch.setenv("KILN_CUDA_DRIVER", str(STUB))
+    so = compile_model(small_model(), tmp_path, GPU)
+    line = kiln_run_error(so, small_feeds(), tmp_path)
+    assert "is the CUDA toolkit's stub driver, which cannot run anything" in line
+
+
+@pytest.mark.parametrize("failure, message", [
+    ("alloc", "cannot allocate"),
+    ("load", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (the driver is older than the PTX"),
+    ("launch", "launching kernel 'kiln_model_main_kernel0' failed: "
+               "CUDA_ERROR_LAUNCH_FAILED; the handle is now unusable"),
+    ("sync", "running the model on the GPU failed: CUDA_ERROR_ILLEGAL_ADDRESS"),
+])
+def test_driver_failures(failure, message, emulator, tmp_path):
+    emulator.setenv("KILN_EMULATOR_FAIL", failure)
+    so = compile_model(small_model(), tmp_path, GPU)
+    assert message in kiln_run_error(so, small_feeds(), tmp_path)
+
+
+def test_python_api_and_device_memory(emulator, tmp_path):
+    """kiln.compile/kiln.load on the emulated GPU; the constants go up once
+    per handle, a run allocates nothing, and a failed launch breaks the
+    handle for good."""
+    import kiln
+    so = kiln.compile(small_model(), tmp_path / "m.so", target="nvptx",
+                      gpu_emulation=True, gpu_arch="sm_90")
+    os.environ["KILN_CUDA_DRIVER"] = str(EMULATOR)
+    emulator_lib = ctypes.CDLL(str(EMULATOR))
+    stats = (ctypes.c_int64 * 4)()
+
+    def counters():
+        emulator_lib.kiln_emulator_stats(*(ctypes.byref(stats, 8 * i) for i in range(4)))
+        return list(stats)  # allocations, frees, launches, uploads
+
+    before = counters()
+    model = kiln.load(so)
+    assert model.device == "cuda"
+    opened = counters()
+    assert opened[3] - before[3] == 1  # the constants, once
+    feeds = small_feeds()
+    want = run_onnxruntime(small_model(), feeds)
+    for _ in range(3):
+        got = model.run(feeds)
+        for name, value in want.items():
+            np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6)
+    after = counters()
+    assert after[0] == opened[0] and after[3] == opened[3]  # no allocation
+    assert after[2] > opened[2]
+
+    os.environ["KILN_EMULATOR_FAIL"] = "launch"
+    try:
+        with pytest.raises(kiln.KilnError, match="CUDA_ERROR_LAUNCH_FAILED"):
+            model.run(feeds)
+    finally:
+        del os.environ["KILN_EMULATOR_FAIL"]
+    with pytest.raises(kiln.KilnError, match="broken by an earlier failed run"):
+        model.run(feeds)
+    model.close()
+    assert counters()[1] - opened[1] >= 4  # constants, workspace, I/O freed
+
+
+def test_cpu_model_refuses_the_gpu(tmp_path):
+    import kiln
+    so = kiln.compile(small_model(), tmp_path / "cpu.so")
+    assert kiln.load(so).device == "cpu"
