@@ -422,11 +422,11 @@ kiln_status readTensors(const kiln_tensor *&tensors, size_t count,
       copies.push_back(readSized(t, defaults));
       t = &copies.back();
     }
-    if (t->device != KILN_DEVICE_CPU)
+    if (t->device != KILN_DEVICE_CPU && t->device != KILN_DEVICE_CUDA)
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                        "%s #%zu: device %d, but tensors are in host memory "
-                        "(KILN_DEVICE_CPU) for every model: the runtime "
-                        "copies a GPU model's to and from the device",
+                        "%s #%zu: device %d, but a tensor's data is in host "
+                        "memory (KILN_DEVICE_CPU) or, for a GPU model, in "
+                        "its GPU's memory (KILN_DEVICE_CUDA)",
                         kind, i, t->device);
   }
   if (copy)
@@ -592,6 +592,11 @@ kiln_status checkNarrowCodes(const kiln_tensor &t, const kiln_tensor_info &info,
   unsigned mask = narrowCodeMask(info.dtype);
   if (!mask)
     return nullptr;
+  if (t.device == KILN_DEVICE_CUDA)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "input '%s' (#%zu): a %s tensor is checked element by "
+                      "element and must be in host memory (KILN_DEVICE_CPU)",
+                      info.name, index, dtypeNameOr(info.dtype, "narrow"));
   const auto *bytes = static_cast<const unsigned char *>(t.data);
   for (size_t i = 0; i < t.byte_size; ++i)
     if (bytes[i] & ~mask)
@@ -669,6 +674,18 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
     return status;
   std::vector<const void *> inputPtrs(numInputs);
   std::vector<void *> outputPtrs(numOutputs);
+  // Device memory only for a GPU model, which checks the pointers itself.
+  std::vector<bool> onDevice(numInputs + numOutputs);
+  for (size_t i = 0; i < numInputs + numOutputs; ++i) {
+    const kiln_tensor &t = i < numInputs ? inputs[i] : outputs[i - numInputs];
+    onDevice[i] = t.device == KILN_DEVICE_CUDA;
+    if (onDevice[i] && !model->gpu && !model->describeOnly)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "%s #%zu: device KILN_DEVICE_CUDA, but the model runs "
+                        "on the CPU",
+                        i < numInputs ? "input" : "output",
+                        i < numInputs ? i : i - numInputs);
+  }
   for (size_t i = 0; i < numInputs; ++i) {
     if (kiln_status status =
             checkRunTensor(inputs[i], model->inputs[i], "input", i))
@@ -705,7 +722,7 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   kiln_abi_profiler profiler{&timer, &KernelTimer::begin, &KernelTimer::end};
   if (model->gpu)
     return runGpuModel(*model->gpu, model->run, model->descriptor,
-                       inputPtrs.data(), outputPtrs.data(),
+                       inputPtrs.data(), outputPtrs.data(), onDevice,
                        profiled && numKernels ? &profiler : nullptr);
   kiln_abi_run_args args;
   // A model reads the arguments of its own version (a version 1 model ends

@@ -29,7 +29,7 @@ Usage (with the venv's python):
                                                # CUDA driver emulator
 
 With --gpu-emulation each model is compiled with --target=nvptx
---gpu-emulation and run by kiln-run through the CUDA driver emulator
+--gpu-arch=sm_80,sm_90a --gpu-emulation and run by kiln-run through the CUDA driver emulator
 (KILN_CUDA_DRIVER=<build>/lib/libkiln_cuda_emulator.so), each block's threads
 in shuffled order (KILN_EMULATOR_ORDER, unless set). Its expected failures are
 the CPU's list plus test/conformance/expected-failures-gpu.txt, the tests that
@@ -508,7 +508,10 @@ def main(argv=None):
         emulator = args.build / "lib" / "libkiln_cuda_emulator.so"
         if not emulator.exists():
             parser.error(f"{emulator} does not exist (--build)")
-        COMPILE_FLAGS[:] = ["--target=nvptx", "--gpu-emulation"]
+        # Hopper's arch-specific target too: every kernel passes ptxas for
+        # sm_80 and sm_90a, or the compile fails.
+        COMPILE_FLAGS[:] = ["--target=nvptx", "--gpu-arch=sm_80,sm_90a",
+                            "--gpu-emulation"]
         os.environ["KILN_CUDA_DRIVER"] = str(emulator)
         os.environ.setdefault("KILN_EMULATOR_ORDER", "shuffle")
     if args.check and args.expected_failures is None:

@@ -49,9 +49,9 @@ struct GPUEmulatePass : impl::GPUEmulateBase<GPUEmulatePass> {
     Location loc = kernel.getLoc();
     SmallVector<Type> types(kernel.getArgumentTypes());
     types.append(6, b.getIndexType());
-    auto twin = func::FuncOp::create(
-        b, loc, (kernel.getName() + kEmulatedSuffix).str(),
-        b.getFunctionType(types, {}));
+    auto twin =
+        func::FuncOp::create(b, loc, (kernel.getName() + kEmulatedSuffix).str(),
+                             b.getFunctionType(types, {}));
     twin.setPrivate();
     IRMapping mapping;
     kernel.getBody().cloneInto(&twin.getBody(), mapping);
@@ -83,8 +83,7 @@ struct GPUEmulatePass : impl::GPUEmulateBase<GPUEmulatePass> {
         return WalkResult::advance();
       } else if (op->getDialect() &&
                  isa<mlir::gpu::GPUDialect>(op->getDialect())) {
-        op->emitError() << "'" << op->getName()
-                        << "' cannot be emulated yet";
+        op->emitError() << "'" << op->getName() << "' cannot be emulated yet";
         return WalkResult::interrupt();
       }
       if (value) {

@@ -31,8 +31,8 @@ constexpr int64_t kAlignment = 256;
 /// Bytes of one element in memory, as the LLVM lowering stores it: whole
 /// bytes, one per element for i1 and the sub-byte types.
 int64_t storageBytes(Type element) {
-  return std::max<int64_t>(1, llvm::divideCeil(
-                                  element.getIntOrFloatBitWidth(), 8));
+  return std::max<int64_t>(
+      1, llvm::divideCeil(element.getIntOrFloatBitWidth(), 8));
 }
 
 /// Appends the bytes of `value` (of `count` elements of `element`) to
@@ -122,17 +122,15 @@ struct GPUExternalizeConstantsPass
     if (globals.empty())
       return;
     // At least one unit, so that empty constants have a segment to view.
-    segment.resize(std::max<size_t>(kAlignment,
-                                    llvm::alignTo(segment.size(), kAlignment)),
-                   0);
-    auto segmentType =
-        MemRefType::get({int64_t(segment.size())},
-                        IntegerType::get(&getContext(), 8));
+    segment.resize(
+        std::max<size_t>(kAlignment, llvm::alignTo(segment.size(), kAlignment)),
+        0);
+    auto segmentType = MemRefType::get({int64_t(segment.size())},
+                                       IntegerType::get(&getContext(), 8));
 
     // The entry's new argument, and a view of it for each lookup.
     Block &body = func.getBody().front();
-    func.insertArgument(func.getNumArguments(), segmentType, {},
-                        func.getLoc());
+    func.insertArgument(func.getNumArguments(), segmentType, {}, func.getLoc());
     Value constants = body.getArguments().back();
     WalkResult walk = module.walk([&](memref::GetGlobalOp get) {
       auto it = offsets.find(get.getName());
@@ -163,7 +161,8 @@ struct GPUExternalizeConstantsPass
     auto value = DenseElementsAttr::getFromRawBuffer(tensorType, segment);
     memref::GlobalOp::create(b, module.getLoc(), kConstantsGlobal,
                              b.getStringAttr("private"), segmentType, value,
-                             /*constant=*/true, b.getI64IntegerAttr(kAlignment));
+                             /*constant=*/true,
+                             b.getI64IntegerAttr(kAlignment));
     func->setAttr(kConstantsSizeAttr, b.getI64IntegerAttr(segment.size()));
   }
 };

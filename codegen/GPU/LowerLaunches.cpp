@@ -19,12 +19,12 @@ namespace {
 /// Marks a function that has its launcher argument (within this pass).
 constexpr llvm::StringLiteral kLauncherArgAttr = "kiln.gpu_launcher";
 
-struct GPULowerLaunchesPass
-    : impl::GPULowerLaunchesBase<GPULowerLaunchesPass> {
+struct GPULowerLaunchesPass : impl::GPULowerLaunchesBase<GPULowerLaunchesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<mlir::gpu::LaunchOp> launches;
-    module.walk([&](mlir::gpu::LaunchOp launch) { launches.push_back(launch); });
+    module.walk(
+        [&](mlir::gpu::LaunchOp launch) { launches.push_back(launch); });
     if (launches.empty())
       return;
     OpBuilder b(module.getBodyRegion());
@@ -33,8 +33,8 @@ struct GPULowerLaunchesPass
     auto kernels = module.lookupSymbol<mlir::gpu::GPUModuleOp>(kKernelModule);
     if (!kernels) {
       b.setInsertionPointToEnd(module.getBody());
-      kernels = mlir::gpu::GPUModuleOp::create(b, module.getLoc(),
-                                               kKernelModule);
+      kernels =
+          mlir::gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModule);
     }
     SymbolTable symbols(module), kernelSymbols(kernels);
     for (mlir::gpu::LaunchOp launch : launches)
@@ -67,8 +67,7 @@ struct GPULowerLaunchesPass
       return launch.emitError("a launch without a kernel name "
                               "(kiln-gpu-map-to-launch names them)");
     if (symbols.lookup(*name) || kernelSymbols.lookup(*name))
-      return launch.emitError() << "kernel '" << *name
-                                << "' is defined twice";
+      return launch.emitError() << "kernel '" << *name << "' is defined twice";
     SmallVector<Value> operands;
     mlir::gpu::GPUFuncOp kernel = outlineKernelFunc(launch, *name, operands);
     kernelSymbols.insert(kernel);

@@ -110,8 +110,7 @@ LogicalResult sinkIntoLaunch(mlir::gpu::LaunchOp launch,
   for (Value value : captured)
     if (failed(visit(value)))
       return launch.emitError()
-             << "a kernel would read a value the host computes: "
-             << value;
+             << "a kernel would read a value the host computes: " << value;
   OpBuilder b(launch.getBody());
   IRMapping mapping;
   for (Operation *op : toClone)
@@ -166,7 +165,7 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
       llvm::SmallPtrSet<Operation *, 16> inGroup;
       size_t j = i;
       for (; j < ops.size() && !isa<scf::ParallelOp, func::ReturnOp,
-                                   memref::AllocOp, memref::DeallocOp>(ops[j]);
+                                    memref::AllocOp, memref::DeallocOp>(ops[j]);
            ++j) {
         bool dependent = llvm::any_of(ops[j]->getOperands(), [&](Value v) {
           return inGroup.contains(v.getDefiningOp());
@@ -182,17 +181,16 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
       i = j;
     }
     // The loads now repeated inside the kernels.
-    for (Operation &op : llvm::make_early_inc_range(
-             llvm::reverse(func.getBody().front())))
+    for (Operation &op :
+         llvm::make_early_inc_range(llvm::reverse(func.getBody().front())))
       if (isa<memref::LoadOp>(op) && op.use_empty())
         op.erase();
   }
 
   /// A launch of `grid` blocks of `block` threads at `op`, with its kernel
   /// attribute, its body's builder set before the terminator.
-  mlir::gpu::LaunchOp createLaunch(OpBuilder &b, Operation *op,
-                                   StringRef name, int64_t grid,
-                                   int64_t block) {
+  mlir::gpu::LaunchOp createLaunch(OpBuilder &b, Operation *op, StringRef name,
+                                   int64_t grid, int64_t block) {
     Location loc = op->getLoc();
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value gridX = arith::ConstantIndexOp::create(b, loc, grid);
@@ -280,9 +278,9 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
     Value id = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, blockId, blockSizeValue),
         threadId);
-    Value inRange = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ult, id,
-        arith::ConstantIndexOp::create(b, loc, total));
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, id,
+                              arith::ConstantIndexOp::create(b, loc, total));
     auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     b.setInsertionPointToStart(&guard.getThenRegion().front());
     // Row-major: the last loop index varies fastest between threads.

@@ -264,8 +264,13 @@ typedef struct kiln_tensor {
   size_t byte_size;     /* must equal the model's byte size exactly */
   int32_t device;       /* where `data` lives, a kiln_device:
                            KILN_DEVICE_CPU (the default), host memory, for
-                           any model; a GPU model copies it to and from the
-                           device around the run */
+                           any model (a GPU model copies it to and from the
+                           device around the run); or, for a GPU model,
+                           KILN_DEVICE_CUDA: memory of the model's GPU from
+                           cuMemAlloc, used in place once the driver confirms
+                           that `byte_size` bytes at `data` lie in one of
+                           its allocations (4- and 2-bit types excepted:
+                           their codes are checked in host memory) */
 } kiln_tensor;
 
 /* An initializer for a kiln_tensor, taking its dtype, rank, shape, data and

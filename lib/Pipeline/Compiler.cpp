@@ -497,6 +497,12 @@ private:
       // The launcher first, then the kernel's parameters.
       gpuKernel.numParams = function.getNumArguments() - 1;
       signature->gpuKernels.push_back(gpuKernel);
+      // A one-thread launch is the fallback for what has no parallel loop.
+      if (options.report &&
+          llvm::all_of(launch.asArrayRef(), [](int64_t v) { return v == 1; }))
+        result.report += "gpu: serial kernel (one thread) " +
+                         function.getSymName().str() + " (" +
+                         kernel.getSource().str() + ")\n";
     }
     if (options.report)
       result.report +=
@@ -580,6 +586,13 @@ private:
         return emitError(cubin.takeError());
       signature.deviceImages.push_back(
           {arch, KILN_ABI_IMAGE_CUBIN, std::move(cubin->data)});
+      int64_t spilling =
+          llvm::count_if(cubin->kernels, [](const PtxasKernelInfo &k) {
+            return k.spillStores + k.spillLoads > 0;
+          });
+      if (options.report && spilling)
+        result.report += "ptxas " + arch + ": " + std::to_string(spilling) +
+                         " kernel(s) spill registers\n";
       if (options.report)
         for (const PtxasKernelInfo &k : cubin->kernels)
           result.report += "ptxas " + arch + " " + k.name + ": " +

@@ -233,8 +233,15 @@ void buildGPUCodegenPipeline(OpPassManager &pm,
 
 llvm::Expected<PipelineOptions>
 resolvePipelineOptions(const CompileOptions &options) {
+  // A GPU model's host code only enqueues launches: any x86-64 server of the
+  // last decade runs it (x86-64-v3: AVX2, FMA, F16C). With emulation it also
+  // runs the kernels, on the machine that compiles (the host CPU, as for the
+  // x86-64 target), whose half-precision conversions they use.
+  std::string hostCPU = options.cpu;
+  if (options.target == "nvptx" && hostCPU.empty() && !options.gpuEmulation)
+    hostCPU = "x86-64-v3";
   llvm::Expected<TargetInfo> target = resolveTarget(
-      options.target, options.cpu, options.features, options.sveVectorBits);
+      options.target, hostCPU, options.features, options.sveVectorBits);
   if (!target)
     return target.takeError();
   PipelineOptions result;

@@ -21,8 +21,8 @@ namespace kiln {
 
 const std::vector<std::string> &knownGPUArchs() {
   static const std::vector<std::string> archs = {
-      "sm_75",  "sm_80",   "sm_86",  "sm_87",   "sm_89",  "sm_90",
-      "sm_90a", "sm_100",  "sm_100a", "sm_103", "sm_103a", "sm_110",
+      "sm_75",   "sm_80",  "sm_86",   "sm_87",  "sm_89",   "sm_90",
+      "sm_90a",  "sm_100", "sm_100a", "sm_103", "sm_103a", "sm_110",
       "sm_110a", "sm_120", "sm_120a", "sm_121", "sm_121a"};
   return archs;
 }
@@ -38,8 +38,8 @@ Expected<std::vector<std::string>> resolveGPUArchs(const std::string &list) {
     if (!is_contained(known, arch)) {
       unsigned number = 0;
       StringRef rest(arch);
-      StringRef digits = rest.consume_front("sm_") ? rest.take_while(isDigit)
-                                                   : StringRef();
+      StringRef digits =
+          rest.consume_front("sm_") ? rest.take_while(isDigit) : StringRef();
       StringRef suffix = rest.drop_front(digits.size());
       if (digits.size() >= 2 && (suffix.empty() || suffix == "a") &&
           !digits.getAsInteger(10, number) && number < 75)
@@ -129,9 +129,9 @@ Expected<Cubin> runPtxas(const std::string &toolkit, const std::string &ptx,
   SmallString<128> ptxas(toolkit);
   sys::path::append(ptxas, "bin", "ptxas");
   SmallString<128> ptxPath, cubinPath, logPath;
-  for (auto [path, ext] : {std::pair{&ptxPath, "ptx"},
-                           std::pair{&cubinPath, "cubin"},
-                           std::pair{&logPath, "txt"}})
+  for (auto [path, ext] :
+       {std::pair{&ptxPath, "ptx"}, std::pair{&cubinPath, "cubin"},
+        std::pair{&logPath, "txt"}})
     if (std::error_code ec =
             sys::fs::createTemporaryFile("kiln-gpu", ext, *path))
       return createStringError("cannot create a temporary file: " +
@@ -144,14 +144,13 @@ Expected<Cubin> runPtxas(const std::string &toolkit, const std::string &ptx,
       return createStringError("cannot write " + ptxPath.str().str());
     os << ptx;
   }
-  SmallVector<StringRef> args = {ptxas,      "-O3",       "-v",
-                                 "--gpu-name", arch,        "-o",
-                                 cubinPath,  ptxPath};
+  SmallVector<StringRef> args = {ptxas, "-O3", "-v",      "--gpu-name",
+                                 arch,  "-o",  cubinPath, ptxPath};
   std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
                                           logPath.str()};
   std::string message;
-  int rc = sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
-                               &message);
+  int rc =
+      sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0, &message);
   auto log = MemoryBuffer::getFile(logPath);
   std::string text = log ? (*log)->getBuffer().str() : "";
   if (rc != 0)

@@ -53,8 +53,7 @@ struct Cubin {
 /// Assembles `ptx` for `arch` with the toolkit's ptxas (-O3, -v). An error
 /// carries ptxas's own message and the command that reproduces it.
 llvm::Expected<Cubin> runPtxas(const std::string &toolkit,
-                               const std::string &ptx,
-                               const std::string &arch);
+                               const std::string &ptx, const std::string &arch);
 
 } // namespace kiln
 

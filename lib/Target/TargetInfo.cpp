@@ -43,9 +43,8 @@ Expected<TargetInfo> resolveTarget(const std::string &target,
     info.arch = TargetArch::AArch64;
     info.triple = "aarch64-unknown-linux-gnu";
   } else if (target == "nvptx") {
-    // The host code of a GPU model: x86-64, for the host CPU unless --cpu
-    // says otherwise, as for the x86-64 target (its emulated kernels use
-    // the CPU's half-precision conversions).
+    // The host code of a GPU model: x86-64 (resolvePipelineOptions picks
+    // its default CPU).
     Expected<TargetInfo> host =
         resolveTarget("x86-64", cpu, features, sveVectorBits);
     if (host)

@@ -109,6 +109,7 @@ Loaded load(const std::string &path) {
   need("cuStreamCreate", driver->streamCreate);
   need("cuStreamDestroy_v2", driver->streamDestroy);
   need("cuStreamSynchronize", driver->streamSynchronize);
+  need("cuPointerGetAttribute", driver->pointerGetAttribute);
   need("cuLaunchKernel", driver->launchKernel);
   if (missing) {
     loaded.error = path + " is not a CUDA driver: it has no " + missing;

@@ -43,6 +43,11 @@ constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr int CU_POINTER_ATTRIBUTE_CONTEXT = 1;
+constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
+constexpr int CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11;
+constexpr int CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12;
+constexpr unsigned CU_MEMORYTYPE_DEVICE = 2;
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
@@ -72,6 +77,7 @@ struct Driver {
   CUresult (*streamCreate)(CUstream *, unsigned);
   CUresult (*streamDestroy)(CUstream);
   CUresult (*streamSynchronize)(CUstream);
+  CUresult (*pointerGetAttribute)(void *, int, CUdeviceptr);
   CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                            unsigned, unsigned, unsigned, CUstream, void **,
                            void **);

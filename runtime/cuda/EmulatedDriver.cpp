@@ -31,6 +31,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <string>
@@ -40,8 +41,8 @@ namespace {
 
 using CUresult = int;
 constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
-                   kInvalidImage = 200, kUnsupportedPtx = 222,
-                   kNotFound = 500, kIllegalAddress = 700, kLaunchFailed = 719;
+                   kInvalidImage = 200, kUnsupportedPtx = 222, kNotFound = 500,
+                   kIllegalAddress = 700, kLaunchFailed = 719;
 
 struct Module {
   const char *image = nullptr;
@@ -49,6 +50,10 @@ struct Module {
   bool ptx = false;
   std::map<std::string, void (*)(void *const *, const int64_t *)> kernels;
 };
+
+/// The emulator's device memory: each allocation's start and size.
+std::mutex allocationsMutex;
+std::map<uintptr_t, size_t> live;
 
 struct Function {
   void (*run)(void *const *, const int64_t *) = nullptr;
@@ -81,8 +86,8 @@ size_t elfSize(const char *image) {
 }
 
 bool contains(const Module &m, const std::string &needle) {
-  return std::search(m.image, m.image + m.size, needle.begin(),
-                     needle.end()) != m.image + m.size;
+  return std::search(m.image, m.image + m.size, needle.begin(), needle.end()) !=
+         m.image + m.size;
 }
 
 } // namespace
@@ -130,15 +135,18 @@ CUresult cuCtxPopCurrent_v2(void **context) {
   return kSuccess;
 }
 
-CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned,
-                            int *, void **) {
+CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned, int *,
+                            void **) {
   if (!image)
     return kInvalidValue;
   if (failing("load"))
     return kUnsupportedPtx;
   auto m = std::make_unique<Module>();
   m->image = static_cast<const char *>(image);
-  if (std::memcmp(m->image, "\x7f" "ELF", 4) == 0) {
+  if (std::memcmp(m->image,
+                  "\x7f"
+                  "ELF",
+                  4) == 0) {
     uint16_t machine;
     std::memcpy(&machine, m->image + 18, 2);
     if (m->image[4] != 2 || machine != 190) // ELFCLASS64, EM_CUDA
@@ -174,8 +182,8 @@ CUresult kiln_emulator_attach(void *module, const void *kernels,
 CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
   auto *m = static_cast<Module *>(module);
   // The name must be an entry of the image itself, as the driver checks.
-  std::string needle = m->ptx ? ".entry " + std::string(name) + "("
-                              : std::string(name) + '\0';
+  std::string needle =
+      m->ptx ? ".entry " + std::string(name) + "(" : std::string(name) + '\0';
   auto it = m->kernels.find(name);
   if (!contains(*m, needle) || it == m->kernels.end())
     return kNotFound;
@@ -191,10 +199,16 @@ CUresult cuMemAlloc_v2(unsigned long long *pointer, size_t bytes) {
     return kOutOfMemory;
   ++allocations;
   *pointer = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(allocationsMutex);
+  live[*pointer] = bytes;
   return kSuccess;
 }
 CUresult cuMemFree_v2(unsigned long long pointer) {
   ++frees;
+  {
+    std::lock_guard<std::mutex> lock(allocationsMutex);
+    live.erase(pointer);
+  }
   std::free(reinterpret_cast<void *>(pointer));
   return kSuccess;
 }
@@ -214,6 +228,35 @@ CUresult cuMemcpyDtoHAsync_v2(void *to, unsigned long long from, size_t bytes,
   std::memcpy(to, reinterpret_cast<void *>(from), bytes);
   return kSuccess;
 }
+CUresult cuPointerGetAttribute(void *data, int attribute,
+                               unsigned long long pointer) {
+  std::lock_guard<std::mutex> lock(allocationsMutex);
+  auto it = live.upper_bound(pointer);
+  if (it == live.begin())
+    return kInvalidValue;
+  --it;
+  if (pointer >= it->first + std::max<size_t>(it->second, 1))
+    return kInvalidValue; // not device memory
+  void *context = nullptr;
+  cuDevicePrimaryCtxRetain(&context, 0);
+  switch (attribute) {
+  case 1: // CU_POINTER_ATTRIBUTE_CONTEXT
+    *static_cast<void **>(data) = context;
+    return kSuccess;
+  case 2:                               // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+    *static_cast<unsigned *>(data) = 2; // CU_MEMORYTYPE_DEVICE
+    return kSuccess;
+  case 11: // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+    *static_cast<unsigned long long *>(data) = it->first;
+    return kSuccess;
+  case 12: // CU_POINTER_ATTRIBUTE_RANGE_SIZE
+    *static_cast<size_t *>(data) = it->second;
+    return kSuccess;
+  default:
+    return kInvalidValue;
+  }
+}
+
 CUresult cuStreamCreate(void **stream, unsigned) {
   static int streams;
   *stream = &streams;
@@ -225,8 +268,8 @@ CUresult cuStreamSynchronize(void *) {
 }
 
 CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
-                        unsigned bx, unsigned by, unsigned bz, unsigned,
-                        void *, void **params, void **) {
+                        unsigned bx, unsigned by, unsigned bz, unsigned, void *,
+                        void **params, void **) {
   if (failing("launch"))
     return kLaunchFailed;
   auto *f = static_cast<Function *>(function);

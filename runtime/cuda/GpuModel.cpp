@@ -234,9 +234,9 @@ kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
   }
   const kiln_abi_device_image *image =
       chosen >= 0 ? &d->device_images[chosen] : nullptr;
-  gpu->image = image ? std::string(formatName(image->format)) + " " +
-                           image->arch
-                     : "no kernels";
+  gpu->image = image
+                   ? std::string(formatName(image->format)) + " " + image->arch
+                   : "no kernels";
   const kiln_abi_device_image *emulation = nullptr;
   for (int32_t i = 0; i < d->num_device_images; ++i)
     if (d->device_images[i].format == KILN_ABI_IMAGE_EMULATION)
@@ -271,19 +271,18 @@ kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
             ? " (the driver is older than the PTX: update the NVIDIA driver)"
         : r == CUDA_ERROR_NO_BINARY_FOR_GPU ? " (no code for this GPU)"
                                             : "";
-    return makeStatus(r == CUDA_ERROR_NO_BINARY_FOR_GPU
-                               ? KILN_STATUS_NO_DEVICE
-                               : KILN_STATUS_DEVICE_ERROR,
-                           "cannot load the %s image of GPU model '%s': "
-                           "%s%s%s%s",
-                           gpu->image.c_str(), path, resultName(r), hint,
-                           log[0] ? ": " : "", log);
+    return makeStatus(
+        r == CUDA_ERROR_NO_BINARY_FOR_GPU ? KILN_STATUS_NO_DEVICE
+                                          : KILN_STATUS_DEVICE_ERROR,
+        "cannot load the %s image of GPU model '%s': "
+        "%s%s%s%s",
+        gpu->image.c_str(), path, resultName(r), hint, log[0] ? ": " : "", log);
   }
   if (cu->emulatorAttach && image) {
-    r = cu->emulatorAttach(gpu->module, emulation->data,
-                           static_cast<int64_t>(
-                               emulation->size /
-                               sizeof(kiln_abi_emulated_kernel)));
+    r = cu->emulatorAttach(
+        gpu->module, emulation->data,
+        static_cast<int64_t>(emulation->size /
+                             sizeof(kiln_abi_emulated_kernel)));
     if (r != CUDA_SUCCESS)
       return driverError(r, "kiln_emulator_attach");
   }
@@ -294,10 +293,10 @@ kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
                               d->kernels[k].name);
     if (r != CUDA_SUCCESS)
       return makeStatus(KILN_STATUS_INVALID_MODEL,
-                             "GPU model '%s': kernel '%s' is not in its %s "
-                             "image (%s)",
-                             path, d->kernels[k].name, gpu->image.c_str(),
-                             resultName(r));
+                        "GPU model '%s': kernel '%s' is not in its %s "
+                        "image (%s)",
+                        path, d->kernels[k].name, gpu->image.c_str(),
+                        resultName(r));
   }
   if ((r = cu->streamCreate(&gpu->stream, CU_STREAM_NON_BLOCKING)) !=
       CUDA_SUCCESS) {
@@ -405,10 +404,47 @@ struct SyncedProfiler {
 
 } // namespace
 
+namespace {
+
+/// Checks that `bytes` at `pointer` lie in one allocation of the model's
+/// GPU (a caller's device pointer is trusted no more than a host one).
+kiln_status checkDevicePointer(const GpuModel &gpu, const void *pointer,
+                               size_t bytes, const char *kind, const char *name,
+                               size_t index) {
+  const Driver *cu = gpu.cu;
+  auto address = reinterpret_cast<CUdeviceptr>(pointer);
+  unsigned memoryType = 0;
+  CUcontext context = nullptr;
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  if (cu->pointerGetAttribute(&memoryType, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                              address) != CUDA_SUCCESS ||
+      memoryType != CU_MEMORYTYPE_DEVICE ||
+      cu->pointerGetAttribute(&context, CU_POINTER_ATTRIBUTE_CONTEXT,
+                              address) != CUDA_SUCCESS ||
+      context != gpu.context)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "%s '%s' (#%zu): KILN_DEVICE_CUDA, but %p is not memory "
+                      "of the model's GPU",
+                      kind, name, index, pointer);
+  if (cu->pointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                              address) != CUDA_SUCCESS ||
+      cu->pointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                              address) != CUDA_SUCCESS ||
+      address - start > size || size - (address - start) < bytes)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "%s '%s' (#%zu): its %zu bytes at %p run past the end "
+                      "of their device allocation",
+                      kind, name, index, bytes, pointer);
+  return nullptr;
+}
+
+} // namespace
+
 kiln_status runGpuModel(GpuModel &gpu,
                         int32_t (*run)(const kiln_abi_run_args *),
                         const kiln_abi_model *d, const void *const *inputs,
-                        void *const *outputs,
+                        void *const *outputs, const std::vector<bool> &onDevice,
                         const kiln_abi_profiler *profiler) {
   if (gpu.broken)
     return makeStatus(KILN_STATUS_DEVICE_ERROR,
@@ -428,22 +464,36 @@ kiln_status runGpuModel(GpuModel &gpu,
     gpu.broken = true;
     return makeStatus(r == CUDA_ERROR_OUT_OF_MEMORY ? KILN_STATUS_OUT_OF_MEMORY
                                                     : KILN_STATUS_DEVICE_ERROR,
-                      "%s failed: %s; the handle is now unusable",
-                      what.c_str(), resultName(r));
+                      "%s failed: %s; the handle is now unusable", what.c_str(),
+                      resultName(r));
   };
-  for (size_t i = 0; i < gpu.inputs.size(); ++i)
-    if (gpu.inputBytes[i])
+  size_t numInputs = gpu.inputs.size(), numOutputs = gpu.outputs.size();
+  // The caller's device memory as it is; host memory through the handle's
+  // own device buffers.
+  std::vector<void *> deviceInputs(numInputs), deviceOutputs(numOutputs);
+  for (size_t i = 0; i < numInputs + numOutputs; ++i) {
+    bool input = i < numInputs;
+    size_t k = input ? i : i - numInputs;
+    size_t bytes = input ? gpu.inputBytes[k] : gpu.outputBytes[k];
+    const void *given = input ? inputs[k] : outputs[k];
+    void *&target = input ? deviceInputs[k] : deviceOutputs[k];
+    if (onDevice[i] && bytes) {
+      if (kiln_status status = checkDevicePointer(
+              gpu, given, bytes, input ? "input" : "output",
+              input ? d->inputs[k].name : d->outputs[k].name, k))
+        return status;
+      target = const_cast<void *>(given);
+    } else {
+      target = reinterpret_cast<void *>(input ? gpu.inputs[k] : gpu.outputs[k]);
+    }
+  }
+  for (size_t i = 0; i < numInputs; ++i)
+    if (gpu.inputBytes[i] && !onDevice[i])
       if (CUresult r = cu->memcpyHtoDAsync(gpu.inputs[i], inputs[i],
                                            gpu.inputBytes[i], gpu.stream);
           r != CUDA_SUCCESS)
         return broken(r, "copying input '" + std::string(d->inputs[i].name) +
                              "' to the GPU");
-  std::vector<void *> deviceInputs(gpu.inputs.size()),
-      deviceOutputs(gpu.outputs.size());
-  for (size_t i = 0; i < gpu.inputs.size(); ++i)
-    deviceInputs[i] = reinterpret_cast<void *>(gpu.inputs[i]);
-  for (size_t i = 0; i < gpu.outputs.size(); ++i)
-    deviceOutputs[i] = reinterpret_cast<void *>(gpu.outputs[i]);
 
   Launcher launcher{&gpu, d};
   kiln_abi_gpu table{&launcher, &Launcher::launch,
@@ -461,8 +511,8 @@ kiln_status runGpuModel(GpuModel &gpu,
   args.gpu = &table;
   int32_t result = run(&args);
   if (result != KILN_ABI_RUN_OK)
-    return makeStatus(KILN_STATUS_INTERNAL,
-                      "kiln_abi_run failed with code %d", result);
+    return makeStatus(KILN_STATUS_INTERNAL, "kiln_abi_run failed with code %d",
+                      result);
   if (launcher.error != CUDA_SUCCESS)
     return broken(launcher.error,
                   "launching kernel '" +
@@ -471,13 +521,12 @@ kiln_status runGpuModel(GpuModel &gpu,
                                       ? d->kernels[launcher.failedKernel].name
                                       : "?") +
                       "'");
-  for (size_t i = 0; i < gpu.outputs.size(); ++i)
-    if (gpu.outputBytes[i])
+  for (size_t i = 0; i < numOutputs; ++i)
+    if (gpu.outputBytes[i] && !onDevice[numInputs + i])
       if (CUresult r = cu->memcpyDtoHAsync(outputs[i], gpu.outputs[i],
                                            gpu.outputBytes[i], gpu.stream);
           r != CUDA_SUCCESS)
-        return broken(r, "copying output '" +
-                             std::string(d->outputs[i].name) +
+        return broken(r, "copying output '" + std::string(d->outputs[i].name) +
                              "' from the GPU");
   // Launch errors surface here, asynchronously.
   if (CUresult r = cu->streamSynchronize(gpu.stream); r != CUDA_SUCCESS)

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kiln::runtime {
 
@@ -39,10 +40,13 @@ kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
 
 /// One run: the inputs to the device, the model's launches on the handle's
 /// stream, the outputs back, then a synchronisation whose error the run
-/// reports. A failed launch marks the handle broken.
-kiln_status runGpuModel(GpuModel &gpu, int32_t (*run)(const kiln_abi_run_args *),
+/// reports. A tensor whose `onDevice` entry is set (inputs first, then
+/// outputs) is already in the GPU's memory: its pointer, once checked with
+/// the driver, is used as it is. A failed launch marks the handle broken.
+kiln_status runGpuModel(GpuModel &gpu,
+                        int32_t (*run)(const kiln_abi_run_args *),
                         const kiln_abi_model *d, const void *const *inputs,
-                        void *const *outputs,
+                        void *const *outputs, const std::vector<bool> &onDevice,
                         const kiln_abi_profiler *profiler);
 
 /// "NVIDIA H100 (sm_90), cubin sm_90" for messages and kiln-run --info.

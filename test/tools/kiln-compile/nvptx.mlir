@@ -23,7 +23,7 @@
 // PTX: // ---- sm_90
 // PTX: .target sm_90
 
-// REPORT: target: nvptx sm_90a, host x86_64-unknown-linux-gnu
+// REPORT: target: nvptx sm_90a, host x86_64-unknown-linux-gnu cpu=x86-64-v3
 // REPORT: ptxas sm_90a kiln_model_main_kernel{{[0-9]+}}: {{[0-9]+}} registers, 0 bytes spilled, 0 bytes stack, 0 bytes shared
 // REPORT: gpu: 1 architecture(s) (sm_90a), constants 8192 bytes
 
@@ -32,6 +32,7 @@
 
 // INFO: abi version: 3
 // INFO: device: cuda (NVIDIA GPU)
+// INFO: host: x86_64-unknown-linux-gnu, cpu x86-64-v3
 // INFO: constants: 8192 bytes
 // INFO: images (2):
 // INFO-NEXT: sm_90a cubin, {{[0-9]+}} bytes

@@ -315,9 +315,14 @@ TEST_F(AddModel, RefusesAnotherDevice) {
   Status status = run();
   EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(status.message(),
-            "input #1: device 3, but tensors are in host memory "
-            "(KILN_DEVICE_CPU) for every model: the runtime copies a GPU "
-            "model's to and from the device");
+            "input #1: device 3, but a tensor's data is in host memory "
+            "(KILN_DEVICE_CPU) or, for a GPU model, in its GPU's memory "
+            "(KILN_DEVICE_CUDA)");
+  inputs[1].device = KILN_DEVICE_CUDA;
+  Status cuda = run();
+  EXPECT_EQ(cuda.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(cuda.message(), "input #1: device KILN_DEVICE_CUDA, but the model "
+                            "runs on the CPU");
   kiln_model_options options;
   kiln_model_options_init(&options);
   EXPECT_EQ(options.struct_size, sizeof(options));
