@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuFeatures.h"
+#include "ModelFile.h"
 #include "Status.h"
 #include "cuda/GpuModel.h"
 
@@ -485,6 +486,10 @@ kiln_status openModel(const char *path, const kiln_model_options *options,
   std::string filePath = path;
   if (filePath.find('/') == std::string::npos)
     filePath = "./" + filePath;
+
+  // dlopen trusts the file's structure: check it first.
+  if (kiln_status status = checkModelFile(path))
+    return status;
 
   auto model = std::unique_ptr<kiln_model>(new kiln_model);
   dlerror();

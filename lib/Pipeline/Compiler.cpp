@@ -235,6 +235,56 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
   return signature;
 }
 
+/// The largest tensor Kiln compiles: 16 GiB. A larger one (a
+/// ConstantOfShape, Expand or Tile to 10^12 elements in a 200-byte model)
+/// would be materialized by constant folding or LLVM and take the compiler
+/// down with it.
+constexpr uint64_t kMaxTensorBytes = uint64_t(16) << 30;
+
+/// Refuses every value of `module` whose static tensor type exceeds
+/// kMaxTensorBytes, naming the node that makes it.
+LogicalResult checkTensorSizes(ModuleOp module) {
+  auto tooLarge = [](Type type) -> std::optional<std::string> {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return std::nullopt;
+    uint64_t bytes =
+        std::max<uint64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8);
+    bool overflow = false;
+    for (int64_t dim : tensor.getShape()) {
+      uint64_t next;
+      overflow =
+          overflow || __builtin_mul_overflow(bytes, uint64_t(dim), &next);
+      bytes = next;
+    }
+    if (!overflow && bytes <= kMaxTensorBytes)
+      return std::nullopt;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "a tensor of type " << tensor << " ("
+       << (overflow ? std::string("more than 2^64") : std::to_string(bytes))
+       << " bytes), above Kiln's limit of 16 GiB per tensor";
+    return text;
+  };
+  WalkResult walk = module.walk([&](Operation *op) {
+    if (auto func = dyn_cast<func::FuncOp>(op)) {
+      for (Type type : func.getArgumentTypes())
+        if (auto why = tooLarge(type)) {
+          func.emitError() << "an input is " << *why;
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    }
+    for (Type type : op->getResultTypes())
+      if (auto why = tooLarge(type)) {
+        op->emitError() << "makes " << *why;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 /// One report line: "stage: N ops (a.x: 3, b.y: 1)".
 std::string countOps(ModuleOp module, StringRef stage) {
   std::map<std::string, int64_t> counts;
@@ -369,7 +419,7 @@ private:
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main)
       return module.emitError("the model has no function @main");
-    if (failed(checkElementTypes(main)))
+    if (failed(checkElementTypes(main)) || failed(checkTensorSizes(module)))
       return failure();
     if (options.emit == EmitStage::Imported)
       return writeText(outputPath, printModule(module, /*locations=*/true));
@@ -385,7 +435,9 @@ private:
     if (options.report)
       result.report += countOps(module, "imported");
 
-    if (failed(runStage(module, PipelineStage::Graph)))
+    // Folding may make new values (a shape computed from constants).
+    if (failed(runStage(module, PipelineStage::Graph)) ||
+        failed(checkTensorSizes(module)))
       return failure();
     if (options.report) {
       result.report += countOps(module, "graph");
