@@ -120,8 +120,7 @@ kiln_status checkModelFile(const char *path) {
   if (header.e_machine != host)
     return makeStatus(KILN_STATUS_UNSUPPORTED_CPU,
                       "model '%s' was compiled for %s, but this machine is %s",
-                      path, machineName(header.e_machine),
-                      machineName(host));
+                      path, machineName(header.e_machine), machineName(host));
   if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0)
     return damaged("its program header table is malformed");
   if (!within(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr), size))

@@ -93,6 +93,34 @@ else
   tail -30 "$log"; echo "the sanitizer build failed"; failed=$((failed + 1))
 fi
 
+step "the runtime's concurrency tests under ThreadSanitizer ($build-tsan)"
+# Many threads on one handle, several handles and models at once, the last
+# release on another thread (docs/reliability.md): a runtime-only build with
+# -fsanitize=thread, where any data race fails the test.
+tsan="$build-tsan"
+if [[ ! -f "$tsan/build.ninja" ]]; then
+  cmake -G Ninja -S "$root" -B "$tsan" -DKILN_RUNTIME_ONLY=ON \
+    -DKILN_ENABLE_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER="$llvm/bin/clang" \
+    -DCMAKE_CXX_COMPILER="$llvm/bin/clang++" >/dev/null || exit 1
+fi
+tsan_test="$tsan/test/unit/runtime/kiln_runtime_tests"
+if ninja -C "$tsan" kiln_runtime_tests >"$log" 2>&1; then
+  if ! nm "$tsan_test" | grep -q " __tsan_init"; then
+    echo "failed: $tsan_test is not built with ThreadSanitizer"
+    failed=$((failed + 1))
+  else
+    TSAN_OPTIONS=halt_on_error=1 "$tsan_test" --gtest_brief=1 \
+      --gtest_filter='Concurrency.*:AddModel.SerialisesConcurrentRuns' 2>&1 | tee "$log"
+    t_pass=$(sed -nE 's/^\[  PASSED  \] ([0-9]+) tests?.*/\1/p' "$log" | tail -1)
+    t_fail=$(sed -nE 's/^\[  FAILED  \] ([0-9]+) tests?, listed below.*/\1/p' "$log" | tail -1)
+    [[ -z "$t_pass$t_fail" ]] && t_fail=1  # a race report stops the run
+    passed=$((passed + ${t_pass:-0})); failed=$((failed + ${t_fail:-0}))
+  fi
+else
+  tail -30 "$log"; echo "the ThreadSanitizer build failed"; failed=$((failed + 1))
+fi
+
 step "AArch64: cross-built runtime and kiln-run, unit tests under qemu"
 # tools/setup.sh installs the cross sysroot and qemu-user: their absence is
 # a failure, not a reason to skip.
