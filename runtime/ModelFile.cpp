@@ -5,6 +5,9 @@
 #include "CpuFeatures.h"
 #include "Status.h"
 
+#include "kiln/model_abi.h"
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +15,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,6 +78,28 @@ const char *machineName(uint16_t machine) {
   }
 }
 
+/// Whether the file has a section named `name` (its tables were checked to
+/// lie within the file).
+bool hasSection(int fd, const Elf64_Ehdr &header, const char *name) {
+  if (header.e_shnum == 0 || header.e_shstrndx >= header.e_shnum)
+    return false;
+  std::vector<Elf64_Shdr> sections(header.e_shnum);
+  if (!readAt(fd, header.e_shoff, sections.data(),
+              sections.size() * sizeof(Elf64_Shdr)))
+    return false;
+  const Elf64_Shdr &names = sections[header.e_shstrndx];
+  if (names.sh_size == 0 || names.sh_size > (1u << 24))
+    return false;
+  std::vector<char> table(names.sh_size + 1, '\0');
+  if (!readAt(fd, names.sh_offset, table.data(), names.sh_size))
+    return false;
+  for (const Elf64_Shdr &section : sections)
+    if (section.sh_name < names.sh_size &&
+        std::strcmp(table.data() + section.sh_name, name) == 0)
+      return true;
+  return false;
+}
+
 } // namespace
 
 kiln_status checkModelFile(const char *path) {
@@ -134,6 +160,10 @@ kiln_status checkModelFile(const char *path) {
               segments.size() * sizeof(Elf64_Phdr)))
     return damaged("its program header table lies past the end");
   bool loads = false;
+  // Where the shared object ends: its last table or segment.
+  uint64_t end = std::max<uint64_t>(
+      header.e_phoff + header.e_phnum * sizeof(Elf64_Phdr),
+      header.e_shoff + header.e_shnum * uint64_t(sizeof(Elf64_Shdr)));
   for (const Elf64_Phdr &segment : segments) {
     if (segment.p_type != PT_LOAD && segment.p_type != PT_DYNAMIC)
       continue;
@@ -141,9 +171,35 @@ kiln_status checkModelFile(const char *path) {
     if (!within(segment.p_offset, 1, segment.p_filesz, size) ||
         segment.p_filesz > segment.p_memsz)
       return damaged("a segment lies past the end");
+    end = std::max<uint64_t>(end, segment.p_offset + segment.p_filesz);
   }
   if (!loads)
     return damaged("it has no loadable segment");
+
+  // The seal kiln-compile appended after the shared object. A model of an
+  // older Kiln has none, and no `.kiln.sealed` section saying it should.
+  // Anything else after the object is damage (a seal cut short, say).
+  if (size == end) {
+    if (hasSection(fd, header, ".kiln.sealed"))
+      return damaged("it ends where its seal should begin");
+    return nullptr;
+  }
+  kiln_abi_seal seal;
+  if (size - end != sizeof(seal) || !readAt(fd, end, &seal, sizeof(seal)) ||
+      std::memcmp(seal.magic, KILN_ABI_SEAL_MAGIC, sizeof(seal.magic)) != 0 ||
+      seal.version != KILN_ABI_SEAL_VERSION || seal.reserved != 0 ||
+      seal.size != end)
+    return damaged("the bytes after the shared object are not a whole Kiln "
+                   "seal");
+  // Mapped, not copied: the loader maps the same pages next.
+  void *data = mmap(nullptr, seal.size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (data == MAP_FAILED)
+    return makeStatus(KILN_STATUS_IO, "cannot read model '%s' to check it: %s",
+                      path, std::strerror(errno));
+  uint64_t checksum = kiln_abi_checksum(data, seal.size);
+  munmap(data, seal.size);
+  if (checksum != seal.checksum)
+    return damaged("its checksum does not match what kiln-compile recorded");
   return nullptr;
 }
 

@@ -33,6 +33,7 @@
 #define KILN_MODEL_ABI_H
 
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -205,6 +206,39 @@ typedef struct kiln_abi_run_args {
   /* Since version 3: the launcher of a CUDA model; NULL for a CPU model. */
   const kiln_abi_gpu *gpu;
 } kiln_abi_run_args;
+
+/* The seal of a model file (not part of the loaded image): kiln-compile
+ * appends these 32 bytes after the shared object it links, and the runtime
+ * checks them before loading the file, so that a file damaged after it was
+ * written is refused rather than loaded. A file without a seal (a model of
+ * an older Kiln) is checked for its structure only. */
+#define KILN_ABI_SEAL_MAGIC "KILNSEAL" /* 8 bytes, no NUL */
+#define KILN_ABI_SEAL_VERSION 1u
+typedef struct kiln_abi_seal {
+  char magic[8];     /* KILN_ABI_SEAL_MAGIC */
+  uint64_t size;     /* bytes before the seal: the whole shared object */
+  uint64_t checksum; /* kiln_abi_checksum of those bytes */
+  uint32_t version;  /* KILN_ABI_SEAL_VERSION */
+  uint32_t reserved; /* zero */
+} kiln_abi_seal;
+
+/* The seal's checksum: a multiply-xorshift mix (FNV-1a's constants) of the
+ * data's 64-bit little-endian words, the last one zero-padded, then of its
+ * length. Not cryptographic: it finds damage, not forgery. Kiln's hosts are
+ * little-endian (x86-64, AArch64), where a word is read as it lies. */
+static inline uint64_t kiln_abi_checksum(const void *data, uint64_t size) {
+  const unsigned char *bytes = (const unsigned char *)data;
+  uint64_t hash = 0xcbf29ce484222325ull;
+  uint64_t i = 0;
+  for (; i < size; i += 8) {
+    uint64_t word = 0;
+    memcpy(&word, bytes + i, size - i < 8 ? (size_t)(size - i) : 8);
+    hash = (hash ^ word) * 0x100000001b3ull;
+    hash ^= hash >> 29;
+  }
+  hash = (hash ^ size) * 0x100000001b3ull;
+  return hash ^ (hash >> 32);
+}
 
 /* Return codes of kiln_abi_run. */
 #define KILN_ABI_RUN_OK 0

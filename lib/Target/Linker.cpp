@@ -2,6 +2,8 @@
 
 #include "lib/Target/Linker.h"
 
+#include "kiln/model_abi.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -9,6 +11,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
 
 #include <cstdlib>
 
@@ -98,6 +102,30 @@ Error linkSharedObject(const std::string &object, const std::string &outputPath,
                              (message.empty() ? "" : ": " + message) +
                              (text.empty() ? "" : ":\n" + text));
   }
+  return sealModelFile(outputPath);
+}
+
+Error sealModelFile(const std::string &path) {
+  auto file = MemoryBuffer::getFile(path, /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false);
+  if (!file)
+    return createStringError("cannot read " + path +
+                             " to seal it: " + file.getError().message());
+  StringRef data = (*file)->getBuffer();
+  kiln_abi_seal seal;
+  std::memcpy(seal.magic, KILN_ABI_SEAL_MAGIC, sizeof(seal.magic));
+  seal.size = data.size();
+  seal.checksum = kiln_abi_checksum(data.data(), data.size());
+  seal.version = KILN_ABI_SEAL_VERSION;
+  seal.reserved = 0;
+  std::error_code ec;
+  raw_fd_ostream os(path, ec, sys::fs::OF_Append);
+  if (ec)
+    return createStringError("cannot seal " + path + ": " + ec.message());
+  os.write(reinterpret_cast<const char *>(&seal), sizeof(seal));
+  os.close();
+  if (os.has_error())
+    return createStringError("cannot seal " + path);
   return Error::success();
 }
 

@@ -160,6 +160,16 @@ public:
     return fn;
   }
 
+  /// The producer string, in a section of its own, `.kiln.sealed`: it tells
+  /// the runtime, before it loads the file, that kiln-compile sealed it
+  /// (lib/Target/Linker.cpp), so that a file cut exactly where its seal
+  /// began is refused rather than taken for an unsealed one.
+  Constant *producer() {
+    auto *global = cast<GlobalVariable>(string("kiln 0.1.0", "kiln.producer"));
+    global->setSection(".kiln.sealed");
+    return global;
+  }
+
   /// A private constant byte array holding `data`, aligned to `align`.
   Constant *bytes(StringRef data, const Twine &name, unsigned align) {
     Constant *init =
@@ -362,7 +372,7 @@ public:
                   string(target.triple, "kiln.triple"),
                   string(target.cpu, "kiln.cpu"),
                   string(target.requiredFeatures, "kiln.features"),
-                  string("kiln 0.1.0", "kiln.producer"),
+                  producer(),
                   ConstantInt::get(i64Ty, signature.inputs.size()),
                   tensors(signature.inputs, "kiln.inputs"),
                   ConstantInt::get(i64Ty, signature.outputs.size()),

@@ -60,6 +60,29 @@ def test_truncated_model_in_kiln_run(model_bytes, tmp_path):
                                   "damaged: "), proc.stderr
 
 
+def test_damage_inside_is_caught_by_the_checksum(model_bytes, tmp_path):
+    # One bit of the producer string, in the middle of the file: the
+    # structure is intact, the checksum kiln-compile recorded is not.
+    data = bytearray(model_bytes)
+    at = data.index(b"kiln 0.1.0")
+    data[at] ^= 0x01
+    path = tmp_path / "flipped.so"
+    path.write_bytes(bytes(data))
+    with pytest.raises(kiln.ModelError,
+                       match="its checksum does not match what kiln-compile recorded"):
+        kiln.load(path)
+    # The seal itself damaged.
+    data = bytearray(model_bytes)
+    data[-12] ^= 0x80  # in the recorded checksum
+    path.write_bytes(bytes(data))
+    with pytest.raises(kiln.ModelError, match="checksum does not match"):
+        kiln.load(path)
+    # Bytes appended after the seal.
+    path.write_bytes(model_bytes + b"\0" * 7)
+    with pytest.raises(kiln.ModelError, match="are not a whole Kiln seal"):
+        kiln.load(path)
+
+
 def test_damaged_program_headers(model_bytes, tmp_path):
     # e_phoff (bytes 32-39) pointing past the end of the file.
     data = bytearray(model_bytes)

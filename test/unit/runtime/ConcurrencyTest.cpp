@@ -55,7 +55,8 @@ struct Caller {
 
 kiln_model *open(const char *name) {
   kiln_model *model = nullptr;
-  kiln_status status = kiln_model_open(fakeModel(name).c_str(), nullptr, &model);
+  kiln_status status =
+      kiln_model_open(fakeModel(name).c_str(), nullptr, &model);
   EXPECT_EQ(status, nullptr) << kiln_status_message(status);
   kiln_status_free(status);
   return model;
@@ -82,7 +83,8 @@ TEST(Concurrency, ManyThreadsOneHandle) {
       kiln_status_free(kiln_model_set_num_threads(model, 1 + i % 4));
       kiln_tensor_info info = KILN_TENSOR_INFO_INIT;
       kiln_status_free(kiln_model_input_info(model, i % 2, &info));
-      if (kiln_model_num_inputs(model) != 2 || kiln_model_num_threads(model) < 1)
+      if (kiln_model_num_inputs(model) != 2 ||
+          kiln_model_num_threads(model) < 1)
         ++failures;
       kiln_model_release(kiln_model_retain(model));
     }
