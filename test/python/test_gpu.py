@@ -325,3 +325,25 @@ def test_device_pointers_through_the_c_api(emulator, tmp_path):
     inputs[0].data = short
     assert "run past the end of their device allocation" in run()
     runtime.kiln_model_release(model)
+
+
+def test_profile_times_every_gpu_kernel(emulator, tmp_path):
+    """kiln-run --profile on a GPU model: the hooks around each launch
+    synchronise the stream, so each kernel's time is its own."""
+    import json
+    so = compile_model(small_model(), tmp_path, GPU)
+    args = [str(KILN_RUN), str(so), "--json", "--profile", "--repeat", "2",
+            "--output-dir", str(tmp_path / "out")]
+    for i, (name, value) in enumerate(small_feeds().items()):
+        np.save(tmp_path / f"in{i}.npy", value)
+        args += ["--input", f"{name}={tmp_path / f'in{i}.npy'}"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    profile = json.loads(proc.stdout)["profile"]
+    info = subprocess.run([str(KILN_RUN), "--info", str(so)], capture_output=True,
+                          text=True, timeout=60).stdout
+    kernels = [line.split(":")[0].strip() for line in info.splitlines()
+               if line.startswith("  kiln_model_main_kernel")]
+    assert [k["name"] for k in profile["kernels"]] == kernels
+    assert all(k["ms"] >= 0 for k in profile["kernels"])
+    assert sum(k["flops"] for k in profile["kernels"]) > 0
