@@ -575,6 +575,79 @@ struct MatMulLowering : OpConversionPattern<graph::MatMulOp> {
   }
 };
 
+/// graph.einsum as one linalg.generic: a loop per letter, the output's
+/// letters first (parallel), the summed ones after (reductions, in the order
+/// they first appear); each operand read through its letters, a size-1
+/// dimension as index 0 (broadcast), a repeated letter as a diagonal. The
+/// product of the operands is accumulated in the compute type (f32 for
+/// 16-bit floats).
+struct EinsumLowering : OpConversionPattern<graph::EinsumOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(graph::EinsumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getResult().getType()));
+    auto parsed = graph::EinsumOp::parseEquation(op.getEquation());
+    if (failed(parsed) || !allStatic(adaptor.getInputs()) ||
+        !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    auto &[terms, output] = *parsed;
+    std::string letters = output;
+    for (const std::string &term : terms)
+      for (char c : term)
+        if (!StringRef(letters).contains(c))
+          letters += c;
+    auto dimOf = [&](char c) {
+      return getAffineDimExpr(StringRef(letters).find(c), ctx);
+    };
+    SmallVector<AffineMap> maps;
+    for (auto [term, input] : llvm::zip(terms, adaptor.getInputs())) {
+      SmallVector<AffineExpr> exprs;
+      ArrayRef<int64_t> shape = getTensorType(input).getShape();
+      for (auto [c, size] : llvm::zip(term, shape))
+        exprs.push_back(size == 1 ? getAffineConstantExpr(0, ctx) : dimOf(c));
+      maps.push_back(AffineMap::get(letters.size(), 0, exprs, ctx));
+    }
+    SmallVector<AffineExpr> outputExprs;
+    for (char c : output)
+      outputExprs.push_back(dimOf(c));
+    maps.push_back(AffineMap::get(letters.size(), 0, outputExprs, ctx));
+
+    Type element = resultType.getElementType();
+    Type accElement = getComputeType(element);
+    Value init = createFilled(rewriter, loc, resultType.clone(accElement), 0.0);
+    bool isFloat = isa<FloatType>(accElement);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{init.getType()}, adaptor.getInputs(),
+        ValueRange{init}, maps,
+        getIterators(output.size(), letters.size() - output.size()),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value product;
+          for (Value v : args.drop_back()) {
+            if (v.getType() != accElement)
+              v = arith::ExtFOp::create(b, l, accElement, v);
+            product = !product ? v
+                      : isFloat
+                          ? arith::MulFOp::create(b, l, product, v).getResult()
+                          : arith::MulIOp::create(b, l, product, v).getResult();
+          }
+          Value sum = isFloat
+                          ? arith::AddFOp::create(b, l, args.back(), product)
+                                .getResult()
+                          : arith::AddIOp::create(b, l, args.back(), product)
+                                .getResult();
+          linalg::YieldOp::create(b, l, sum);
+        });
+    rewriter.replaceOp(
+        op, castElements(rewriter, loc, generic.getResult(0), element));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Fused ops
 //===----------------------------------------------------------------------===//
@@ -1221,13 +1294,14 @@ struct LRNLowering : OpConversionPattern<graph::LRNOp> {
 
 void populateNNToLinalgPatterns(const TypeConverter &converter,
                                 RewritePatternSet &patterns) {
-  patterns
-      .add<AveragePoolLowering, BatchNormLowering, ConvLowering,
-           ConvTransposeLowering, FusedConvLowering, FusedMatMulLowering,
-           GemmLowering, GlobalPoolLowering<graph::GlobalAveragePoolOp, false>,
-           GlobalPoolLowering<graph::GlobalMaxPoolOp, true>,
-           InstanceNormLowering, LayerNormLowering, LRNLowering, MatMulLowering,
-           MaxPoolLowering>(converter, patterns.getContext());
+  patterns.add<AveragePoolLowering, BatchNormLowering, ConvLowering,
+               ConvTransposeLowering, EinsumLowering, FusedConvLowering,
+               FusedMatMulLowering, GemmLowering,
+               GlobalPoolLowering<graph::GlobalAveragePoolOp, false>,
+               GlobalPoolLowering<graph::GlobalMaxPoolOp, true>,
+               InstanceNormLowering, LayerNormLowering, LRNLowering,
+               MatMulLowering, MaxPoolLowering>(converter,
+                                                patterns.getContext());
 }
 
 } // namespace kiln

@@ -4,6 +4,7 @@
 #include "dialects/Graph/GraphShapeUtils.h"
 
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace kiln::graph;
@@ -160,6 +161,76 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferred) {
   return inferMatMulType(loc, adaptor.getLhs(), adaptor.getRhs(), inferred);
+}
+
+//===----------------------------------------------------------------------===//
+// EinsumOp
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::pair<SmallVector<std::string>, std::string>>
+EinsumOp::parseEquation(StringRef equation) {
+  auto [lhs, output] = equation.split("->");
+  if (!equation.contains("->"))
+    return failure();
+  SmallVector<std::string> inputs;
+  SmallVector<StringRef> terms;
+  lhs.split(terms, ',');
+  for (StringRef term : terms)
+    inputs.push_back(term.str());
+  auto letters = [](StringRef term) {
+    return llvm::all_of(term, [](char c) { return llvm::isAlpha(c); });
+  };
+  if (!llvm::all_of(terms, letters) || !letters(output))
+    return failure();
+  return std::make_pair(inputs, output.str());
+}
+
+LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto parsed = parseEquation(adaptor.getEquation());
+  if (failed(parsed))
+    return emitOptionalError(loc, "malformed equation '", adaptor.getEquation(),
+                             "' (expected letters, commas and '->')");
+  auto &[terms, output] = *parsed;
+  ValueRange operands = adaptor.getInputs();
+  if (operands.empty() || terms.size() != operands.size())
+    return emitOptionalError(loc, "the equation has ", terms.size(),
+                             " input term(s) for ", operands.size(),
+                             " operand(s)");
+  // Each letter's size: one size, or 1, which broadcasts.
+  llvm::DenseMap<char, int64_t> sizes;
+  Type element = cast<RankedTensorType>(operands[0].getType()).getElementType();
+  for (auto [term, operand] : llvm::zip(terms, operands)) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (type.getElementType() != element)
+      return emitOptionalError(loc, "operands of different element types");
+    if (int64_t(term.size()) != type.getRank())
+      return emitOptionalError(loc, "term '", term, "' for an operand of rank ",
+                               type.getRank());
+    for (auto [letter, dim] : llvm::zip(term, type.getShape())) {
+      if (ShapedType::isDynamic(dim))
+        return emitOptionalError(loc, "needs static shapes");
+      auto [it, inserted] = sizes.try_emplace(letter, dim);
+      if (inserted || it->second == dim || dim == 1)
+        continue;
+      if (it->second != 1)
+        return emitOptionalError(loc, "letter '", StringRef(&letter, 1),
+                                 "' has sizes ", it->second, " and ", dim);
+      it->second = dim;
+    }
+  }
+  SmallVector<int64_t> shape;
+  for (char letter : output) {
+    auto it = sizes.find(letter);
+    if (it == sizes.end() || llvm::count(output, letter) != 1)
+      return emitOptionalError(loc, "output letter '", StringRef(&letter, 1),
+                               "' is not an input's, or is repeated");
+    shape.push_back(it->second);
+  }
+  inferred.push_back(RankedTensorType::get(shape, element));
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

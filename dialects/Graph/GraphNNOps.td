@@ -59,6 +59,33 @@ def Graph_MatMulOp : Graph_InferOp<"matmul", [Graph_OwnSampleRule]> {
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
+def Graph_EinsumOp : Graph_InferOp<"einsum"> {
+  let summary = "Einstein summation (ONNX Einsum)";
+  let description = [{
+    ONNX `Einsum` with its equation made explicit by the importer: one term
+    of letters per operand (one letter per dimension), `->`, the output's
+    term; an ellipsis is spelled out in letters of its own. Each output
+    element is the sum, over the letters absent from the output, of the
+    product of the operands' elements. A letter names one size; a dimension
+    of size 1 broadcasts to it. A letter repeated within a term takes a
+    diagonal.
+
+    ```mlir
+    %y = graph.einsum %a, %b {equation = "bij,bjk->bik"}
+         : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs, StrAttr:$equation);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    /// The equation's input terms and output term.
+    static llvm::FailureOr<std::pair<llvm::SmallVector<std::string>, std::string>>
+    parseEquation(llvm::StringRef equation);
+  }];
+}
+
 def Graph_GemmOp : Graph_InferOp<"gemm", [Graph_OwnSampleRule]> {
   let summary = "general matrix multiply (ONNX Gemm)";
   let description = [{

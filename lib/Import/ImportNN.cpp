@@ -6,6 +6,7 @@
 #include "dialects/Graph/GraphShapeUtils.h"
 
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -117,6 +118,90 @@ static LogicalResult importMatMul(NodeImporter &node) {
   if (!lhs || !rhs)
     return node.emitError() << "needs two inputs";
   return node.setResults(node.create<graph::MatMulOp>(lhs, rhs));
+}
+
+/// Einsum: the equation made explicit for graph.einsum. Spaces go, each
+/// ellipsis becomes letters of its own (the same for every term, aligned
+/// from the right, as numpy broadcasts), and an implicit output (no `->`) is
+/// the ellipsis then the letters that appear once, in alphabetical order.
+static LogicalResult importEinsum(NodeImporter &node) {
+  std::string equation = node.getString("equation");
+  if (node.hasFailed())
+    return failure();
+  std::string text;
+  for (char c : equation)
+    if (c != ' ')
+      text += c;
+  StringRef lhs = StringRef(text).split("->").first;
+  bool explicitOutput = StringRef(text).contains("->");
+  StringRef output = explicitOutput ? StringRef(text).split("->").second : "";
+  SmallVector<StringRef> terms;
+  lhs.split(terms, ',');
+  unsigned n = node.getNumInputs();
+  if (terms.size() != n)
+    return node.emitError()
+           << "equation '" << equation << "' has " << terms.size()
+           << " input term(s) for " << n << " input(s)";
+  // Letters not used by the equation, for the ellipsis' dimensions.
+  std::string free;
+  for (char c = 'A'; c <= 'Z'; ++c)
+    if (!StringRef(text).contains(c))
+      free += c;
+  for (char c = 'a'; c <= 'z'; ++c)
+    if (!StringRef(text).contains(c))
+      free += c;
+  SmallVector<Value> inputs;
+  SmallVector<std::string> expanded;
+  size_t ellipsisRank = 0;
+  for (auto [i, term] : llvm::enumerate(terms)) {
+    Value input = node.getInput(i);
+    if (!input)
+      return node.emitError() << "input " << i << " is missing";
+    inputs.push_back(input);
+    int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+    size_t dots = term.find("...");
+    int64_t letters = int64_t(term.size()) - (dots == StringRef::npos ? 0 : 3);
+    if (dots == StringRef::npos ? letters != rank : letters > rank)
+      return node.emitError() << "term '" << term << "' does not fit input "
+                              << i << " of rank " << rank;
+    if (dots != StringRef::npos)
+      ellipsisRank = std::max<size_t>(ellipsisRank, rank - letters);
+  }
+  if (ellipsisRank > free.size())
+    return node.emitError() << "too many dimensions under '...'";
+  std::string ellipsis = free.substr(0, ellipsisRank);
+  for (auto [i, term] : llvm::enumerate(terms)) {
+    size_t dots = term.find("...");
+    if (dots == StringRef::npos) {
+      expanded.push_back(term.str());
+      continue;
+    }
+    int64_t rank = cast<RankedTensorType>(inputs[i].getType()).getRank();
+    size_t own = rank - (term.size() - 3);
+    expanded.push_back(term.take_front(dots).str() +
+                       ellipsis.substr(ellipsis.size() - own) +
+                       term.drop_front(dots + 3).str());
+  }
+  std::string result;
+  if (explicitOutput) {
+    size_t dots = output.find("...");
+    result = dots == StringRef::npos
+                 ? output.str()
+                 : output.take_front(dots).str() + ellipsis +
+                       output.drop_front(dots + 3).str();
+  } else {
+    std::string once;
+    for (char c = 'A'; c <= 'z'; ++c)
+      if (llvm::isAlpha(c) && !StringRef(ellipsis).contains(c) &&
+          llvm::count(lhs, c) == 1)
+        once += c;
+    result = ellipsis + once;
+  }
+  std::string normalized = llvm::join(expanded, ",") + "->" + result;
+  if (failed(graph::EinsumOp::parseEquation(normalized)))
+    return node.emitError() << "malformed equation '" << equation << "'";
+  return node.setResults(
+      node.create<graph::EinsumOp>(ValueRange(inputs), StringRef(normalized)));
 }
 
 /// Gemm from opset 7 (earlier ones take a `broadcast` attribute); C is
@@ -520,5 +605,6 @@ void kiln::registerNNImporters(NodeImporterRegistry &registry) {
   registry.add("LRN", /*minOpset=*/1, importLRN);
   registry.add("LpPool", /*minOpset=*/2, importLpPool);
   registry.add("MatMul", /*minOpset=*/1, importMatMul);
+  registry.add("Einsum", /*minOpset=*/12, importEinsum);
   registry.add("MaxPool", /*minOpset=*/1, importMaxPool);
 }

@@ -264,3 +264,21 @@ func.func @recurrence_gru(%p: tensor<5x2x24xf32>, %rt: tensor<8x24xf32>, %h: ten
   %y, %lh = graph.recurrence gru %p, %rt, %h {activations = ["sigmoid", "tanh"], activation_alpha = array<f32: 0.0, 0.0>, activation_beta = array<f32: 0.0, 0.0>, reverse = true, linear_before_reset = false, input_forget = false} : (tensor<5x2x24xf32>, tensor<8x24xf32>, tensor<2x8xf32>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>)
   return %y, %lh : tensor<5x2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// Einsum: one loop per letter, the output's first (parallel), the summed
+// ones after; a repeated letter reads a diagonal, a size-1 dimension
+// broadcasts.
+// CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2) -> (d0, d0, d2)>
+// CHECK-DAG: #[[B:.+]] = affine_map<(d0, d1, d2) -> (0, d2, d1)>
+// CHECK-DAG: #[[Y:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @einsum
+// CHECK: linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[Y]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @einsum(%a: tensor<3x3x4xf32>, %b: tensor<1x4x5xf32>) -> tensor<3x5xf32> {
+  %0 = graph.einsum %a, %b {equation = "iij,ijk->ik"} : (tensor<3x3x4xf32>, tensor<1x4x5xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}

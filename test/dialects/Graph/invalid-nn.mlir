@@ -203,3 +203,21 @@ func.func @recurrence_cell_state(%p: tensor<5x2x8xf32>, %rt: tensor<8x8xf32>, %h
   %y, %lh = graph.recurrence rnn %p, %rt, %h initial_c %h {activations = ["tanh"], activation_alpha = array<f32: 0.0>, activation_beta = array<f32: 0.0>, reverse = false, linear_before_reset = false, input_forget = false} : (tensor<5x2x8xf32>, tensor<8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>)
   return %y, %lh : tensor<5x2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+func.func @einsum_sizes(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+2 {{letter 'j' has sizes 3 and 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @einsum_implicit(%a: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+2 {{malformed equation 'ij' (expected letters, commas and '->')}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.einsum %a {equation = "ij"} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

@@ -100,3 +100,12 @@ func.func @recurrence(%p: tensor<5x2x32xf32>, %rt: tensor<8x32xf32>, %h: tensor<
   %y, %lh, %lc = graph.recurrence lstm %p, %rt, %h initial_c %c peepholes %ph lengths %len {activations = ["sigmoid", "tanh", "tanh"], activation_alpha = array<f32: 0.0, 0.0, 0.0>, activation_beta = array<f32: 0.0, 0.0, 0.0>, clip = 2.0 : f32, reverse = true, linear_before_reset = false, input_forget = false} : (tensor<5x2x32xf32>, tensor<8x32xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<24xf32>, tensor<2xi64>) -> (tensor<5x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>)
   return %y, %lh, %lc : tensor<5x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @einsum
+func.func @einsum(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  // CHECK: graph.einsum %{{.+}}, %{{.+}} {equation = "bij,bjk->bik"} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  %0 = graph.einsum %a, %b {equation = "bij,bjk->bik"} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}

@@ -5,6 +5,7 @@ Each test builds a one-node ONNX model, compiles it with kiln-compile, runs it
 with kiln-run and compares every output with onnxruntime (dtype, shape, values).
 """
 
+import re
 import subprocess
 
 import numpy as np
@@ -319,3 +320,53 @@ def test_lrn_calls_no_pow(tmp_path):
     imported = subprocess.run(["nm", "-D", "--undefined-only", str(so)],
                               capture_output=True, text=True, check=True).stdout
     assert "pow" not in imported, imported
+
+
+# --- Einsum -----------------------------------------------------------------
+
+EINSUM_CASES = {
+    # name: (equation, operand shapes, dtype)
+    "matmul": ("ij,jk->ik", [(3, 4), (4, 5)], np.float32),
+    "batch_matmul_implicit": ("bij,bjk", [(2, 3, 4), (2, 4, 5)], np.float32),
+    "attention_scores": ("bhqd,bhkd->bhqk", [(1, 2, 5, 8), (1, 2, 7, 8)], np.float32),
+    "ellipsis_broadcast": ("...ij,...jk->...ik", [(2, 1, 3, 4), (1, 5, 4, 6)], np.float32),
+    "three_operands": ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)], np.float32),
+    "outer": ("i,j->ij", [(3,), (4,)], np.float32),
+    "trace": ("ii", [(4, 4)], np.float32),
+    "diagonal_keep": ("bii->bi", [(2, 3, 3)], np.float32),
+    "sum_all": ("ijk->", [(2, 3, 4)], np.float32),
+    "spaces_and_transpose": ("i j k -> k i j", [(2, 3, 4)], np.float32),
+    "int32": ("ij,jk->ik", [(3, 4), (4, 2)], np.int32),
+    "float16": ("bij,bjk->bik", [(2, 3, 8), (2, 8, 4)], np.float16),
+    "size_one_broadcast": ("ij,ij->ij", [(1, 5), (3, 5)], np.float32),
+}
+
+
+@pytest.mark.parametrize("name", list(EINSUM_CASES))
+def test_einsum(name, tmp_path):
+    equation, shapes, dtype = EINSUM_CASES[name]
+    inputs = {f"x{i}": data(s, dtype) for i, s in enumerate(shapes)}
+    m = model("Einsum", inputs, {"equation": equation}, opset=12)
+    tolerance = dict(rtol=2e-2, atol=2e-2) if dtype == np.float16 else {}
+    check(m, inputs, tmp_path, **tolerance)
+
+
+@pytest.mark.parametrize("equation, message", [
+    ("ij,jk,kl->il", "has 3 input term(s) for 2 input(s)"),
+    ("ij,jk->iq", "output letter 'q' is not an input's"),
+    ("ijk,jk->ik", "does not fit input 0 of rank 2"),
+    ("ij,kj->ik", "letter 'j' has sizes 4 and 5"),
+    ("i1,jk->ik", "malformed equation"),
+])
+def test_einsum_bad_equation(equation, message, tmp_path):
+    inputs = {"x0": data((3, 4)), "x1": data((5 if "kj" in equation else 4, 5))}
+    node = helper.make_node("Einsum", ["x0", "x1"], ["y"], equation=equation)
+    graph = helper.make_graph(
+        [node], "einsum",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape)
+         for n, v in inputs.items()],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    m.ir_version = 8
+    with pytest.raises(KilnError, match=re.escape(message)):
+        compile_model(m, tmp_path)
