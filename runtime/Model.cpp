@@ -527,8 +527,9 @@ kiln_status openModel(const char *path, const kiln_model_options *options,
   if (model->describeOnly) {
     // Nothing to run with.
   } else if (onGpu) {
-    if (kiln_status status = openGpuModel(
-            model->descriptor, options->device_index, path, model->gpu))
+    if (kiln_status status =
+            openGpuModel(model->descriptor, options->device_index, path,
+                         model->inputs, model->outputs, model->gpu))
       return status;
   } else if (kiln_status status =
                  allocateWorkspace(model->descriptor, *model)) {

@@ -182,7 +182,10 @@ kiln_status driverError(CUresult result, const char *what) {
 } // namespace
 
 kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
-                         const char *path, GpuModelPtr &out) {
+                         const char *path,
+                         const std::vector<kiln_tensor_info> &inputs,
+                         const std::vector<kiln_tensor_info> &outputs,
+                         GpuModelPtr &out) {
   std::string error;
   CUresult initResult;
   const Driver *cu = loadDriver(error, initResult);
@@ -326,22 +329,16 @@ kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
     return driverError(r, "uploading the constants");
   if (kiln_status s = allocate(gpu->workspace, d->workspace_size))
     return s;
-  auto tensorBytes = [](const kiln_abi_tensor &t) {
-    size_t bytes = kiln_dtype_size(t.dtype);
-    for (int32_t i = 0; i < t.rank; ++i)
-      bytes *= static_cast<size_t>(t.shape[i]);
-    return bytes;
-  };
-  for (int64_t i = 0; i < d->num_inputs; ++i) {
-    gpu->inputBytes.push_back(tensorBytes(d->inputs[i]));
+  for (const kiln_tensor_info &info : inputs) {
+    gpu->inputBytes.push_back(info.byte_size);
     gpu->inputs.push_back(0);
-    if (kiln_status s = allocate(gpu->inputs.back(), gpu->inputBytes.back()))
+    if (kiln_status s = allocate(gpu->inputs.back(), info.byte_size))
       return s;
   }
-  for (int64_t i = 0; i < d->num_outputs; ++i) {
-    gpu->outputBytes.push_back(tensorBytes(d->outputs[i]));
+  for (const kiln_tensor_info &info : outputs) {
+    gpu->outputBytes.push_back(info.byte_size);
     gpu->outputs.push_back(0);
-    if (kiln_status s = allocate(gpu->outputs.back(), gpu->outputBytes.back()))
+    if (kiln_status s = allocate(gpu->outputs.back(), info.byte_size))
       return s;
   }
   CUcontext popped;

@@ -34,9 +34,13 @@ kiln_status checkGpuDescriptor(const kiln_abi_model *d);
 
 /// Opens `d` (of the model at `path`) on CUDA device `deviceIndex`: the
 /// driver, the image that matches the device, the kernels, the device
-/// memory and the constants.
+/// memory (a buffer per input and output, of the sizes the runtime checked)
+/// and the constants.
 kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
-                         const char *path, GpuModelPtr &out);
+                         const char *path,
+                         const std::vector<kiln_tensor_info> &inputs,
+                         const std::vector<kiln_tensor_info> &outputs,
+                         GpuModelPtr &out);
 
 /// One run: the inputs to the device, the model's launches on the handle's
 /// stream, the outputs back, then a synchronisation whose error the run
