@@ -120,6 +120,85 @@ static LogicalResult importMatMul(NodeImporter &node) {
   return node.setResults(node.create<graph::MatMulOp>(lhs, rhs));
 }
 
+/// A two-operand Einsum that is a (batched) matrix product up to transposes
+/// and reshapes, as those ops: the batch letters (in both operands and the
+/// output), the rows (first operand and output), the columns (second operand
+/// and output) and the contraction (both operands only). graph.matmul then
+/// takes the register-blocked path of code generation. Null when the
+/// equation is anything else (a diagonal, a letter summed within one
+/// operand, sizes that broadcast).
+static Value einsumAsMatMul(NodeImporter &node, ArrayRef<std::string> terms,
+                            StringRef output, ArrayRef<Value> inputs) {
+  if (terms.size() != 2)
+    return nullptr;
+  StringRef a = terms[0], b = terms[1];
+  llvm::DenseMap<char, int64_t> sizes;
+  for (auto [term, input] : llvm::zip(terms, inputs)) {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(input.getType()).getShape();
+    for (auto [c, size] : llvm::zip(term, shape)) {
+      if (llvm::count(term, c) != 1 || ShapedType::isDynamic(size))
+        return nullptr;
+      auto [it, inserted] = sizes.try_emplace(c, size);
+      if (!inserted && it->second != size)
+        return nullptr;
+    }
+  }
+  std::string batch, rows, cols, sum;
+  for (char c : output)
+    (a.contains(c) && b.contains(c) ? batch : a.contains(c) ? rows : cols) += c;
+  for (char c : a)
+    if (!output.contains(c)) {
+      if (!b.contains(c))
+        return nullptr;
+      sum += c;
+    }
+  for (char c : b)
+    if (!output.contains(c) && !a.contains(c))
+      return nullptr;
+  auto product = [&](StringRef letters) {
+    int64_t n = 1;
+    for (char c : letters)
+      n *= sizes[c];
+    return n;
+  };
+  // operand -> transpose to `order` -> reshape to [batch..., x, y].
+  auto arrange = [&](Value v, StringRef term, StringRef first,
+                     StringRef second) -> Value {
+    std::string order = batch + first.str() + second.str();
+    SmallVector<int64_t> perm;
+    for (char c : order)
+      perm.push_back(term.find(c));
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+      v = node.create<graph::TransposeOp>(v, perm);
+    SmallVector<int64_t> shape;
+    for (char c : batch)
+      shape.push_back(sizes[c]);
+    shape.append({product(first), product(second)});
+    return v ? node.create<graph::ReshapeOp>(v, shape, /*allow_zero=*/true)
+             : Value();
+  };
+  Value lhs = arrange(inputs[0], a, rows, sum);
+  Value rhs = arrange(inputs[1], b, sum, cols);
+  if (!lhs || !rhs)
+    return nullptr;
+  Value result = node.create<graph::MatMulOp>(lhs, rhs);
+  // [batch..., rows, cols] -> the output's order.
+  std::string order = batch + rows + cols;
+  SmallVector<int64_t> shape;
+  for (char c : order)
+    shape.push_back(sizes[c]);
+  result = result ? node.create<graph::ReshapeOp>(result, shape,
+                                                  /*allow_zero=*/true)
+                  : Value();
+  SmallVector<int64_t> perm;
+  for (char c : output)
+    perm.push_back(StringRef(order).find(c));
+  if (result && !llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    result = node.create<graph::TransposeOp>(result, perm);
+  return result;
+}
+
 /// Einsum: the equation made explicit for graph.einsum. Spaces go, each
 /// ellipsis becomes letters of its own (the same for every term, aligned
 /// from the right, as numpy broadcasts), and an implicit output (no `->`) is
@@ -200,8 +279,17 @@ static LogicalResult importEinsum(NodeImporter &node) {
   std::string normalized = llvm::join(expanded, ",") + "->" + result;
   if (failed(graph::EinsumOp::parseEquation(normalized)))
     return node.emitError() << "malformed equation '" << equation << "'";
-  return node.setResults(
-      node.create<graph::EinsumOp>(ValueRange(inputs), StringRef(normalized)));
+  // Checked by graph.einsum's type inference, then, where the equation is a
+  // matrix product, made one.
+  Value einsum =
+      node.create<graph::EinsumOp>(ValueRange(inputs), StringRef(normalized));
+  if (!einsum)
+    return failure();
+  if (Value product = einsumAsMatMul(node, expanded, result, inputs)) {
+    einsum.getDefiningOp()->erase();
+    return node.setResults(product);
+  }
+  return node.setResults(einsum);
 }
 
 /// Gemm from opset 7 (earlier ones take a `broadcast` attribute); C is

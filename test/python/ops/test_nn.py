@@ -370,3 +370,20 @@ def test_einsum_bad_equation(equation, message, tmp_path):
     m.ir_version = 8
     with pytest.raises(KilnError, match=re.escape(message)):
         compile_model(m, tmp_path)
+
+
+@pytest.mark.parametrize("name, as_matmul", [
+    ("attention_scores", True), ("batch_matmul_implicit", True), ("outer", True),
+    ("trace", False), ("three_operands", False), ("ellipsis_broadcast", False),
+])
+def test_einsum_matrix_products_become_matmul(name, as_matmul, tmp_path):
+    """A two-operand Einsum that is a matrix product up to transposes takes
+    graph.matmul (and code generation's register-blocked path); any other
+    stays a graph.einsum."""
+    import kiln
+    equation, shapes, dtype = EINSUM_CASES[name]
+    inputs = {f"x{i}": data(s, dtype) for i, s in enumerate(shapes)}
+    m = model("Einsum", inputs, {"equation": equation}, opset=12)
+    text = open(kiln.compile(m, emit="imported")).read()
+    assert ("graph.matmul" in text) == as_matmul, text
+    assert ("graph.einsum" in text) != as_matmul, text
