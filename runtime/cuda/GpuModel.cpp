@@ -38,6 +38,25 @@ int parseArch(const char *arch, bool &specific) {
   return *p == '\0' ? value : -1;
 }
 
+/// The model's context made current on this thread for a scope; popped on
+/// every way out.
+class ContextScope {
+public:
+  ContextScope(const Driver *cu, CUcontext context)
+      : cu(cu), result(cu->ctxPushCurrent(context)) {}
+  ~ContextScope() {
+    if (result == CUDA_SUCCESS) {
+      CUcontext popped;
+      cu->ctxPopCurrent(&popped);
+    }
+  }
+  CUresult pushed() const { return result; }
+
+private:
+  const Driver *cu;
+  CUresult result;
+};
+
 } // namespace
 
 struct GpuModel {
@@ -57,39 +76,31 @@ struct GpuModel {
   bool retained = false;
 
   ~GpuModel() {
-    if (!cu)
+    // Nothing is allocated before the primary context is retained.
+    if (!cu || !retained)
       return;
-    if (context)
-      cu->ctxPushCurrent(context);
-    auto release = [&](CUdeviceptr p) {
-      if (p)
-        cu->memFree(p);
-    };
-    release(constants);
-    release(workspace);
-    for (CUdeviceptr p : inputs)
-      release(p);
-    for (CUdeviceptr p : outputs)
-      release(p);
-    if (stream)
-      cu->streamDestroy(stream);
-    if (module)
-      cu->moduleUnload(module);
-    if (context) {
-      CUcontext popped;
-      cu->ctxPopCurrent(&popped);
+    {
+      ContextScope current(cu, context);
+      auto release = [&](CUdeviceptr p) {
+        if (p)
+          cu->memFree(p);
+      };
+      release(constants);
+      release(workspace);
+      for (CUdeviceptr p : inputs)
+        release(p);
+      for (CUdeviceptr p : outputs)
+        release(p);
+      if (stream)
+        cu->streamDestroy(stream);
+      if (module)
+        cu->moduleUnload(module);
     }
-    if (retained)
-      cu->primaryCtxRelease(device);
+    cu->primaryCtxRelease(device);
   }
 };
 
 void GpuModelDeleter::operator()(GpuModel *model) const { delete model; }
-
-std::string describeGpuModel(const GpuModel &gpu) {
-  return gpu.deviceName + " (sm_" + std::to_string(gpu.capability) + "), " +
-         gpu.image;
-}
 
 kiln_status checkGpuDescriptor(const kiln_abi_model *d) {
   // A model without kernels (its outputs empty, say) has no images.
@@ -255,10 +266,9 @@ kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
       r != CUDA_SUCCESS)
     return driverError(r, "cuDevicePrimaryCtxRetain");
   gpu->retained = true;
-  if (CUresult r = cu->ctxPushCurrent(gpu->context); r != CUDA_SUCCESS) {
-    gpu->context = nullptr;
+  ContextScope current(cu, gpu->context);
+  if (CUresult r = current.pushed(); r != CUDA_SUCCESS)
     return driverError(r, "cuCtxPushCurrent");
-  }
   // The image (PTX ends with the NUL the driver needs; the compiler put it
   // there).
   char log[4096] = {0};
@@ -341,8 +351,6 @@ kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
     if (kiln_status s = allocate(gpu->outputs.back(), info.byte_size))
       return s;
   }
-  CUcontext popped;
-  cu->ctxPopCurrent(&popped);
   out = std::move(gpu);
   return nullptr;
 }
@@ -448,15 +456,9 @@ kiln_status runGpuModel(GpuModel &gpu,
                       "the model's GPU state is broken by an earlier failed "
                       "run; release the handle and open the model again");
   const Driver *cu = gpu.cu;
-  if (CUresult r = cu->ctxPushCurrent(gpu.context); r != CUDA_SUCCESS)
+  ContextScope current(cu, gpu.context);
+  if (CUresult r = current.pushed(); r != CUDA_SUCCESS)
     return driverError(r, "cuCtxPushCurrent");
-  struct Pop {
-    const Driver *cu;
-    ~Pop() {
-      CUcontext popped;
-      cu->ctxPopCurrent(&popped);
-    }
-  } pop{cu};
   auto broken = [&](CUresult r, const std::string &what) {
     gpu.broken = true;
     return makeStatus(r == CUDA_ERROR_OUT_OF_MEMORY ? KILN_STATUS_OUT_OF_MEMORY

@@ -53,9 +53,6 @@ kiln_status runGpuModel(GpuModel &gpu,
                         void *const *outputs, const std::vector<bool> &onDevice,
                         const kiln_abi_profiler *profiler);
 
-/// "NVIDIA H100 (sm_90), cubin sm_90" for messages and kiln-run --info.
-std::string describeGpuModel(const GpuModel &gpu);
-
 } // namespace kiln::runtime
 
 #endif // KILN_RUNTIME_CUDA_GPUMODEL_H
