@@ -106,7 +106,7 @@ if [[ ! -f "$tsan/build.ninja" ]]; then
 fi
 tsan_test="$tsan/test/unit/runtime/kiln_runtime_tests"
 if ninja -C "$tsan" kiln_runtime_tests >"$log" 2>&1; then
-  if ! nm "$tsan_test" | grep -q " __tsan_init"; then
+  if ! nm "$tsan_test" | grep " __tsan_init$" >/dev/null; then
     echo "failed: $tsan_test is not built with ThreadSanitizer"
     failed=$((failed + 1))
   else
