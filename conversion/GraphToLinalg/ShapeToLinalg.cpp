@@ -755,6 +755,16 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
       return arith::DivFOp::create(b, loc, x, constant(scale));
     if (transform == "pytorch_half_pixel" && outSize == 1)
       return constant(0.0);
+    if (transform == "half_pixel_symmetric") {
+      // half_pixel, shifted so that the resized length's rounding is shared
+      // by both ends: offset = in/2 * (1 - out / (scale * in)).
+      double offset = static_cast<double>(inSize) / 2 *
+                      (1 - static_cast<double>(outSize) /
+                               (scale * static_cast<double>(inSize)));
+      Value shifted = arith::AddFOp::create(b, loc, x, constant(0.5));
+      Value scaled = arith::DivFOp::create(b, loc, shifted, constant(scale));
+      return arith::AddFOp::create(b, loc, scaled, constant(offset - 0.5));
+    }
     // half_pixel and pytorch_half_pixel.
     Value shifted = arith::AddFOp::create(b, loc, x, constant(0.5));
     Value scaled = arith::DivFOp::create(b, loc, shifted, constant(scale));
@@ -772,7 +782,10 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
       return rewriter.notifyMatchFailure(op, "empty input");
     StringRef transform = op.getCoordinateTransformationMode();
     StringRef nearestMode = op.getNearestMode();
-    bool linear = op.getMode() == "linear";
+    bool nearest = op.getMode() == "nearest";
+    bool cubic = op.getMode() == "cubic";
+    double a = op.getCubicCoeffA().convertToDouble();
+    bool excludeOutside = op.getExcludeOutside();
     ArrayRef<double> scales = op.getScales();
     Type elementType = outType.getElementType();
     Value result = buildIndexedGeneric(
@@ -780,25 +793,28 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
         [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
             ValueRange) -> Value {
           Type f32 = b.getF32Type();
+          auto constant = [&](double v) {
+            return createScalarConstant(b, loc, f32, v);
+          };
           auto toIdx = [&](Value f) -> Value {
             Value i = arith::FPToSIOp::create(b, loc, b.getI64Type(), f);
             return arith::IndexCastOp::create(b, loc, b.getIndexType(), i);
           };
-          // For each dimension: the low and high positions and the weight
-          // of the high one (linear), or the one position (nearest).
-          SmallVector<Value> low, high, weight;
+          // For each dimension: the one position (nearest, or a dimension
+          // that keeps its size), or the taps of the interpolation, each a
+          // position and its weight.
+          SmallVector<Value> at;
+          SmallVector<SmallVector<std::pair<Value, Value>>> taps(rank);
           for (int64_t d = 0; d < rank; ++d) {
             int64_t inSize = inType.getDimSize(d);
             int64_t outSize = outType.getDimSize(d);
             if (inSize == outSize && scales[d] == 1.0) {
-              low.push_back(ivs[d]);
-              high.push_back(Value());
-              weight.push_back(Value());
+              at.push_back(ivs[d]);
               continue;
             }
             Value x = originalCoordinate(b, loc, ivs[d], transform, scales[d],
                                          inSize, outSize);
-            if (!linear) {
+            if (nearest) {
               Value rounded;
               if (nearestMode == "floor") {
                 rounded = math::FloorOp::create(b, loc, x);
@@ -806,63 +822,120 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
                 rounded = math::CeilOp::create(b, loc, x);
               } else if (nearestMode == "round_prefer_ceil") {
                 rounded = math::FloorOp::create(
-                    b, loc,
-                    arith::AddFOp::create(
-                        b, loc, x, createScalarConstant(b, loc, f32, 0.5)));
+                    b, loc, arith::AddFOp::create(b, loc, x, constant(0.5)));
               } else {
                 rounded = math::CeilOp::create(
-                    b, loc,
-                    arith::SubFOp::create(
-                        b, loc, x, createScalarConstant(b, loc, f32, 0.5)));
+                    b, loc, arith::SubFOp::create(b, loc, x, constant(0.5)));
               }
-              low.push_back(clampIndex(b, loc, toIdx(rounded), 0, inSize - 1));
-              high.push_back(Value());
-              weight.push_back(Value());
+              at.push_back(clampIndex(b, loc, toIdx(rounded), 0, inSize - 1));
               continue;
             }
-            x = arith::MaximumFOp::create(
-                b, loc, x, createScalarConstant(b, loc, f32, 0.0));
-            x = arith::MinimumFOp::create(
-                b, loc, x,
-                createScalarConstant(b, loc, f32,
-                                     static_cast<double>(inSize - 1)));
+            at.push_back(Value());
+            if (!cubic) {
+              x = arith::MaximumFOp::create(b, loc, x, constant(0.0));
+              x = arith::MinimumFOp::create(
+                  b, loc, x, constant(static_cast<double>(inSize - 1)));
+              Value floor = math::FloorOp::create(b, loc, x);
+              Value low = clampIndex(b, loc, toIdx(floor), 0, inSize - 1);
+              Value high = clampIndex(
+                  b, loc,
+                  arith::AddIOp::create(b, loc, low, indexConstant(b, loc, 1)),
+                  0, inSize - 1);
+              Value w = arith::SubFOp::create(b, loc, x, floor);
+              taps[d] = {{low, arith::SubFOp::create(b, loc, constant(1.0), w)},
+                         {high, w}};
+              continue;
+            }
+            // Cubic, as ONNX's reference: four neighbours from floor(x) - 1
+            // (from x - 2 when x is whole, with the fraction taken as 1),
+            // Keys' weights of the fraction.
             Value floor = math::FloorOp::create(b, loc, x);
-            Value lowIndex = clampIndex(b, loc, toIdx(floor), 0, inSize - 1);
-            Value highIndex =
-                clampIndex(b, loc,
-                           arith::AddIOp::create(b, loc, lowIndex,
-                                                 indexConstant(b, loc, 1)),
-                           0, inSize - 1);
-            low.push_back(lowIndex);
-            high.push_back(highIndex);
-            weight.push_back(arith::SubFOp::create(b, loc, x, floor));
+            Value t = arith::SubFOp::create(b, loc, x, floor);
+            Value whole = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, t, constant(0.0));
+            t = arith::SelectOp::create(b, loc, whole, constant(1.0), t);
+            floor = arith::SelectOp::create(
+                b, loc, whole,
+                arith::SubFOp::create(b, loc, floor, constant(1.0)), floor);
+            auto mul = [&](Value p, Value q) -> Value {
+              return arith::MulFOp::create(b, loc, p, q);
+            };
+            auto add = [&](Value p, double q) -> Value {
+              return arith::AddFOp::create(b, loc, p, constant(q));
+            };
+            // Keys' kernel at distance s in [1, 2]: ((a s - 5a) s + 8a) s - 4a;
+            // in [0, 1]: ((a + 2) s - (a + 3)) s s + 1.
+            auto far = [&](Value dist) {
+              return add(mul(add(mul(add(mul(constant(a), dist), -5 * a), dist),
+                                 8 * a),
+                             dist),
+                         -4 * a);
+            };
+            auto near = [&](Value dist) {
+              return add(
+                  mul(mul(add(mul(constant(a + 2), dist), -(a + 3)), dist),
+                      dist),
+                  1.0);
+            };
+            Value oneMinus = arith::SubFOp::create(b, loc, constant(1.0), t);
+            SmallVector<Value> weights = {far(add(t, 1.0)), near(t),
+                                          near(oneMinus),
+                                          far(add(oneMinus, 1.0))};
+            Value base = toIdx(floor);
+            SmallVector<Value> positions;
+            Value total = constant(0.0);
+            for (int k = 0; k < 4; ++k) {
+              Value p = arith::AddIOp::create(b, loc, base,
+                                              indexConstant(b, loc, k - 1));
+              if (excludeOutside) {
+                Value inside = arith::AndIOp::create(
+                    b, loc,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, p,
+                                          indexConstant(b, loc, 0)),
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, p,
+                                          indexConstant(b, loc, inSize)));
+                weights[k] = arith::SelectOp::create(b, loc, inside, weights[k],
+                                                     constant(0.0));
+                total = arith::AddFOp::create(b, loc, total, weights[k]);
+              }
+              positions.push_back(clampIndex(b, loc, p, 0, inSize - 1));
+            }
+            for (int k = 0; k < 4; ++k) {
+              Value w = excludeOutside
+                            ? arith::DivFOp::create(b, loc, weights[k], total)
+                            : weights[k];
+              taps[d].push_back({positions[k], w});
+            }
           }
-          if (!linear)
-            return tensor::ExtractOp::create(b, loc, input, low);
-          // Sum over the corners of the interpolation cell, in f32.
+          if (nearest)
+            return tensor::ExtractOp::create(b, loc, input, at);
+          // Sum over every combination of the interpolated dimensions'
+          // taps, in f32.
           SmallVector<int64_t> interpolated;
           for (int64_t d = 0; d < rank; ++d)
-            if (weight[d])
+            if (!taps[d].empty())
               interpolated.push_back(d);
-          Value sum = createScalarConstant(b, loc, f32, 0.0);
-          Value one = createScalarConstant(b, loc, f32, 1.0);
-          for (int64_t corner = 0, e = int64_t(1) << interpolated.size();
-               corner < e; ++corner) {
-            SmallVector<Value> at(low);
-            Value factor = one;
-            for (auto [bit, d] : llvm::enumerate(interpolated)) {
-              bool useHigh = (corner >> bit) & 1;
-              if (useHigh)
-                at[d] = high[d];
-              Value w = useHigh ? weight[d]
-                                : arith::SubFOp::create(b, loc, one, weight[d]);
-              factor = arith::MulFOp::create(b, loc, factor, w);
+          Value sum = constant(0.0);
+          SmallVector<size_t> choice(interpolated.size(), 0);
+          while (true) {
+            SmallVector<Value> position(at);
+            Value factor = constant(1.0);
+            for (auto [i, d] : llvm::enumerate(interpolated)) {
+              position[d] = taps[d][choice[i]].first;
+              factor = arith::MulFOp::create(b, loc, factor,
+                                             taps[d][choice[i]].second);
             }
-            Value element = tensor::ExtractOp::create(b, loc, input, at);
+            Value element = tensor::ExtractOp::create(b, loc, input, position);
             if (element.getType() != f32)
               element = arith::ExtFOp::create(b, loc, f32, element);
             sum = arith::AddFOp::create(
                 b, loc, sum, arith::MulFOp::create(b, loc, factor, element));
+            size_t i = 0;
+            while (i < choice.size() &&
+                   ++choice[i] == taps[interpolated[i]].size())
+              choice[i++] = 0;
+            if (i == choice.size())
+              break;
           }
           if (elementType == f32)
             return sum;

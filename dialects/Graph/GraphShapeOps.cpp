@@ -697,14 +697,16 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
 
 LogicalResult ResizeOp::verify() {
   StringRef mode = getMode();
-  if (mode != "nearest" && mode != "linear")
-    return emitOpError("mode must be nearest or linear, got '") << mode << "'";
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    return emitOpError("mode must be nearest, linear or cubic, got '")
+           << mode << "'";
   StringRef transform = getCoordinateTransformationMode();
-  if (transform != "half_pixel" && transform != "pytorch_half_pixel" &&
-      transform != "align_corners" && transform != "asymmetric")
+  if (transform != "half_pixel" && transform != "half_pixel_symmetric" &&
+      transform != "pytorch_half_pixel" && transform != "align_corners" &&
+      transform != "asymmetric")
     return emitOpError("coordinate_transformation_mode must be half_pixel, "
-                       "pytorch_half_pixel, align_corners or asymmetric, "
-                       "got '")
+                       "half_pixel_symmetric, pytorch_half_pixel, "
+                       "align_corners or asymmetric, got '")
            << transform << "'";
   StringRef nearest = getNearestMode();
   if (nearest != "round_prefer_floor" && nearest != "round_prefer_ceil" &&
@@ -712,8 +714,8 @@ LogicalResult ResizeOp::verify() {
     return emitOpError("nearest_mode must be round_prefer_floor, "
                        "round_prefer_ceil, floor or ceil, got '")
            << nearest << "'";
-  if (mode == "linear" && !isa<FloatType>(getType().getElementType()))
-    return emitOpError("linear resizing needs a float tensor, got ")
-           << getInput().getType();
+  if (mode != "nearest" && !isa<FloatType>(getType().getElementType()))
+    return emitOpError() << mode << " resizing needs a float tensor, got "
+                         << getInput().getType();
   return success();
 }

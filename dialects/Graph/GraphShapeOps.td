@@ -314,15 +314,19 @@ def Graph_OneHotOp : Graph_InferOp<"one_hot"> {
 }
 
 def Graph_ResizeOp : Graph_InferOp<"resize"> {
-  let summary = "nearest or linear resampling (ONNX Resize, Upsample)";
+  let summary = "nearest, linear or cubic resampling (ONNX Resize, Upsample)";
   let description = [{
     ONNX `Resize` with the output sizes and scales resolved by the importer:
     result dimension `d` has `sizes[d]` entries, and `scales[d]` maps output
     to input coordinates as `coordinate_transformation_mode` says
-    (`half_pixel`, `pytorch_half_pixel`, `align_corners`, `asymmetric`).
-    `mode` is `nearest` (rounded as `nearest_mode` says: `round_prefer_floor`,
-    `round_prefer_ceil`, `floor`, `ceil`) or `linear` (interpolating every
-    dimension whose size changes).
+    (`half_pixel`, `half_pixel_symmetric`, `pytorch_half_pixel`,
+    `align_corners`, `asymmetric`). `mode` is `nearest` (rounded as
+    `nearest_mode` says: `round_prefer_floor`, `round_prefer_ceil`, `floor`,
+    `ceil`), `linear` or `cubic` (interpolating every dimension whose size
+    changes; cubic with Keys' kernel of coefficient `cubic_coeff_a` over four
+    neighbours, the edge repeated beyond the input, or, with
+    `exclude_outside`, the neighbours outside it weighted 0 and the others
+    renormalized).
 
     ```mlir
     %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 4>,
@@ -334,7 +338,9 @@ def Graph_ResizeOp : Graph_InferOp<"resize"> {
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$sizes,
                    DenseF64ArrayAttr:$scales, StrAttr:$mode,
                    StrAttr:$coordinate_transformation_mode,
-                   StrAttr:$nearest_mode);
+                   StrAttr:$nearest_mode,
+                   DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclude_outside);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -829,16 +829,17 @@ static LogicalResult importOneHot(NodeImporter &node) {
 static LogicalResult buildResize(NodeImporter &node, Value input,
                                  SmallVector<double> scales,
                                  SmallVector<int64_t> sizes, StringRef mode,
-                                 StringRef transform, StringRef nearestMode) {
+                                 StringRef transform, StringRef nearestMode,
+                                 double cubicCoeffA = -0.75,
+                                 bool excludeOutside = false) {
   RankedTensorType type = getType(input);
   int64_t rank = type.getRank();
   if (!type.hasStaticShape())
     return node.emitError() << "needs a static input shape, got " << type;
-  if (mode == "cubic")
-    return node.emitError() << "cubic resizing is not supported";
-  if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear" &&
+      mode != "cubic")
     return node.emitError() << "mode '" << mode << "' is not supported";
-  if (transform == "tf_crop_and_resize" || transform == "half_pixel_symmetric")
+  if (transform == "tf_crop_and_resize")
     return node.emitError() << "coordinate_transformation_mode '" << transform
                             << "' is not supported";
   if (!sizes.empty() && !scales.empty()) {
@@ -862,8 +863,9 @@ static LogicalResult buildResize(NodeImporter &node, Value input,
   Builder &b = node.getBuilder();
   return node.setResults(node.create<graph::ResizeOp>(
       input, b.getDenseI64ArrayAttr(sizes), b.getDenseF64ArrayAttr(scales),
-      b.getStringAttr(mode == "nearest" ? "nearest" : "linear"),
-      b.getStringAttr(transform), b.getStringAttr(nearestMode)));
+      b.getStringAttr(mode == "bilinear" ? "linear" : mode),
+      b.getStringAttr(transform), b.getStringAttr(nearestMode),
+      b.getF64FloatAttr(cubicCoeffA), b.getBoolAttr(excludeOutside)));
 }
 
 /// Resize and Upsample before opset 11: scales only, asymmetric
@@ -971,7 +973,9 @@ static LogicalResult importResize(NodeImporter &node) {
   return buildResize(
       node, input, scales, sizes, node.getString("mode", "nearest"),
       node.getString("coordinate_transformation_mode", "half_pixel"),
-      node.getString("nearest_mode", "round_prefer_floor"));
+      node.getString("nearest_mode", "round_prefer_floor"),
+      node.getFloat("cubic_coeff_a", -0.75),
+      node.getInt("exclude_outside", 0) != 0);
 }
 
 void kiln::registerShapeImporters(NodeImporterRegistry &registry) {

@@ -323,15 +323,15 @@ func.func @resize_scales(%x: tensor<1x2xf32>) -> tensor<1x4xf32> {
 // -----
 
 func.func @resize_mode(%x: tensor<1x2xf32>) -> tensor<1x4xf32> {
-  // expected-error @+1 {{'graph.resize' op mode must be nearest or linear, got 'cubic'}}
-  %0 = graph.resize %x {sizes = array<i64: 1, 4>, scales = array<f64: 1.0, 2.0>, mode = "cubic", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x2xf32>) -> tensor<1x4xf32>
+  // expected-error @+1 {{'graph.resize' op mode must be nearest, linear or cubic, got 'lanczos'}}
+  %0 = graph.resize %x {sizes = array<i64: 1, 4>, scales = array<f64: 1.0, 2.0>, mode = "lanczos", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x2xf32>) -> tensor<1x4xf32>
   return %0 : tensor<1x4xf32>
 }
 
 // -----
 
 func.func @resize_transform(%x: tensor<1x2xf32>) -> tensor<1x4xf32> {
-  // expected-error @+1 {{'graph.resize' op coordinate_transformation_mode must be half_pixel, pytorch_half_pixel, align_corners or asymmetric, got 'tf_crop_and_resize'}}
+  // expected-error @+1 {{'graph.resize' op coordinate_transformation_mode must be half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners or asymmetric, got 'tf_crop_and_resize'}}
   %0 = graph.resize %x {sizes = array<i64: 1, 4>, scales = array<f64: 1.0, 2.0>, mode = "nearest", coordinate_transformation_mode = "tf_crop_and_resize", nearest_mode = "floor"} : (tensor<1x2xf32>) -> tensor<1x4xf32>
   return %0 : tensor<1x4xf32>
 }

@@ -447,6 +447,33 @@ def test_resize_scales(mode, transform, nearest, tmp_path):
     check(m, {"x": x}, tmp_path)
 
 
+@pytest.mark.parametrize("transform, attrs, scales", [
+    ("half_pixel", {}, [1, 1, 2.0, 1.5]),
+    ("half_pixel", {}, [1, 1, 0.6, 0.75]),
+    ("half_pixel", {"cubic_coeff_a": -0.5, "exclude_outside": 1}, [1, 1, 1.7, 0.6]),
+    ("align_corners", {}, [1, 1, 2.0, 2.0]),
+    ("asymmetric", {"exclude_outside": 1}, [1, 1, 2.0, 0.5]),
+    ("pytorch_half_pixel", {}, [1, 1, 3.0, 1.0]),
+    ("half_pixel_symmetric", {}, [1, 1, 1.7, 0.6]),
+])
+def test_resize_cubic(transform, attrs, scales, tmp_path):
+    x = data((1, 2, 5, 6))
+    m = model("Resize", {"x": x}, None,
+              {"mode": "cubic", "coordinate_transformation_mode": transform, **attrs},
+              {"roi": np.array([], np.float32),
+               "scales": np.array(scales, np.float32)}, opset=19)
+    check(m, {"x": x}, tmp_path)
+
+
+def test_resize_linear_half_pixel_symmetric(tmp_path):
+    x = data((1, 1, 4, 5))
+    m = model("Resize", {"x": x}, None,
+              {"mode": "linear", "coordinate_transformation_mode": "half_pixel_symmetric"},
+              {"roi": np.array([], np.float32),
+               "scales": np.array([1, 1, 2.3, 0.7], np.float32)}, opset=19)
+    check(m, {"x": x}, tmp_path)
+
+
 @pytest.mark.parametrize("scales", [[1, 1, 0.6, 0.6], [1, 1, 1.7, 2.3]])
 def test_resize_align_corners_fractional_scales(scales, tmp_path):
     # align_corners divides by the unrounded resized length (in * scale - 1),
