@@ -62,14 +62,15 @@ DEFAULT_EXPECTED_GPU = ROOT / "test" / "conformance" / "expected-failures-gpu.tx
 # kiln-compile's target options: the CPU's defaults, or the emulated GPU's.
 COMPILE_FLAGS = []
 
-# Operands (by input index) that decide an output's shape or an axis. An
-# integer/bool graph input feeding one of them is frozen into an initializer.
+# Operands (by input index) that decide an output's shape or an axis, or that
+# Kiln compiles as constants (Resize's roi). An integer/bool graph input
+# feeding one of them is frozen into an initializer.
 _REDUCE = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
            "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
            "ReduceSumSquare"}
 SHAPE_OPERANDS = {
     "Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
-    "Slice": (1, 2, 3, 4), "Pad": (1, 3), "Resize": (2, 3), "Squeeze": (1,),
+    "Slice": (1, 2, 3, 4), "Pad": (1, 3), "Resize": (1, 2, 3), "Squeeze": (1,),
     "Upsample": (1,), "Trilu": (1,),
     "Unsqueeze": (1,), "TopK": (1,), "Split": (1,), "OneHot": (1,),
     "Range": (0, 1, 2), "CenterCropPad": (1, 2), "Col2Im": (1, 2),
@@ -81,7 +82,7 @@ SHAPE_OPERANDS = {
 
 # Float operands that still decide a shape (resize scales, OneHot's depth,
 # Range's bounds and step): frozen like the integer ones.
-FLOAT_SHAPE_OPERANDS = {"Resize": (2,), "Upsample": (1,), "OneHot": (1,),
+FLOAT_SHAPE_OPERANDS = {"Resize": (1, 2), "Upsample": (1,), "OneHot": (1,),
                         "Range": (0, 1, 2)}
 
 # ml_dtypes' narrow types (what numpy_helper gives for ONNX's 8-, 4- and 2-bit

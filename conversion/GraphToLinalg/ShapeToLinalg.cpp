@@ -734,7 +734,8 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
   /// The input coordinate of result index `iv` along one dimension.
   static Value originalCoordinate(OpBuilder &b, Location loc, Value iv,
                                   StringRef transform, double scale,
-                                  int64_t inSize, int64_t outSize) {
+                                  int64_t inSize, int64_t outSize,
+                                  double roiStart, double roiEnd) {
     Type f32 = b.getF32Type();
     auto constant = [&](double v) {
       return createScalarConstant(b, loc, f32, v);
@@ -753,6 +754,16 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
     }
     if (transform == "asymmetric")
       return arith::DivFOp::create(b, loc, x, constant(scale));
+    if (transform == "tf_crop_and_resize") {
+      double last = static_cast<double>(inSize - 1);
+      if (outSize == 1)
+        return constant(0.5 * (roiStart + roiEnd) * last);
+      return arith::AddFOp::create(
+          b, loc, constant(roiStart * last),
+          arith::MulFOp::create(b, loc, x,
+                                constant((roiEnd - roiStart) * last /
+                                         static_cast<double>(outSize - 1))));
+    }
     if (transform == "pytorch_half_pixel" && outSize == 1)
       return constant(0.0);
     if (transform == "half_pixel_symmetric") {
@@ -786,6 +797,12 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
     bool cubic = op.getMode() == "cubic";
     double a = op.getCubicCoeffA().convertToDouble();
     bool excludeOutside = op.getExcludeOutside();
+    SmallVector<double> roi(2 * rank, 0.0);
+    if (op.getRoi())
+      roi.assign(op.getRoi()->begin(), op.getRoi()->end());
+    else
+      std::fill(roi.begin() + rank, roi.end(), 1.0);
+    bool crop = transform == "tf_crop_and_resize";
     ArrayRef<double> scales = op.getScales();
     Type elementType = outType.getElementType();
     Value result = buildIndexedGeneric(
@@ -805,15 +822,29 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
           // position and its weight.
           SmallVector<Value> at;
           SmallVector<SmallVector<std::pair<Value, Value>>> taps(rank);
+          // tf_crop_and_resize: whether the position falls outside the input.
+          Value outside;
           for (int64_t d = 0; d < rank; ++d) {
             int64_t inSize = inType.getDimSize(d);
             int64_t outSize = outType.getDimSize(d);
-            if (inSize == outSize && scales[d] == 1.0) {
+            bool fullRoi = roi[d] == 0.0 && roi[rank + d] == 1.0;
+            if (inSize == outSize && scales[d] == 1.0 && (!crop || fullRoi)) {
               at.push_back(ivs[d]);
               continue;
             }
-            Value x = originalCoordinate(b, loc, ivs[d], transform, scales[d],
-                                         inSize, outSize);
+            Value x =
+                originalCoordinate(b, loc, ivs[d], transform, scales[d], inSize,
+                                   outSize, roi[d], roi[rank + d]);
+            if (crop) {
+              Value out = arith::OrIOp::create(
+                  b, loc,
+                  arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                        constant(0.0)),
+                  arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                        constant(double(inSize - 1))));
+              outside =
+                  outside ? arith::OrIOp::create(b, loc, outside, out) : out;
+            }
             if (nearest) {
               Value rounded;
               if (nearestMode == "floor") {
@@ -907,8 +938,16 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
               taps[d].push_back({positions[k], w});
             }
           }
+          auto extrapolate = [&](Value v) -> Value {
+            if (!outside)
+              return v;
+            Value fill = createScalarConstant(
+                b, loc, v.getType(),
+                op.getExtrapolationValue().convertToDouble());
+            return arith::SelectOp::create(b, loc, outside, fill, v);
+          };
           if (nearest)
-            return tensor::ExtractOp::create(b, loc, input, at);
+            return extrapolate(tensor::ExtractOp::create(b, loc, input, at));
           // Sum over every combination of the interpolated dimensions'
           // taps, in f32.
           SmallVector<int64_t> interpolated;
@@ -938,10 +977,10 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
               break;
           }
           if (elementType == f32)
-            return sum;
+            return extrapolate(sum);
           if (elementType.getIntOrFloatBitWidth() > 32)
-            return arith::ExtFOp::create(b, loc, elementType, sum);
-          return arith::TruncFOp::create(b, loc, elementType, sum);
+            return extrapolate(arith::ExtFOp::create(b, loc, elementType, sum));
+          return extrapolate(arith::TruncFOp::create(b, loc, elementType, sum));
         });
     rewriter.replaceOp(op, result);
     return success();

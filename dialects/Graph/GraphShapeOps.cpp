@@ -703,11 +703,16 @@ LogicalResult ResizeOp::verify() {
   StringRef transform = getCoordinateTransformationMode();
   if (transform != "half_pixel" && transform != "half_pixel_symmetric" &&
       transform != "pytorch_half_pixel" && transform != "align_corners" &&
-      transform != "asymmetric")
+      transform != "asymmetric" && transform != "tf_crop_and_resize")
     return emitOpError("coordinate_transformation_mode must be half_pixel, "
                        "half_pixel_symmetric, pytorch_half_pixel, "
-                       "align_corners or asymmetric, got '")
+                       "align_corners, asymmetric or tf_crop_and_resize, got '")
            << transform << "'";
+  int64_t rank = getInput().getType().getRank();
+  if ((transform == "tf_crop_and_resize") !=
+      (getRoi().has_value() && int64_t(getRoi()->size()) == 2 * rank))
+    return emitOpError("tf_crop_and_resize, and it only, takes a roi of 2 x ")
+           << rank << " values";
   StringRef nearest = getNearestMode();
   if (nearest != "round_prefer_floor" && nearest != "round_prefer_ceil" &&
       nearest != "floor" && nearest != "ceil")

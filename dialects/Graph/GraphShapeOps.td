@@ -326,7 +326,10 @@ def Graph_ResizeOp : Graph_InferOp<"resize"> {
     changes; cubic with Keys' kernel of coefficient `cubic_coeff_a` over four
     neighbours, the edge repeated beyond the input, or, with
     `exclude_outside`, the neighbours outside it weighted 0 and the others
-    renormalized).
+    renormalized). `tf_crop_and_resize` maps the output onto the region of
+    interest `roi` (all starts, then all ends, as fractions of each
+    dimension) and gives `extrapolation_value` where it falls outside the
+    input.
 
     ```mlir
     %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 4>,
@@ -340,7 +343,9 @@ def Graph_ResizeOp : Graph_InferOp<"resize"> {
                    StrAttr:$coordinate_transformation_mode,
                    StrAttr:$nearest_mode,
                    DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
-                   DefaultValuedAttr<BoolAttr, "false">:$exclude_outside);
+                   DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+                   OptionalAttr<DenseF64ArrayAttr>:$roi,
+                   DefaultValuedAttr<F64Attr, "0.0">:$extrapolation_value);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

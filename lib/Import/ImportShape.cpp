@@ -826,12 +826,12 @@ static LogicalResult importOneHot(NodeImporter &node) {
 //===----------------------------------------------------------------------===//
 
 /// Builds graph.resize from scales or sizes (one of them non-empty).
-static LogicalResult buildResize(NodeImporter &node, Value input,
-                                 SmallVector<double> scales,
-                                 SmallVector<int64_t> sizes, StringRef mode,
-                                 StringRef transform, StringRef nearestMode,
-                                 double cubicCoeffA = -0.75,
-                                 bool excludeOutside = false) {
+static LogicalResult
+buildResize(NodeImporter &node, Value input, SmallVector<double> scales,
+            SmallVector<int64_t> sizes, StringRef mode, StringRef transform,
+            StringRef nearestMode, double cubicCoeffA = -0.75,
+            bool excludeOutside = false, ArrayRef<double> roi = {},
+            double extrapolationValue = 0.0) {
   RankedTensorType type = getType(input);
   int64_t rank = type.getRank();
   if (!type.hasStaticShape())
@@ -839,9 +839,6 @@ static LogicalResult buildResize(NodeImporter &node, Value input,
   if (mode != "nearest" && mode != "linear" && mode != "bilinear" &&
       mode != "cubic")
     return node.emitError() << "mode '" << mode << "' is not supported";
-  if (transform == "tf_crop_and_resize")
-    return node.emitError() << "coordinate_transformation_mode '" << transform
-                            << "' is not supported";
   if (!sizes.empty() && !scales.empty()) {
     // Both given (keep_aspect_ratio_policy): taken as they are.
     if (static_cast<int64_t>(sizes.size()) != rank ||
@@ -865,7 +862,9 @@ static LogicalResult buildResize(NodeImporter &node, Value input,
       input, b.getDenseI64ArrayAttr(sizes), b.getDenseF64ArrayAttr(scales),
       b.getStringAttr(mode == "bilinear" ? "linear" : mode),
       b.getStringAttr(transform), b.getStringAttr(nearestMode),
-      b.getF64FloatAttr(cubicCoeffA), b.getBoolAttr(excludeOutside)));
+      b.getF64FloatAttr(cubicCoeffA), b.getBoolAttr(excludeOutside),
+      roi.empty() ? DenseF64ArrayAttr() : b.getDenseF64ArrayAttr(roi),
+      b.getF64FloatAttr(extrapolationValue)));
 }
 
 /// Resize and Upsample before opset 11: scales only, asymmetric
@@ -970,12 +969,34 @@ static LogicalResult importResize(NodeImporter &node) {
       sizes[axis] = static_cast<int64_t>(scale * shape[axis] + 0.5);
     }
   }
-  return buildResize(
-      node, input, scales, sizes, node.getString("mode", "nearest"),
-      node.getString("coordinate_transformation_mode", "half_pixel"),
-      node.getString("nearest_mode", "round_prefer_floor"),
-      node.getFloat("cubic_coeff_a", -0.75),
-      node.getInt("exclude_outside", 0) != 0);
+  std::string transform =
+      node.getString("coordinate_transformation_mode", "half_pixel");
+  // tf_crop_and_resize's region of interest: starts then ends, for `axes`;
+  // the other dimensions whole.
+  SmallVector<double> roi;
+  if (transform == "tf_crop_and_resize") {
+    auto values = node.getInput(1)
+                      ? getConstantDoubles(node, 1, "the roi input")
+                      : std::nullopt;
+    if (!values)
+      return node.emitError() << "tf_crop_and_resize needs a constant roi";
+    size_t n = axes.size();
+    if (values->size() != 2 * n)
+      return node.emitError()
+             << "roi must hold " << 2 * n << " values, got " << values->size();
+    roi.assign(rank, 0.0);
+    roi.append(rank, 1.0);
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      roi[axis] = (*values)[i];
+      roi[rank + axis] = (*values)[n + i];
+    }
+  }
+  return buildResize(node, input, scales, sizes,
+                     node.getString("mode", "nearest"), transform,
+                     node.getString("nearest_mode", "round_prefer_floor"),
+                     node.getFloat("cubic_coeff_a", -0.75),
+                     node.getInt("exclude_outside", 0) != 0, roi,
+                     node.getFloat("extrapolation_value", 0.0f));
 }
 
 void kiln::registerShapeImporters(NodeImporterRegistry &registry) {

@@ -331,7 +331,15 @@ func.func @resize_mode(%x: tensor<1x2xf32>) -> tensor<1x4xf32> {
 // -----
 
 func.func @resize_transform(%x: tensor<1x2xf32>) -> tensor<1x4xf32> {
-  // expected-error @+1 {{'graph.resize' op coordinate_transformation_mode must be half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners or asymmetric, got 'tf_crop_and_resize'}}
+  // expected-error @+1 {{'graph.resize' op coordinate_transformation_mode must be half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric or tf_crop_and_resize, got 'tf_half_pixel_for_nn'}}
+  %0 = graph.resize %x {sizes = array<i64: 1, 4>, scales = array<f64: 1.0, 2.0>, mode = "nearest", coordinate_transformation_mode = "tf_half_pixel_for_nn", nearest_mode = "floor"} : (tensor<1x2xf32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @resize_crop_without_roi(%x: tensor<1x2xf32>) -> tensor<1x4xf32> {
+  // expected-error @+1 {{'graph.resize' op tf_crop_and_resize, and it only, takes a roi of 2 x 2 values}}
   %0 = graph.resize %x {sizes = array<i64: 1, 4>, scales = array<f64: 1.0, 2.0>, mode = "nearest", coordinate_transformation_mode = "tf_crop_and_resize", nearest_mode = "floor"} : (tensor<1x2xf32>) -> tensor<1x4xf32>
   return %0 : tensor<1x4xf32>
 }

@@ -465,6 +465,24 @@ def test_resize_cubic(transform, attrs, scales, tmp_path):
     check(m, {"x": x}, tmp_path)
 
 
+@pytest.mark.parametrize("mode, roi, axes, extrapolation", [
+    ("linear", [0, 0, 0.4, 0.6, 1, 1, 0.6, 0.8], None, 0.0),
+    ("nearest", [0, 0, -0.2, 0.1, 1, 1, 1.3, 0.9], None, 10.0),
+    ("cubic", [0.4, 0.6, 0.6, 0.8], [2, 3], -1.0),
+])
+def test_resize_tf_crop_and_resize(mode, roi, axes, extrapolation, tmp_path):
+    x = data((1, 2, 5, 6))
+    attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize",
+             "extrapolation_value": extrapolation}
+    if axes:
+        attrs["axes"] = axes
+    sizes = [4, 5] if axes else [1, 2, 4, 5]
+    m = model("Resize", {"x": x}, None, attrs,
+              {"roi": np.array(roi, np.float32), "scales": np.array([], np.float32),
+               "sizes": np.array(sizes, np.int64)}, opset=19)
+    check(m, {"x": x}, tmp_path)
+
+
 def test_resize_linear_half_pixel_symmetric(tmp_path):
     x = data((1, 1, 4, 5))
     m = model("Resize", {"x": x}, None,
