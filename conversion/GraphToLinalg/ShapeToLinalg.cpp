@@ -797,6 +797,7 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
     bool cubic = op.getMode() == "cubic";
     double a = op.getCubicCoeffA().convertToDouble();
     bool excludeOutside = op.getExcludeOutside();
+    bool antialias = op.getAntialias();
     SmallVector<double> roi(2 * rank, 0.0);
     if (op.getRoi())
       roi.assign(op.getRoi()->begin(), op.getRoi()->end());
@@ -862,7 +863,10 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
               continue;
             }
             at.push_back(Value());
-            if (!cubic) {
+            // Linear's two taps, or (antialiased downsampling) that kernel
+            // widened by 1 / scale.
+            double s = antialias ? std::min(scales[d], 1.0) : 1.0;
+            if (!cubic && s == 1.0) {
               x = arith::MaximumFOp::create(b, loc, x, constant(0.0));
               x = arith::MinimumFOp::create(
                   b, loc, x, constant(static_cast<double>(inSize - 1)));
@@ -877,9 +881,13 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
                          {high, w}};
               continue;
             }
-            // Cubic, as ONNX's reference: four neighbours from floor(x) - 1
-            // (from x - 2 when x is whole, with the fraction taken as 1),
-            // Keys' weights of the fraction.
+            // As ONNX's reference: the fraction t of x in (0, 1] (1 when x is
+            // whole, from the index below), taps at floor + i for i in
+            // [first, 1 - first], each weighted by the kernel at (i - t) * s:
+            // Keys' cubic (first = -1 unscaled) or the triangle (first = 0
+            // unscaled); antialiased weights renormalized.
+            int64_t first = cubic ? int64_t(std::floor(-2 / s)) + 1
+                                  : int64_t(std::floor(-1 / s)) + 1;
             Value floor = math::FloorOp::create(b, loc, x);
             Value t = arith::SubFOp::create(b, loc, x, floor);
             Value whole = arith::CmpFOp::create(
@@ -894,49 +902,66 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
             auto add = [&](Value p, double q) -> Value {
               return arith::AddFOp::create(b, loc, p, constant(q));
             };
-            // Keys' kernel at distance s in [1, 2]: ((a s - 5a) s + 8a) s - 4a;
-            // in [0, 1]: ((a + 2) s - (a + 3)) s s + 1.
-            auto far = [&](Value dist) {
-              return add(mul(add(mul(add(mul(constant(a), dist), -5 * a), dist),
-                                 8 * a),
-                             dist),
-                         -4 * a);
+            auto kernel = [&](Value dist) -> Value {
+              dist = math::AbsFOp::create(b, loc, dist);
+              if (!cubic)
+                return arith::MaximumFOp::create(
+                    b, loc, arith::SubFOp::create(b, loc, constant(1.0), dist),
+                    constant(0.0));
+              // Keys: ((a + 2) d - (a + 3)) d^2 + 1 up to 1, ((a d - 5a) d +
+              // 8a) d - 4a up to 2, 0 beyond.
+              Value nearWeight =
+                  add(mul(mul(add(mul(constant(a + 2), dist), -(a + 3)), dist),
+                          dist),
+                      1.0);
+              Value farWeight =
+                  add(mul(add(mul(add(mul(constant(a), dist), -5 * a), dist),
+                              8 * a),
+                          dist),
+                      -4 * a);
+              Value isNear = arith::CmpFOp::create(
+                  b, loc, arith::CmpFPredicate::OLE, dist, constant(1.0));
+              Value isFar = arith::CmpFOp::create(
+                  b, loc, arith::CmpFPredicate::OLT, dist, constant(2.0));
+              return arith::SelectOp::create(
+                  b, loc, isNear, nearWeight,
+                  arith::SelectOp::create(b, loc, isFar, farWeight,
+                                          constant(0.0)));
             };
-            auto near = [&](Value dist) {
-              return add(
-                  mul(mul(add(mul(constant(a + 2), dist), -(a + 3)), dist),
-                      dist),
-                  1.0);
-            };
-            Value oneMinus = arith::SubFOp::create(b, loc, constant(1.0), t);
-            SmallVector<Value> weights = {far(add(t, 1.0)), near(t),
-                                          near(oneMinus),
-                                          far(add(oneMinus, 1.0))};
             Value base = toIdx(floor);
-            SmallVector<Value> positions;
-            Value total = constant(0.0);
-            for (int k = 0; k < 4; ++k) {
-              Value p = arith::AddIOp::create(b, loc, base,
-                                              indexConstant(b, loc, k - 1));
-              if (excludeOutside) {
-                Value inside = arith::AndIOp::create(
-                    b, loc,
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, p,
-                                          indexConstant(b, loc, 0)),
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, p,
-                                          indexConstant(b, loc, inSize)));
-                weights[k] = arith::SelectOp::create(b, loc, inside, weights[k],
-                                                     constant(0.0));
+            SmallVector<Value> weights, positions;
+            for (int64_t i = first; i <= 1 - first; ++i) {
+              Value dist =
+                  mul(arith::SubFOp::create(b, loc, constant(double(i)), t),
+                      constant(s));
+              weights.push_back(kernel(dist));
+              positions.push_back(arith::AddIOp::create(
+                  b, loc, base, indexConstant(b, loc, i)));
+            }
+            auto normalize = [&](bool onlyInside) {
+              Value total = constant(0.0);
+              for (auto [k, p] : llvm::enumerate(positions)) {
+                if (onlyInside) {
+                  Value inside = arith::AndIOp::create(
+                      b, loc,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                            p, indexConstant(b, loc, 0)),
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                            p, indexConstant(b, loc, inSize)));
+                  weights[k] = arith::SelectOp::create(
+                      b, loc, inside, weights[k], constant(0.0));
+                }
                 total = arith::AddFOp::create(b, loc, total, weights[k]);
               }
-              positions.push_back(clampIndex(b, loc, p, 0, inSize - 1));
-            }
-            for (int k = 0; k < 4; ++k) {
-              Value w = excludeOutside
-                            ? arith::DivFOp::create(b, loc, weights[k], total)
-                            : weights[k];
-              taps[d].push_back({positions[k], w});
-            }
+              for (Value &w : weights)
+                w = arith::DivFOp::create(b, loc, w, total);
+            };
+            if (antialias)
+              normalize(/*onlyInside=*/false);
+            if (excludeOutside)
+              normalize(/*onlyInside=*/true);
+            for (auto [p, w] : llvm::zip(positions, weights))
+              taps[d].push_back({clampIndex(b, loc, p, 0, inSize - 1), w});
           }
           auto extrapolate = [&](Value v) -> Value {
             if (!outside)

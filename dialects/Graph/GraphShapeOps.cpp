@@ -719,6 +719,8 @@ LogicalResult ResizeOp::verify() {
     return emitOpError("nearest_mode must be round_prefer_floor, "
                        "round_prefer_ceil, floor or ceil, got '")
            << nearest << "'";
+  if (getAntialias() && mode == "nearest")
+    return emitOpError("antialias is for linear and cubic resizing");
   if (mode != "nearest" && !isa<FloatType>(getType().getElementType()))
     return emitOpError() << mode << " resizing needs a float tensor, got "
                          << getInput().getType();

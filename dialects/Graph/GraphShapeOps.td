@@ -326,7 +326,9 @@ def Graph_ResizeOp : Graph_InferOp<"resize"> {
     changes; cubic with Keys' kernel of coefficient `cubic_coeff_a` over four
     neighbours, the edge repeated beyond the input, or, with
     `exclude_outside`, the neighbours outside it weighted 0 and the others
-    renormalized). `tf_crop_and_resize` maps the output onto the region of
+    renormalized). With `antialias`, linear and cubic downsampling widen
+    their kernel by 1 / scale (more taps, weights renormalized).
+    `tf_crop_and_resize` maps the output onto the region of
     interest `roi` (all starts, then all ends, as fractions of each
     dimension) and gives `extrapolation_value` where it falls outside the
     input.
@@ -345,7 +347,8 @@ def Graph_ResizeOp : Graph_InferOp<"resize"> {
                    DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
                    DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
                    OptionalAttr<DenseF64ArrayAttr>:$roi,
-                   DefaultValuedAttr<F64Attr, "0.0">:$extrapolation_value);
+                   DefaultValuedAttr<F64Attr, "0.0">:$extrapolation_value,
+                   DefaultValuedAttr<BoolAttr, "false">:$antialias);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -831,7 +831,7 @@ buildResize(NodeImporter &node, Value input, SmallVector<double> scales,
             SmallVector<int64_t> sizes, StringRef mode, StringRef transform,
             StringRef nearestMode, double cubicCoeffA = -0.75,
             bool excludeOutside = false, ArrayRef<double> roi = {},
-            double extrapolationValue = 0.0) {
+            double extrapolationValue = 0.0, bool antialias = false) {
   RankedTensorType type = getType(input);
   int64_t rank = type.getRank();
   if (!type.hasStaticShape())
@@ -864,7 +864,8 @@ buildResize(NodeImporter &node, Value input, SmallVector<double> scales,
       b.getStringAttr(transform), b.getStringAttr(nearestMode),
       b.getF64FloatAttr(cubicCoeffA), b.getBoolAttr(excludeOutside),
       roi.empty() ? DenseF64ArrayAttr() : b.getDenseF64ArrayAttr(roi),
-      b.getF64FloatAttr(extrapolationValue)));
+      b.getF64FloatAttr(extrapolationValue),
+      b.getBoolAttr(antialias && mode != "nearest")));
 }
 
 /// Resize and Upsample before opset 11: scales only, asymmetric
@@ -893,8 +894,6 @@ static LogicalResult importResize(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
-  if (node.getInt("antialias", 0) != 0)
-    return node.emitError() << "antialiasing is not supported";
   std::string policy = node.getString("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
     return node.emitError()
@@ -996,7 +995,8 @@ static LogicalResult importResize(NodeImporter &node) {
                      node.getString("nearest_mode", "round_prefer_floor"),
                      node.getFloat("cubic_coeff_a", -0.75),
                      node.getInt("exclude_outside", 0) != 0, roi,
-                     node.getFloat("extrapolation_value", 0.0f));
+                     node.getFloat("extrapolation_value", 0.0f),
+                     node.getInt("antialias", 0) != 0);
 }
 
 void kiln::registerShapeImporters(NodeImporterRegistry &registry) {

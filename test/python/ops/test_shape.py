@@ -483,6 +483,19 @@ def test_resize_tf_crop_and_resize(mode, roi, axes, extrapolation, tmp_path):
     check(m, {"x": x}, tmp_path)
 
 
+@pytest.mark.parametrize("mode, scales", [
+    ("linear", [1, 1, 0.6, 0.35]),
+    ("cubic", [1, 1, 0.5, 0.7]),
+    ("linear", [1, 1, 1.5, 0.4]),   # upsampling one dimension: plain there
+])
+def test_resize_antialias(mode, scales, tmp_path):
+    x = data((1, 2, 9, 11))
+    m = model("Resize", {"x": x}, None, {"mode": mode, "antialias": 1},
+              {"roi": np.array([], np.float32),
+               "scales": np.array(scales, np.float32)}, opset=19)
+    check(m, {"x": x}, tmp_path)
+
+
 def test_resize_linear_half_pixel_symmetric(tmp_path):
     x = data((1, 1, 4, 5))
     m = model("Resize", {"x": x}, None,
