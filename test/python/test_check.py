@@ -88,8 +88,8 @@ def test_check_reports_every_attribute_problem():
     is counted as unchecked; the others are checked and pass."""
     sizes = helper.make_tensor("sizes", TensorProto.INT64, [4], [1, 3, 16, 16])
     nodes = [
-        helper.make_node("Resize", ["x", "", "", "sizes"], ["big"], name="resize_cubic",
-                         mode="cubic"),
+        helper.make_node("Resize", ["x", "", "", "sizes"], ["big"], name="resize_lanczos",
+                         mode="lanczos"),
         helper.make_node("Relu", ["big"], ["big_relu"], name="after_resize"),
         helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["bn"],
                          name="bn_training", training_mode=1),
@@ -100,7 +100,7 @@ def test_check_reports_every_attribute_problem():
     checked = kiln.check(model)
     assert not checked.ok and checked.unsupported == {}
     assert len(checked.errors) == 2, checked.report
-    assert checked.errors[0].startswith("node 'resize_cubic' (Resize): cubic")
+    assert checked.errors[0].startswith("node 'resize_lanczos' (Resize): mode 'lanczos'")
     assert checked.errors[1].startswith("node 'bn_training' (BatchNormalization): "
                                         "training_mode")
     assert checked.unchecked == 1
