@@ -681,11 +681,14 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   std::vector<const void *> inputPtrs(numInputs);
   std::vector<void *> outputPtrs(numOutputs);
   // Device memory only for a GPU model, which checks the pointers itself.
-  std::vector<bool> onDevice(numInputs + numOutputs);
+  // (A CPU model's run keeps no list.)
+  std::vector<bool> onDevice(model->gpu ? numInputs + numOutputs : 0);
   for (size_t i = 0; i < numInputs + numOutputs; ++i) {
     const kiln_tensor &t = i < numInputs ? inputs[i] : outputs[i - numInputs];
-    onDevice[i] = t.device == KILN_DEVICE_CUDA;
-    if (onDevice[i] && !model->gpu && !model->describeOnly)
+    bool device = t.device == KILN_DEVICE_CUDA;
+    if (model->gpu)
+      onDevice[i] = device;
+    else if (device && !model->describeOnly)
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                         "%s #%zu: device KILN_DEVICE_CUDA, but the model runs "
                         "on the CPU",

@@ -187,11 +187,13 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
         op.erase();
   }
 
-  /// A launch of `grid` blocks of `block` threads at `op`, with its kernel
-  /// attribute, its body's builder set before the terminator.
-  mlir::gpu::LaunchOp createLaunch(OpBuilder &b, Operation *op, StringRef name,
-                                   int64_t grid, int64_t block) {
-    Location loc = op->getLoc();
+  /// A launch of `grid` blocks of `block` threads before `ops` (what it
+  /// will run), with their kernel attribute (flops and ONNX nodes summed
+  /// over them), its body's builder set before the terminator.
+  mlir::gpu::LaunchOp createLaunch(OpBuilder &b, ArrayRef<Operation *> ops,
+                                   StringRef name, int64_t grid,
+                                   int64_t block) {
+    Location loc = ops.front()->getLoc();
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value gridX = arith::ConstantIndexOp::create(b, loc, grid);
     Value blockX = arith::ConstantIndexOp::create(b, loc, block);
@@ -202,10 +204,15 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
         /*privateAttributions=*/{}, nullptr, nullptr, nullptr,
         FlatSymbolRefAttr::get(b.getContext(), kKernelModule),
         FlatSymbolRefAttr::get(b.getContext(), name));
-    std::optional<uint64_t> flops = countFlops(op);
+    uint64_t flops = 0;
+    SmallVector<Location> locs;
+    for (Operation *op : ops) {
+      flops += countFlops(op).value_or(0);
+      locs.push_back(op->getLoc());
+    }
     launch->setAttr(kKernelAttr,
-                    KernelAttr::get(b.getContext(), int64_t(flops.value_or(0)),
-                                    sourceNodes(loc)));
+                    KernelAttr::get(b.getContext(), int64_t(flops),
+                                    sourceNodes(b.getFusedLoc(locs))));
     b.setInsertionPointToStart(&launch.getBody().front());
     mlir::gpu::TerminatorOp::create(b, loc);
     b.setInsertionPointToStart(&launch.getBody().front());
@@ -225,17 +232,7 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
           return failure();
         }
     OpBuilder b(group.front());
-    mlir::gpu::LaunchOp launch = createLaunch(b, group.front(), name, 1, 1);
-    // The whole stretch's flops and nodes, not its first op's.
-    uint64_t flops = 0;
-    SmallVector<Location> locs;
-    for (Operation *op : group) {
-      flops += countFlops(op).value_or(0);
-      locs.push_back(op->getLoc());
-    }
-    launch->setAttr(kKernelAttr,
-                    KernelAttr::get(b.getContext(), int64_t(flops),
-                                    sourceNodes(b.getFusedLoc(locs))));
+    mlir::gpu::LaunchOp launch = createLaunch(b, group, name, 1, 1);
     Operation *terminator = &launch.getBody().front().back();
     for (Operation *op : group)
       op->moveBefore(terminator);
@@ -272,7 +269,8 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
                               << " iterations is too large for one grid";
     OpBuilder b(loop);
     Location loc = loop.getLoc();
-    mlir::gpu::LaunchOp launch = createLaunch(b, loop, name, grid, block);
+    mlir::gpu::LaunchOp launch =
+        createLaunch(b, {loop.getOperation()}, name, grid, block);
     Value blockId = launch.getBlockIds().x, threadId = launch.getThreadIds().x;
     Value blockSizeValue = arith::ConstantIndexOp::create(b, loc, block);
     Value id = arith::AddIOp::create(

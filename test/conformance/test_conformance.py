@@ -22,16 +22,22 @@ SHARD = os.environ.get("KILN_CONFORMANCE_SHARD", "0/1")
 JOBS = os.environ.get("KILN_CONFORMANCE_JOBS", "2")
 
 
-def test_conformance_share_matches_expected_failures():
+def check_share(*options, timeout=1800):
+    """Runs tools/conformance.py --check on the share with `options` and
+    asserts it passes, showing its summary when not."""
     command = [sys.executable, str(ROOT / "tools" / "conformance.py"),
                "--build", str(BUILD), "--shard", SHARD, "--jobs", JOBS,
-               "--quiet", "--check", "--expected-failures",
-               str(ROOT / "test" / "conformance" / "expected-failures.txt")]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+               "--quiet", "--check", *options]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     summary = proc.stdout[proc.stdout.find("\nran "):] if "\nran " in proc.stdout \
         else proc.stdout[-6000:]
     assert proc.returncode == 0, (
         f"{' '.join(command)} exited {proc.returncode}\n{summary}\n{proc.stderr[-3000:]}")
+
+
+def test_conformance_share_matches_expected_failures():
+    check_share("--expected-failures",
+                str(ROOT / "test" / "conformance" / "expected-failures.txt"))
 
 
 CUDA_ROOTS = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
@@ -46,11 +52,4 @@ def test_conformance_on_emulated_gpu_matches_expected_failures():
                for r in CUDA_ROOTS):
         import pytest
         pytest.skip("no CUDA toolkit (ptxas) on this machine")
-    command = [sys.executable, str(ROOT / "tools" / "conformance.py"),
-               "--build", str(BUILD), "--shard", SHARD, "--jobs", JOBS,
-               "--quiet", "--check", "--gpu-emulation"]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=2400)
-    summary = proc.stdout[proc.stdout.find("\nran "):] if "\nran " in proc.stdout \
-        else proc.stdout[-6000:]
-    assert proc.returncode == 0, (
-        f"{' '.join(command)} exited {proc.returncode}\n{summary}\n{proc.stderr[-3000:]}")
+    check_share("--gpu-emulation", timeout=2400)
