@@ -81,6 +81,14 @@ int32_t defaultNumThreads() {
   return cpus > kMaxThreads ? kMaxThreads : static_cast<int32_t>(cpus);
 }
 
+// One tensor's shape as the C API gives it: -1 for a symbolic dimension,
+// and which symbol each dimension is (-1 for a static one).
+struct TensorDims {
+  std::vector<int64_t> shape;
+  std::vector<int32_t> symbols;
+  bool symbolic = false;
+};
+
 struct AlignedFree {
   void operator()(void *p) const { std::free(p); }
 };
@@ -94,6 +102,10 @@ struct kiln_model {
   RunFn run = nullptr;
   std::vector<kiln_tensor_info> inputs;
   std::vector<kiln_tensor_info> outputs;
+  // The shapes and dim_symbols that inputs and outputs point to: their -1
+  // entries are symbolic (version 4).
+  std::vector<TensorDims> inputDims, outputDims;
+  std::vector<kiln_symbol_info> symbols; // empty before version 4
   std::vector<kiln_kernel_info> kernels; // empty for a version 1 model
   void *workspace = nullptr;
   GpuModelPtr gpu; // a CUDA model's device state; null for a CPU model
@@ -115,7 +127,8 @@ namespace {
 // "output".
 kiln_status checkDescriptorTensor(const kiln_abi_tensor &tensor,
                                   const char *kind, int64_t index,
-                                  kiln_tensor_info &info) {
+                                  const std::vector<kiln_symbol_info> &symbols,
+                                  kiln_tensor_info &info, TensorDims &dims) {
   if (!tensor.name)
     return makeStatus(KILN_STATUS_INVALID_MODEL,
                       "invalid model: %s #%lld has no name", kind,
@@ -145,8 +158,19 @@ kiln_status checkDescriptorTensor(const kiln_abi_tensor &tensor,
                       kind, tensor.name, static_cast<long long>(index),
                       tensor.rank);
   size_t bytes = elementSize;
+  dims.shape.assign(tensor.shape, tensor.shape + tensor.rank);
+  dims.symbols.assign(static_cast<size_t>(tensor.rank), -1);
   for (int32_t d = 0; d < tensor.rank; ++d) {
     int64_t dim = tensor.shape[d];
+    // A negative entry names a symbolic dimension (version 4); its largest
+    // size counts for the byte size.
+    if (dim < 0 && -(dim + 1) < static_cast<int64_t>(symbols.size())) {
+      auto symbol = static_cast<int32_t>(-(dim + 1));
+      dims.shape[d] = -1;
+      dims.symbols[d] = symbol;
+      dims.symbolic = true;
+      dim = symbols[symbol].max;
+    }
     if (dim < 0)
       return makeStatus(KILN_STATUS_INVALID_MODEL,
                         "invalid model: %s '%s' (#%lld) has negative "
@@ -166,15 +190,18 @@ kiln_status checkDescriptorTensor(const kiln_abi_tensor &tensor,
   info.name = tensor.name;
   info.dtype = tensor.dtype;
   info.rank = tensor.rank;
-  info.shape = tensor.shape;
+  info.shape = dims.shape.data();
   info.byte_size = bytes;
+  info.dim_symbols = dims.symbols.data();
   return nullptr;
 }
 
 kiln_status checkDescriptorTensors(int64_t count,
                                    const kiln_abi_tensor *tensors,
                                    const char *kind,
-                                   std::vector<kiln_tensor_info> &infos) {
+                                   const std::vector<kiln_symbol_info> &symbols,
+                                   std::vector<kiln_tensor_info> &infos,
+                                   std::vector<TensorDims> &dims) {
   if (count < 0 || count > kMaxTensors)
     return makeStatus(KILN_STATUS_INVALID_MODEL,
                       "invalid model: %lld %ss, expected 0 to %lld",
@@ -185,9 +212,10 @@ kiln_status checkDescriptorTensors(int64_t count,
                       "invalid model: %lld %ss and no %s array",
                       static_cast<long long>(count), kind, kind);
   infos.resize(static_cast<size_t>(count));
+  dims.resize(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i)
-    if (kiln_status status =
-            checkDescriptorTensor(tensors[i], kind, i, infos[i]))
+    if (kiln_status status = checkDescriptorTensor(tensors[i], kind, i, symbols,
+                                                   infos[i], dims[i]))
       return status;
   for (int64_t i = 0; i < count; ++i)
     for (int64_t j = 0; j < i; ++j)
@@ -260,6 +288,40 @@ kiln_status checkDescriptorKernels(const kiln_abi_model *d,
   return nullptr;
 }
 
+// The largest size of a symbolic dimension (kiln-compile's limit).
+constexpr int64_t kMaxSymbolSize = (int64_t(1) << 31) - 1;
+constexpr int32_t kMaxSymbols = 64;
+
+// Checks the symbolic dimensions of a version 4 descriptor and fills
+// `infos`.
+kiln_status checkDescriptorSymbols(const kiln_abi_model *d,
+                                   std::vector<kiln_symbol_info> &infos) {
+  if (d->num_symbols < 0 || d->num_symbols > kMaxSymbols ||
+      (d->num_symbols > 0 && !d->symbols) || d->reserved2 != 0)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: %d symbolic dimensions, expected 0 to "
+                      "%d with their array",
+                      d->num_symbols, kMaxSymbols);
+  for (int32_t i = 0; i < d->num_symbols; ++i) {
+    const kiln_abi_symbol &symbol = d->symbols[i];
+    if (!symbol.name || strnlen(symbol.name, 4096) == 4096 || symbol.min < 1 ||
+        symbol.max < symbol.min || symbol.max > kMaxSymbolSize ||
+        symbol.reserved != 0)
+      return makeStatus(KILN_STATUS_INVALID_MODEL,
+                        "invalid model: symbolic dimension #%d has no name, "
+                        "or bounds outside 1 <= min <= max <= %lld",
+                        i, static_cast<long long>(kMaxSymbolSize));
+    if (symbol.kind != KILN_ABI_SYMBOL_REPEAT)
+      return makeStatus(KILN_STATUS_ABI_MISMATCH,
+                        "symbolic dimension '%s' is of kind %d, which this "
+                        "runtime does not know; update the runtime",
+                        symbol.name, symbol.kind);
+    infos.push_back(
+        {sizeof(kiln_symbol_info), symbol.name, symbol.min, symbol.max});
+  }
+  return nullptr;
+}
+
 kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
   if (d->abi_version < KILN_ABI_MIN_VERSION ||
       d->abi_version > KILN_ABI_VERSION)
@@ -289,12 +351,40 @@ kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
                       d->target_triple, archName(arch), archName(hostArch()));
   if (kiln_status status = checkCpuFeatures(d->cpu_features))
     return status;
-  if (kiln_status status = checkDescriptorTensors(d->num_inputs, d->inputs,
-                                                  "input", model.inputs))
+  // Version 4: the symbolic dimensions that shapes name. (A GPU model
+  // runs its batch whole: the compiler gives it none.)
+  if (d->abi_version >= 4) {
+    if (kiln_status status = checkDescriptorSymbols(d, model.symbols))
+      return status;
+    if (!model.symbols.empty() && d->device != KILN_ABI_DEVICE_CPU)
+      return makeStatus(KILN_STATUS_INVALID_MODEL,
+                        "invalid model: a GPU model with symbolic "
+                        "dimensions, which this runtime does not run");
+  }
+  if (kiln_status status =
+          checkDescriptorTensors(d->num_inputs, d->inputs, "input",
+                                 model.symbols, model.inputs, model.inputDims))
     return status;
-  if (kiln_status status = checkDescriptorTensors(d->num_outputs, d->outputs,
-                                                  "output", model.outputs))
+  if (kiln_status status = checkDescriptorTensors(
+          d->num_outputs, d->outputs, "output", model.symbols, model.outputs,
+          model.outputDims))
     return status;
+  // Every symbol takes its size from an input, and a repeated one leads.
+  for (size_t k = 0; k < model.symbols.size(); ++k) {
+    bool fromInput = false, leads = true;
+    for (const auto *list : {&model.inputDims, &model.outputDims})
+      for (const TensorDims &dims : *list)
+        for (size_t d = 0; d < dims.symbols.size(); ++d)
+          if (dims.symbols[d] == static_cast<int32_t>(k)) {
+            fromInput |= list == &model.inputDims;
+            leads &= d == 0;
+          }
+    if (!fromInput || !leads)
+      return makeStatus(KILN_STATUS_INVALID_MODEL,
+                        "invalid model: symbolic dimension '%s' is %s",
+                        model.symbols[k].name,
+                        !fromInput ? "in no input" : "not the first dimension");
+  }
   // Version 1 descriptors end before the kernel table: do not read it.
   if (d->abi_version >= 2)
     if (kiln_status status = checkDescriptorKernels(d, model.kernels))
@@ -351,7 +441,8 @@ kiln_status allocateWorkspace(const kiln_abi_model *d, kiln_model &model) {
 // what would have been padding, so it belongs to their first version.
 constexpr size_t kMinOptionsSize = offsetof(kiln_model_options, device_index);
 constexpr size_t kMinTensorSize = offsetof(kiln_tensor, device);
-constexpr size_t kMinTensorInfoSize = sizeof(kiln_tensor_info);
+constexpr size_t kMinTensorInfoSize = offsetof(kiln_tensor_info, dim_symbols);
+constexpr size_t kMinSymbolInfoSize = sizeof(kiln_symbol_info);
 constexpr size_t kMinKernelInfoSize = sizeof(kiln_kernel_info);
 constexpr size_t kMaxStructSize = 4096;
 
@@ -541,9 +632,27 @@ kiln_status openModel(const char *path, const kiln_model_options *options,
   return nullptr;
 }
 
-// Checks one caller tensor against the model's description of it.
+// The shape a run expects, symbolic dimensions by name: "[batch,3,224,224]".
+std::string formatExpected(const kiln_tensor_info &info,
+                           const std::vector<kiln_symbol_info> &symbols) {
+  std::string text = "[";
+  for (int32_t d = 0; d < info.rank; ++d) {
+    if (d)
+      text += ',';
+    int32_t k = info.dim_symbols[d];
+    text += k < 0 ? std::to_string(info.shape[d]) : symbols[k].name;
+  }
+  return text + "]";
+}
+
+// Checks one caller tensor against the model's description of it. Where the
+// model has symbolic dimensions, `values` holds the run's size of each (-1
+// until a tensor gives it): an input gives a size within the bounds
+// (`bind`), and every later tensor must agree.
 kiln_status checkRunTensor(const kiln_tensor &t, const kiln_tensor_info &info,
-                           const char *kind, size_t index) {
+                           const char *kind, size_t index,
+                           const std::vector<kiln_symbol_info> &symbols,
+                           std::vector<int64_t> &values, bool bind) {
   if (t.dtype != info.dtype)
     return makeStatus(
         KILN_STATUS_INVALID_ARGUMENT,
@@ -557,19 +666,57 @@ kiln_status checkRunTensor(const kiln_tensor &t, const kiln_tensor_info &info,
                       t.rank < 0 ? "negative rank" : "shape is NULL");
   bool sameShape = t.rank == info.rank;
   for (int32_t d = 0; sameShape && d < t.rank; ++d)
-    sameShape = t.shape[d] == info.shape[d];
+    sameShape = info.dim_symbols[d] >= 0 || t.shape[d] == info.shape[d];
   if (!sameShape) {
     std::string got = t.rank > kMaxRank ? "rank " + std::to_string(t.rank)
                                         : formatShape(t.shape, t.rank);
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "%s '%s' (#%zu): expected shape %s, got %s", kind,
-                      info.name, index,
-                      formatShape(info.shape, info.rank).c_str(), got.c_str());
+                      info.name, index, formatExpected(info, symbols).c_str(),
+                      got.c_str());
   }
-  if (t.byte_size != info.byte_size)
+  size_t bytes = info.byte_size;
+  for (int32_t d = 0; d < t.rank; ++d) {
+    int32_t k = info.dim_symbols[d];
+    if (k < 0)
+      continue;
+    const kiln_symbol_info &symbol = symbols[k];
+    int64_t size = t.shape[d];
+    if (values[k] < 0 && !bind)
+      return makeStatus(KILN_STATUS_INVALID_MODEL,
+                        "invalid model: no input gives the size of '%s'",
+                        symbol.name);
+    if (values[k] < 0 && (size < symbol.min || size > symbol.max))
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "%s '%s' (#%zu): dimension %d ('%s') is %lld, outside "
+                        "the model's bounds %lld..%lld (kiln-compile "
+                        "--dynamic-dims %s=MIN..MAX sets them)",
+                        kind, info.name, index, d, symbol.name,
+                        static_cast<long long>(size),
+                        static_cast<long long>(symbol.min),
+                        static_cast<long long>(symbol.max), symbol.name);
+    if (values[k] < 0)
+      values[k] = size;
+    if (size != values[k])
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "%s '%s' (#%zu): dimension %d ('%s') is %lld, but "
+                        "%lld in the tensors before it; every dimension "
+                        "named '%s' has the same size in a run",
+                        kind, info.name, index, d, symbol.name,
+                        static_cast<long long>(size),
+                        static_cast<long long>(values[k]), symbol.name);
+  }
+  // The run's byte size: each symbolic dimension at its size in this run
+  // (the descriptor's byte size is at the largest, so no overflow).
+  if (bytes != 0)
+    for (int32_t d = 0; d < t.rank; ++d)
+      if (int32_t k = info.dim_symbols[d]; k >= 0)
+        bytes = bytes / static_cast<size_t>(symbols[k].max) *
+                static_cast<size_t>(values[k]);
+  if (t.byte_size != bytes)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "%s '%s' (#%zu): expected %zu bytes, got %zu", kind,
-                      info.name, index, info.byte_size, t.byte_size);
+                      info.name, index, bytes, t.byte_size);
   if (!t.data && t.byte_size != 0)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "%s '%s' (#%zu): data is NULL", kind, info.name, index);
@@ -695,9 +842,11 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
                         i < numInputs ? "input" : "output",
                         i < numInputs ? i : i - numInputs);
   }
+  std::vector<int64_t> symbolValues(model->symbols.size(), -1);
   for (size_t i = 0; i < numInputs; ++i) {
     if (kiln_status status =
-            checkRunTensor(inputs[i], model->inputs[i], "input", i))
+            checkRunTensor(inputs[i], model->inputs[i], "input", i,
+                           model->symbols, symbolValues, true))
       return status;
     if (kiln_status status = checkNarrowCodes(inputs[i], model->inputs[i], i))
       return status;
@@ -705,7 +854,8 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   }
   for (size_t i = 0; i < numOutputs; ++i) {
     if (kiln_status status =
-            checkRunTensor(outputs[i], model->outputs[i], "output", i))
+            checkRunTensor(outputs[i], model->outputs[i], "output", i,
+                           model->symbols, symbolValues, false))
       return status;
     outputPtrs[i] = outputs[i].data;
   }
@@ -743,6 +893,7 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   args.workspace = model->workspace;
   args.profiler = profiled && numKernels ? &profiler : nullptr;
   args.gpu = nullptr;
+  args.symbol_values = symbolValues.empty() ? nullptr : symbolValues.data();
   int32_t result = model->run(&args);
   switch (result) {
   case KILN_ABI_RUN_OK:
@@ -887,6 +1038,86 @@ kiln_status kiln_model_run(kiln_model *model, const kiln_tensor *inputs,
                            size_t num_outputs) {
   return guard([&] {
     return runModel(model, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+size_t kiln_model_num_symbols(const kiln_model *model) {
+  return model ? model->symbols.size() : 0;
+}
+
+kiln_status kiln_model_symbol_info(const kiln_model *model, size_t index,
+                                   kiln_symbol_info *out_info) {
+  return guard([&]() -> kiln_status {
+    if (!model || !out_info)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_model_symbol_info: %s is NULL",
+                        !model ? "model" : "out_info");
+    if (kiln_status status =
+            checkStructSize(out_info->struct_size, kMinSymbolInfoSize,
+                            "kiln_model_symbol_info: out_info"))
+      return status;
+    if (index >= model->symbols.size())
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "symbolic dimension index %zu out of range: the model "
+                        "has %zu",
+                        index, model->symbols.size());
+    writeSized(out_info, model->symbols[index]);
+    return nullptr;
+  });
+}
+
+kiln_status kiln_model_output_shape(const kiln_model *model,
+                                    const kiln_tensor *inputs,
+                                    size_t num_inputs, size_t index,
+                                    int64_t *out_shape, size_t capacity,
+                                    size_t *out_byte_size) {
+  return guard([&]() -> kiln_status {
+    if (!model)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_model_output_shape: model is NULL");
+    if (num_inputs != model->inputs.size())
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "expected %zu inputs, got %zu", model->inputs.size(),
+                        num_inputs);
+    if (num_inputs && !inputs)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_model_output_shape: inputs array is NULL");
+    if (index >= model->outputs.size())
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "output index %zu out of range: the model has %zu "
+                        "outputs",
+                        index, model->outputs.size());
+    const kiln_tensor_info &info = model->outputs[index];
+    if (capacity < static_cast<size_t>(info.rank) ||
+        (info.rank > 0 && !out_shape))
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_model_output_shape: output '%s' has rank %d, "
+                        "but out_shape holds %zu",
+                        info.name, info.rank, out_shape ? capacity : 0);
+    std::vector<kiln_tensor> copies;
+    if (kiln_status status = readTensors(inputs, num_inputs, "input", copies))
+      return status;
+    std::vector<int64_t> values(model->symbols.size(), -1);
+    for (size_t i = 0; i < num_inputs; ++i)
+      if (kiln_status status =
+              checkRunTensor(inputs[i], model->inputs[i], "input", i,
+                             model->symbols, values, true))
+        return status;
+    size_t bytes = info.byte_size;
+    for (int32_t d = 0; d < info.rank; ++d) {
+      int32_t k = info.dim_symbols[d];
+      if (k >= 0 && values[k] < 0)
+        return makeStatus(KILN_STATUS_INVALID_MODEL,
+                          "invalid model: no input gives the size of '%s'",
+                          model->symbols[k].name);
+      out_shape[d] = k < 0 ? info.shape[d] : values[k];
+      if (k >= 0 && bytes != 0)
+        bytes = bytes / static_cast<size_t>(model->symbols[k].max) *
+                static_cast<size_t>(values[k]);
+    }
+    if (out_byte_size)
+      *out_byte_size = bytes;
+    return nullptr;
   });
 }
 

@@ -76,7 +76,9 @@ BUILDERS = {
 }
 # Builders that take the batch themselves (--batch) rather than rebatch's edit.
 BATCHED_BUILDERS = {"transformer", "bert_base", "lstm_tagger", "gru_encoder"}
-ENGINES = ["kiln", "onnxruntime", "iree", "tvm"]
+ENGINES = ["kiln", "kiln-dynamic", "onnxruntime", "iree", "tvm"]
+# kiln-dynamic (the same model with a symbolic batch) runs when asked for.
+DEFAULT_ENGINES = ["kiln", "onnxruntime", "iree", "tvm"]
 PEERS = {"iree": "iree.runtime", "tvm": "tvm"}
 SETUP_BENCH = "tools/setup.sh --bench"
 RTOL, ATOL = 1e-3, 1e-4
@@ -489,6 +491,32 @@ class Kiln(Engine):
         return {"median_ms": result["median_ms"], "runs": result["repeat"], "rss_mb": rss}
 
 
+class KilnDynamic(Kiln):
+    """Kiln on the same model with a symbolic batch (issue 21): the model's
+    batch becomes the dim_param "batch" (tools/models/common.py
+    symbolic_batch), compiled once for batches 1..64 and run at the
+    benchmark's batch, so that its time compares with the static build's."""
+
+    def compile(self, model, tag):
+        import onnx
+        sys.path.insert(0, str(MODELS))
+        from common import symbolic_batch
+        dynamic = self.work / f"{tag}.dynamic.onnx"
+        try:
+            onnx.save(symbolic_batch(onnx.load(str(model))), str(dynamic))
+        except Exception as error:  # a model the helper cannot rewrite
+            return {"error": "no symbolic batch: " + one_line(error)}
+        so = self.work / f"{tag}.kiln-dynamic.so"
+        code, wall, rss, text = self.measured(
+            [str(self.options.build / "bin" / "kiln-compile"), str(dynamic), "-o", str(so),
+             "--dynamic-dims", "batch=1..64"],
+            tag, "compile", self.options.compile_timeout)
+        if code:
+            return {"error": "compile failed: " + one_line(text)}
+        self.artifact = so
+        return {"compile_s": wall, "compile_rss_mb": rss}
+
+
 class PythonWorkerEngine(Engine):
     """An engine whose run step is a worker of this script in `python`."""
     python = sys.executable
@@ -578,7 +606,8 @@ class Tvm(Peer):
         return {"compile_s": result["compile_s"], "compile_rss_mb": rss}
 
 
-ENGINE_CLASSES = {"kiln": Kiln, "onnxruntime": OnnxRuntime, "iree": Iree, "tvm": Tvm}
+ENGINE_CLASSES = {"kiln": Kiln, "kiln-dynamic": KilnDynamic, "onnxruntime": OnnxRuntime,
+                  "iree": Iree, "tvm": Tvm}
 
 
 # -- Report ---------------------------------------------------------------------
@@ -609,7 +638,8 @@ def write_svg(rows, path, engines):
         if key not in groups:
             groups.append(key)
     shown = [e for e in engines if e != "onnxruntime"]
-    colors = {"kiln": "#d95f02", "iree": "#1b9e77", "tvm": "#7570b3"}
+    colors = {"kiln": "#d95f02", "kiln-dynamic": "#e6ab02", "iree": "#1b9e77",
+              "tvm": "#7570b3"}
     ratios = {(r["model"], r["batch"], r["threads"], r["engine"]): r.get("ratio")
               for r in rows}
     known = [r for r in ratios.values() if r]
@@ -670,8 +700,9 @@ def parse_args():
                         help="batch sizes (default: 1)")
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2],
                         help="thread counts (default: 1 2)")
-    parser.add_argument("--engines", nargs="+", default=ENGINES, choices=ENGINES,
-                        help="engines to run (default: all; onnxruntime always runs)")
+    parser.add_argument("--engines", nargs="+", default=DEFAULT_ENGINES, choices=ENGINES,
+                        help="engines to run (default: %(default)s; onnxruntime always "
+                             "runs; kiln-dynamic is Kiln with the model's batch symbolic)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs (default 3)")
     parser.add_argument("--repeat", type=int, default=20, help="timed runs (default 20)")
     parser.add_argument("--time-budget", type=float, default=60,

@@ -18,6 +18,16 @@ namespace kiln::attr {
 /// On an argument or result of the model's function: its ONNX name (a
 /// string; the importer writes it).
 constexpr llvm::StringLiteral kName = "kiln.name";
+/// On an argument of the model's function: the name of each dimension the
+/// model leaves symbolic (its dim_param; "" for a static one), an array of
+/// strings (the importer writes it where an input has one).
+constexpr llvm::StringLiteral kDims = "kiln.dims";
+/// On the model's function: the symbolic dimensions that stay symbolic in
+/// the compiled model, one dictionary {name: string, min: integer, max:
+/// integer} each (the importer). So far only the batch, which the types
+/// carry as ImportOptions::batchProbe and kiln-graph-split-batch turns into
+/// a run-time repeat.
+constexpr llvm::StringLiteral kSymbols = "kiln.symbols";
 /// On the entry function: the inputs and outputs as the caller sees them,
 /// one dictionary {name: string, type: type, passed: bool} each
 /// (kiln-graph-make-entry).

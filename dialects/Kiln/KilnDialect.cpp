@@ -219,6 +219,20 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
       return fail("on a function, an integer above 1");
     return success();
   }
+  if (name == attr::kSymbols) {
+    auto list = dyn_cast<ArrayAttr>(value);
+    auto isSymbol = [](Attribute entry) {
+      auto fields = dyn_cast<DictionaryAttr>(entry);
+      auto min = fields ? fields.getAs<IntegerAttr>("min") : nullptr;
+      auto max = fields ? fields.getAs<IntegerAttr>("max") : nullptr;
+      return fields && fields.size() == 3 && fields.getAs<StringAttr>("name") &&
+             min && max && min.getInt() >= 1 && max.getInt() >= min.getInt();
+    };
+    if (!onFunction || !list || !llvm::all_of(list, isSymbol))
+      return fail("on a function, an array of {name, min, max} with 1 <= "
+                  "min <= max");
+    return success();
+  }
   if (name == attr::kBatchSplit) {
     if (!onFunction || !isa<StringAttr>(value))
       return fail("on a function, a string");
@@ -278,10 +292,20 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   return op->emitOpError() << "has an unknown Kiln attribute '" << name << "'";
 }
 
-/// kiln.name is the only attribute of arguments and results.
+/// kiln.name, and an argument's kiln.dims, are the attributes of arguments
+/// and results.
 static LogicalResult
 verifyValueAttribute(Operation *op, NamedAttribute attribute, StringRef where) {
   StringRef name = attribute.getName().getValue();
+  if (name == attr::kDims && where == "argument") {
+    auto names = dyn_cast<ArrayAttr>(attribute.getValue());
+    if (!names ||
+        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitOpError()
+             << "'" << name << "' of " << where
+             << " must be an array of strings, not " << attribute.getValue();
+    return success();
+  }
   if (name != attr::kName)
     return op->emitOpError()
            << "has an unknown Kiln " << where << " attribute '" << name << "'";

@@ -104,6 +104,11 @@ struct CompileOptions {
   EmitStage emit = EmitStage::SharedObject;
   /// Static shapes for inputs, by name, replacing symbolic dimensions.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Symbolic dimensions by name (the model's dim_param): the bounds
+  /// {min, max} of one that stays symbolic, or {N, N} to give it the size
+  /// N in every input (--dynamic-dims). A symbolic batch that leads every
+  /// input stays symbolic without it, within 1..1024 (docs/runtime.md).
+  std::map<std::string, std::pair<int64_t, int64_t>> dynamicDims;
   /// Run the graph-level optimisations.
   bool optimizeGraph = true;
   /// The layout of convolutions, pools and the ops between them.

@@ -26,6 +26,8 @@
  *      profiler hooks (kiln_abi_run_args.profiler)
  *   3  GPU models: the device, device images, GPU kernels and constants of
  *      kiln_abi_model, and kiln_abi_run_args.gpu
+ *   4  symbolic dimensions: kiln_abi_model.num_symbols, .symbols, negative
+ *      shape entries that name them, and kiln_abi_run_args.symbol_values
  *
  *===----------------------------------------------------------------------===*/
 
@@ -41,7 +43,7 @@ extern "C" {
 
 /* Version of the layouts below, and the oldest version a runtime still
  * loads. */
-#define KILN_ABI_VERSION 3u
+#define KILN_ABI_VERSION 4u
 #define KILN_ABI_MIN_VERSION 1u
 
 /* Element types. The numbers are ONNX's TensorProto.DataType numbers, so that a
@@ -78,8 +80,11 @@ typedef enum kiln_dtype {
   KILN_DTYPE_I2 = 26
 } kiln_dtype;
 
-/* One input or output of the model. Shapes are static: every entry of `shape`
- * is >= 0. Tensors are dense, row-major (C order), without padding. */
+/* One input or output of the model. Tensors are dense, row-major (C order),
+ * without padding. An entry of `shape` >= 0 is a static size; since version
+ * 4, an entry d < 0 is symbolic dimension number -1 - d of
+ * kiln_abi_model.symbols, whose size each run chooses (before version 4,
+ * every entry is >= 0). */
 typedef struct kiln_abi_tensor {
   const char *name;     /* the ONNX graph input/output name, NUL-terminated */
   int32_t dtype;        /* a kiln_dtype */
@@ -140,6 +145,22 @@ typedef struct kiln_abi_emulated_kernel {
   void (*run)(void *const *params, const int64_t *ids);
 } kiln_abi_emulated_kernel;
 
+/* A symbolic dimension (since version 4): a size that the caller chooses per
+ * run, within [min, max], and that every dimension naming it shares. */
+typedef struct kiln_abi_symbol {
+  const char *name; /* the ONNX dim_param, e.g. "batch" */
+  int64_t min;      /* >= 1 */
+  int64_t max;      /* >= min */
+  /* How the model's code takes the size: KILN_ABI_SYMBOL_REPEAT, the entry
+   * takes one sample (the symbol is dimension 0 of every input and output
+   * that names it, and nowhere else), and kiln_abi_run calls it once per
+   * sample. The only kind so far. */
+  int32_t kind;
+  int32_t reserved; /* zero */
+} kiln_abi_symbol;
+
+#define KILN_ABI_SYMBOL_REPEAT 1
+
 /* The model descriptor. */
 typedef struct kiln_abi_model {
   uint32_t abi_version;      /* == KILN_ABI_VERSION; always the first field */
@@ -170,6 +191,10 @@ typedef struct kiln_abi_model {
   const void *constants;   /* the constants segment, which the runtime copies
                               to the device once; NULL when its size is 0 */
   uint64_t constants_size; /* bytes, a multiple of 256 */
+  /* Since version 4. */
+  int32_t num_symbols;            /* entries of `symbols`, >= 0 */
+  int32_t reserved2;              /* zero */
+  const kiln_abi_symbol *symbols; /* NULL when num_symbols is 0 */
 } kiln_abi_model;
 
 /* Hooks a caller may pass to time each kernel (since version 2). The model
@@ -205,6 +230,10 @@ typedef struct kiln_abi_run_args {
   const kiln_abi_profiler *profiler;
   /* Since version 3: the launcher of a CUDA model; NULL for a CPU model. */
   const kiln_abi_gpu *gpu;
+  /* Since version 4: this run's size of each symbolic dimension,
+   * num_symbols entries, each within its bounds; NULL when num_symbols is
+   * 0. */
+  const int64_t *symbol_values;
 } kiln_abi_run_args;
 
 /* The seal of a model file (not part of the loaded image): kiln-compile

@@ -217,13 +217,21 @@ typedef struct kiln_tensor_info {
   const char *name;   /* NUL-terminated, unique among inputs (outputs) */
   int32_t dtype;      /* a kiln_dtype */
   int32_t rank;
-  const int64_t *shape; /* `rank` entries, each >= 0 */
-  size_t byte_size;     /* bytes of the dense row-major tensor */
+  const int64_t *shape; /* `rank` entries: a size >= 0, or -1 for a symbolic
+                           dimension, whose size each run chooses */
+  size_t byte_size;     /* bytes of the dense row-major tensor; for a tensor
+                           with symbolic dimensions, at their largest sizes
+                           (a buffer of this size holds any run's) */
+  /* `rank` entries: -1 for a static dimension, else the index of the
+   * symbolic dimension it is (kiln_model_symbol_info). Tensors that share a
+   * symbol share its size in a run. */
+  const int32_t *dim_symbols;
 } kiln_tensor_info;
 
 /* An initializer for a kiln_tensor_info to be filled:
  *   kiln_tensor_info info = KILN_TENSOR_INFO_INIT; */
-#define KILN_TENSOR_INFO_INIT {sizeof(kiln_tensor_info), NULL, 0, 0, NULL, 0}
+#define KILN_TENSOR_INFO_INIT                                                  \
+  {sizeof(kiln_tensor_info), NULL, 0, 0, NULL, 0, NULL}
 
 /* Fills `*out_info` for input (output) number `index`. INVALID_ARGUMENT for a
  * NULL pointer or an index out of range. Thread-safe. */
@@ -243,6 +251,30 @@ KILN_RUNTIME_API kiln_status kiln_model_find_output(const kiln_model *model,
                                                     const char *name,
                                                     size_t *out_index);
 
+/* A symbolic dimension of the model (kiln-compile --dynamic-dims): a size
+ * that the caller chooses per run, within [min, max], shared by every
+ * dimension that names it. The name is owned by the model. Set struct_size
+ * before asking (KILN_SYMBOL_INFO_INIT). */
+typedef struct kiln_symbol_info {
+  size_t struct_size; /* sizeof(kiln_symbol_info) as the caller was compiled */
+  const char *name;   /* the ONNX dim_param, e.g. "batch" */
+  int64_t min;        /* >= 1 */
+  int64_t max;        /* >= min */
+} kiln_symbol_info;
+
+/* An initializer for a kiln_symbol_info to be filled. */
+#define KILN_SYMBOL_INFO_INIT {sizeof(kiln_symbol_info), NULL, 0, 0}
+
+/* Number of symbolic dimensions; 0 for a NULL model and for a model with
+ * static shapes only. Thread-safe. */
+KILN_RUNTIME_API size_t kiln_model_num_symbols(const kiln_model *model);
+
+/* Fills `*out_info` for symbolic dimension number `index`. INVALID_ARGUMENT
+ * for a NULL pointer or an index out of range. Thread-safe. */
+KILN_RUNTIME_API kiln_status kiln_model_symbol_info(const kiln_model *model,
+                                                    size_t index,
+                                                    kiln_symbol_info *out_info);
+
 /* Sets the number of threads later runs use; `num_threads` must be in
  * [1, 4096]. Thread-safe: waits for a run in progress on `model`. */
 KILN_RUNTIME_API kiln_status kiln_model_set_num_threads(kiln_model *model,
@@ -259,9 +291,11 @@ typedef struct kiln_tensor {
   size_t struct_size;   /* sizeof(kiln_tensor) as the caller was compiled */
   int32_t dtype;        /* a kiln_dtype; must equal the model's */
   int32_t rank;         /* must equal the model's */
-  const int64_t *shape; /* `rank` entries; must equal the model's */
+  const int64_t *shape; /* `rank` entries; must equal the model's, but for a
+                           symbolic dimension: any size within its bounds,
+                           the same in every tensor that shares it */
   void *data;           /* may be NULL only when byte_size is 0 */
-  size_t byte_size;     /* must equal the model's byte size exactly */
+  size_t byte_size;     /* must equal the byte size of `shape` exactly */
   int32_t device;       /* where `data` lives, a kiln_device:
                            KILN_DEVICE_CPU (the default), host memory, for
                            any model (a GPU model copies it to and from the
@@ -282,13 +316,27 @@ typedef struct kiln_tensor {
    KILN_DEVICE_CPU}
 /* clang-format on */
 
+/* The shape of output number `index` in a run on `inputs`, known before the
+ * run: checks the inputs' count, dtypes, ranks and shapes as kiln_model_run
+ * does (not their data), writes the output's rank dimensions to
+ * out_shape[0..capacity) and, when out_byte_size is not NULL, its bytes.
+ * INVALID_ARGUMENT when `capacity` is below the output's rank. This is how a
+ * caller sizes the output buffers of a model with symbolic dimensions (or
+ * it allocates kiln_tensor_info.byte_size, their largest size, once).
+ * Thread-safe. */
+KILN_RUNTIME_API kiln_status kiln_model_output_shape(
+    const kiln_model *model, const kiln_tensor *inputs, size_t num_inputs,
+    size_t index, int64_t *out_shape, size_t capacity, size_t *out_byte_size);
+
 /* Runs `model` once: reads `num_inputs` inputs and writes `num_outputs`
  * outputs, each in the model's order (see kiln_model_find_input). Before
  * calling the model, checks the counts, every pointer, dtype, rank, dimension
  * and byte size against the descriptor (INVALID_ARGUMENT, with a message such
- * as "input 'x' (#0): expected shape [1,3,224,224], got [1,3,224,225]"), and
- * that no output buffer overlaps another buffer. On error the outputs are
- * unspecified.
+ * as "input 'x' (#0): expected shape [1,3,224,224], got [1,3,224,225]"),
+ * each symbolic dimension against its bounds and against the other tensors
+ * that share it (an output's shape must be the one kiln_model_output_shape
+ * gives), and that no output buffer overlaps another buffer. On error the
+ * outputs are unspecified.
  *
  * Thread-safe: runs on one handle are serialised by a lock inside the handle
  * (they share its workspace). To run in parallel, open the model once per

@@ -83,7 +83,10 @@ private:
   LogicalResult checkVersions(const onnx::ModelProto &model);
   LogicalResult checkNodes(const onnx::GraphProto &graph);
   LogicalResult checkInputShapeOptions(const onnx::GraphProto &graph);
-  FailureOr<RankedTensorType> convertInputType(const onnx::ValueInfoProto &);
+  LogicalResult resolveSymbols(const onnx::GraphProto &graph);
+  FailureOr<RankedTensorType>
+  convertInputType(const onnx::ValueInfoProto &,
+                   SmallVectorImpl<Attribute> &dimNames);
   LogicalResult checkOpset(const onnx::GraphProto &graph);
   LogicalResult importNode(const onnx::NodeProto &node, unsigned index,
                            OpBuilder &builder);
@@ -108,7 +111,22 @@ private:
   llvm::StringSet<> unknownValues;
   llvm::DenseSet<const onnx::NodeProto *> unsupportedNodes;
   bool failedSome = false;
+  /// The symbolic batch (resolveSymbols): its name and bounds; the name is
+  /// empty where the model has none.
+  std::string batchSymbol;
+  std::pair<int64_t, int64_t> batchBounds = kDefaultSymbolBounds;
 };
+
+/// The inputs of `graph` that are not initializers, with a tensor shape.
+template <typename Fn>
+void forEachShapedInput(const onnx::GraphProto &graph,
+                        const llvm::StringSet<> &initializers, Fn fn) {
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (!initializers.contains(input.name()) &&
+        input.type().has_tensor_type() &&
+        input.type().tensor_type().has_shape())
+      fn(input, input.type().tensor_type().shape());
+}
 
 } // namespace
 
@@ -272,8 +290,93 @@ ModelImporter::checkInputShapeOptions(const onnx::GraphProto &graph) {
   return success();
 }
 
+/// Finds the symbolic batch: the symbolic dimension that leads the inputs
+/// whose shapes no option fixes, named alike (or unnamed) in each and
+/// nowhere else; checks the names the options give.
+LogicalResult ModelImporter::resolveSymbols(const onnx::GraphProto &graph) {
+  using Dim = onnx::TensorShapeProto::Dimension;
+  auto symbolic = [&](const Dim &dim) {
+    return dim.value_case() != Dim::kDimValue &&
+           !options.dimSizes.count(dim.dim_param());
+  };
+  llvm::StringSet<> named;  // every dim_param of the inputs
+  llvm::StringSet<> inside; // those at a dimension other than the first
+  std::string leading, leadingInput;
+  bool leads = false;
+  forEachShapedInput(
+      graph, initializerNames, [&](const auto &input, const auto &shape) {
+        bool fixed = options.inputShapes.count(input.name());
+        for (auto [d, dim] : llvm::enumerate(shape.dim())) {
+          if (!dim.dim_param().empty())
+            named.insert(dim.dim_param());
+          if (fixed || !symbolic(dim))
+            continue;
+          if (d != 0) {
+            inside.insert(dim.dim_param());
+            continue;
+          }
+          if (!leading.empty() && !dim.dim_param().empty() &&
+              dim.dim_param() != leading) {
+            emitModelError()
+                << "inputs '" << leadingInput << "' and '" << input.name()
+                << "' lead with different symbolic dimensions, '" << leading
+                << "' and '" << dim.dim_param()
+                << "'; Kiln keeps one batch symbolic: give the "
+                   "other a size with --dynamic-dims NAME=SIZE";
+            leads = false;
+            leading = "\n"; // reported
+            return;
+          }
+          leads = true;
+          if (leading.empty() && !dim.dim_param().empty()) {
+            leading = dim.dim_param();
+            leadingInput = input.name();
+          }
+        }
+      });
+  if (leading == "\n")
+    return failure();
+  if (leads && !inside.contains(leading)) {
+    batchSymbol = leading.empty() ? "batch" : leading;
+    named.insert(batchSymbol);
+  }
+  auto known = [&] {
+    std::string list;
+    for (const auto &name : named)
+      list += (list.empty() ? "'" : ", '") + name.getKey().str() + "'";
+    return list.empty() ? std::string("none") : list;
+  };
+  for (const auto &entry : options.dimSizes)
+    if (!named.contains(entry.first))
+      return emitModelError()
+             << "--dynamic-dims names '" << entry.first
+             << "', which no input of the model has (its symbolic "
+                "dimensions: "
+             << known() << ")";
+  for (const auto &[name, bounds] : options.symbolBounds) {
+    if (!named.contains(name))
+      return emitModelError()
+             << "--dynamic-dims names '" << name
+             << "', which no input of the model has (its symbolic "
+                "dimensions: "
+             << known() << ")";
+    if (name != batchSymbol)
+      return emitModelError()
+             << "--dynamic-dims gives '" << name << "' the bounds "
+             << bounds.first << ".." << bounds.second
+             << ", but Kiln keeps only a batch that leads every input "
+                "symbolic (so far): give '"
+             << name << "' one size with --dynamic-dims " << name << "=SIZE";
+  }
+  if (auto it = options.symbolBounds.find(batchSymbol);
+      it != options.symbolBounds.end())
+    batchBounds = it->second;
+  return success();
+}
+
 FailureOr<RankedTensorType>
-ModelImporter::convertInputType(const onnx::ValueInfoProto &input) {
+ModelImporter::convertInputType(const onnx::ValueInfoProto &input,
+                                SmallVectorImpl<Attribute> &dimNames) {
   const std::string &name = input.name();
   if (!input.type().has_tensor_type())
     return emitModelError() << "input '" << name
@@ -296,12 +399,31 @@ ModelImporter::convertInputType(const onnx::ValueInfoProto &input) {
     return RankedTensorType::get(given->second, elementType);
   }
   SmallVector<int64_t> shape;
-  for (const onnx::TensorShapeProto::Dimension &dim :
-       tensorType.shape().dim()) {
+  // What the options and the symbolic batch make of the dimensions given
+  // no static size; kiln.dims names those left symbolic.
+  SmallVector<int64_t> resolved;
+  bool symbolic = false;
+  for (auto [d, dim] : llvm::enumerate(tensorType.shape().dim())) {
     if (dim.value_case() != onnx::TensorShapeProto::Dimension::kDimValue) {
       shape.push_back(ShapedType::kDynamic);
+      std::string name = dim.dim_param();
+      auto size = options.dimSizes.find(name);
+      if (size != options.dimSizes.end()) {
+        resolved.push_back(size->second);
+      } else if (d == 0 && !batchSymbol.empty() &&
+                 (name.empty() || name == batchSymbol)) {
+        resolved.push_back(options.batchProbe);
+        name = batchSymbol;
+        symbolic = true;
+      } else {
+        resolved.push_back(ShapedType::kDynamic);
+        symbolic = true;
+      }
+      dimNames.push_back(StringAttr::get(&context, name));
       continue;
     }
+    resolved.push_back(dim.dim_value());
+    dimNames.push_back(StringAttr::get(&context, ""));
     if (dim.dim_value() < 0)
       return emitModelError() << "input '" << name
                               << "' has negative dimension " << dim.dim_value();
@@ -324,8 +446,12 @@ ModelImporter::convertInputType(const onnx::ValueInfoProto &input) {
                << graph::formatShape(shape) << " in dimension " << i;
     }
     shape.assign(override.begin(), override.end());
+    dimNames.clear();
+    return RankedTensorType::get(shape, elementType);
   }
-  return RankedTensorType::get(shape, elementType);
+  if (!symbolic)
+    dimNames.clear();
+  return RankedTensorType::get(resolved, elementType);
 }
 
 LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
@@ -418,7 +544,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   // Each check reports all it finds; nodes need an ai.onnx opset to go on.
   bool opsetOk = succeeded(checkOpset(graph));
   bool nodesOk = succeeded(checkNodes(graph));
-  bool shapesOk = succeeded(checkInputShapeOptions(graph));
+  bool shapesOk = succeeded(checkInputShapeOptions(graph)) &&
+                  succeeded(resolveSymbols(graph));
   if (!opsetOk || !nodesOk || !shapesOk) {
     bool hasOpset = opsets.count("") && opsets.at("") >= 1;
     if (!problem() || !hasOpset)
@@ -428,15 +555,19 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   // @main's arguments: the graph inputs that are not initializers.
   SmallVector<Type> argTypes;
   SmallVector<const onnx::ValueInfoProto *> args;
+  SmallVector<ArrayAttr> argDims;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (initializerNames.contains(input.name()))
       continue;
-    FailureOr<RankedTensorType> type = convertInputType(input);
+    SmallVector<Attribute> dimNames;
+    FailureOr<RankedTensorType> type = convertInputType(input, dimNames);
     if (failed(type)) {
       if (!undefine(std::vector<std::string>{input.name()}))
         return nullptr;
       continue;
     }
+    argDims.push_back(dimNames.empty() ? ArrayAttr()
+                                       : ArrayAttr::get(&context, dimNames));
     argTypes.push_back(*type);
     args.push_back(&input);
   }
@@ -453,7 +584,18 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
       return fail(emitModelError()
                   << "graph input '" << input->name() << "' is listed twice");
     func.setArgAttr(i, attr::kName, builder.getStringAttr(input->name()));
+    if (argDims[i])
+      func.setArgAttr(i, attr::kDims, argDims[i]);
   }
+  if (!batchSymbol.empty())
+    func->setAttr(
+        attr::kSymbols,
+        builder.getArrayAttr(builder.getDictionaryAttr(
+            {builder.getNamedAttr("name", builder.getStringAttr(batchSymbol)),
+             builder.getNamedAttr("min",
+                                  builder.getI64IntegerAttr(batchBounds.first)),
+             builder.getNamedAttr(
+                 "max", builder.getI64IntegerAttr(batchBounds.second))})));
 
   for (const onnx::TensorProto &init : graph.initializer()) {
     Location loc = NameLoc::get(

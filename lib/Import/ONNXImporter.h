@@ -25,10 +25,26 @@ struct ImportReport {
   int64_t unchecked = 0;
 };
 
+/// The bounds of a symbolic batch that no option bounds.
+constexpr std::pair<int64_t, int64_t> kDefaultSymbolBounds = {1, 1024};
+
 struct ImportOptions {
   /// Shapes that replace the declared shape of graph inputs, by input name;
   /// this is how a symbolic dimension gets a static size.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Sizes of symbolic dimensions, by the name the model gives them
+  /// (dim_param), in every input that names them (--dynamic-dims NAME=N).
+  std::map<std::string, int64_t> dimSizes;
+  /// Bounds of symbolic dimensions that stay symbolic, by name
+  /// (--dynamic-dims NAME=MIN..MAX). A symbolic dimension that leads the
+  /// inputs (the batch) stays symbolic, within these bounds or
+  /// kDefaultSymbolBounds; an unnamed one is called "batch".
+  std::map<std::string, std::pair<int64_t, int64_t>> symbolBounds;
+  /// The size that stands for the symbolic batch in the imported types
+  /// (kiln-graph-split-batch then makes the entry take one sample): an
+  /// unusual number, so that a reshape target's batch is told from its other
+  /// sizes.
+  int64_t batchProbe = 97;
   /// Check the whole model instead of stopping at its first problem: every
   /// node whose inputs are known is imported, and each failure reported.
   bool keepGoing = false;

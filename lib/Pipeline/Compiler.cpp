@@ -50,6 +50,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <map>
 
 using namespace mlir;
@@ -78,8 +79,13 @@ public:
           os << message;
           // A note's first line only: "see current operation" notes would
           // print a whole module.
-          for (Diagnostic &note : diag.getNotes())
-            os << "\n  note: " << StringRef(note.str()).split('\n').first;
+          for (Diagnostic &note : diag.getNotes()) {
+            std::string text = note.str();
+            StringRef first = StringRef(text).split('\n').first;
+            // A function's is its signature's line, mostly empty.
+            if (!first.rtrim().ends_with(":"))
+              os << "\n  note: " << first;
+          }
           lines.push_back(line);
           return success();
         }) {}
@@ -190,6 +196,22 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
   ModelSignature signature;
   if (auto repeat = entry->getAttrOfType<IntegerAttr>(graph::kBatchRepeatAttr))
     signature.repeat = repeat.getInt();
+  // A symbolic batch: the entry takes one sample, and the run's batch is
+  // the repeat count (kiln-graph-split-batch split it).
+  if (auto symbols = entry->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr)) {
+    for (Attribute item : symbols) {
+      auto fields = cast<DictionaryAttr>(item);
+      signature.symbols.push_back({fields.getAs<StringAttr>("name").str(),
+                                   fields.getAs<IntegerAttr>("min").getInt(),
+                                   fields.getAs<IntegerAttr>("max").getInt(),
+                                   KILN_ABI_SYMBOL_REPEAT});
+    }
+    if (!signature.symbols.empty()) {
+      if (signature.repeat <= 1)
+        return entry->emitError("a symbolic batch that was not split");
+      signature.repeatSymbol = 0;
+    }
+  }
   auto read = [&](StringRef attr,
                   std::vector<TensorSignature> &list) -> LogicalResult {
     auto entries = entry->getAttrOfType<ArrayAttr>(attr);
@@ -222,6 +244,9 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
             std::max<int64_t>(1, ranked.getElementTypeBitWidth() / 8);
         tensor.sampleBytes = bytes / signature.repeat;
       }
+      // Every tensor leads with the batch where it is symbolic.
+      if (signature.repeatSymbol >= 0 && !tensor.shape.empty())
+        tensor.shape[0] = -1 - signature.repeatSymbol;
       list.push_back(std::move(tensor));
     }
     return success();
@@ -229,6 +254,10 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
   if (failed(read(graph::kModelInputsAttr, signature.inputs)) ||
       failed(read(graph::kModelOutputsAttr, signature.outputs)))
     return failure();
+  // The entry runs once per sample of the run's batch: its kernels' flops
+  // are one sample's.
+  if (signature.repeatSymbol >= 0)
+    signature.repeat = 1;
   if (auto size =
           entry->getAttrOfType<IntegerAttr>(codegen::kWorkspaceSizeAttr))
     signature.workspaceSize = size.getInt();
@@ -252,7 +281,7 @@ LogicalResult checkTensorSizes(ModuleOp module) {
         std::max<uint64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8);
     bool overflow = false;
     for (int64_t dim : tensor.getShape()) {
-      uint64_t next;
+      uint64_t next = 0;
       overflow =
           overflow || __builtin_mul_overflow(bytes, uint64_t(dim), &next);
       bytes = next;
@@ -335,6 +364,63 @@ std::string printModule(ModuleOp module, bool locations = false) {
   return text;
 }
 
+ImportOptions importOptions(const CompileOptions &options) {
+  ImportOptions result;
+  result.inputShapes = options.inputShapes;
+  // Bounds of one size fix the dimension.
+  for (const auto &[name, bounds] : options.dynamicDims) {
+    if (bounds.first == bounds.second)
+      result.dimSizes[name] = bounds.first;
+    else
+      result.symbolBounds[name] = bounds;
+  }
+  return result;
+}
+
+/// The size that stands for a symbolic batch in the second import, which
+/// checks the first (see Compilation::checkBatchIndependence).
+constexpr int64_t kSecondBatchProbe = 89;
+
+/// Whether two attributes are the same, taking two weights of one type as
+/// the same: each import holds its weights as resources of its own.
+bool sameAttribute(Attribute a, Attribute b) {
+  if (a == b)
+    return true;
+  return isa<DenseResourceElementsAttr>(a) &&
+         isa<DenseResourceElementsAttr>(b) &&
+         cast<TypedAttr>(a).getType() == cast<TypedAttr>(b).getType();
+}
+
+/// The first op of `a`'s body (in pre-order) that differs from its
+/// counterpart in `b`'s: its name, operand count, result types or
+/// attributes. Null where the bodies are the same.
+Operation *firstDifference(Operation *a, Operation *b) {
+  SmallVector<Operation *> left, right;
+  for (Region &region : a->getRegions())
+    region.walk<WalkOrder::PreOrder>(
+        [&](Operation *op) { left.push_back(op); });
+  for (Region &region : b->getRegions())
+    region.walk<WalkOrder::PreOrder>(
+        [&](Operation *op) { right.push_back(op); });
+  for (size_t i = 0; i < left.size(); ++i) {
+    if (i >= right.size())
+      return left[i];
+    Operation *x = left[i], *y = right[i];
+    if (x->getName() != y->getName() ||
+        x->getNumOperands() != y->getNumOperands() ||
+        x->getResultTypes() != y->getResultTypes())
+      return x;
+    ArrayRef<NamedAttribute> xs = x->getAttrs(), ys = y->getAttrs();
+    if (xs.size() != ys.size())
+      return x;
+    for (auto [p, q] : llvm::zip(xs, ys))
+      if (p.getName() != q.getName() ||
+          !sameAttribute(p.getValue(), q.getValue()))
+        return x;
+  }
+  return left.size() < right.size() ? a : nullptr;
+}
+
 /// Whether registerCommandLineOptions ran in this process.
 bool commandLineOptionsRegistered = false;
 
@@ -371,6 +457,9 @@ public:
   }
 
   MLIRContext context;
+  /// Imports the model again with other import options; empty for a model
+  /// given as MLIR.
+  std::function<OwningOpRef<ModuleOp>(const ImportOptions &)> reimport;
 
   /// The error messages so far, one each.
   const std::vector<std::string> &errorMessages() const {
@@ -401,6 +490,39 @@ private:
     return pm.run(module);
   }
 
+  /// A symbolic batch stands as ImportOptions::batchProbe in the types
+  /// until kiln-graph-split-batch makes the entry take one sample. A model
+  /// that computes with the batch's size (a Shape whose batch becomes data,
+  /// a Range over it) would keep the probe's value in its code: so the
+  /// model is imported and lowered a second time with another probe, and
+  /// the two entries must be the same. Where they differ, the batch cannot
+  /// stay symbolic.
+  LogicalResult checkBatchIndependence(Operation *entry) {
+    auto symbols = entry->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr);
+    if (!symbols || symbols.empty() || !reimport)
+      return success();
+    ImportOptions second = importOptions(options);
+    second.batchProbe = kSecondBatchProbe;
+    OwningOpRef<ModuleOp> other = reimport(second);
+    if (!other || failed(runStage(*other, PipelineStage::Graph)) ||
+        failed(runStage(*other, PipelineStage::Linalg)))
+      return failure();
+    Operation *otherEntry = other->lookupSymbol(kEntryName);
+    if (!otherEntry)
+      return failure();
+    Operation *differs = firstDifference(entry, otherEntry);
+    if (!differs)
+      return success();
+    StringRef name =
+        cast<DictionaryAttr>(symbols[0]).getAs<StringAttr>("name").getValue();
+    return differs->emitError()
+           << "the model computes with the size of the batch '" << name
+           << "' here (" << differs->getName()
+           << "), so the batch cannot stay symbolic; give it a size with "
+              "--dynamic-dims "
+           << name << "=SIZE (or --input-shape)";
+  }
+
   /// The last stage of the pass pipeline that `emit` needs.
   static PipelineStage lastStage(EmitStage emit) {
     switch (emit) {
@@ -421,6 +543,22 @@ private:
       return module.emitError("the model has no function @main");
     if (failed(checkElementTypes(main)) || failed(checkTensorSizes(module)))
       return failure();
+    // A symbolic batch runs one sample at a time, which a GPU model does
+    // not do (yet): it runs its batch whole.
+    if (auto symbols = main->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr);
+        symbols && !symbols.empty() &&
+        (options.batchSplit == BatchSplit::Off ||
+         pipeline.target.arch == TargetArch::NVPTX)) {
+      StringRef name =
+          cast<DictionaryAttr>(symbols[0]).getAs<StringAttr>("name").getValue();
+      return mlir::emitError(main.getLoc())
+             << (options.batchSplit == BatchSplit::Off
+                     ? "--batch-split=off keeps the batch whole"
+                     : "the nvptx target runs a batch whole")
+             << ", so the batch '" << name
+             << "' cannot stay symbolic; give it a size with "
+             << "--dynamic-dims " << name << "=SIZE";
+    }
     if (options.emit == EmitStage::Imported)
       return writeText(outputPath, printModule(module, /*locations=*/true));
     if (options.printPipeline) {
@@ -454,6 +592,8 @@ private:
     Operation *entry = module.lookupSymbol(kEntryName);
     if (!entry)
       return module.emitError("the pipeline lost the entry function");
+    if (failed(checkBatchIndependence(entry)))
+      return failure();
     if (options.report) {
       if (auto reason =
               entry->getAttrOfType<StringAttr>(graph::kBatchSplitAttr))
@@ -721,12 +861,6 @@ private:
   CompileResult result;
 };
 
-ImportOptions importOptions(const CompileOptions &options) {
-  ImportOptions result;
-  result.inputShapes = options.inputShapes;
-  return result;
-}
-
 /// Runs `import` as a check: past every problem, each reported.
 template <typename ImportFn>
 CheckResult check(const CompileOptions &options, ImportFn import) {
@@ -805,6 +939,9 @@ CompileResult compileFile(const std::string &inputPath,
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     module = parseSourceFile<ModuleOp>(sourceMgr, &compilation.context);
   } else {
+    compilation.reimport = [&](const ImportOptions &importing) {
+      return importONNXFile(compilation.context, inputPath, importing);
+    };
     module =
         importONNXFile(compilation.context, inputPath, importOptions(options));
   }
@@ -832,6 +969,9 @@ CompileResult compileONNXBytes(const std::string &bytes,
   Compilation compilation(options);
   if (failed(compilation.resolveOptions()))
     return compilation.fail();
+  compilation.reimport = [&](const ImportOptions &importing) {
+    return importONNXBytes(compilation.context, bytes, baseDir, importing);
+  };
   return compilation.run(importONNXBytes(compilation.context, bytes, baseDir,
                                          importOptions(options)),
                          outputPath);

@@ -231,6 +231,10 @@ void buildGPUCodegenPipeline(OpPassManager &pm,
   addLowerToLLVMPasses(pm, /*parallel=*/false);
 }
 
+/// The largest size a symbolic dimension may take (2^31 - 1): far above
+/// any batch, and every size computation stays in range.
+constexpr int64_t kMaxSymbolSize = (int64_t(1) << 31) - 1;
+
 llvm::Expected<PipelineOptions>
 resolvePipelineOptions(const CompileOptions &options) {
   // A GPU model's host code only enqueues launches: any x86-64 server of the
@@ -246,6 +250,14 @@ resolvePipelineOptions(const CompileOptions &options) {
     return target.takeError();
   PipelineOptions result;
   result.target = *target;
+  for (const auto &[name, bounds] : options.dynamicDims)
+    if (bounds.first < 1 || bounds.second < bounds.first ||
+        bounds.second > kMaxSymbolSize)
+      return llvm::createStringError(
+          "--dynamic-dims " + name + "=" + std::to_string(bounds.first) + ".." +
+          std::to_string(bounds.second) +
+          ": the bounds must satisfy 1 <= MIN <= MAX <= " +
+          std::to_string(kMaxSymbolSize));
 
   result.graph.enable = options.optimizeGraph;
   if (options.layoutBlock < 0 || options.layoutBlock > 1024)

@@ -37,12 +37,16 @@ public:
                            {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, i64Ty,
                             ptrTy, i64Ty, ptrTy, i64Ty, i64Ty, i64Ty, ptrTy,
                             // version 3
-                            i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, i64Ty},
+                            i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, i64Ty,
+                            // version 4
+                            i32Ty, i32Ty, ptrTy},
                            "kiln_abi_model");
+    symbolTy = StructType::create(ctx, {ptrTy, i64Ty, i64Ty, i32Ty, i32Ty},
+                                  "kiln_abi_symbol");
     profilerTy =
         StructType::create(ctx, {ptrTy, ptrTy, ptrTy}, "kiln_abi_profiler");
     runArgsTy = StructType::create(
-        ctx, {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy},
+        ctx, {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy},
         "kiln_abi_run_args");
     imageTy = StructType::create(ctx, {ptrTy, i32Ty, i32Ty, ptrTy, i64Ty},
                                  "kiln_abi_device_image");
@@ -89,6 +93,24 @@ public:
     return new GlobalVariable(module, arrayTy, true,
                               GlobalValue::PrivateLinkage,
                               ConstantArray::get(arrayTy, entries), name);
+  }
+
+  /// The symbolic dimensions: a private constant array of kiln_abi_symbol.
+  Constant *symbols(const std::vector<SymbolSignature> &list) {
+    if (list.empty())
+      return ConstantPointerNull::get(ptrTy);
+    SmallVector<Constant *> entries;
+    for (auto [i, symbol] : llvm::enumerate(list))
+      entries.push_back(ConstantStruct::get(
+          symbolTy,
+          {string(symbol.name, "kiln.symbol.name." + Twine(i)),
+           ConstantInt::get(i64Ty, symbol.min),
+           ConstantInt::get(i64Ty, symbol.max),
+           ConstantInt::get(i32Ty, symbol.kind), ConstantInt::get(i32Ty, 0)}));
+    auto *arrayTy = ArrayType::get(symbolTy, entries.size());
+    return new GlobalVariable(
+        module, arrayTy, true, GlobalValue::PrivateLinkage,
+        ConstantArray::get(arrayTy, entries), "kiln.symbols");
   }
 
   /// The kernel table: a private constant array of kiln_abi_kernel.
@@ -386,7 +408,10 @@ public:
                   (*device)[2],
                   (*device)[3],
                   (*device)[4],
-                  (*device)[5]});
+                  (*device)[5],
+                  ConstantInt::get(i32Ty, signature.symbols.size()),
+                  ConstantInt::get(i32Ty, 0),
+                  symbols(signature.symbols)});
     auto *descGlobal = new GlobalVariable(
         module, modelTy, true, GlobalValue::PrivateLinkage, desc, "kiln.model");
 
@@ -465,13 +490,30 @@ public:
     }
     callArgs.push_back(
         b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 5)));
-    if (signature.repeat <= 1) {
+    if (signature.repeat <= 1 && signature.repeatSymbol < 0) {
       b.CreateCall(entry, callArgs);
       b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
       return Error::success();
     }
     // A split batch: the entry once per sample, each input and output
-    // pointer advanced by one sample's bytes, one workspace for all.
+    // pointer advanced by one sample's bytes, one workspace for all. A
+    // symbolic batch takes its count from the run's arguments (the runtime
+    // checked it against the bounds; a count below 1 is refused all the
+    // same).
+    Value *count = ConstantInt::get(i64Ty, signature.repeat);
+    if (signature.repeatSymbol >= 0) {
+      Value *values =
+          b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 7));
+      BasicBlock *given = BasicBlock::Create(ctx, "given", run);
+      b.CreateCondBr(b.CreateIsNull(values), bad, given);
+      b.SetInsertPoint(given);
+      count = b.CreateLoad(i64Ty, b.CreateConstInBoundsGEP1_64(
+                                      i64Ty, values, signature.repeatSymbol));
+      BasicBlock *counted = BasicBlock::Create(ctx, "counted", run);
+      b.CreateCondBr(b.CreateICmpSLT(count, ConstantInt::get(i64Ty, 1)), bad,
+                     counted);
+      b.SetInsertPoint(counted);
+    }
     BasicBlock *before = b.GetInsertBlock();
     BasicBlock *loop = BasicBlock::Create(ctx, "sample", run);
     BasicBlock *done = BasicBlock::Create(ctx, "done", run);
@@ -487,9 +529,7 @@ public:
     b.CreateCall(entry, sampleArgs);
     Value *next = b.CreateAdd(sample, ConstantInt::get(i64Ty, 1));
     sample->addIncoming(next, loop);
-    b.CreateCondBr(
-        b.CreateICmpULT(next, ConstantInt::get(i64Ty, signature.repeat)), loop,
-        done);
+    b.CreateCondBr(b.CreateICmpULT(next, count), loop, done);
     b.SetInsertPoint(done);
     b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
     return Error::success();
@@ -501,6 +541,7 @@ private:
   PointerType *ptrTy;
   IntegerType *i32Ty, *i64Ty;
   StructType *tensorTy, *kernelTy, *modelTy, *profilerTy, *runArgsTy;
+  StructType *symbolTy;
   StructType *imageTy, *gpuKernelTy, *emulatedTy, *gpuTy;
 };
 

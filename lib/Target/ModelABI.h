@@ -18,6 +18,8 @@ namespace kiln {
 struct TensorSignature {
   std::string name;
   int32_t dtype = 0; // a kiln_dtype
+  /// Static sizes, and -1 - k for symbolic dimension k of
+  /// ModelSignature::symbols.
   std::vector<int64_t> shape;
   /// Whether the entry function takes this tensor's pointer. A tensor with
   /// no elements holds no data: the model neither reads nor writes it.
@@ -25,6 +27,14 @@ struct TensorSignature {
   /// Bytes of one sample, where the entry runs once per sample
   /// (ModelSignature::repeat above 1).
   uint64_t sampleBytes = 0;
+};
+
+/// A symbolic dimension (kiln_abi_symbol).
+struct SymbolSignature {
+  std::string name;
+  int64_t min = 1;
+  int64_t max = 1;
+  int32_t kind = 0; // a KILN_ABI_SYMBOL_*
 };
 
 /// One kernel of the model's kernel table (kiln_abi_kernel).
@@ -60,6 +70,10 @@ struct ModelSignature {
   /// How many times kiln_abi_run calls the entry, each time on the next
   /// sample of every input and output (kiln-compile --batch-split).
   int64_t repeat = 1;
+  /// The model's symbolic dimensions, and the one whose run-time size is
+  /// the repeat count instead of `repeat` (-1: none).
+  std::vector<SymbolSignature> symbols;
+  int64_t repeatSymbol = -1;
   uint64_t workspaceAlign = 64;
   /// The code runs parallel regions through OpenMP (libomp): kiln_abi_run
   /// sets their thread count from its arguments.

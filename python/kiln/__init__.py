@@ -13,7 +13,7 @@ See docs/python.md.
 from . import _kiln
 from ._compile import ModelCheck, check, compile
 from ._errors import CompileError, InvalidInputError, KilnError, ModelError
-from ._model import Model, TensorInfo, load
+from ._model import Model, SymbolInfo, TensorInfo, load
 from .tune import tune
 
 __version__ = _kiln.__version__
@@ -25,6 +25,7 @@ __all__ = [
     "Model",
     "ModelCheck",
     "ModelError",
+    "SymbolInfo",
     "TensorInfo",
     "check",
     "compile",

@@ -38,7 +38,8 @@ def _temporary_output(emit):
 
 
 def compile(model, output=None, target=None, cpu=None, features=None,
-            input_shapes=None, emit="so", tuning_db=None, **options):
+            input_shapes=None, emit="so", tuning_db=None, dynamic_dims=None,
+            **options):
     """Compiles an ONNX model with Kiln and returns the path of the result.
 
     Args:
@@ -55,7 +56,13 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         architecture, a generic CPU for another.
       features: LLVM features to add or remove, e.g. "+avx2,-avx512f".
       input_shapes: {input name: shape} giving symbolic dimensions static
-        values (a compiled model has static shapes).
+        values.
+      dynamic_dims: {dimension name: (min, max)} keeps the symbolic
+        dimension of that name (the model's dim_param) symbolic within those
+        bounds; {name: size} gives it a static size in every input. A
+        symbolic batch that leads every input stays symbolic without it,
+        within 1..1024; other symbolic dimensions need a size (so far).
+        kiln.load(...).symbols lists a model's symbolic dimensions.
       emit: the stage to write: "so" (a model for kiln.load, the default),
         "obj", "asm", "ptx" (nvptx: the kernels' PTX, each architecture's),
         "llvm-ir" (LLVM IR with the model ABI), "llvm" (the
@@ -124,12 +131,25 @@ def compile(model, output=None, target=None, cpu=None, features=None,
     settings.features = features or ""
     settings.input_shapes = {name: [int(d) for d in shape]
                              for name, shape in (input_shapes or {}).items()}
+    settings.dynamic_dims = _dynamic_dims(dynamic_dims)
     settings.tuning_db = os.fspath(tuning_db) if tuning_db is not None else ""
     output = os.fspath(output) if output is not None else _temporary_output(emit)
     result = _compile(model, output, settings)
     if not result.ok:
         raise CompileError(result.error)
     return output
+
+
+def _dynamic_dims(dims):
+    """{name: (min, max) or size} as the compiler's {name: (min, max)}."""
+    result = {}
+    for name, value in (dims or {}).items():
+        bounds = (value, value) if isinstance(value, int) else tuple(value)
+        if len(bounds) != 2:
+            raise ValueError(f"kiln.compile: dynamic_dims[{name!r}] must be a "
+                             f"size or (min, max), not {value!r}")
+        result[str(name)] = (int(bounds[0]), int(bounds[1]))
+    return result
 
 
 def _compile(model, output, settings):

@@ -14,11 +14,22 @@ class TensorInfo(NamedTuple):
     """One input or output of a compiled model.
 
     ``dtype`` is a numpy dtype; a bf16 tensor, which numpy cannot hold, is
-    described (and passed) as uint16 arrays of its raw bits.
+    described (and passed) as uint16 arrays of its raw bits. In ``shape`` a
+    symbolic dimension (one that each run chooses, within the bounds of
+    ``Model.symbols``) is None; ``dims`` names it, and is None for a static
+    dimension.
     """
     name: str
     dtype: np.dtype
     shape: tuple
+    dims: tuple = ()
+
+
+class SymbolInfo(NamedTuple):
+    """A symbolic dimension: its name and the bounds of its size."""
+    name: str
+    min: int
+    max: int
 
 
 class Model:
@@ -33,8 +44,11 @@ class Model:
         self._path = os.fspath(path)
         self._model = _kiln.runtime.Model(
             self._path, 0 if num_threads is None else int(num_threads))
-        self._inputs = [TensorInfo(n, d, s) for n, d, s, _ in self._model.inputs]
-        self._outputs = [TensorInfo(n, d, s) for n, d, s, _ in self._model.outputs]
+        self._inputs = [TensorInfo(n, d, s, dims)
+                        for n, d, s, _, dims in self._model.inputs]
+        self._outputs = [TensorInfo(n, d, s, dims)
+                         for n, d, s, _, dims in self._model.outputs]
+        self._symbols = [SymbolInfo(*entry) for entry in self._model.symbols]
         self._input_index = {info.name: i for i, info in enumerate(self._inputs)}
 
     @property
@@ -51,6 +65,13 @@ class Model:
     def outputs(self):
         """A list of TensorInfo, one per output, in the model's order."""
         return list(self._outputs)
+
+    @property
+    def symbols(self):
+        """A list of SymbolInfo, one per symbolic dimension (none for a model
+        of static shapes): each run may give it any size from ``min`` to
+        ``max``, the same in every input that names it."""
+        return list(self._symbols)
 
     @property
     def num_threads(self):
@@ -85,8 +106,10 @@ class Model:
         ``feeds`` is a dict {input name: array} naming every input exactly
         once, or a list (tuple) of arrays in the order of ``inputs``. Each
         array must have exactly the input's dtype and shape (no conversion
-        is made: a wrong one raises InvalidInputError); a non-contiguous
-        array is copied. The outputs are fresh arrays owned by the caller.
+        is made: a wrong one raises InvalidInputError), but for a symbolic
+        dimension: any size within its bounds, the same wherever it is
+        named. A non-contiguous array is copied. The outputs are fresh arrays
+        owned by the caller, of this run's shapes.
         """
         self._check_open()
         if isinstance(feeds, Mapping):
@@ -127,7 +150,11 @@ class Model:
 
     def __repr__(self):
         def describe(infos):
-            return ", ".join(f"{i.name}: {i.dtype} {list(i.shape)}" for i in infos)
+            def dims(info):
+                names = info.dims or (None,) * len(info.shape)
+                return "[" + ",".join(name or str(size) for size, name
+                                      in zip(info.shape, names)) + "]"
+            return ", ".join(f"{i.name}: {i.dtype} {dims(i)}" for i in infos)
         return (f"<kiln.Model {self._path!r} inputs=({describe(self._inputs)}) "
                 f"outputs=({describe(self._outputs)})>")
 

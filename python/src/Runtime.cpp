@@ -109,32 +109,57 @@ std::string formatShape(const py::array &array) {
   return formatShape(dims);
 }
 
-/// One input or output, copied out of the model's descriptor.
+/// One input or output, copied out of the model's descriptor. A symbolic
+/// dimension has shape -1 and its name in `dimNames` ("" for a static one).
 struct TensorInfo {
   std::string name;
   int32_t dtype;
   std::vector<int64_t> shape;
+  std::vector<std::string> dimNames;
   size_t byteSize;
   py::dtype numpy;
 
+  /// (name, numpy dtype, shape with None for a symbolic dimension, element
+  /// type, dimension names with None for a static dimension).
   py::tuple toPython() const {
-    py::tuple shapeTuple(shape.size());
-    for (size_t i = 0; i < shape.size(); ++i)
-      shapeTuple[i] = py::int_(shape[i]);
+    py::tuple shapeTuple(shape.size()), namesTuple(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i) {
+      bool symbolic = !dimNames[i].empty();
+      shapeTuple[i] = symbolic ? py::object(py::none()) : py::int_(shape[i]);
+      namesTuple[i] =
+          symbolic ? py::object(py::str(dimNames[i])) : py::object(py::none());
+    }
     return py::make_tuple(name, numpy, shapeTuple,
-                          std::string(kiln_dtype_name(dtype)));
+                          std::string(kiln_dtype_name(dtype)), namesTuple);
+  }
+
+  /// The shape as the errors print it: "[batch,3,224,224]".
+  std::string expected() const {
+    std::ostringstream os;
+    os << '[';
+    for (size_t i = 0; i < shape.size(); ++i) {
+      os << (i ? "," : "");
+      if (dimNames[i].empty())
+        os << shape[i];
+      else
+        os << dimNames[i];
+    }
+    os << ']';
+    return os.str();
   }
 };
 
-/// An array of `info`'s dtype and shape, 64-byte aligned, uninitialised.
-py::array allocateOutput(const TensorInfo &info) {
-  size_t bytes = (info.byteSize + 63) & ~size_t(63);
-  void *data = std::aligned_alloc(64, bytes ? bytes : 64);
+/// An array of `numpy` dtype, `shape` and `bytes`, 64-byte aligned,
+/// uninitialised.
+py::array allocateOutput(const py::dtype &numpy,
+                         const std::vector<int64_t> &shape, size_t bytes) {
+  size_t rounded = (bytes + 63) & ~size_t(63);
+  void *data = std::aligned_alloc(64, rounded ? rounded : 64);
   if (!data)
     throw std::bad_alloc();
   py::capsule owner(data, [](void *p) { std::free(p); });
-  std::vector<py::ssize_t> shape(info.shape.begin(), info.shape.end());
-  return py::array(info.numpy, shape, data, owner);
+  std::vector<py::ssize_t> dims(shape.begin(), shape.end());
+  return py::array(numpy, dims, data, owner);
 }
 
 /// An opened model. Its inputs and outputs are described once, at open, so
@@ -165,6 +190,11 @@ public:
     device = d->abi_version >= 3 && d->device == KILN_ABI_DEVICE_CUDA ? "cuda"
                                                                       : "cpu";
     try {
+      for (size_t k = 0; k < kiln_model_num_symbols(model); ++k) {
+        kiln_symbol_info symbol = KILN_SYMBOL_INFO_INIT;
+        check(kiln_model_symbol_info(model, k, &symbol), "ModelError");
+        symbols.push_back({symbol.name, {symbol.min, symbol.max}});
+      }
       describe(kiln_model_num_inputs(model), kiln_model_input_info, inputs);
       describe(kiln_model_num_outputs(model), kiln_model_output_info, outputs);
     } catch (...) {
@@ -222,42 +252,69 @@ public:
     py::module_ numpy = py::module_::import("numpy");
     std::vector<py::array> arrays;
     std::vector<kiln_tensor> in(inputs.size());
+    // Each input's shape as given: a symbolic dimension takes any size, which
+    // the runtime checks against its bounds and the other inputs.
+    std::vector<std::vector<int64_t>> inShapes(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
       const TensorInfo &info = inputs[i];
       py::array array = numpy.attr("asarray")(feeds[i]);
       bool sameShape =
           array.ndim() == static_cast<py::ssize_t>(info.shape.size());
       for (size_t d = 0; sameShape && d < info.shape.size(); ++d)
-        sameShape = array.shape(d) == info.shape[d];
+        sameShape =
+            !info.dimNames[d].empty() || array.shape(d) == info.shape[d];
       if (!array.dtype().equal(info.numpy) || !sameShape)
         raiseKilnError("InvalidInputError",
                        "input '" + info.name + "': expected " +
                            std::string(py::str(info.numpy)) + " " +
-                           formatShape(info.shape) + ", got " +
+                           info.expected() + ", got " +
                            std::string(py::str(array.dtype())) + " " +
                            formatShape(array));
       // A strided or misaligned view is copied into a dense array.
       array =
           numpy.attr("require")(array, py::none(), py::make_tuple("C", "A"));
-      in[i] = KILN_TENSOR_INIT(
-          info.dtype, static_cast<int32_t>(info.shape.size()),
-          info.shape.data(), const_cast<void *>(array.data()), info.byteSize);
+      inShapes[i].assign(array.shape(), array.shape() + array.ndim());
+      in[i] =
+          KILN_TENSOR_INIT(info.dtype, static_cast<int32_t>(inShapes[i].size()),
+                           inShapes[i].data(), const_cast<void *>(array.data()),
+                           static_cast<size_t>(array.nbytes()));
       arrays.push_back(std::move(array));
     }
+
+    // The outputs' shapes in this run, from the inputs (which the runtime
+    // checks here first).
+    std::vector<std::vector<int64_t>> outShapes(outputs.size());
+    std::vector<size_t> outBytes(outputs.size());
+    kiln_status status = nullptr;
+    bool wasClosed = false;
+    {
+      py::gil_scoped_release noGil;
+      std::shared_lock<std::shared_mutex> lock(mutex);
+      for (size_t i = 0; model && !status && i < outputs.size(); ++i) {
+        outShapes[i].resize(outputs[i].shape.size());
+        status = kiln_model_output_shape(model, in.data(), in.size(), i,
+                                         outShapes[i].data(),
+                                         outShapes[i].size(), &outBytes[i]);
+      }
+      wasClosed = !model;
+    }
+    if (wasClosed)
+      raiseKilnError("KilnError", "the model is closed");
+    if (status && kiln_status_code(status) == KILN_STATUS_INVALID_ARGUMENT)
+      check(status, "InvalidInputError");
+    check(status, "KilnError");
 
     py::list results;
     std::vector<kiln_tensor> out(outputs.size());
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorInfo &info = outputs[i];
-      py::array array = allocateOutput(info);
+      py::array array = allocateOutput(info.numpy, outShapes[i], outBytes[i]);
       out[i] = KILN_TENSOR_INIT(
-          info.dtype, static_cast<int32_t>(info.shape.size()),
-          info.shape.data(), array.mutable_data(), info.byteSize);
+          info.dtype, static_cast<int32_t>(outShapes[i].size()),
+          outShapes[i].data(), array.mutable_data(), outBytes[i]);
       results.append(std::move(array));
     }
 
-    kiln_status status = nullptr;
-    bool wasClosed = false;
     {
       py::gil_scoped_release noGil;
       std::shared_lock<std::shared_mutex> lock(mutex);
@@ -283,6 +340,7 @@ public:
   }
 
   std::vector<TensorInfo> inputs, outputs;
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> symbols;
   std::string targetTriple, cpu, cpuFeatures, producer, device;
 
 private:
@@ -293,9 +351,20 @@ private:
     for (size_t i = 0; i < count; ++i) {
       kiln_tensor_info info = KILN_TENSOR_INFO_INIT;
       check(infoFn(model, i, &info), "ModelError");
+      std::vector<std::string> dimNames(static_cast<size_t>(info.rank));
+      for (int32_t d = 0; d < info.rank; ++d) {
+        kiln_symbol_info symbol = KILN_SYMBOL_INFO_INIT;
+        if (info.dim_symbols[d] >= 0) {
+          check(kiln_model_symbol_info(
+                    model, static_cast<size_t>(info.dim_symbols[d]), &symbol),
+                "ModelError");
+          dimNames[d] = symbol.name;
+        }
+      }
       infos.push_back({info.name, info.dtype,
                        std::vector<int64_t>(info.shape, info.shape + info.rank),
-                       info.byte_size, numpyDtype(info.dtype)});
+                       std::move(dimNames), info.byte_size,
+                       numpyDtype(info.dtype)});
     }
   }
 
@@ -316,10 +385,21 @@ void init_kiln_runtime(py::module_ &&m) {
            "runtime's default.")
       .def_property_readonly(
           "inputs", [](const Model &m) { return m.describeAll(m.inputs); },
-          "(name, numpy dtype, shape, element type) per input, in order.")
+          "(name, numpy dtype, shape, element type, dimension names) per "
+          "input, in order; a symbolic dimension's size is None and its "
+          "name a string, a static one's name None.")
       .def_property_readonly(
           "outputs", [](const Model &m) { return m.describeAll(m.outputs); },
-          "(name, numpy dtype, shape, element type) per output, in order.")
+          "The same per output, in order.")
+      .def_property_readonly(
+          "symbols",
+          [](const Model &m) {
+            py::list list;
+            for (const auto &[name, bounds] : m.symbols)
+              list.append(py::make_tuple(name, bounds.first, bounds.second));
+            return list;
+          },
+          "(name, min, max) per symbolic dimension.")
       .def_property("num_threads", &Model::getNumThreads, &Model::setNumThreads)
       .def_readonly("target_triple", &Model::targetTriple)
       .def_readonly("cpu", &Model::cpu)

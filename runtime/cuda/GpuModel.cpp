@@ -508,6 +508,7 @@ kiln_status runGpuModel(GpuModel &gpu,
   args.workspace = reinterpret_cast<void *>(gpu.workspace);
   args.profiler = profiler ? &hooks : nullptr;
   args.gpu = &table;
+  args.symbol_values = nullptr; // a GPU model has no symbolic dimensions
   int32_t result = run(&args);
   if (result != KILN_ABI_RUN_OK)
     return makeStatus(KILN_STATUS_INTERNAL, "kiln_abi_run failed with code %d",

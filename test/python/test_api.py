@@ -135,7 +135,9 @@ def test_compile_input_shapes(tmp_path):
     model = _mlp_model(batch="N")
     path = kiln.compile(model, tmp_path / "mlp.so", input_shapes={"a": (3, 16)})
     loaded = kiln.load(path)
-    assert loaded.inputs == [kiln.TensorInfo("a", np.dtype(np.float32), (3, 16))]
+    assert loaded.inputs == [kiln.TensorInfo("a", np.dtype(np.float32), (3, 16),
+                                             (None, None))]
+    assert loaded.symbols == []
     a = np.random.default_rng(3).standard_normal((3, 16)).astype(np.float32)
     _assert_matches(loaded.run({"a": a}), _ort(model, {"a": a}))
 
@@ -220,10 +222,11 @@ def test_compile_bad_arguments(conv_model):
 
 def test_metadata(conv):
     f32 = np.dtype(np.float32)
-    assert conv.inputs == [kiln.TensorInfo("x", f32, (1, 3, 8, 8)),
-                           kiln.TensorInfo("y", f32, (1, 4, 6, 6))]
-    assert conv.outputs == [kiln.TensorInfo("z", f32, (1, 4, 6, 6)),
-                            kiln.TensorInfo("r", f32, (1, 4, 6, 6))]
+    static = (None,) * 4  # no symbolic dimension
+    assert conv.inputs == [kiln.TensorInfo("x", f32, (1, 3, 8, 8), static),
+                           kiln.TensorInfo("y", f32, (1, 4, 6, 6), static)]
+    assert conv.outputs == [kiln.TensorInfo("z", f32, (1, 4, 6, 6), static),
+                            kiln.TensorInfo("r", f32, (1, 4, 6, 6), static)]
     info = conv.inputs[0]
     assert (info.name, info.dtype, info.shape) == ("x", f32, (1, 3, 8, 8))
     assert isinstance(info.dtype, np.dtype)

@@ -129,6 +129,14 @@ cl::list<std::string> inputShapes(
     cl::desc("Static shape of an input, replacing symbolic dimensions: "
              "NAME=D0xD1x... (repeatable)"),
     cl::value_desc("name=shape"), cl::cat(category));
+cl::list<std::string> dynamicDims(
+    "dynamic-dims",
+    cl::desc("Symbolic dimensions by the model's names for them: NAME=MIN..MAX "
+             "keeps one symbolic within bounds, NAME=N gives it the size N in "
+             "every input (comma-separated, repeatable). A symbolic batch "
+             "that leads every input stays symbolic without it, within "
+             "1..1024; other symbolic dimensions need a size"),
+    cl::value_desc("name=min..max,..."), cl::CommaSeparated, cl::cat(category));
 cl::opt<bool> noGraphOpt("no-graph-opt",
                          cl::desc("Skip the graph-level optimisations"),
                          cl::cat(category));
@@ -161,6 +169,27 @@ bool parseInputShape(StringRef text, kiln::CompileOptions &options,
     shape.push_back(value);
   }
   options.inputShapes[name.str()] = shape;
+  return true;
+}
+
+/// Parses NAME=MIN..MAX or NAME=N.
+bool parseDynamicDim(StringRef text, kiln::CompileOptions &options,
+                     std::string &error) {
+  auto [name, range] = text.split('=');
+  auto [low, high] = range.split("..");
+  int64_t min, max;
+  if (name.empty() || !text.contains('=') || low.getAsInteger(10, min) ||
+      (range.contains("..") ? high.getAsInteger(10, max)
+                            : (max = min, false))) {
+    error = "--dynamic-dims expects NAME=MIN..MAX or NAME=N, got '" +
+            text.str() + "'";
+    return false;
+  }
+  if (options.dynamicDims.count(name.str())) {
+    error = "--dynamic-dims names '" + name.str() + "' twice";
+    return false;
+  }
+  options.dynamicDims[name.str()] = {min, max};
   return true;
 }
 
@@ -230,6 +259,13 @@ int main(int argc, char **argv) {
       options.convAlgorithm = choice.str();
     else
       options.convAlgorithms[layer.str()] = algorithm.str();
+  }
+  for (const std::string &dim : dynamicDims) {
+    std::string error;
+    if (!parseDynamicDim(dim, options, error)) {
+      errs() << "kiln-compile: error: " << error << "\n";
+      return 1;
+    }
   }
   for (const std::string &shape : inputShapes) {
     std::string error;

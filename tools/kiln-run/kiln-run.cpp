@@ -407,10 +407,17 @@ const char *imageFormatName(int32_t format) {
   }
 }
 
-std::string shapeText(const int64_t *shape, int32_t rank) {
+// A tensor's shape as --info prints it: symbolic dimensions by name.
+std::string shapeText(const kiln_model *model, const kiln_tensor_info &info) {
   std::string text = "[";
-  for (int32_t i = 0; i < rank; ++i)
-    text += (i ? "," : "") + std::to_string(shape[i]);
+  for (int32_t i = 0; i < info.rank; ++i) {
+    kiln_symbol_info symbol = KILN_SYMBOL_INFO_INIT;
+    if (info.dim_symbols && info.dim_symbols[i] >= 0 &&
+        !kiln_model_symbol_info(model, size_t(info.dim_symbols[i]), &symbol))
+      text += (i ? "," : "") + std::string(symbol.name);
+    else
+      text += (i ? "," : "") + std::to_string(info.shape[i]);
+  }
   return text + "]";
 }
 
@@ -430,9 +437,19 @@ void printInfo(const std::string &path, const kiln_model *model) {
       kiln_status_free(infoFn(model, i, &info));
       const char *dtype = kiln_dtype_name(info.dtype);
       std::printf("  %s: %s %s\n", info.name, dtype ? dtype : "?",
-                  shapeText(info.shape, info.rank).c_str());
+                  shapeText(model, info).c_str());
     }
   };
+  if (size_t numSymbols = kiln_model_num_symbols(model)) {
+    std::printf("symbolic dimensions (%zu):\n", numSymbols);
+    for (size_t k = 0; k < numSymbols; ++k) {
+      kiln_symbol_info symbol = KILN_SYMBOL_INFO_INIT;
+      kiln_status_free(kiln_model_symbol_info(model, k, &symbol));
+      std::printf("  %s: %lld..%lld\n", symbol.name,
+                  static_cast<long long>(symbol.min),
+                  static_cast<long long>(symbol.max));
+    }
+  }
   tensors("inputs", kiln_model_num_inputs(model), kiln_model_input_info);
   tensors("outputs", kiln_model_num_outputs(model), kiln_model_output_info);
   std::printf("workspace: %llu bytes%s\n",
@@ -509,14 +526,24 @@ int runTool(int argc, char **argv) {
   std::vector<kiln_tensor_info> outputInfos(numOutputs, KILN_TENSOR_INFO_INIT);
   std::vector<HostTensor> outputs(numOutputs);
   std::vector<kiln_tensor> outputArgs;
+  // Each output's shape in this run (the inputs decide its symbolic
+  // dimensions), and its bytes.
+  std::vector<std::vector<int64_t>> outputShapes(numOutputs);
+  std::vector<size_t> outputBytes(numOutputs);
   for (size_t i = 0; i < numOutputs; ++i) {
     kiln_status_free(kiln_model_output_info(model, i, &outputInfos[i]));
     const kiln_tensor_info &info = outputInfos[i];
-    if (!outputs[i].allocate(info.byte_size))
+    outputShapes[i].resize(size_t(info.rank));
+    if (kiln_status status = kiln_model_output_shape(
+            model, inputArgs.data(), inputArgs.size(), i,
+            outputShapes[i].data(), outputShapes[i].size(), &outputBytes[i]))
+      return fail({takeMessage(status)});
+    if (!outputs[i].allocate(outputBytes[i]))
       return fail(
           {"out of memory for output '" + std::string(info.name) + "'"});
-    outputArgs.push_back(KILN_TENSOR_INIT(info.dtype, info.rank, info.shape,
-                                          outputs[i].data(), info.byte_size));
+    outputArgs.push_back(KILN_TENSOR_INIT(info.dtype, info.rank,
+                                          outputShapes[i].data(),
+                                          outputs[i].data(), outputBytes[i]));
   }
 
   size_t numKernels = kiln_model_num_kernels(model);
@@ -575,8 +602,8 @@ int runTool(int argc, char **argv) {
       path += '/';
     path += file + ".npy";
     if (std::string error =
-            writeNpyFile(path, info.dtype, info.shape, info.rank,
-                         outputs[i].data(), info.byte_size);
+            writeNpyFile(path, info.dtype, outputShapes[i].data(), info.rank,
+                         outputs[i].data(), outputBytes[i]);
         !error.empty())
       return fail({"output '" + std::string(info.name) + "': " + error});
     paths.push_back(path);

@@ -131,6 +131,40 @@ def main(build, feeds_for, add_arguments=None, description=""):
     return 0
 
 
+def symbolic_batch(model, name="batch"):
+    """`model` (any batch) with a symbolic batch: the first dimension of every
+    graph input and output becomes the dim_param `name`, and every constant
+    Reshape target that names the batch in first place copies it instead (0),
+    as exporters write a model with a dynamic batch. Shapes are inferred
+    again."""
+    from onnx import shape_inference
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    graph = model.graph
+    inits = {t.name for t in graph.initializer}
+    batch = None
+    for value in list(graph.input) + list(graph.output):
+        if value.name in inits:
+            continue
+        dims = value.type.tensor_type.shape.dim
+        if dims:
+            if batch is None and dims[0].HasField("dim_value"):
+                batch = dims[0].dim_value
+            dims[0].Clear()
+            dims[0].dim_param = name
+    tensors = {t.name: t for t in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Reshape" and node.input[1] in tensors:
+            shape = numpy_helper.to_array(tensors[node.input[1]]).copy()
+            if shape.size and shape[0] == batch:
+                shape[0] = 0
+                tensors[node.input[1]].CopyFrom(
+                    numpy_helper.from_array(shape, node.input[1]))
+    del graph.value_info[:]
+    model = shape_inference.infer_shapes(model)
+    onnx.checker.check_model(model)
+    return model
+
+
 def tools_models_on_path():
     here = str(Path(__file__).resolve().parent)
     if here not in sys.path:

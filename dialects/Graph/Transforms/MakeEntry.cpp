@@ -45,11 +45,30 @@ struct GraphMakeEntryPass : impl::GraphMakeEntryBase<GraphMakeEntryPass> {
       if (!ranked)
         return main.emitError()
                << kind << " '" << text << "' is not a ranked tensor: " << type;
+      if (!ranked.hasStaticShape() && kind == "input") {
+        // The importer names the symbolic dimensions it left alone.
+        int64_t d = llvm::find_if(ranked.getShape(), ShapedType::isDynamic) -
+                    ranked.getShape().begin();
+        auto names = main.getArgAttrOfType<ArrayAttr>(index, kDimsAttr);
+        StringAttr dim = names && int64_t(names.size()) > d
+                             ? dyn_cast<StringAttr>(names[d])
+                             : StringAttr();
+        InFlightDiagnostic diag = main.emitError()
+                                  << "input '" << text << "' dimension " << d;
+        if (dim && !dim.getValue().empty())
+          diag << " ('" << dim.getValue() << "')";
+        diag << " is symbolic, and Kiln keeps a symbolic dimension only "
+                "where it leads every input and output as the batch (so "
+                "far): give it a size with ";
+        if (dim && !dim.getValue().empty())
+          diag << "--dynamic-dims " << dim.getValue() << "=SIZE or ";
+        return diag << "--input-shape " << text << "=D0xD1x...";
+      }
       if (!ranked.hasStaticShape())
         return main.emitError()
                << kind << " '" << text << "' has a dynamic shape " << type
-               << "; give it a static one with --input-shape "
-                  "NAME=D0xD1x... (a compiled model has static shapes)";
+               << " (a compiled model's shapes are static, but for a "
+                  "symbolic batch)";
       list.push_back(builder.getDictionaryAttr(
           {builder.getNamedAttr("name", builder.getStringAttr(text)),
            builder.getNamedAttr("type", TypeAttr::get(type)),

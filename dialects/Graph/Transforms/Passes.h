@@ -19,6 +19,8 @@ constexpr llvm::StringLiteral kModelInputsAttr = attr::kInputs;
 constexpr llvm::StringLiteral kModelOutputsAttr = attr::kOutputs;
 constexpr llvm::StringLiteral kBatchRepeatAttr = attr::kBatchRepeat;
 constexpr llvm::StringLiteral kBatchSplitAttr = attr::kBatchSplit;
+constexpr llvm::StringLiteral kDimsAttr = attr::kDims;
+constexpr llvm::StringLiteral kSymbolsAttr = attr::kSymbols;
 
 #define GEN_PASS_DECL
 #include "dialects/Graph/Transforms/Passes.h.inc"

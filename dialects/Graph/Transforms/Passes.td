@@ -245,6 +245,11 @@ def GraphSplitBatch : Pass<"kiln-graph-split-batch", "mlir::func::FuncOp"> {
     gets `kiln.batch_split`, a line saying what was decided and why
     (kiln-compile --report prints it).
 
+    A function with `kiln.symbols` has a symbolic batch (the importer types
+    it as a probe size): it is split whatever the mode, and where its ops do
+    not allow that, the pass fails, saying why and how to give the batch a
+    size.
+
     Before (mode=on):
     ```mlir
     func.func @f(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {

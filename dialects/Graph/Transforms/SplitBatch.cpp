@@ -259,8 +259,28 @@ struct GraphSplitBatchPass : impl::GraphSplitBatchBase<GraphSplitBatchPass> {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    BatchSplit split = splitBatch(func, parsedMode, cacheBytes);
+    // A symbolic batch (the importer's kiln.symbols) is split whatever the
+    // mode says: the model ABI repeats the entry as many times as the run's
+    // batch.
+    auto symbols = func->getAttrOfType<ArrayAttr>(kSymbolsAttr);
+    bool symbolic = symbols && !symbols.empty();
+    BatchSplit split = splitBatch(
+        func, symbolic ? BatchSplitMode::On : parsedMode, cacheBytes);
     Builder builder(func.getContext());
+    if (symbolic) {
+      StringRef name =
+          cast<DictionaryAttr>(symbols[0]).getAs<StringAttr>("name");
+      if (split.repeat <= 1) {
+        func.emitError() << "the batch '" << name
+                         << "' cannot stay symbolic: the model is kept "
+                         << split.reason
+                         << "; give it a size with --dynamic-dims " << name
+                         << "=SIZE (or --input-shape)";
+        return signalPassFailure();
+      }
+      split.reason = "symbolic '" + name.str() + "', run once per sample (" +
+                     split.reason.substr(split.reason.find('(') + 1);
+    }
     func->setAttr(kBatchSplitAttr, builder.getStringAttr(split.reason));
     if (split.repeat > 1)
       func->setAttr(kBatchRepeatAttr, builder.getI64IntegerAttr(split.repeat));

@@ -19,6 +19,9 @@
 // RUN: not kiln-compile %t.missing.onnx --layout-block=-3 -o %t.so 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not kiln-compile %t.missing.onnx --tuning-db=%t.missing.jsonl -o %t.so 2>&1 | FileCheck %s --check-prefix=DB
 // RUN: not kiln-compile %s 2>&1 | FileCheck %s --check-prefix=NO-OUTPUT
+// RUN: not kiln-compile %t.missing.onnx --dynamic-dims=batch=1-8 -o %t.so 2>&1 | FileCheck %s --check-prefix=DIMS-SYNTAX
+// RUN: not kiln-compile %t.missing.onnx --dynamic-dims=batch=8..2 -o %t.so 2>&1 | FileCheck %s --check-prefix=DIMS-BOUNDS
+// RUN: not kiln-compile %t.missing.onnx --dynamic-dims=batch=2,batch=4 -o %t.so 2>&1 | FileCheck %s --check-prefix=DIMS-TWICE
 
 func.func @main(%a: tensor<4xf32> {kiln.name = "a"}) -> (tensor<4xf32> {kiln.name = "y"}) {
   %0 = graph.relu %a : tensor<4xf32>
@@ -31,7 +34,7 @@ func.func @main(%a: tensor<4xf32> {kiln.name = "a"}) -> (tensor<4xf32> {kiln.nam
 // FEATURE: kiln-compile: error: {{.*}}feature 'avx2' must start with + or -
 // STDOUT: kiln-compile: error: {{.*}}a shared object cannot be written to standard output
 // SHAPE: kiln-compile: error: --input-shape: 'q' in 'a=2xq' is not a dimension
-// DYNAMIC: kiln-compile: error: {{.*}}input 'x' has a dynamic shape 'tensor<?x4xf32>'; give it a static one with --input-shape
+// DYNAMIC: kiln-compile: error: {{.*}}input 'x' dimension 0 is symbolic, and Kiln keeps a symbolic dimension only where it leads every input and output as the batch (so far): give it a size with --input-shape x=D0xD1x...
 // MISSING: kiln-compile: error: {{.*}}missing.onnx
 // SVE-X86: kiln-compile: error: {{.*}}--sve-vector-bits is for the aarch64 target
 // SVE-NONE: kiln-compile: error: {{.*}}--sve-vector-bits needs SVE: choose an SVE CPU or add --features=+sve
@@ -43,3 +46,6 @@ func.func @main(%a: tensor<4xf32> {kiln.name = "a"}) -> (tensor<4xf32> {kiln.nam
 // BLOCK: kiln-compile: error: --layout-block=-3 is not a block size
 // DB: kiln-compile: error: {{.*}}missing.jsonl
 // NO-OUTPUT: kiln-compile: error: no output file: give one with -o
+// DIMS-SYNTAX: kiln-compile: error: --dynamic-dims expects NAME=MIN..MAX or NAME=N, got 'batch=1-8'
+// DIMS-BOUNDS: kiln-compile: error: --dynamic-dims batch=8..2: the bounds must satisfy 1 <= MIN <= MAX <= 2147483647
+// DIMS-TWICE: kiln-compile: error: --dynamic-dims names 'batch' twice

@@ -30,8 +30,10 @@ protected:
     ASSERT_TRUE(r.module) << r.allErrors();
     for (const char *expected : {"graph.conv", "graph.relu", "graph.add",
                                  "graph.gemm", "pads = array<i64: 1, 1, 1, 1>",
-                                 "tensor<?x3x8x8xf32> {kiln.name = \"x\"}",
-                                 "-> (tensor<?x4x8x8xf32> {kiln.name = \"y\"}",
+                                 // The symbolic batch as the probe size.
+                                 "tensor<97x3x8x8xf32> {kiln.dims = [\"N\", "
+                                 "\"\", \"\", \"\"], kiln.name = \"x\"}",
+                                 "-> (tensor<97x4x8x8xf32> {kiln.name = \"y\"}",
                                  "tensor<1x10xf32> {kiln.name = \"z\"}",
                                  "dense_resource<fc_w> : tensor<10x256xf32>",
                                  "alpha = 2.000000e+00 : f32"})

@@ -69,11 +69,75 @@ TEST_F(ImportModelTest, AiOnnxDomainNameIsDefault) {
   expectError(importModel(context, m.serialize()), "imports no ai.onnx opset");
 }
 
-TEST_F(ImportModelTest, SymbolicDimsAreDynamic) {
+// A symbolic batch (the leading dimension) stands as the probe size, named
+// in kiln.dims and kiln.symbols with the default bounds; another symbolic
+// dimension stays dynamic, named too.
+TEST_F(ImportModelTest, SymbolicBatchIsAProbeOthersStayDynamic) {
   ImportResult r = importModel(
       context, reluModel({std::string("N"), 3, std::string("")}).serialize());
   ASSERT_TRUE(r.module) << r.allErrors();
-  EXPECT_NE(r.ir.find("tensor<?x3x?xf32>"), std::string::npos) << r.ir;
+  EXPECT_NE(r.ir.find("tensor<97x3x?xf32> {kiln.dims = [\"N\", \"\", \"\"]"),
+            std::string::npos)
+      << r.ir;
+  EXPECT_NE(r.ir.find("kiln.symbols = [{max = 1024 : i64, min = 1 : i64, "
+                      "name = \"N\"}]"),
+            std::string::npos)
+      << r.ir;
+}
+
+// --dynamic-dims: a size fixes a dimension by name in every input, bounds
+// go to the batch; names the model lacks, bounds on a dimension that is not
+// the batch, and two batches of different names are refused.
+TEST_F(ImportModelTest, DynamicDimsByName) {
+  ModelBuilder m;
+  m.addInput("ids", {std::string("B"), std::string("seq")});
+  m.addInput("mask", {std::string("B"), std::string("seq")});
+  m.addNode("Add", {"ids", "mask"}, {"y"}, "add");
+  m.addOutput("y");
+  std::string bytes = m.serialize();
+  ImportOptions options;
+  options.dimSizes["seq"] = 16;
+  options.symbolBounds["B"] = {2, 8};
+  ImportResult r = importModel(context, bytes, "", options);
+  ASSERT_TRUE(r.module) << r.allErrors();
+  EXPECT_NE(r.ir.find("(%arg0: tensor<97x16xf32>"), std::string::npos) << r.ir;
+  EXPECT_NE(r.ir.find("%arg1: tensor<97x16xf32>"), std::string::npos) << r.ir;
+  EXPECT_NE(r.ir.find("max = 8 : i64, min = 2 : i64, name = \"B\""),
+            std::string::npos)
+      << r.ir;
+
+  options.dimSizes["sq"] = 16;
+  expectError(importModel(context, bytes, "", options),
+              "--dynamic-dims names 'sq', which no input of the model has "
+              "(its symbolic dimensions: 'B', 'seq')");
+  options.dimSizes.erase("sq");
+  options.symbolBounds["seq"] = {1, 64};
+  expectError(importModel(context, bytes, "", options),
+              "--dynamic-dims gives 'seq' the bounds 1..64, but Kiln keeps "
+              "only a batch that leads every input symbolic");
+
+  ModelBuilder two;
+  two.addInput("a", {std::string("N"), 2});
+  two.addInput("b", {std::string("M"), 2});
+  two.addNode("Add", {"a", "b"}, {"y"}, "add");
+  two.addOutput("y");
+  expectError(importModel(context, two.serialize()),
+              "inputs 'a' and 'b' lead with different symbolic dimensions, "
+              "'N' and 'M'");
+}
+
+// A name that leads one input but sits further in in another is no batch:
+// it stays dynamic everywhere.
+TEST_F(ImportModelTest, BatchNamedElsewhereIsNoBatch) {
+  ModelBuilder m;
+  m.addInput("a", {std::string("N"), 4});
+  m.addInput("b", {4, std::string("N")});
+  m.addNode("MatMul", {"a", "b"}, {"y"}, "mm");
+  m.addOutput("y");
+  ImportResult r = importModel(context, m.serialize());
+  ASSERT_TRUE(r.module) << r.allErrors();
+  EXPECT_NE(r.ir.find("(%arg0: tensor<?x4xf32>"), std::string::npos) << r.ir;
+  EXPECT_EQ(r.ir.find("kiln.symbols"), std::string::npos) << r.ir;
 }
 
 TEST_F(ImportModelTest, InputShapeOverride) {

@@ -476,7 +476,7 @@ TEST(ModelOpen, SharedObjectWithoutTheAbi) {
 
 TEST(ModelOpen, AbiVersionMismatch) {
   EXPECT_EQ(openFails("fake_bad_version", KILN_STATUS_ABI_MISMATCH),
-            "model ABI version 999, but this runtime loads versions 1 to 3; "
+            "model ABI version 999, but this runtime loads versions 1 to 4; "
             "recompile the model with a matching Kiln");
 }
 
@@ -538,6 +538,115 @@ TEST(ModelOpen, BrokenDescriptors) {
   EXPECT_EQ(openFails("fake_null_kernel", KILN_STATUS_INVALID_MODEL),
             "invalid model: kernel #0 has no name or source, or one longer "
             "than 4095 bytes");
+}
+
+// A symbolic batch (ABI version 4): described as -1 with its symbol, sized
+// at its largest; any batch within the bounds runs, the same in every
+// tensor; outputs' shapes are known before the run.
+TEST(SymbolicModel, DescribesAndRunsAnyBatch) {
+  kiln_model *model = nullptr;
+  Status opened =
+      kiln_model_open(fakeModel("fake_symbolic").c_str(), nullptr, &model);
+  ASSERT_EQ(opened.status, nullptr) << opened.message();
+  ASSERT_EQ(kiln_model_num_symbols(model), 1u);
+  kiln_symbol_info symbol = KILN_SYMBOL_INFO_INIT;
+  ASSERT_EQ(Status(kiln_model_symbol_info(model, 0, &symbol)).code(),
+            KILN_STATUS_OK);
+  EXPECT_STREQ(symbol.name, "batch");
+  EXPECT_EQ(symbol.min, 1);
+  EXPECT_EQ(symbol.max, 4);
+  EXPECT_EQ(Status(kiln_model_symbol_info(model, 1, &symbol)).code(),
+            KILN_STATUS_INVALID_ARGUMENT);
+  kiln_tensor_info info = KILN_TENSOR_INFO_INIT;
+  ASSERT_EQ(Status(kiln_model_input_info(model, 0, &info)).code(),
+            KILN_STATUS_OK);
+  EXPECT_EQ(info.shape[0], -1);
+  EXPECT_EQ(info.shape[1], 3);
+  EXPECT_EQ(info.dim_symbols[0], 0);
+  EXPECT_EQ(info.dim_symbols[1], -1);
+  EXPECT_EQ(info.byte_size, 4u * 3u * 4u); // at the largest batch
+
+  float a[12], b[12], sum[12];
+  for (int i = 0; i < 12; ++i)
+    a[i] = float(i), b[i] = 100.0f, sum[i] = -1.0f;
+  int32_t threads = 0;
+  for (int64_t batch : {1, 3, 4}) {
+    int64_t shape[2] = {batch, 3};
+    size_t bytes = size_t(batch) * 12;
+    kiln_tensor inputs[2] = {
+        KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, a, bytes),
+        KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, b, bytes)};
+    int64_t outShape[2] = {0, 0};
+    size_t outBytes = 0;
+    ASSERT_EQ(Status(kiln_model_output_shape(model, inputs, 2, 0, outShape, 2,
+                                             &outBytes))
+                  .code(),
+              KILN_STATUS_OK);
+    EXPECT_EQ(outShape[0], batch);
+    EXPECT_EQ(outShape[1], 3);
+    EXPECT_EQ(outBytes, bytes);
+    kiln_tensor outputs[2] = {
+        KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, sum, bytes),
+        KILN_TENSOR_INIT(KILN_DTYPE_I32, 0, nullptr, &threads, 4)};
+    Status status = kiln_model_run(model, inputs, 2, outputs, 2);
+    ASSERT_EQ(status.status, nullptr) << status.message();
+    for (int i = 0; i < 3 * batch; ++i)
+      EXPECT_EQ(sum[i], float(i) + 100.0f);
+  }
+
+  // Out of bounds, disagreeing, and an output of another batch.
+  int64_t five[2] = {5, 3}, two[2] = {2, 3}, one[2] = {1, 3};
+  kiln_tensor outputs[2] = {
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, two, sum, 24),
+      KILN_TENSOR_INIT(KILN_DTYPE_I32, 0, nullptr, &threads, 4)};
+  kiln_tensor tooMany[2] = {KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, five, a, 60),
+                            KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, five, b, 60)};
+  Status bounds = kiln_model_run(model, tooMany, 2, outputs, 2);
+  EXPECT_EQ(bounds.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(bounds.message(),
+            "input 'a' (#0): dimension 0 ('batch') is 5, outside the model's "
+            "bounds 1..4 (kiln-compile --dynamic-dims batch=MIN..MAX sets "
+            "them)");
+  kiln_tensor disagree[2] = {KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, two, a, 24),
+                             KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, one, b, 12)};
+  Status mismatch = kiln_model_run(model, disagree, 2, outputs, 2);
+  EXPECT_EQ(mismatch.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(mismatch.message(),
+            "input 'b' (#1): dimension 0 ('batch') is 1, but 2 in the "
+            "tensors before it; every dimension named 'batch' has the same "
+            "size in a run");
+  kiln_tensor ones[2] = {KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, one, a, 12),
+                         KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, one, b, 12)};
+  Status output = kiln_model_run(model, ones, 2, outputs, 2);
+  EXPECT_EQ(output.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(output.message().find("output 'sum:0' (#0): dimension 0 "
+                                  "('batch') is 2, but 1"),
+            std::string::npos)
+      << output.message();
+  kiln_tensor wrongBytes[2] = {KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, one, a, 24),
+                               KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, one, b, 12)};
+  Status bytes = kiln_model_run(model, wrongBytes, 2, outputs, 2);
+  EXPECT_EQ(bytes.message(), "input 'a' (#0): expected 12 bytes, got 24");
+  int64_t wide[2] = {1, 4};
+  kiln_tensor wrongShape[2] = {KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, wide, a, 16),
+                               KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, one, b, 12)};
+  EXPECT_EQ(Status(kiln_model_run(model, wrongShape, 2, outputs, 2)).message(),
+            "input 'a' (#0): expected shape [batch,3], got [1,4]");
+  int64_t small[1];
+  EXPECT_EQ(
+      Status(kiln_model_output_shape(model, ones, 2, 0, small, 1, nullptr))
+          .code(),
+      KILN_STATUS_INVALID_ARGUMENT);
+  kiln_model_release(model);
+}
+
+TEST(SymbolicModel, BrokenSymbols) {
+  EXPECT_EQ(openFails("fake_symbol_inside", KILN_STATUS_INVALID_MODEL),
+            "invalid model: symbolic dimension 'batch' is not the first "
+            "dimension");
+  EXPECT_NE(openFails("fake_symbol_bounds", KILN_STATUS_INVALID_MODEL)
+                .find("bounds outside 1 <= min <= max"),
+            std::string::npos);
 }
 
 TEST(ModelRun, ModelFailureBecomesStatus) {

@@ -31,11 +31,22 @@ func.func @main(%a: tensor<2xf32> {kiln.name = "a"}, %e: tensor<0x3xf32>)
 
 // -----
 
-// A dynamic shape cannot be part of a compiled model's interface.
-// expected-error @+1 {{input 'x' has a dynamic shape 'tensor<?x4xf32>'; give it a static one with --input-shape}}
+// A dynamic shape cannot be part of a compiled model's interface (a
+// symbolic batch is a static probe size until kiln-graph-split-batch).
+// expected-error @+1 {{input 'x' dimension 0 is symbolic, and Kiln keeps a symbolic dimension only where it leads every input and output as the batch (so far): give it a size with --input-shape x=D0xD1x...}}
 func.func @main(%x: tensor<?x4xf32> {kiln.name = "x"}) -> (tensor<?x4xf32> {kiln.name = "y"}) {
   %0 = graph.relu %x : tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// The importer names the symbolic dimensions it left (kiln.dims): the error
+// says which, and the option that gives it a size.
+// expected-error @+1 {{input 'ids' dimension 1 ('seq') is symbolic, and Kiln keeps a symbolic dimension only where it leads every input and output as the batch (so far): give it a size with --dynamic-dims seq=SIZE or --input-shape ids=D0xD1x...}}
+func.func @main(%ids: tensor<97x?xf32> {kiln.name = "ids", kiln.dims = ["batch", "seq"]}) -> (tensor<97x?xf32> {kiln.name = "y"}) attributes {kiln.symbols = [{name = "batch", min = 1 : i64, max = 8 : i64}]} {
+  %0 = graph.relu %ids : tensor<97x?xf32>
+  return %0 : tensor<97x?xf32>
 }
 
 // -----

@@ -23,6 +23,12 @@
  *   FAKE_NO_RUN         does not export kiln_abi_run
  *   FAKE_RUN_FAILS      kiln_abi_run returns KILN_ABI_RUN_NO_MEMORY
  *   FAKE_NULL_KERNEL    a kernel without a name
+ *   FAKE_SYMBOLIC       FAKE_ADD with a symbolic batch: a, b and "sum:0" of
+ *                       shape [batch,3], batch in 1..4 (ABI version 4); the
+ *                       run adds batch rows
+ *   FAKE_SYMBOL_INSIDE  a symbolic batch that is not an input's first
+ *                       dimension
+ *   FAKE_SYMBOL_BOUNDS  a symbolic batch with bounds 0..4
  *
  *===----------------------------------------------------------------------===*/
 
@@ -45,6 +51,12 @@
 #define FAKE_RUN_FAILS 13
 #define FAKE_V1 14
 #define FAKE_NULL_KERNEL 15
+#define FAKE_SYMBOLIC 16
+#define FAKE_SYMBOL_INSIDE 17
+#define FAKE_SYMBOL_BOUNDS 18
+#define SYMBOLIC                                                               \
+  (FAKE_VARIANT == FAKE_SYMBOLIC || FAKE_VARIANT == FAKE_SYMBOL_INSIDE ||      \
+   FAKE_VARIANT == FAKE_SYMBOL_BOUNDS)
 
 #ifndef FAKE_VARIANT
 #error "define FAKE_VARIANT"
@@ -60,7 +72,17 @@
 #define OTHER_TRIPLE "x86_64-unknown-linux-gnu"
 #endif
 
+#if SYMBOLIC
+/* -1: symbolic dimension 0 of `symbols`. */
+static const int64_t shape23[] = {-1, 3};
+static const int64_t insideShape[] = {3, -1};
+static const kiln_abi_symbol symbols[] = {
+    {"batch", FAKE_VARIANT == FAKE_SYMBOL_BOUNDS ? 0 : 1, 4,
+     KILN_ABI_SYMBOL_REPEAT, 0},
+};
+#else
 static const int64_t shape23[] = {2, 3};
+#endif
 #if FAKE_VARIANT == FAKE_NEGATIVE_DIM
 static const int64_t negativeShape[] = {2, -3};
 #elif FAKE_VARIANT == FAKE_HUGE_SHAPE
@@ -77,6 +99,8 @@ static const kiln_abi_tensor inputs[] = {
     {"b", KILN_DTYPE_F32, -1, shape23},
 #elif FAKE_VARIANT == FAKE_DUPLICATE_NAME
     {"a", KILN_DTYPE_F32, 2, shape23},
+#elif FAKE_VARIANT == FAKE_SYMBOL_INSIDE
+    {"b", KILN_DTYPE_F32, 2, insideShape},
 #else
     {"b", KILN_DTYPE_F32, 2, shape23},
 #endif
@@ -150,6 +174,17 @@ static const kiln_abi_model model = {
     2,
     kernels,
 #endif
+#if SYMBOLIC
+    KILN_ABI_DEVICE_CPU,
+    0,
+    NULL,
+    NULL,
+    NULL,
+    0,
+    1, /* num_symbols */
+    0,
+    symbols,
+#endif
 };
 
 EXPORT const kiln_abi_model *kiln_abi_describe(void) { return &model; }
@@ -164,6 +199,13 @@ EXPORT int32_t kiln_abi_run(const kiln_abi_run_args *args) {
   const float *a = (const float *)args->inputs[0];
   const float *b = (const float *)args->inputs[1];
   float *sum = (float *)args->outputs[0];
+#if SYMBOLIC
+  if (!args->symbol_values)
+    return KILN_ABI_RUN_BAD_ARGS;
+  const int rows = (int)args->symbol_values[0];
+#else
+  const int rows = 2;
+#endif
   /* Touch the whole workspace so that ASan sees a short one. */
   unsigned char *workspace = (unsigned char *)args->workspace;
   for (int i = 0; i < 1000; ++i)
@@ -175,7 +217,7 @@ EXPORT int32_t kiln_abi_run(const kiln_abi_run_args *args) {
 #endif
   if (profiler)
     profiler->kernel_begin(profiler->context, 0);
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < 3 * rows; ++i)
     sum[i] = a[i] + b[i];
   if (profiler) {
     profiler->kernel_end(profiler->context, 0);
