@@ -14,6 +14,8 @@ from . import _kiln
 from ._compile import ModelCheck, check, compile
 from ._errors import CompileError, InvalidInputError, KilnError, ModelError
 from ._model import Model, SymbolInfo, TensorInfo, load
+from .prune import PruneReport, prune
+from .quantize import QuantizationReport, quantize
 from .tune import tune
 
 __version__ = _kiln.__version__
@@ -25,11 +27,15 @@ __all__ = [
     "Model",
     "ModelCheck",
     "ModelError",
+    "PruneReport",
+    "QuantizationReport",
     "SymbolInfo",
     "TensorInfo",
     "check",
     "compile",
     "load",
+    "prune",
+    "quantize",
     "tune",
     "__version__",
 ]
