@@ -453,9 +453,15 @@ struct BlockElementwise : RewritePattern {
       return rewriter.notifyMatchFailure(op, "result is not static 4-D f32");
     Location loc = op->getLoc();
     int64_t channels = resultType.getDimSize(1);
+    // Each operand as it will be: blocked, kept, or per-channel values to
+    // re-lay out. Nothing is created until every operand qualifies: a
+    // pattern that creates ops and then fails never lets the greedy driver
+    // converge.
     SmallVector<Value> operands;
+    SmallVector<std::optional<SmallVector<double>>> perChannel;
     bool removesConversion = false;
     for (Value operand : op->getOperands()) {
+      perChannel.emplace_back();
       if (operand.getType() == resultType) {
         if (Value blocked = getBlockedSource(operand, block)) {
           operands.push_back(blocked);
@@ -469,16 +475,18 @@ struct BlockElementwise : RewritePattern {
         operands.push_back(operand);
         continue;
       }
-      std::optional<SmallVector<double>> values =
-          getPerChannelConstant(operand, channels);
-      if (!values)
+      perChannel.back() = getPerChannelConstant(operand, channels);
+      if (!perChannel.back())
         return rewriter.notifyMatchFailure(
             op, "an operand is neither blocked nor a per-channel constant");
-      operands.push_back(createPerChannelConstant(
-          rewriter, loc, *values, resultType.getElementType(), block));
+      operands.push_back(nullptr);
     }
     if (!removesConversion)
       return rewriter.notifyMatchFailure(op, "no operand is blocked");
+    for (auto [operand, values] : llvm::zip(operands, perChannel))
+      if (values)
+        operand = createPerChannelConstant(rewriter, loc, *values,
+                                           resultType.getElementType(), block);
     OperationState state(loc, op->getName(), operands,
                          TypeRange{getBlockedType(resultType, block)},
                          op->getAttrs());
@@ -581,8 +589,11 @@ struct GraphBlockedLayoutPass
     }
     RewritePatternSet patterns(&getContext());
     populateBlockedLayoutPatterns(patterns, block);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      getOperation().emitError()
+          << "the blocked layout did not converge (an internal error)";
       return signalPassFailure();
+    }
   }
 };
 

@@ -180,13 +180,19 @@ struct FoldBatchNormIntoGemm : OpRewritePattern<BatchNormOp> {
 };
 
 /// `conv * c` and `conv + c` for a constant `c` with one value per output
-/// channel (or a single value).
+/// channel (or a single value). Not where the result is rounded (a
+/// requantisation: the convolution of integers, then the scale): folded,
+/// the scale would round inside every product, and a value near a tie
+/// could round the other way.
 template <typename OpTy>
 struct FoldChannelConstantIntoConv : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
+    if (llvm::any_of(op->getUsers(),
+                     [](Operation *user) { return isa<RoundOp>(user); }))
+      return rewriter.notifyMatchFailure(op, "its result is rounded");
     auto resultType = cast<RankedTensorType>(op.getType());
     for (int operand = 0; operand < 2; ++operand) {
       ConvOp conv = getFoldableConv(op->getOperand(operand), op.getResult());

@@ -310,3 +310,20 @@ func.func @batch_norm(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
   %3 = graph.conv %2, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
   return %3 : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A per-channel constant beside an NCHW operand that is not blocked: the op
+// stays as it is, and nothing is created for it (a pattern that created the
+// re-laid-out constant and then failed kept the rewrite driver from ever
+// converging, which failed the pass).
+// CHECK-LABEL: func.func @per_channel_constant_then_nchw
+// CHECK: %[[M:.+]] = graph.constant dense<{{.+}}> : tensor<6x1x1xf32>
+// CHECK: graph.sub %[[M]], %{{.+}} : (tensor<6x1x1xf32>, tensor<1x6x4x4xf32>)
+func.func @per_channel_constant_then_nchw(%x: tensor<1x6x4x4xf32>, %r: tensor<1x6x4x4xf32>) -> (tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>) {
+  %w = graph.constant dense<0.5> : tensor<6x6x1x1xf32>
+  %m = graph.constant dense<[[[1.0]], [[2.0]], [[3.0]], [[4.0]], [[5.0]], [[6.0]]]> : tensor<6x1x1xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x4x4xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x4x4xf32>
+  %1 = graph.sub %m, %r : (tensor<6x1x1xf32>, tensor<1x6x4x4xf32>) -> tensor<1x6x4x4xf32>
+  return %0, %1 : tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>
+}

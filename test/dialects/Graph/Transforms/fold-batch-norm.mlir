@@ -105,3 +105,22 @@ func.func @bn_into_gemm(%a: tensor<3x2xf32>) -> tensor<3x2xf32> {
   %1 = graph.batch_norm %0, %scale, %shift, %mean, %var {epsilon = 1.0 : f32} : (tensor<3x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
   return %1 : tensor<3x2xf32>
 }
+
+// -----
+
+// A scale whose result is rounded (a requantisation: the convolution of
+// integers, then the scale) stays outside the convolution: folded, it would
+// round inside every product, and a value near a tie could round the other
+// way.
+// CHECK-LABEL: func.func @rounded_scale_stays
+// CHECK: %[[Y:.+]] = graph.conv
+// CHECK: %[[M:.+]] = graph.mul %[[Y]]
+// CHECK: graph.round %[[M]]
+func.func @rounded_scale_stays(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<[[[[2.0]]], [[[3.0]]]]> : tensor<2x1x1x1xf32>
+  %m = graph.constant dense<[[[0.1]], [[0.3]]]> : tensor<2x1x1xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = graph.mul %0, %m : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %2 = graph.round %1 : tensor<1x2x4x4xf32>
+  return %2 : tensor<1x2x4x4xf32>
+}
