@@ -2,68 +2,37 @@
 //
 // ONNX operators that Kiln has no graph op for and imports as a subgraph of
 // existing ones, following each operator's ONNX function body:
-// RMSNormalization, RotaryEmbedding, NegativeLogLikelihoodLoss,
-// SoftmaxCrossEntropyLoss, Attention, and QuantizeLinear, DequantizeLinear and
-// DynamicQuantizeLinear. No new op, no new lowering: the pieces are lowered as
-// usual.
+// RMSNormalization, GroupNormalization, LpNormalization, RotaryEmbedding,
+// Swish, SwiGLU, Shrink, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+// and Attention (the quantised operators are in ImportQuantized.cpp). No new
+// op, no new lowering: the pieces are lowered as usual.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lib/Import/ImportState.h"
+#include "lib/Import/ImportUtils.h"
 #include "lib/Import/NodeImporter.h"
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Graph/GraphShapeUtils.h"
 
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <optional>
+#include <vector>
 
 using namespace mlir;
 using namespace kiln;
+using namespace kiln::import;
 
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-static RankedTensorType tensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-static Type elementType(Value value) {
-  return tensorType(value).getElementType();
-}
-
-/// A rank-0 graph.constant of `element` holding `value`.
-static Value createScalar(NodeImporter &node, Type element, double value) {
-  auto type = RankedTensorType::get({}, element);
-  Attribute scalar;
-  if (auto floatType = dyn_cast<FloatType>(element))
-    scalar = FloatAttr::get(floatType, value);
-  else if (element.isInteger(1))
-    scalar = BoolAttr::get(node.getContext(), value != 0.0);
-  else
-    scalar = IntegerAttr::get(element, static_cast<int64_t>(value));
-  return node.create<graph::ConstantOp>(
-      cast<TypedAttr>(DenseElementsAttr::get(type, scalar)));
-}
-
-/// `input` converted to `element` (itself when it already has it).
-static Value castTo(NodeImporter &node, Value input, Type element) {
-  if (!input || elementType(input) == element)
-    return input;
-  return graph::CastOp::create(node.getBuilder(), node.getLoc(),
-                               tensorType(input).clone(element), input);
-}
-
-/// The axes [from, rank).
-static SmallVector<int64_t> trailingAxes(int64_t from, int64_t rank) {
-  SmallVector<int64_t> axes;
-  for (int64_t i = from; i < rank; ++i)
-    axes.push_back(i);
-  return axes;
-}
 
 /// The element type named by a `stash_type` attribute (1: float32; anything
 /// else: the input's own type, which Kiln only supports when it is a float).
@@ -72,17 +41,6 @@ static Type stashType(NodeImporter &node, Value input) {
   if (stash == 1)
     return Float32Type::get(node.getContext());
   return elementType(input);
-}
-
-/// Normalizes `axis` for rank `rank`; an error names the node when it is out
-/// of range.
-static FailureOr<int64_t> normalizeAxis(NodeImporter &node, int64_t axis,
-                                        int64_t rank) {
-  if (axis < -rank || axis >= rank) {
-    node.emitError() << "axis " << axis << " is out of range for rank " << rank;
-    return failure();
-  }
-  return axis < 0 ? axis + rank : axis;
 }
 
 //===----------------------------------------------------------------------===//
@@ -125,6 +83,183 @@ static LogicalResult importRMSNorm(NodeImporter &node) {
     return failure();
   normalized = castTo(node, normalized, elementType(input));
   return node.setResults(node.create<graph::MulOp>(normalized, scale));
+}
+
+//===----------------------------------------------------------------------===//
+// GroupNormalization, LpNormalization
+//===----------------------------------------------------------------------===//
+
+/// GroupNormalization (opset 18; opset 21 takes scale and bias per channel
+/// and adds stash_type): X is normalised over each group of C/num_groups
+/// channels and the spatial dimensions, in `stash_type`.
+static LogicalResult importGroupNorm(NodeImporter &node) {
+  Value input = node.getInput(0), scale = node.getInput(1),
+        bias = node.getInput(2);
+  if (!input || !scale || !bias)
+    return node.emitError() << "needs inputs X, scale and bias";
+  RankedTensorType type = tensorType(input);
+  if (!isa<FloatType>(type.getElementType()))
+    return node.emitError() << "needs a float input, got " << type;
+  if (type.getRank() < 3 || !type.hasStaticShape())
+    return node.emitError() << "needs a static input of rank >= 3 (N, C, "
+                               "spatial...), got "
+                            << type;
+  int64_t groups = node.getInt("num_groups", 0);
+  float epsilon = node.getFloat("epsilon", 1e-5f);
+  Type stash = node.getOpset() >= 21 ? stashType(node, input)
+                                     : Type(type.getElementType());
+  if (node.hasFailed())
+    return failure();
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t channels = shape[1];
+  if (groups <= 0 || channels % groups != 0)
+    return node.emitError() << "num_groups must be positive and divide the "
+                            << channels << " channels, got " << groups;
+  // Scale and bias: one per channel (opset 21) or per group (opset 18).
+  int64_t perParam = node.getOpset() >= 21 ? channels : groups;
+  for (Value v : {scale, bias})
+    if (tensorType(v).getRank() != 1 || tensorType(v).getDimSize(0) != perParam)
+      return node.emitError() << "scale and bias need " << perParam
+                              << " elements, got " << v.getType();
+  int64_t spatial = type.getNumElements() / (shape[0] * channels);
+  SmallVector<int64_t> grouped = {shape[0], groups,
+                                  channels / groups * spatial};
+  Value x = castTo(node, input, stash);
+  x = node.create<graph::ReshapeOp>(x, grouped, /*allow_zero=*/false);
+  if (!x)
+    return failure();
+  Value mean = node.create<graph::ReduceMeanOp>(x, ArrayRef<int64_t>{2}, true);
+  Value centered = mean ? node.create<graph::SubOp>(x, mean) : Value();
+  Value squared =
+      centered ? node.create<graph::MulOp>(centered, centered) : Value();
+  Value variance = squared ? node.create<graph::ReduceMeanOp>(
+                                 squared, ArrayRef<int64_t>{2}, true)
+                           : Value();
+  Value shifted = variance ? node.create<graph::AddOp>(
+                                 variance, createScalar(node, stash, epsilon))
+                           : Value();
+  Value stdDev = shifted ? node.create<graph::SqrtOp>(shifted) : Value();
+  Value y = stdDev ? node.create<graph::DivOp>(centered, stdDev) : Value();
+  if (!y)
+    return failure();
+  y = castTo(node, y, type.getElementType());
+  SmallVector<int64_t> paramShape(type.getRank(), 1);
+  if (perParam == groups) {
+    // Opset 18: the per-group parameters apply to the grouped view.
+    paramShape.assign({1, groups, 1});
+  } else {
+    y = node.create<graph::ReshapeOp>(y, shape, /*allow_zero=*/false);
+    paramShape[1] = channels;
+  }
+  Value s = node.create<graph::ReshapeOp>(scale, paramShape, false);
+  Value b = node.create<graph::ReshapeOp>(bias, paramShape, false);
+  if (!y || !s || !b)
+    return failure();
+  y = node.create<graph::MulOp>(y, s);
+  y = y ? node.create<graph::AddOp>(y, b) : Value();
+  if (y && perParam == groups)
+    y = node.create<graph::ReshapeOp>(y, shape, /*allow_zero=*/false);
+  return node.setResults(y);
+}
+
+/// LpNormalization (opset 1): x / ||x||_p along `axis`, p 1 or 2; where the
+/// norm is 0 the result is 0.
+static LogicalResult importLpNorm(NodeImporter &node) {
+  Value x = node.getInput(0);
+  if (!x || !isa<FloatType>(elementType(x)))
+    return node.emitError() << "needs a float input";
+  int64_t p = node.getInt("p", 2);
+  int64_t axisAttr = node.getInt("axis", -1);
+  if (node.hasFailed())
+    return failure();
+  if (p != 1 && p != 2)
+    return node.emitError() << "p must be 1 or 2, got " << p;
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, axisAttr, tensorType(x).getRank());
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> axes(*axis);
+  Value norm = p == 1 ? node.create<graph::ReduceL1Op>(x, axes, true)
+                      : node.create<graph::ReduceL2Op>(x, axes, true);
+  if (!norm)
+    return failure();
+  Type element = elementType(x);
+  Value zero = createScalar(node, element, 0.0);
+  Value isZero = node.create<graph::EqualOp>(norm, zero);
+  Value quotient = node.create<graph::DivOp>(x, norm);
+  if (!isZero || !quotient)
+    return failure();
+  return node.setResults(node.create<graph::WhereOp>(isZero, zero, quotient));
+}
+
+//===----------------------------------------------------------------------===//
+// Swish, SwiGLU, Shrink
+//===----------------------------------------------------------------------===//
+
+/// x * sigmoid(alpha * x).
+static Value swish(NodeImporter &node, Value x, float alpha) {
+  Value scaled = x;
+  if (alpha != 1.0f)
+    scaled =
+        node.create<graph::MulOp>(x, createScalar(node, elementType(x), alpha));
+  Value gate = scaled ? node.create<graph::SigmoidOp>(scaled) : Value();
+  return gate ? node.create<graph::MulOp>(x, gate) : Value();
+}
+
+/// Swish (opset 24): x * sigmoid(alpha * x).
+static LogicalResult importSwish(NodeImporter &node) {
+  Value x = node.getInput(0);
+  if (!x || !isa<FloatType>(elementType(x)))
+    return node.emitError() << "needs a float input";
+  float alpha = node.getFloat("alpha", 1.0f);
+  if (node.hasFailed())
+    return failure();
+  return node.setResults(swish(node, x, alpha));
+}
+
+/// SwiGLU (opset 28): Swish(A, alpha) * B, A and B of one shape and type.
+static LogicalResult importSwiGLU(NodeImporter &node) {
+  Value a = node.getInput(0), b = node.getInput(1);
+  if (!a || !b || !isa<FloatType>(elementType(a)))
+    return node.emitError() << "needs float inputs A and B";
+  if (a.getType() != b.getType())
+    return node.emitError() << "A and B must have one shape and type, got "
+                            << a.getType() << " and " << b.getType();
+  float alpha = node.getFloat("alpha", 1.0f);
+  if (node.hasFailed())
+    return failure();
+  Value gated = swish(node, a, alpha);
+  return node.setResults(gated ? node.create<graph::MulOp>(gated, b) : Value());
+}
+
+/// Shrink (opset 9): x + bias below -lambd, x - bias above lambd, else 0.
+static LogicalResult importShrink(NodeImporter &node) {
+  Value x = node.getInput(0);
+  if (!x)
+    return node.emitError() << "needs an input";
+  float lambd = node.getFloat("lambd", 0.5f);
+  float bias = node.getFloat("bias", 0.0f);
+  if (node.hasFailed())
+    return failure();
+  Type element = elementType(x);
+  // Computed in f32 for integer inputs, cast back at the end.
+  Type compute = isa<FloatType>(element)
+                     ? element
+                     : Type(Float32Type::get(node.getContext()));
+  Value v = castTo(node, x, compute);
+  Value low =
+      node.create<graph::LessOp>(v, createScalar(node, compute, -lambd));
+  Value high =
+      node.create<graph::GreaterOp>(v, createScalar(node, compute, lambd));
+  Value plus = node.create<graph::AddOp>(v, createScalar(node, compute, bias));
+  Value minus = node.create<graph::SubOp>(v, createScalar(node, compute, bias));
+  if (!low || !high || !plus || !minus)
+    return failure();
+  Value upper = node.create<graph::WhereOp>(high, minus,
+                                            createScalar(node, compute, 0.0));
+  Value result =
+      upper ? node.create<graph::WhereOp>(low, plus, upper) : Value();
+  return node.setResults(castTo(node, result, element));
 }
 
 //===----------------------------------------------------------------------===//
@@ -762,275 +897,16 @@ static LogicalResult importAttention(NodeImporter &node) {
   return node.setResults(results);
 }
 
-//===----------------------------------------------------------------------===//
-// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
-//===----------------------------------------------------------------------===//
-
-/// Whether `element` is an 8- or 4-bit float (f8E4M3FN ... f4E2M1FN).
-static bool isNarrowFloat(Type element) {
-  return isa<FloatType>(element) && element.getIntOrFloatBitWidth() <= 8;
-}
-
-/// A scale or zero point (already of a compute type) made broadcastable to
-/// `shape`, as ONNX's reference does: a scalar or a one-element tensor stays
-/// a scalar; per-axis, a 1-D tensor lies along `axis`; blocked, each entry is
-/// repeated `blockSize` times along `axis` (the last block may be short).
-static Value alignQuantParameter(NodeImporter &node, Value value,
-                                 ArrayRef<int64_t> shape, int64_t axis,
-                                 int64_t blockSize) {
-  RankedTensorType type = tensorType(value);
-  int64_t rank = static_cast<int64_t>(shape.size());
-  if (type.getRank() == 0)
-    return value;
-  if (type.getNumElements() == 1)
-    return node.create<graph::ReshapeOp>(value, ArrayRef<int64_t>{},
-                                         /*allow_zero=*/false);
-  if (blockSize <= 0) {
-    if (type.getRank() != 1 || type.getDimSize(0) != shape[axis]) {
-      node.emitError() << "a per-axis scale or zero point must have "
-                       << shape[axis] << " elements along axis " << axis
-                       << ", got " << type;
-      return {};
-    }
-    SmallVector<int64_t> dims(rank, 1);
-    dims[axis] = shape[axis];
-    return node.create<graph::ReshapeOp>(value, dims, /*allow_zero=*/false);
-  }
-  int64_t blocks = (shape[axis] + blockSize - 1) / blockSize;
-  bool matches = type.getRank() == rank;
-  for (int64_t d = 0; matches && d < rank; ++d)
-    matches = type.getDimSize(d) == (d == axis ? blocks : shape[d]);
-  if (!matches) {
-    node.emitError() << "a blocked scale or zero point must have shape "
-                     << graph::formatShape(shape) << " with " << blocks
-                     << " blocks of " << blockSize << " along axis " << axis
-                     << ", got " << type;
-    return {};
-  }
-  // [.., blocks, ..] -> [.., blocks, 1, ..] -> [.., blocks, B, ..]
-  // -> [.., blocks * B, ..], then cut to the input's length.
-  SmallVector<int64_t> split(shape), spread(shape), merged(shape);
-  split[axis] = blocks;
-  split.insert(split.begin() + axis + 1, 1);
-  spread[axis] = blocks;
-  spread.insert(spread.begin() + axis + 1, blockSize);
-  merged[axis] = blocks * blockSize;
-  Value result =
-      node.create<graph::ReshapeOp>(value, split, /*allow_zero=*/false);
-  if (result)
-    result = node.create<graph::ExpandOp>(result, spread);
-  if (result)
-    result = node.create<graph::ReshapeOp>(result, merged,
-                                           /*allow_zero=*/false);
-  if (result && merged[axis] != shape[axis]) {
-    SmallVector<int64_t> starts(rank, 0), ends(shape), steps(rank, 1);
-    result = node.create<graph::SliceOp>(result, starts, ends, steps);
-  }
-  return result;
-}
-
-/// The `axis` and `block_size` attributes, checked against `x`. A scale of
-/// one element applies to the whole tensor and ignores them (opset 10's
-/// default axis 1 on a 1-D input is no error).
-static FailureOr<std::pair<int64_t, int64_t>> quantAxis(NodeImporter &node,
-                                                        Value x, Value scale) {
-  int64_t blockSize = node.getInt("block_size", 0);
-  if (tensorType(scale).getNumElements() == 1)
-    return std::make_pair(int64_t(0), int64_t(0));
-  FailureOr<int64_t> axis =
-      normalizeAxis(node, node.getInt("axis", 1), tensorType(x).getRank());
-  if (failed(axis))
-    return failure();
-  if (blockSize < 0) {
-    node.emitError() << "block_size must not be negative, got " << blockSize;
-    return failure();
-  }
-  return std::make_pair(*axis, blockSize);
-}
-
-/// DequantizeLinear (opset 10): (x - zero_point) * scale in f32, then the
-/// scale's type (or `output_dtype`). Float8 and float4 inputs have no zero
-/// point (it must be 0).
-static LogicalResult importDequantizeLinear(NodeImporter &node) {
-  Value x = node.getInput(0), scale = node.getInput(1),
-        zeroPoint = node.getInput(2);
-  if (!x || !scale)
-    return node.emitError() << "needs x and x_scale";
-  if (!tensorType(x).hasStaticShape())
-    return node.emitError() << "needs a static input shape";
-  FailureOr<std::pair<int64_t, int64_t>> axis = quantAxis(node, x, scale);
-  if (failed(axis))
-    return failure();
-  Type f32 = Float32Type::get(node.getContext());
-  Type resultElement = elementType(scale);
-  if (int64_t dtype = node.getInt("output_dtype", 0)) {
-    resultElement = convertElementType(node.getContext(), dtype);
-    if (!isa_and_nonnull<FloatType>(resultElement) ||
-        isNarrowFloat(resultElement))
-      return node.emitError() << "output_dtype " << getONNXTypeName(dtype)
-                              << " is not supported";
-  }
-  ArrayRef<int64_t> shape = tensorType(x).getShape();
-  Value value = castTo(node, x, f32);
-  if (zeroPoint && !isNarrowFloat(elementType(x))) {
-    Value zp = alignQuantParameter(node, castTo(node, zeroPoint, f32), shape,
-                                   axis->first, axis->second);
-    if (!zp)
-      return failure();
-    value = node.create<graph::SubOp>(value, zp);
-  }
-  Value s = alignQuantParameter(node, castTo(node, scale, f32), shape,
-                                axis->first, axis->second);
-  if (!s || !value)
-    return failure();
-  value = node.create<graph::MulOp>(value, s);
-  return node.setResults(castTo(node, value, resultElement));
-}
-
-/// round(x / scale) + zero_point, clamped to the range of `target`, an
-/// integer type: the integer half of QuantizeLinear.
-static Value quantizeToInteger(NodeImporter &node, Value scaled, Value zp,
-                               Type target) {
-  Type i32 = IntegerType::get(node.getContext(), 32);
-  unsigned width = target.getIntOrFloatBitWidth();
-  bool isUnsigned = target.isUnsignedInteger();
-  double low = isUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
-  double high =
-      isUnsigned ? std::ldexp(1.0, width) - 1 : std::ldexp(1.0, width - 1) - 1;
-  // Rounded to an integer (half to even) first, the zero point added in
-  // integers: as exact as ONNX's reference for any scaled value in range.
-  Value value = node.create<graph::RoundOp>(scaled);
-  value = castTo(node, value, i32);
-  if (value && zp)
-    value = node.create<graph::AddOp>(value, zp);
-  if (value)
-    value = node.create<graph::MaxOp>(
-        ValueRange{value, createScalar(node, i32, low)});
-  if (value)
-    value = node.create<graph::MinOp>(
-        ValueRange{value, createScalar(node, i32, high)});
-  return value ? castTo(node, value, target) : Value();
-}
-
-/// QuantizeLinear (opset 10): x / scale (in `precision`, else in the common
-/// type of x and scale), then to the zero point's type (or `output_dtype`,
-/// default uint8): integers round half to even, add the zero point and
-/// saturate; float8 casts with `saturate` (the zero point must be 0); float4
-/// adds the zero point and casts.
-static LogicalResult importQuantizeLinear(NodeImporter &node) {
-  Value x = node.getInput(0), scale = node.getInput(1),
-        zeroPoint = node.getInput(2);
-  if (!x || !scale)
-    return node.emitError() << "needs x and y_scale";
-  if (!tensorType(x).hasStaticShape())
-    return node.emitError() << "needs a static input shape";
-  FailureOr<std::pair<int64_t, int64_t>> axis = quantAxis(node, x, scale);
-  if (failed(axis))
-    return failure();
-  MLIRContext *ctx = node.getContext();
-  Type target = IntegerType::get(ctx, 8, IntegerType::Unsigned);
-  if (zeroPoint)
-    target = elementType(zeroPoint);
-  else if (int64_t dtype = node.getInt("output_dtype", 0))
-    target = convertElementType(ctx, dtype);
-  if (!target ||
-      !(isNarrowFloat(target) ||
-        (target.isInteger() && target.getIntOrFloatBitWidth() <= 16 &&
-         !target.isInteger(1))))
-    return node.emitError()
-           << "quantizing to " << target << " is not supported";
-  Type compute = elementType(x) == elementType(scale)
-                     ? elementType(x)
-                     : Type(Float32Type::get(ctx));
-  if (int64_t precision = node.getInt("precision", 0)) {
-    compute = convertElementType(ctx, precision);
-    if (!isa_and_nonnull<FloatType>(compute) || isNarrowFloat(compute))
-      return node.emitError() << "precision " << getONNXTypeName(precision)
-                              << " is not supported";
-  }
-  ArrayRef<int64_t> shape = tensorType(x).getShape();
-  Value s = alignQuantParameter(node, castTo(node, scale, compute), shape,
-                                axis->first, axis->second);
-  if (!s)
-    return failure();
-  Value scaled = node.create<graph::DivOp>(castTo(node, x, compute), s);
-  if (!scaled)
-    return failure();
-  bool saturate = node.getInt("saturate", 1) != 0;
-  if (target.isInteger()) {
-    Value zp;
-    if (zeroPoint) {
-      zp = alignQuantParameter(
-          node, castTo(node, zeroPoint, IntegerType::get(ctx, 32)), shape,
-          axis->first, axis->second);
-      if (!zp)
-        return failure();
-    }
-    Value result = quantizeToInteger(node, scaled, zp, target);
-    return result ? node.setResults(result) : failure();
-  }
-  if (zeroPoint && isa<Float4E2M1FNType>(target)) {
-    Value zp = alignQuantParameter(node, castTo(node, zeroPoint, compute),
-                                   shape, axis->first, axis->second);
-    if (!zp)
-      return failure();
-    scaled = node.create<graph::AddOp>(scaled, zp);
-  }
-  return node.setResults(graph::CastOp::create(node.getBuilder(), node.getLoc(),
-                                               tensorType(scaled).clone(target),
-                                               scaled, saturate, "up"));
-}
-
-/// DynamicQuantizeLinear (opset 11): uint8 quantization of x with the scale
-/// and zero point that map [min(x, 0), max(x, 0)] onto [0, 255].
-static LogicalResult importDynamicQuantizeLinear(NodeImporter &node) {
-  Value x = node.getInput(0);
-  if (!x || !elementType(x).isF32())
-    return node.emitError() << "needs an f32 input";
-  if (!tensorType(x).hasStaticShape())
-    return node.emitError() << "needs a static input shape";
-  MLIRContext *ctx = node.getContext();
-  Type f32 = Float32Type::get(ctx);
-  Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
-  SmallVector<int64_t> all = trailingAxes(0, tensorType(x).getRank());
-  Value zero = createScalar(node, f32, 0.0);
-  Value xMax = node.create<graph::ReduceMaxOp>(x, all, /*keepdims=*/false);
-  Value xMin = node.create<graph::ReduceMinOp>(x, all, /*keepdims=*/false);
-  if (!xMax || !xMin)
-    return failure();
-  xMax = node.create<graph::MaxOp>(ValueRange{xMax, zero});
-  xMin = node.create<graph::MinOp>(ValueRange{xMin, zero});
-  // scale = (max == min ? 1 : max - min) / 255
-  Value range = node.create<graph::SubOp>(xMax, xMin);
-  Value empty = node.create<graph::EqualOp>(xMax, xMin);
-  range =
-      node.create<graph::WhereOp>(empty, createScalar(node, f32, 1.0), range);
-  Value scale =
-      node.create<graph::DivOp>(range, createScalar(node, f32, 255.0));
-  // zero point = round(clamp(0 - min / scale, 0, 255))
-  Value zpFloat =
-      node.create<graph::NegOp>(node.create<graph::DivOp>(xMin, scale));
-  zpFloat = node.create<graph::MinOp>(
-      ValueRange{node.create<graph::MaxOp>(ValueRange{zpFloat, zero}),
-                 createScalar(node, f32, 255.0)});
-  zpFloat = node.create<graph::RoundOp>(zpFloat);
-  Value zp = castTo(node, zpFloat, IntegerType::get(ctx, 32));
-  Value y =
-      quantizeToInteger(node, node.create<graph::DivOp>(x, scale), zp, u8);
-  if (!y)
-    return failure();
-  return node.setResults({y, scale, castTo(node, zpFloat, u8)});
-}
-
 void kiln::registerCompositeImporters(NodeImporterRegistry &registry) {
   registry.add("Attention", /*minOpset=*/23, importAttention);
-  registry.add("DequantizeLinear", /*minOpset=*/10, importDequantizeLinear);
-  registry.add("DynamicQuantizeLinear", /*minOpset=*/11,
-               importDynamicQuantizeLinear);
+  registry.add("GroupNormalization", /*minOpset=*/18, importGroupNorm);
+  registry.add("LpNormalization", /*minOpset=*/1, importLpNorm);
   registry.add("NegativeLogLikelihoodLoss", /*minOpset=*/12, importNLLLoss);
-  registry.add("QuantizeLinear", /*minOpset=*/10, importQuantizeLinear);
   registry.add("RMSNormalization", /*minOpset=*/23, importRMSNorm);
   registry.add("RotaryEmbedding", /*minOpset=*/23, importRotaryEmbedding);
+  registry.add("Shrink", /*minOpset=*/9, importShrink);
   registry.add("SoftmaxCrossEntropyLoss", /*minOpset=*/12,
                importSoftmaxCrossEntropyLoss);
+  registry.add("SwiGLU", /*minOpset=*/28, importSwiGLU);
+  registry.add("Swish", /*minOpset=*/24, importSwish);
 }

@@ -1,5 +1,6 @@
 //===- ImportNN.cpp - Convolution, matrix products and friends ------------===//
 
+#include "lib/Import/ImportState.h"
 #include "lib/Import/NodeImporter.h"
 
 #include "dialects/Graph/GraphOps.h"
@@ -41,11 +42,8 @@ static LogicalResult resolveSamePads(NodeImporter &node,
   return success();
 }
 
-static LogicalResult importConv(NodeImporter &node) {
-  Value input = node.getInput(0), weight = node.getInput(1),
-        bias = node.getInput(2);
-  if (!input || !weight)
-    return node.emitError() << "needs inputs X and W";
+FailureOr<Value> kiln::createConvFromAttributes(NodeImporter &node, Value input,
+                                                Value weight, Value bias) {
   auto inputType = cast<RankedTensorType>(input.getType());
   auto weightType = cast<RankedTensorType>(weight.getType());
   int64_t rank = inputType.getRank();
@@ -108,15 +106,36 @@ static LogicalResult importConv(NodeImporter &node) {
   }
   if (node.hasFailed())
     return failure();
-  return node.setResults(node.create<graph::ConvOp>(
+  Value conv = node.create<graph::ConvOp>(
       input, weight, bias, ArrayRef<int64_t>(strides), ArrayRef<int64_t>(pads),
-      ArrayRef<int64_t>(dilations), static_cast<uint64_t>(group)));
+      ArrayRef<int64_t>(dilations), static_cast<uint64_t>(group));
+  if (!conv)
+    return failure();
+  return conv;
+}
+
+static LogicalResult importConv(NodeImporter &node) {
+  Value input = node.getInput(0), weight = node.getInput(1),
+        bias = node.getInput(2);
+  if (!input || !weight)
+    return node.emitError() << "needs inputs X and W";
+  if (Value quantized = createQuantizedConv(node, input, weight, bias))
+    return node.setResults(quantized);
+  if (node.hasFailed())
+    return failure();
+  FailureOr<Value> conv = createConvFromAttributes(node, input, weight, bias);
+  return failed(conv) ? failure() : node.setResults(*conv);
 }
 
 static LogicalResult importMatMul(NodeImporter &node) {
   Value lhs = node.getInput(0), rhs = node.getInput(1);
   if (!lhs || !rhs)
     return node.emitError() << "needs two inputs";
+  if (Value quantized = createQuantizedMatMul(node, lhs, rhs, /*bias=*/Value(),
+                                              /*transposeRhs=*/false))
+    return node.setResults(quantized);
+  if (node.hasFailed())
+    return failure();
   return node.setResults(node.create<graph::MatMulOp>(lhs, rhs));
 }
 
@@ -304,6 +323,11 @@ static LogicalResult importGemm(NodeImporter &node) {
   int64_t transB = node.getInt("transB", 0);
   if (node.hasFailed())
     return failure();
+  if (alpha == 1.0f && beta == 1.0f && transA == 0)
+    if (Value quantized = createQuantizedMatMul(node, a, b, c, transB != 0))
+      return node.setResults(quantized);
+  if (node.hasFailed())
+    return failure();
   return node.setResults(node.create<graph::GemmOp>(
       a, b, c, llvm::APFloat(alpha), llvm::APFloat(beta), transA != 0,
       transB != 0));
@@ -467,22 +491,26 @@ static LogicalResult importMaxPool(NodeImporter &node) {
       ArrayRef<int64_t>(pads), ArrayRef<int64_t>(dilations), ceilMode));
 }
 
+Value kiln::createAveragePoolFromAttributes(NodeImporter &node, Value input) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> kernel, strides, dilations, pads;
+  if (failed(getWindowAttrs(node, inputType, kernel, strides, dilations, pads)))
+    return {};
+  bool ceilMode = node.getInt("ceil_mode", 0) != 0;
+  bool countIncludePad = node.getInt("count_include_pad", 0) != 0;
+  if (node.hasFailed())
+    return {};
+  return node.create<graph::AveragePoolOp>(
+      input, ArrayRef<int64_t>(kernel), ArrayRef<int64_t>(strides),
+      ArrayRef<int64_t>(pads), ArrayRef<int64_t>(dilations), ceilMode,
+      countIncludePad);
+}
+
 static LogicalResult importAveragePool(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
-  auto inputType = cast<RankedTensorType>(input.getType());
-  SmallVector<int64_t> kernel, strides, dilations, pads;
-  if (failed(getWindowAttrs(node, inputType, kernel, strides, dilations, pads)))
-    return failure();
-  bool ceilMode = node.getInt("ceil_mode", 0) != 0;
-  bool countIncludePad = node.getInt("count_include_pad", 0) != 0;
-  if (node.hasFailed())
-    return failure();
-  return node.setResults(node.create<graph::AveragePoolOp>(
-      input, ArrayRef<int64_t>(kernel), ArrayRef<int64_t>(strides),
-      ArrayRef<int64_t>(pads), ArrayRef<int64_t>(dilations), ceilMode,
-      countIncludePad));
+  return node.setResults(createAveragePoolFromAttributes(node, input));
 }
 
 /// LpPool: (sum of |x|^p over the window)^(1/p), as an average pool of

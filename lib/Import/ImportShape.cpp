@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Import/ImportState.h"
 #include "lib/Import/NodeImporter.h"
 
 #include "dialects/Graph/GraphOps.h"
@@ -632,13 +633,57 @@ static LogicalResult importTile(NodeImporter &node) {
       input, node.getBuilder().getDenseI64ArrayAttr(*repeats)));
 }
 
+/// Pad's `wrap` mode (opset 19): along each axis, the input's last `begin`
+/// elements before it and its first `end` elements after it.
+static Value wrapPad(NodeImporter &node, Value input, ArrayRef<int64_t> pads) {
+  RankedTensorType type = getType(input);
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(pads.size()) != 2 * rank) {
+    node.emitError() << "expected " << 2 * rank << " pads, got " << pads.size();
+    return {};
+  }
+  Value result = input;
+  for (int64_t d = 0; d < rank && result; ++d) {
+    int64_t begin = pads[d], end = pads[d + rank];
+    if (begin == 0 && end == 0)
+      continue;
+    int64_t dim = getType(result).getDimSize(d);
+    if (ShapedType::isDynamic(dim) || begin < 0 || end < 0 || begin > dim ||
+        end > dim) {
+      node.emitError() << "wrap padding needs a static axis and pads between "
+                          "0 and its size, got "
+                       << begin << " and " << end << " on axis " << d
+                       << " of size " << formatShape(ArrayRef<int64_t>(dim));
+      return {};
+    }
+    SmallVector<Value> parts;
+    auto part = [&](int64_t from, int64_t to) {
+      SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
+      SmallVector<int64_t> ends(getType(result).getShape());
+      starts[d] = from;
+      ends[d] = to;
+      return node.create<graph::SliceOp>(result, starts, ends, steps);
+    };
+    if (begin)
+      parts.push_back(part(dim - begin, dim));
+    parts.push_back(result);
+    if (end)
+      parts.push_back(part(0, end));
+    if (llvm::any_of(parts, [](Value v) { return !v; }))
+      return {};
+    result = node.create<graph::ConcatOp>(ValueRange(parts), uint64_t(d));
+  }
+  return result;
+}
+
 static LogicalResult importPad(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
   int64_t rank = getType(input).getRank();
   std::string mode = node.getString("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
+  if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+      !(mode == "wrap" && node.getOpset() >= 19))
     return node.emitError() << "mode '" << mode << "' is not supported";
   SmallVector<int64_t> pads;
   double value = 0.0;
@@ -685,6 +730,8 @@ static LogicalResult importPad(NodeImporter &node) {
       pads = all;
     }
   }
+  if (mode == "wrap")
+    return node.setResults(wrapPad(node, input, pads));
   Builder &b = node.getBuilder();
   Value padded = node.create<graph::PadOp>(input, b.getDenseI64ArrayAttr(pads),
                                            b.getStringAttr(mode),
@@ -999,11 +1046,457 @@ static LogicalResult importResize(NodeImporter &node) {
                      node.getInt("antialias", 0) != 0);
 }
 
+//===----------------------------------------------------------------------===//
+// EyeLike, HannWindow, HammingWindow, BlackmanWindow: constants
+//===----------------------------------------------------------------------===//
+
+/// A constant of `type` (float or integer elements) from doubles.
+static Value createConstantFromDoubles(NodeImporter &node,
+                                       RankedTensorType type,
+                                       ArrayRef<double> values) {
+  Type element = type.getElementType();
+  if (element.isF32()) {
+    SmallVector<float> floats(values.begin(), values.end());
+    return createConstant(node, DenseElementsAttr::get(type, ArrayRef(floats)));
+  }
+  SmallVector<Attribute> attrs;
+  attrs.reserve(values.size());
+  for (double v : values) {
+    if (auto floatType = dyn_cast<FloatType>(element))
+      attrs.push_back(FloatAttr::get(floatType, v));
+    else if (element.isInteger(1))
+      attrs.push_back(BoolAttr::get(node.getContext(), v != 0.0));
+    else
+      attrs.push_back(IntegerAttr::get(element, static_cast<int64_t>(v)));
+  }
+  return createConstant(node, DenseElementsAttr::get(type, attrs));
+}
+
+/// The element type an `dtype`-like attribute names, or `fallback` when it
+/// is absent; null after an error.
+static Type attrElementType(NodeImporter &node, StringRef name, Type fallback) {
+  if (!node.hasAttr(name))
+    return fallback;
+  int64_t dtype = node.getInt(name, 0);
+  Type element = convertElementType(node.getContext(), dtype);
+  if (!element || !(isa<FloatType>(element) || element.isIntOrIndex())) {
+    node.emitError() << name << " " << getONNXTypeName(dtype)
+                     << " is not supported";
+    return {};
+  }
+  return element;
+}
+
+/// EyeLike (opset 9): ones on the k-th diagonal of a 2-D tensor shaped like
+/// the input, of `dtype` (else the input's type).
+static LogicalResult importEyeLike(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  RankedTensorType type = getType(input);
+  if (type.getRank() != 2 || !type.hasStaticShape())
+    return node.emitError() << "needs a static 2-D input, got " << type;
+  int64_t k = node.getInt("k", 0);
+  Type element = attrElementType(node, "dtype", type.getElementType());
+  if (!element || node.hasFailed())
+    return failure();
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  std::vector<double> values(rows * cols, 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    if (i + k >= 0 && i + k < cols)
+      values[i * cols + i + k] = 1.0;
+  return node.setResults(
+      createConstantFromDoubles(node, type.clone(element), values));
+}
+
+/// HannWindow, HammingWindow, BlackmanWindow (opset 17): a window of `size`
+/// (a constant) as a constant, a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N)
+/// with N = size (periodic) or size - 1, of `output_datatype` (float).
+template <int Kind> static LogicalResult importWindow(NodeImporter &node) {
+  auto size = getConstantInts(node, 0, "the size input");
+  if (!size)
+    return failure();
+  if (size->size() != 1 || size->front() < 0)
+    return node.emitError() << "size must be one non-negative integer";
+  bool periodic = node.getInt("periodic", 1) != 0;
+  Type element =
+      attrElementType(node, "output_datatype", node.getBuilder().getF32Type());
+  if (!element || node.hasFailed())
+    return failure();
+  // Kind 0: Hann, 1: Hamming, 2: Blackman.
+  const double a0[] = {0.5, 25.0 / 46.0, 0.42};
+  const double a2[] = {0.0, 0.0, 0.08};
+  int64_t n = size->front();
+  double denominator = static_cast<double>(periodic ? n : n - 1);
+  std::vector<double> values(n);
+  for (int64_t i = 0; i < n; ++i) {
+    double t = 2.0 * M_PI * static_cast<double>(i) / denominator;
+    values[i] = a0[Kind] - (1.0 - a0[Kind] - a2[Kind]) * std::cos(t) +
+                a2[Kind] * std::cos(2.0 * t);
+  }
+  return node.setResults(createConstantFromDoubles(
+      node, RankedTensorType::get({n}, element), values));
+}
+
+//===----------------------------------------------------------------------===//
+// CenterCropPad, ReverseSequence
+//===----------------------------------------------------------------------===//
+
+/// CenterCropPad (opset 18): each listed axis cropped or zero-padded to the
+/// given size, centred (the odd element at the end).
+static LogicalResult importCenterCropPad(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  RankedTensorType type = getType(input);
+  if (!type.hasStaticShape())
+    return node.emitError() << "needs a static input shape, got " << type;
+  auto sizes = getConstantInts(node, 1, "the shape input");
+  if (!sizes)
+    return failure();
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> axes = node.getInts("axes");
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  if (node.hasFailed())
+    return failure();
+  if (axes.size() != sizes->size())
+    return node.emitError() << "the shape input has " << sizes->size()
+                            << " sizes for " << axes.size() << " axes";
+  SmallVector<int64_t> starts(rank, 0), ends(type.getShape()), steps(rank, 1),
+      pads(2 * rank, 0);
+  for (auto [axis, size] : llvm::zip(axes, *sizes)) {
+    auto d = normalizeAxis(node, axis, rank);
+    if (!d)
+      return failure();
+    if (size < 0)
+      return node.emitError() << "sizes must not be negative, got " << size;
+    int64_t dim = type.getDimSize(*d);
+    if (size < dim) {
+      starts[*d] = (dim - size) / 2;
+      ends[*d] = starts[*d] + size;
+    } else {
+      pads[*d] = (size - dim) / 2;
+      pads[*d + rank] = size - dim - pads[*d];
+    }
+  }
+  Builder &b = node.getBuilder();
+  Value cropped = node.create<graph::SliceOp>(input, starts, ends, steps);
+  if (!cropped)
+    return failure();
+  return node.setResults(node.create<graph::PadOp>(
+      cropped, b.getDenseI64ArrayAttr(pads), b.getStringAttr("constant"),
+      b.getF64FloatAttr(0.0)));
+}
+
+/// ReverseSequence (opset 10): along time_axis, the first sequence_lens[b]
+/// elements of each batch entry b reversed; a gather by the index
+/// t < len ? len - 1 - t : t.
+static LogicalResult importReverseSequence(NodeImporter &node) {
+  Value input = node.getInput(0), lens = node.getInput(1);
+  if (!input || !lens)
+    return node.emitError() << "needs inputs input and sequence_lens";
+  RankedTensorType type = getType(input);
+  int64_t timeAxis = node.getInt("time_axis", 0);
+  int64_t batchAxis = node.getInt("batch_axis", 1);
+  if (node.hasFailed())
+    return failure();
+  if (type.getRank() < 2 || !type.hasStaticShape())
+    return node.emitError()
+           << "needs a static input of rank >= 2, got " << type;
+  if (!((timeAxis == 0 && batchAxis == 1) || (timeAxis == 1 && batchAxis == 0)))
+    return node.emitError() << "time_axis and batch_axis must be 0 and 1 in "
+                               "some order, got "
+                            << timeAxis << " and " << batchAxis;
+  int64_t steps = type.getDimSize(timeAxis), batch = type.getDimSize(batchAxis);
+  RankedTensorType lensType = getType(lens);
+  if (lensType.getRank() != 1 || lensType.getDimSize(0) != batch ||
+      !lensType.getElementType().isInteger(64))
+    return node.emitError() << "sequence_lens must be " << batch
+                            << " int64 values, got " << lensType;
+  Type i64 = node.getBuilder().getI64Type();
+  // len, clamped to [0, steps], along the batch axis; t along the time axis.
+  SmallVector<int64_t> lensShape = {1, 1}, timeShape = {1, 1};
+  lensShape[batchAxis] = batch;
+  timeShape[timeAxis] = steps;
+  std::vector<double> times(steps);
+  for (int64_t t = 0; t < steps; ++t)
+    times[t] = static_cast<double>(t);
+  Value t = createConstantFromDoubles(
+      node, RankedTensorType::get(timeShape, i64), times);
+  Value zero = createI64Constant(node, {}, {0});
+  Value limit = createI64Constant(node, {}, {steps});
+  Value one = createI64Constant(node, {}, {1});
+  Value len = node.create<graph::ReshapeOp>(
+      lens, node.getBuilder().getDenseI64ArrayAttr(lensShape),
+      node.getBuilder().getBoolAttr(false));
+  if (!len)
+    return failure();
+  len = node.create<graph::MaxOp>(ValueRange{len, zero});
+  len = len ? node.create<graph::MinOp>(ValueRange{len, limit}) : Value();
+  Value inside = len ? node.create<graph::LessOp>(t, len) : Value();
+  Value last = len ? node.create<graph::SubOp>(len, one) : Value();
+  Value reversed = last ? node.create<graph::SubOp>(last, t) : Value();
+  Value index = inside && reversed
+                    ? node.create<graph::WhereOp>(inside, reversed, t)
+                    : Value();
+  if (!index)
+    return failure();
+  // [steps, batch] (or [batch, steps]) -> the input's shape.
+  SmallVector<int64_t> indexShape(type.getRank(), 1);
+  indexShape[0] = type.getDimSize(0);
+  indexShape[1] = type.getDimSize(1);
+  index = node.create<graph::ReshapeOp>(
+      index, node.getBuilder().getDenseI64ArrayAttr(indexShape),
+      node.getBuilder().getBoolAttr(false));
+  index =
+      index ? node.create<graph::ExpandOp>(index, type.getShape()) : Value();
+  if (!index)
+    return failure();
+  return node.setResults(
+      node.create<graph::GatherElementsOp>(input, index, uint64_t(timeAxis)));
+}
+
+//===----------------------------------------------------------------------===//
+// Col2Im and DFT: linear maps, as a ConvTranspose and as matmuls with
+// constant matrices
+//===----------------------------------------------------------------------===//
+
+/// Col2Im (opset 18): the column blocks [N, C * prod(block), L] summed back
+/// into an image [N, C, image...]. That is a grouped ConvTranspose of the
+/// blocks laid out on their grid, with one-hot kernels: channel c * K + j
+/// of group c puts its value at kernel position j.
+static LogicalResult importCol2Im(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  RankedTensorType type = getType(input);
+  auto image = getConstantInts(node, 1, "image_shape");
+  auto block = image ? getConstantInts(node, 2, "block_shape") : std::nullopt;
+  if (!block)
+    return failure();
+  size_t spatial = image->size();
+  SmallVector<int64_t> ones(spatial, 1);
+  SmallVector<int64_t> dilations = node.getInts("dilations", ones);
+  SmallVector<int64_t> strides = node.getInts("strides", ones);
+  SmallVector<int64_t> pads =
+      node.getInts("pads", SmallVector<int64_t>(2 * spatial, 0));
+  if (node.hasFailed())
+    return failure();
+  if (type.getRank() != 3 || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()))
+    return node.emitError() << "needs a static float input [N, C * "
+                               "prod(block_shape), L], got "
+                            << type;
+  if (spatial == 0 || block->size() != spatial || dilations.size() != spatial ||
+      strides.size() != spatial || pads.size() != 2 * spatial)
+    return node.emitError()
+           << "image_shape, block_shape, dilations, strides and pads need "
+              "one value per spatial dimension (pads two)";
+  int64_t kernel = 1, blocks = 1;
+  SmallVector<int64_t> grid, outputPadding;
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t k = (*block)[i], s = strides[i], d = dilations[i];
+    if (k <= 0 || s <= 0 || d <= 0 || (*image)[i] <= 0 || pads[i] < 0 ||
+        pads[i + spatial] < 0)
+      return node.emitError() << "sizes, strides and dilations must be "
+                                 "positive and pads non-negative";
+    int64_t extent = (*image)[i] + pads[i] + pads[i + spatial];
+    int64_t span = d * (k - 1) + 1;
+    if (extent < span)
+      return node.emitError() << "the block does not fit the padded image";
+    int64_t count = (extent - span) / s + 1;
+    grid.push_back(count);
+    outputPadding.push_back(extent - ((count - 1) * s + span));
+    kernel *= k;
+    blocks *= count;
+  }
+  int64_t batch = type.getDimSize(0), rows = type.getDimSize(1);
+  if (rows % kernel != 0 || type.getDimSize(2) != blocks)
+    return node.emitError() << "the input " << formatShape(type.getShape())
+                            << " must be [N, C * " << kernel << ", " << blocks
+                            << "] for these block and image shapes";
+  int64_t channels = rows / kernel;
+  SmallVector<int64_t> gridShape = {batch, rows};
+  gridShape.append(grid);
+  Value laid = reshapeTo(node, input, gridShape);
+  // Weight [C * K, 1, block...]: one-hot kernels.
+  SmallVector<int64_t> weightShape = {rows, 1};
+  weightShape.append(block->begin(), block->end());
+  std::vector<double> weights(rows * kernel, 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    weights[r * kernel + r % kernel] = 1.0;
+  Value weight = createConstantFromDoubles(
+      node, RankedTensorType::get(weightShape, type.getElementType()), weights);
+  if (!laid || !weight)
+    return failure();
+  return node.setResults(node.create<graph::ConvTransposeOp>(
+      laid, weight, Value(), ArrayRef<int64_t>(strides),
+      ArrayRef<int64_t>(pads), ArrayRef<int64_t>(dilations),
+      ArrayRef<int64_t>(outputPadding), static_cast<uint64_t>(channels)));
+}
+
+/// `x` along `axis` cut or zero-padded at the end to `length`.
+static Value fitAxis(NodeImporter &node, Value x, int64_t axis,
+                     int64_t length) {
+  RankedTensorType type = getType(x);
+  int64_t rank = type.getRank(), dim = type.getDimSize(axis);
+  if (dim == length)
+    return x;
+  if (dim > length) {
+    SmallVector<int64_t> starts(rank, 0), ends(type.getShape()), steps(rank, 1);
+    ends[axis] = length;
+    return node.create<graph::SliceOp>(x, starts, ends, steps);
+  }
+  SmallVector<int64_t> pads(2 * rank, 0);
+  pads[rank + axis] = length - dim;
+  Builder &b = node.getBuilder();
+  return node.create<graph::PadOp>(x, b.getDenseI64ArrayAttr(pads),
+                                   b.getStringAttr("constant"),
+                                   b.getF64FloatAttr(0.0));
+}
+
+/// DFT (opset 17; opset 20 takes the axis as an input): a discrete Fourier
+/// transform along `axis` of a real ([..., 1]) or complex ([..., 2]) signal,
+/// as matmuls with constant cos and sin matrices: forward, inverse (scaled
+/// by 1/length), one-sided, and the inverse of a one-sided spectrum (a real
+/// signal, as numpy's irfft).
+static LogicalResult importDFT(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  RankedTensorType type = getType(input);
+  int64_t rank = type.getRank();
+  if (rank < 2 || !type.hasStaticShape() || !type.getElementType().isF32() ||
+      (type.getShape().back() != 1 && type.getShape().back() != 2))
+    return node.emitError() << "needs a static f32 signal [..., 1] (real) or "
+                               "[..., 2] (complex), got "
+                            << type;
+  int64_t axisValue = node.getOpset() >= 20 ? -2 : node.getInt("axis", 1);
+  if (node.getOpset() >= 20 && node.getInput(2)) {
+    auto axis = getConstantInts(node, 2, "the axis input");
+    if (!axis)
+      return failure();
+    if (axis->size() != 1)
+      return node.emitError() << "axis must be one integer";
+    axisValue = axis->front();
+  }
+  bool inverse = node.getInt("inverse", 0) != 0;
+  bool onesided = node.getInt("onesided", 0) != 0;
+  if (node.hasFailed())
+    return failure();
+  auto axis = normalizeAxis(node, axisValue, rank);
+  if (!axis)
+    return failure();
+  if (*axis == rank - 1)
+    return node.emitError() << "the axis must not be the last (the real and "
+                               "imaginary parts)";
+  int64_t n = type.getDimSize(*axis);
+  bool irfft = inverse && onesided;
+  int64_t length = irfft ? 2 * (n - 1) : n;
+  if (node.getInput(1)) {
+    auto given = getConstantInts(node, 1, "dft_length");
+    if (!given)
+      return failure();
+    if (given->size() != 1)
+      return node.emitError() << "dft_length must be one integer";
+    length = given->front();
+  }
+  if (length <= 0)
+    return node.emitError()
+           << "the transform length must be positive, got " << length;
+  int64_t inLen = irfft ? length / 2 + 1 : length;
+  int64_t outLen = irfft ? length : (onesided ? length / 2 + 1 : length);
+
+  // The matrices [inLen, outLen]: out = re @ A + im @ B (real part) and
+  // re @ C + im @ D (imaginary part).
+  std::vector<double> a(inLen * outLen), b(inLen * outLen), c(inLen * outLen),
+      d(inLen * outLen);
+  double scale = inverse ? 1.0 / static_cast<double>(length) : 1.0;
+  for (int64_t j = 0; j < inLen; ++j) {
+    double weight = 1.0;
+    bool realOnly = false;
+    if (irfft) {
+      realOnly = j == 0 || (length % 2 == 0 && j == length / 2);
+      weight = realOnly ? 1.0 : 2.0;
+    }
+    for (int64_t k = 0; k < outLen; ++k) {
+      double theta = 2.0 * M_PI * static_cast<double>((j * k) % length) /
+                     static_cast<double>(length);
+      double cosine = std::cos(theta) * scale * weight;
+      double sine = realOnly ? 0.0 : std::sin(theta) * scale * weight;
+      int64_t at = j * outLen + k;
+      // Forward: (re + i im)(cos - i sin); inverse: (re + i im)(cos + i sin).
+      a[at] = cosine;
+      b[at] = inverse ? -sine : sine;
+      c[at] = inverse ? sine : -sine;
+      d[at] = cosine;
+    }
+  }
+  Type f32 = type.getElementType();
+  auto matrixType = RankedTensorType::get({inLen, outLen}, f32);
+
+  // The parts as [..., inLen] with the axis moved last.
+  SmallVector<int64_t> perm, inversePerm(rank - 1);
+  for (int64_t i = 0; i < rank - 1; ++i)
+    if (i != *axis)
+      perm.push_back(i);
+  perm.push_back(*axis);
+  for (int64_t i = 0; i < rank - 1; ++i)
+    inversePerm[perm[i]] = i;
+  SmallVector<int64_t> partShape(type.getShape().drop_back());
+  auto part = [&](int64_t index) -> Value {
+    SmallVector<int64_t> starts(rank, 0), ends(type.getShape()), steps(rank, 1);
+    starts[rank - 1] = index;
+    ends[rank - 1] = index + 1;
+    Value v = node.create<graph::SliceOp>(input, starts, ends, steps);
+    v = v ? reshapeTo(node, v, partShape) : Value();
+    v = v ? fitAxis(node, v, *axis, inLen) : Value();
+    return v ? transpose(node, v, perm) : Value();
+  };
+  bool complexInput = type.getShape().back() == 2;
+  Value re = part(0), im = complexInput ? part(1) : Value();
+  if (!re || (complexInput && !im))
+    return failure();
+  auto product = [&](ArrayRef<double> reMatrix,
+                     ArrayRef<double> imMatrix) -> Value {
+    Value result = node.create<graph::MatMulOp>(
+        re, createConstantFromDoubles(node, matrixType, reMatrix));
+    if (result && im)
+      result = node.create<graph::AddOp>(
+          result,
+          node.create<graph::MatMulOp>(
+              im, createConstantFromDoubles(node, matrixType, imMatrix)));
+    if (!result)
+      return {};
+    result = transpose(node, result, inversePerm);
+    if (!result)
+      return {};
+    SmallVector<int64_t> shape(getType(result).getShape());
+    shape.push_back(1);
+    return reshapeTo(node, result, shape);
+  };
+  Value real = product(a, b);
+  if (irfft || !real)
+    return node.setResults(real);
+  Value imag = product(c, d);
+  if (!imag)
+    return failure();
+  return node.setResults(node.create<graph::ConcatOp>(
+      ValueRange{real, imag}, static_cast<uint64_t>(rank - 1)));
+}
+
 void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
+  registry.add("BlackmanWindow", /*minOpset=*/17, importWindow<2>);
+  registry.add("CenterCropPad", /*minOpset=*/18, importCenterCropPad);
+  registry.add("Col2Im", /*minOpset=*/18, importCol2Im);
   registry.add("Concat", /*minOpset=*/1, importConcat);
   registry.add("ConstantOfShape", /*minOpset=*/9, importConstantOfShape);
   registry.add("DepthToSpace", /*minOpset=*/1, importDepthToSpace);
+  registry.add("DFT", /*minOpset=*/17, importDFT);
   registry.add("Expand", /*minOpset=*/8, importExpand);
+  registry.add("EyeLike", /*minOpset=*/9, importEyeLike);
   registry.add("Flatten", /*minOpset=*/1, importFlatten);
   registry.add("Gather", /*minOpset=*/1, importGatherWithAxis<graph::GatherOp>);
   registry.add("GatherElements", /*minOpset=*/11,
@@ -1015,6 +1508,8 @@ void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
   registry.add("ScatterND", /*minOpset=*/11, importScatterND);
   registry.add("TensorScatter", /*minOpset=*/24, importTensorScatter);
   registry.add("GatherND", /*minOpset=*/11, importGatherND);
+  registry.add("HammingWindow", /*minOpset=*/17, importWindow<1>);
+  registry.add("HannWindow", /*minOpset=*/17, importWindow<0>);
   registry.add("OneHot", /*minOpset=*/9, importOneHot);
   registry.add("Pad", /*minOpset=*/1, importPad);
   registry.add("Range", /*minOpset=*/11, importRange);
@@ -1022,6 +1517,7 @@ void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
   registry.add("Resize", /*minOpset=*/10, importResizeScalesOnly,
                /*maxOpset=*/10);
   registry.add("Resize", /*minOpset=*/11, importResize);
+  registry.add("ReverseSequence", /*minOpset=*/10, importReverseSequence);
   registry.add("Shape", /*minOpset=*/1, importShape);
   registry.add("Size", /*minOpset=*/1, importSize);
   registry.add("Slice", /*minOpset=*/1, importSlice);

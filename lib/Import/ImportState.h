@@ -26,6 +26,25 @@ class TensorProto;
 
 namespace kiln {
 
+class NodeImporter;
+
+/// A value a DequantizeLinear made of 8-bit (or, for a bias, 32-bit)
+/// integers: (integer - zeroPoint) * scale, the scale and zero point per
+/// tensor (axis -1) or along `axis`.
+struct DequantizedValue {
+  mlir::Value integer, scale, zeroPoint;
+  int64_t axis = -1;
+};
+
+/// A float value that a Conv, MatMul or Gemm of dequantized operands
+/// computed exactly as `acc * inputScale * weightScale`, where `acc` holds
+/// the integer products (in f32) and the scales broadcast against it. A
+/// QuantizeLinear of it (through Relu and Clip) requantises `acc` as
+/// onnxruntime's QLinearConv does, rather than the float value.
+struct Accumulation {
+  mlir::Value acc, inputScale, weightScale;
+};
+
 struct GraphImportState {
   mlir::MLIRContext *context = nullptr;
   /// Folder that external data must stay inside; empty: none allowed.
@@ -37,6 +56,9 @@ struct GraphImportState {
   /// "node 'name' (OpType)" for each node location, so that diagnostics
   /// from the verifier can name the node.
   llvm::DenseMap<mlir::Location, std::string> nodeDescriptions;
+  /// What DequantizeLinear nodes made, and the exact products of it.
+  llvm::DenseMap<mlir::Value, DequantizedValue> dequantized;
+  llvm::DenseMap<mlir::Value, Accumulation> accumulations;
 };
 
 /// The MLIR element type of an ONNX TensorProto::DataType, or null.
@@ -60,6 +82,32 @@ mlir::ElementsAttr
 makeElementsAttr(mlir::RankedTensorType type, int64_t count, int64_t byteCount,
                  llvm::StringRef name,
                  llvm::function_ref<void(llvm::MutableArrayRef<char>)> fill);
+
+/// A graph.conv of `input` and `weight` (and `bias`, may be null) with the
+/// node's Conv attributes (kernel_shape, strides, dilations, group, pads,
+/// auto_pad), checked: Conv, ConvInteger and QLinearConv share it.
+mlir::FailureOr<mlir::Value> createConvFromAttributes(NodeImporter &node,
+                                                      mlir::Value input,
+                                                      mlir::Value weight,
+                                                      mlir::Value bias);
+
+/// A graph.average_pool of `input` with the node's AveragePool attributes
+/// (kernel_shape, strides, dilations, pads, auto_pad, ceil_mode,
+/// count_include_pad); null after an error.
+mlir::Value createAveragePoolFromAttributes(NodeImporter &node,
+                                            mlir::Value input);
+
+/// A Conv (of the node's attributes), MatMul or Gemm (alpha and beta 1,
+/// transA 0) of operands that DequantizeLinear made, an activation per
+/// tensor and a constant weight per tensor or per output channel (and an
+/// int32 bias of scale input scale x weight scale), computed as the integer
+/// products then scaled: recorded as an Accumulation. Null where the
+/// operands are not such (the float path applies).
+mlir::Value createQuantizedConv(NodeImporter &node, mlir::Value input,
+                                mlir::Value weight, mlir::Value bias);
+mlir::Value createQuantizedMatMul(NodeImporter &node, mlir::Value lhs,
+                                  mlir::Value rhs, mlir::Value bias,
+                                  bool transposeRhs);
 
 /// Runs `fn` and returns the messages of the diagnostics it emitted, which
 /// are kept from the context's handlers.

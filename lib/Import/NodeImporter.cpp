@@ -213,6 +213,7 @@ const NodeImporterRegistry &kiln::getNodeImporterRegistry() {
     registerShapeImporters(r);
     registerReductionImporters(r);
     registerCompositeImporters(r);
+    registerQuantizedImporters(r);
     registerRecurrentImporters(r);
     return r;
   }();

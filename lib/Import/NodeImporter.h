@@ -8,8 +8,8 @@
 //
 // Adding an operator: write a function in the file of its family
 // (ImportCore.cpp, ImportElementwise.cpp, ImportNN.cpp, ImportShape.cpp,
-// ImportReduction.cpp, or ImportComposite.cpp for an operator built from
-// several graph ops, such as Attention or QuantizeLinear) and register it
+// ImportReduction.cpp, ImportQuantized.cpp, or ImportComposite.cpp for an
+// operator built from several graph ops, such as Attention) and register it
 // there:
 //
 //   static LogicalResult importRelu(NodeImporter &node) {
@@ -72,6 +72,8 @@ public:
   /// The opset version the model imports for the node's domain.
   int64_t getOpset() const { return opset; }
   mlir::OpBuilder &getBuilder() { return builder; }
+  /// What the driver knows of the graph so far (ImportState.h).
+  GraphImportState &getState() { return state; }
   mlir::MLIRContext *getContext() { return builder.getContext(); }
   /// NameLoc "<name> (<OpType>)" around the model file's location.
   mlir::Location getLoc() const { return loc; }
@@ -201,7 +203,9 @@ private:
   bool failedFlag = false;
 };
 
-/// Import functions by ONNX op type (default domain) and opset range.
+/// Import functions by ONNX op type and opset range. An operator of another
+/// domain than ai.onnx registers under its qualified name
+/// ("com.microsoft.QLinearAdd") with that domain's opset range.
 class NodeImporterRegistry {
 public:
   static constexpr int64_t kAnyOpset = std::numeric_limits<int64_t>::max();
@@ -228,6 +232,7 @@ private:
 void registerCoreImporters(NodeImporterRegistry &registry);
 void registerElementwiseImporters(NodeImporterRegistry &registry);
 void registerNNImporters(NodeImporterRegistry &registry);
+void registerQuantizedImporters(NodeImporterRegistry &registry);
 void registerShapeImporters(NodeImporterRegistry &registry);
 void registerReductionImporters(NodeImporterRegistry &registry);
 void registerCompositeImporters(NodeImporterRegistry &registry);

@@ -168,8 +168,14 @@ LogicalResult ModelImporter::checkNodes(const onnx::GraphProto &graph) {
     if (opset != opsets.end())
       entry.opset = opset->second;
     if (!entry.domain.empty()) {
-      unsupportedNodes.insert(&node);
-      unsupported.push_back(std::move(entry));
+      // Another domain's operators: only those Kiln registers under their
+      // qualified name (onnxruntime's quantised com.microsoft operators),
+      // in a model that imports the domain.
+      if (!entry.opset ||
+          !registry.lookup(entry.domain + "." + entry.opType, *entry.opset)) {
+        unsupportedNodes.insert(&node);
+        unsupported.push_back(std::move(entry));
+      }
       continue;
     }
     if (!entry.opset) {
@@ -222,7 +228,11 @@ LogicalResult ModelImporter::checkNodes(const onnx::GraphProto &graph) {
   for (const auto &domain : customDomains)
     diag.attachNote(fileLoc)
         << "domain '" << domain.getKey()
-        << "' is not ai.onnx: Kiln imports standard ONNX operators only";
+        << "' is not ai.onnx: Kiln imports the standard ONNX operators, and "
+           "from com.microsoft onnxruntime's quantised operators "
+           "(QLinearAdd, QLinearMul, QLinearAveragePool, "
+           "QLinearGlobalAveragePool, QLinearConcat, QLinearLeakyRelu, "
+           "QLinearSigmoid, QLinearSoftmax, QGemm)";
   return failure();
 }
 
@@ -477,7 +487,8 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
       ++options.report->unchecked;
     return skip();
   }
-  int64_t opset = opsets.at("");
+  std::string domain = isDefaultDomain(node.domain()) ? "" : node.domain();
+  int64_t opset = opsets.at(domain);
   NodeImporter importer(state, node, name, opset, builder, loc);
   for (const std::string &input : node.input())
     if (!input.empty() && !state.values.count(input))
@@ -485,7 +496,8 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
              << "input '" << input
              << "' is not a graph input, an initializer or the output of an "
                 "earlier node (ONNX graphs are topologically sorted)";
-  NodeImportFn fn = getNodeImporterRegistry().lookup(node.op_type(), opset);
+  NodeImportFn fn = getNodeImporterRegistry().lookup(
+      domain.empty() ? node.op_type() : domain + "." + node.op_type(), opset);
   assert(fn && "checkNodes let an unsupported node through");
   if (failed(fn(importer)) || importer.hasFailed())
     return failure();

@@ -93,8 +93,12 @@ def test_cnn_int8_close_to_float(cnn, tmp_path, method):
         want = float_model({"input": x})[name]
         got = ours.run({"input": x})[name]
         assert cosine(want, got) >= 0.99
+        # The same QDQ model in onnxruntime: float differences (Kiln folds
+        # BatchNorm into the dequantised weights) move an activation by one
+        # quantisation step here and there, no more.
         ort = ort_int8({"input": x})[name]
-        np.testing.assert_allclose(got, ort, rtol=1e-3, atol=1e-3 * np.abs(ort).max())
+        assert cosine(got, ort) >= 0.9999
+        assert np.abs(got - ort).max() <= 0.01 * np.abs(ort).max()
 
 
 def test_cnn_no_worse_than_onnxruntime_quantize_static(cnn, tmp_path):

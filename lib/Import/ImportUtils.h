@@ -1,0 +1,70 @@
+//===- ImportUtils.h - Small helpers of the importers ----------*- C++ -*-===//
+//
+// Helpers shared by the importers that build an operator from several graph
+// ops (ImportComposite.cpp, ImportQuantized.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_IMPORT_IMPORTUTILS_H
+#define KILN_LIB_IMPORT_IMPORTUTILS_H
+
+#include "lib/Import/NodeImporter.h"
+
+#include "dialects/Graph/GraphOps.h"
+
+namespace kiln::import {
+
+inline mlir::RankedTensorType tensorType(mlir::Value value) {
+  return llvm::cast<mlir::RankedTensorType>(value.getType());
+}
+
+inline mlir::Type elementType(mlir::Value value) {
+  return tensorType(value).getElementType();
+}
+
+/// A rank-0 graph.constant of `element` holding `value`.
+inline mlir::Value createScalar(NodeImporter &node, mlir::Type element,
+                                double value) {
+  auto type = mlir::RankedTensorType::get({}, element);
+  mlir::Attribute scalar;
+  if (auto floatType = llvm::dyn_cast<mlir::FloatType>(element))
+    scalar = mlir::FloatAttr::get(floatType, value);
+  else if (element.isInteger(1))
+    scalar = mlir::BoolAttr::get(node.getContext(), value != 0.0);
+  else
+    scalar = mlir::IntegerAttr::get(element, static_cast<int64_t>(value));
+  return node.create<graph::ConstantOp>(
+      llvm::cast<mlir::TypedAttr>(mlir::DenseElementsAttr::get(type, scalar)));
+}
+
+/// `input` converted to `element` (itself when it already has it).
+inline mlir::Value castTo(NodeImporter &node, mlir::Value input,
+                          mlir::Type element) {
+  if (!input || elementType(input) == element)
+    return input;
+  return graph::CastOp::create(node.getBuilder(), node.getLoc(),
+                               tensorType(input).clone(element), input);
+}
+
+/// The axes [from, rank).
+inline llvm::SmallVector<int64_t> trailingAxes(int64_t from, int64_t rank) {
+  llvm::SmallVector<int64_t> axes;
+  for (int64_t i = from; i < rank; ++i)
+    axes.push_back(i);
+  return axes;
+}
+
+/// Normalizes `axis` for rank `rank`; an error names the node when it is out
+/// of range.
+inline mlir::FailureOr<int64_t> normalizeAxis(NodeImporter &node, int64_t axis,
+                                              int64_t rank) {
+  if (axis < -rank || axis >= rank) {
+    node.emitError() << "axis " << axis << " is out of range for rank " << rank;
+    return mlir::failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+} // namespace kiln::import
+
+#endif // KILN_LIB_IMPORT_IMPORTUTILS_H
