@@ -77,6 +77,9 @@ SHAPE_OPERANDS = {
     "CumSum": (1,), "CumProd": (1,), "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
     "STFT": (1, 3), "HannWindow": (0,), "HammingWindow": (0,),
     "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2),
+    # A Loop's trip count and condition decide how many iterations Kiln
+    # unrolls, and the length of its scan outputs.
+    "Loop": (0, 1),
     **{op: (1,) for op in _REDUCE},
 }
 

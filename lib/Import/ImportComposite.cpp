@@ -86,7 +86,7 @@ static LogicalResult importRMSNorm(NodeImporter &node) {
 }
 
 //===----------------------------------------------------------------------===//
-// GroupNormalization, LpNormalization
+// GroupNormalization, LpNormalization, MeanVarianceNormalization
 //===----------------------------------------------------------------------===//
 
 /// GroupNormalization (opset 18; opset 21 takes scale and bias per channel
@@ -190,6 +190,41 @@ static LogicalResult importLpNorm(NodeImporter &node) {
   if (!isZero || !quotient)
     return failure();
   return node.setResults(node.create<graph::WhereOp>(isZero, zero, quotient));
+}
+
+/// MeanVarianceNormalization (opset 9): (X - mean) / (sqrt(mean(X^2) -
+/// mean^2) + 1e-9) over `axes` (default N, H, W), as its ONNX function.
+static LogicalResult importMeanVarianceNorm(NodeImporter &node) {
+  Value x = node.getInput(0);
+  if (!x || !isa<FloatType>(elementType(x)))
+    return node.emitError() << "needs a float input";
+  int64_t rank = tensorType(x).getRank();
+  SmallVector<int64_t> axes = node.getInts("axes", {0, 2, 3});
+  if (node.hasFailed())
+    return failure();
+  for (int64_t &axis : axes) {
+    FailureOr<int64_t> normalized = normalizeAxis(node, axis, rank);
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+  }
+  llvm::sort(axes);
+  Value mean = node.create<graph::ReduceMeanOp>(x, axes, /*keepdims=*/true);
+  Value square = node.create<graph::MulOp>(x, x);
+  Value squareMean =
+      square ? node.create<graph::ReduceMeanOp>(square, axes, true) : Value();
+  Value meanSquare = mean ? node.create<graph::MulOp>(mean, mean) : Value();
+  Value variance = squareMean && meanSquare
+                       ? node.create<graph::SubOp>(squareMean, meanSquare)
+                       : Value();
+  Value std = variance ? node.create<graph::SqrtOp>(variance) : Value();
+  Value shifted = std ? node.create<graph::AddOp>(
+                            std, createScalar(node, elementType(x), 1e-9))
+                      : Value();
+  Value centered = mean ? node.create<graph::SubOp>(x, mean) : Value();
+  return node.setResults(centered && shifted
+                             ? node.create<graph::DivOp>(centered, shifted)
+                             : Value());
 }
 
 //===----------------------------------------------------------------------===//
@@ -901,6 +936,8 @@ void kiln::registerCompositeImporters(NodeImporterRegistry &registry) {
   registry.add("Attention", /*minOpset=*/23, importAttention);
   registry.add("GroupNormalization", /*minOpset=*/18, importGroupNorm);
   registry.add("LpNormalization", /*minOpset=*/1, importLpNorm);
+  registry.add("MeanVarianceNormalization", /*minOpset=*/9,
+               importMeanVarianceNorm);
   registry.add("NegativeLogLikelihoodLoss", /*minOpset=*/12, importNLLLoss);
   registry.add("RMSNormalization", /*minOpset=*/23, importRMSNorm);
   registry.add("RotaryEmbedding", /*minOpset=*/23, importRotaryEmbedding);

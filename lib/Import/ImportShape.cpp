@@ -1259,6 +1259,389 @@ static LogicalResult importReverseSequence(NodeImporter &node) {
 }
 
 //===----------------------------------------------------------------------===//
+// GridSample: gathers at computed indices
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Elementwise graph ops on values that may be null (after an error):
+/// a null operand gives a null result, checked once at the end.
+struct NullSafe {
+  NodeImporter &node;
+
+  Value scalar(double v, Type element) {
+    return createConstantFromDoubles(node, RankedTensorType::get({}, element),
+                                     {v});
+  }
+  template <typename OpTy> Value binary(Value a, Value b) {
+    return a && b ? node.create<OpTy>(a, b) : Value();
+  }
+  template <typename OpTy> Value unary(Value a) {
+    return a ? node.create<OpTy>(a) : Value();
+  }
+  Value add(Value a, Value b) { return binary<graph::AddOp>(a, b); }
+  Value sub(Value a, Value b) { return binary<graph::SubOp>(a, b); }
+  Value mul(Value a, Value b) { return binary<graph::MulOp>(a, b); }
+  Value div(Value a, Value b) { return binary<graph::DivOp>(a, b); }
+  Value less(Value a, Value b) { return binary<graph::LessOp>(a, b); }
+  Value greater(Value a, Value b) { return binary<graph::GreaterOp>(a, b); }
+  Value logicalOr(Value a, Value b) { return binary<graph::OrOp>(a, b); }
+  Value max(Value a, Value b) {
+    return a && b ? node.create<graph::MaxOp>(ValueRange{a, b}) : Value();
+  }
+  Value min(Value a, Value b) {
+    return a && b ? node.create<graph::MinOp>(ValueRange{a, b}) : Value();
+  }
+  Value floor(Value a) { return unary<graph::FloorOp>(a); }
+  Value where(Value c, Value a, Value b) {
+    return c && a && b ? node.create<graph::WhereOp>(c, a, b) : Value();
+  }
+  Value cast(Value a, Type element) {
+    return a ? graph::CastOp::create(node.getBuilder(), node.getLoc(),
+                                     getType(a).clone(element), a)
+             : Value();
+  }
+};
+} // namespace
+
+/// GridSample (opset 16; opset 20 adds N-D and renames the modes): Y[n, c,
+/// o...] samples X[n, c] at the point grid[n, o...] gives (x, y, z...,
+/// normalised to [-1, 1], x along the last axis), by nearest, (bi)linear or
+/// bicubic interpolation; points and neighbours outside X read zeros, the
+/// border, or X reflected. As ONNX's reference computes it: each neighbour
+/// is a GatherElements at a computed flat index, weighted and summed.
+static LogicalResult importGridSample(NodeImporter &node) {
+  Value input = node.getInput(0), grid = node.getInput(1);
+  if (!input || !grid)
+    return node.emitError() << "needs inputs X and grid";
+  std::string mode = node.getString("mode", "linear");
+  std::string padding = node.getString("padding_mode", "zeros");
+  bool alignCorners = node.getInt("align_corners", 0) != 0;
+  if (node.hasFailed())
+    return failure();
+  if (mode == "bilinear")
+    mode = "linear";
+  if (mode == "bicubic")
+    mode = "cubic";
+  if (mode != "linear" && mode != "nearest" && mode != "cubic")
+    return node.emitError() << "mode '" << mode << "' is not supported";
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return node.emitError() << "padding_mode '" << padding
+                            << "' is not zeros, border or reflection";
+  RankedTensorType xType = getType(input), gType = getType(grid);
+  int64_t rank = xType.getRank(), spatial = rank - 2;
+  if (rank < 3 || !xType.hasStaticShape() || !gType.hasStaticShape() ||
+      !isa<FloatType>(xType.getElementType()) ||
+      !gType.getElementType().isF32())
+    return node.emitError() << "needs a static float X [N, C, D...] and a "
+                               "static f32 grid, got "
+                            << xType << " and " << gType;
+  if (gType.getRank() != rank || gType.getShape().back() != spatial ||
+      gType.getDimSize(0) != xType.getDimSize(0))
+    return node.emitError() << "grid must be [N, D_out..., " << spatial
+                            << "] for X " << xType << ", got " << gType;
+  if (mode == "cubic" && spatial != 2)
+    return node.emitError() << "cubic mode samples 2-D inputs only";
+
+  NullSafe b{node};
+  Type f32 = gType.getElementType();
+  Type i64 = node.getBuilder().getI64Type();
+  ArrayRef<int64_t> dims = xType.getShape().drop_front(2);
+  int64_t batch = xType.getDimSize(0), channels = xType.getDimSize(1);
+  SmallVector<int64_t> pointShape(gType.getShape().drop_back());
+  int64_t points = 1;
+  for (int64_t d : ArrayRef<int64_t>(pointShape).drop_front())
+    points *= d;
+
+  // Per spatial dimension: the continuous coordinate, moved inside the
+  // bounds by the padding mode, and the bounds used for reflection.
+  auto reflect = [&](Value v, double lo, double hi) {
+    Value range = b.scalar(hi - lo, f32);
+    Value low = b.scalar(lo, f32), high = b.scalar(hi, f32);
+    auto fold = [&](Value distance, Value from, Value to) {
+      // n = floor(distance / range), r = distance - n * range; even n:
+      // from + r (towards `to`), odd n: to - r.
+      Value n = b.floor(b.div(distance, range));
+      Value r = b.sub(distance, b.mul(n, range));
+      Value half = b.floor(b.div(n, b.scalar(2.0, f32)));
+      Value odd = b.greater(b.sub(n, b.mul(half, b.scalar(2.0, f32))),
+                            b.scalar(0.5, f32));
+      Value towards = b.where(b.less(from, to), b.add(from, r), b.sub(from, r));
+      Value back = b.where(b.less(from, to), b.sub(to, r), b.add(to, r));
+      return b.where(odd, back, towards);
+    };
+    Value below = fold(b.sub(low, v), low, high);
+    Value above = fold(b.sub(v, high), high, low);
+    return b.where(b.less(v, low), below,
+                   b.where(b.greater(v, high), above, v));
+  };
+  SmallVector<Value> coords;
+  SmallVector<std::pair<double, double>> bounds;
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t size = dims[i];
+    // grid's last axis lists x (the last spatial axis) first.
+    int64_t component = spatial - 1 - i;
+    SmallVector<int64_t> starts(rank, 0), ends(gType.getShape()),
+        steps(rank, 1);
+    starts[rank - 1] = component;
+    ends[rank - 1] = component + 1;
+    Value g = node.create<graph::SliceOp>(grid, starts, ends, steps);
+    g = g ? reshapeTo(node, g, pointShape) : Value();
+    Value x = alignCorners ? b.mul(b.add(g, b.scalar(1.0, f32)),
+                                   b.scalar((size - 1) / 2.0, f32))
+                           : b.div(b.sub(b.mul(b.add(g, b.scalar(1.0, f32)),
+                                               b.scalar(double(size), f32)),
+                                         b.scalar(1.0, f32)),
+                                   b.scalar(2.0, f32));
+    if (mode == "nearest")
+      x = b.unary<graph::RoundOp>(x);
+    double lo = alignCorners ? 0.0 : -0.5;
+    double hi = alignCorners ? size - 1.0 : size - 0.5;
+    bounds.push_back({lo, hi});
+    Value outside = b.logicalOr(b.less(x, b.scalar(lo, f32)),
+                                b.greater(x, b.scalar(hi, f32)));
+    if (padding == "border")
+      x = b.where(
+          outside,
+          b.min(b.max(x, b.scalar(0.0, f32)), b.scalar(size - 1.0, f32)), x);
+    else if (padding == "reflection")
+      x = reflect(x, lo, hi);
+    coords.push_back(x);
+  }
+
+  // The neighbours along each dimension: (index, weight) pairs.
+  auto cubicWeights = [&](Value t) {
+    const double a = -0.75;
+    auto poly = [&](Value u, double c3, double c2, double c1, double c0) {
+      // ((c3 u + c2) u + c1) u + c0
+      Value v = b.add(b.mul(u, b.scalar(c3, f32)), b.scalar(c2, f32));
+      v = b.add(b.mul(v, u), b.scalar(c1, f32));
+      return b.add(b.mul(v, u), b.scalar(c0, f32));
+    };
+    Value one = b.scalar(1.0, f32), two = b.scalar(2.0, f32);
+    // Keys' kernel: |u| <= 1: (a+2)|u|^3 - (a+3)|u|^2 + 1;
+    // 1 < |u| < 2: a|u|^3 - 5a|u|^2 + 8a|u| - 4a.
+    return SmallVector<Value>{poly(b.add(t, one), a, -5 * a, 8 * a, -4 * a),
+                              poly(t, a + 2, -(a + 3), 0, 1),
+                              poly(b.sub(one, t), a + 2, -(a + 3), 0, 1),
+                              poly(b.sub(two, t), a, -5 * a, 8 * a, -4 * a)};
+  };
+  SmallVector<SmallVector<std::pair<Value, Value>>> neighbours(spatial);
+  for (int64_t i = 0; i < spatial; ++i) {
+    Value x = coords[i];
+    if (mode == "nearest") {
+      neighbours[i].push_back({x, Value()});
+      continue;
+    }
+    Value base = b.floor(x);
+    Value t = b.sub(x, base);
+    if (mode == "linear") {
+      neighbours[i].push_back({base, b.sub(b.scalar(1.0, f32), t)});
+      neighbours[i].push_back({b.add(base, b.scalar(1.0, f32)), t});
+      continue;
+    }
+    SmallVector<Value> weights = cubicWeights(t);
+    for (int k = 0; k < 4; ++k)
+      neighbours[i].push_back(
+          {b.add(base, b.scalar(k - 1.0, f32)), weights[k]});
+  }
+
+  // Each combination of neighbours: a gather from X as [N, C, prod(D)],
+  // weighted (and masked, for zeros padding), summed.
+  int64_t flatSize = 1;
+  for (int64_t d : dims)
+    flatSize *= d;
+  Value flatX = reshapeTo(node, input, {batch, channels, flatSize});
+  Type element = xType.getElementType();
+  Value sum;
+  SmallVector<size_t> pick(spatial, 0);
+  while (true) {
+    Value flatIndex, weight, outside;
+    int64_t stride = flatSize;
+    for (int64_t i = 0; i < spatial; ++i) {
+      auto [index, w] = neighbours[i][pick[i]];
+      int64_t size = dims[i];
+      stride /= size;
+      if (padding == "zeros") {
+        Value out = b.logicalOr(b.less(index, b.scalar(0.0, f32)),
+                                b.greater(index, b.scalar(size - 1.0, f32)));
+        outside = outside ? b.logicalOr(outside, out) : out;
+        index =
+            b.min(b.max(index, b.scalar(0.0, f32)), b.scalar(size - 1.0, f32));
+      } else if (padding == "border") {
+        index =
+            b.min(b.max(index, b.scalar(0.0, f32)), b.scalar(size - 1.0, f32));
+      } else {
+        index = reflect(index, bounds[i].first, bounds[i].second);
+      }
+      Value integer = b.cast(index, i64);
+      Value term = b.mul(integer, createI64Constant(node, {}, {stride}));
+      flatIndex = flatIndex ? b.add(flatIndex, term) : term;
+      if (w)
+        weight = weight ? b.mul(weight, w) : w;
+    }
+    if (outside) // a neighbour outside X reads 0
+      weight = b.where(outside, b.scalar(0.0, f32),
+                       weight ? weight : b.scalar(1.0, f32));
+    // [N, points] -> [N, 1, points] -> [N, C, points]
+    Value index = reshapeTo(node, flatIndex, {batch, 1, points});
+    index = index ? node.create<graph::ExpandOp>(
+                        index, ArrayRef<int64_t>{batch, channels, points})
+                  : Value();
+    Value gathered =
+        index && flatX
+            ? node.create<graph::GatherElementsOp>(flatX, index, uint64_t(2))
+            : Value();
+    if (weight) {
+      Value w = reshapeTo(node, b.cast(weight, element), {batch, 1, points});
+      gathered = b.mul(gathered, w);
+    }
+    sum = sum ? b.add(sum, gathered) : gathered;
+    if (!sum)
+      return failure();
+    // The next combination (odometer order).
+    int64_t i = spatial - 1;
+    while (i >= 0 && ++pick[i] == neighbours[i].size())
+      pick[i--] = 0;
+    if (i < 0)
+      break;
+  }
+  SmallVector<int64_t> outShape = {batch, channels};
+  outShape.append(pointShape.begin() + 1, pointShape.end());
+  return node.setResults(reshapeTo(node, sum, outShape));
+}
+
+/// AffineGrid (opset 20): the sampling grid [N, D..., r] of the affine maps
+/// theta [N, r, r + 1] over the points of an output of `size` ([N, C, D...],
+/// a constant), normalised to [-1, 1]: the constant grid of points (x, y,
+/// (z), 1) times theta's transpose, one matmul.
+static LogicalResult importAffineGrid(NodeImporter &node) {
+  Value theta = node.getInput(0);
+  if (!theta)
+    return node.emitError() << "needs inputs theta and size";
+  auto size = getConstantInts(node, 1, "the size input");
+  if (!size)
+    return failure();
+  bool alignCorners = node.getInt("align_corners", 0) != 0;
+  if (node.hasFailed())
+    return failure();
+  RankedTensorType type = getType(theta);
+  int64_t spatial = static_cast<int64_t>(size->size()) - 2;
+  if ((spatial != 2 && spatial != 3) || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()) || type.getRank() != 3 ||
+      type.getDimSize(1) != spatial || type.getDimSize(2) != spatial + 1 ||
+      type.getDimSize(0) != (*size)[0])
+    return node.emitError() << "needs theta [N, r, r + 1] and a size [N, C, "
+                               "D...] of r = 2 or 3 spatial dimensions, got "
+                            << type << " and " << size->size() << " sizes";
+  SmallVector<int64_t> dims(size->begin() + 2, size->end());
+  if (llvm::any_of(dims, [](int64_t d) { return d <= 0; }))
+    return node.emitError() << "sizes must be positive";
+  int64_t points = 1;
+  for (int64_t d : dims)
+    points *= d;
+  // Row p: the point's normalised coordinates, x (the last axis) first,
+  // then 1.
+  std::vector<double> base(points * (spatial + 1));
+  for (int64_t p = 0; p < points; ++p) {
+    int64_t rest = p;
+    for (int64_t i = spatial - 1; i >= 0; --i) {
+      int64_t at = rest % dims[i];
+      rest /= dims[i];
+      double d = static_cast<double>(dims[i]);
+      double c = alignCorners
+                     ? (dims[i] == 1 ? -1.0 : -1.0 + 2.0 * at / (d - 1))
+                     : -1.0 + (2.0 * at + 1.0) / d;
+      base[p * (spatial + 1) + (spatial - 1 - i)] = c;
+    }
+    base[p * (spatial + 1) + spatial] = 1.0;
+  }
+  Type element = type.getElementType();
+  Value grid = createConstantFromDoubles(
+      node, RankedTensorType::get({points, spatial + 1}, element), base);
+  Value transposed = transpose(node, theta, {0, 2, 1});
+  Value product =
+      transposed ? node.create<graph::MatMulOp>(grid, transposed) : Value();
+  if (!product)
+    return failure();
+  SmallVector<int64_t> shape = {(*size)[0]};
+  shape.append(dims);
+  shape.push_back(spatial);
+  return node.setResults(reshapeTo(node, product, shape));
+}
+
+/// MaxUnpool (opset 9; opset 11 adds output_shape): X's values scattered to
+/// the flat positions `indices` gives (MaxPool's Indices) in zeros of the
+/// pooled input's shape, padded with zeros to output_shape when it is given
+/// (a constant).
+static LogicalResult importMaxUnpool(NodeImporter &node) {
+  Value input = node.getInput(0), indices = node.getInput(1);
+  if (!input || !indices)
+    return node.emitError() << "needs inputs X and I";
+  RankedTensorType type = getType(input);
+  int64_t rank = type.getRank(), spatial = rank - 2;
+  SmallVector<int64_t> kernel = node.getInts("kernel_shape");
+  SmallVector<int64_t> strides =
+      node.getInts("strides", SmallVector<int64_t>(spatial, 1));
+  SmallVector<int64_t> pads =
+      node.getInts("pads", SmallVector<int64_t>(2 * spatial, 0));
+  if (node.hasFailed())
+    return failure();
+  if (rank < 3 || !type.hasStaticShape() ||
+      getType(indices).getShape() != type.getShape() ||
+      !getType(indices).getElementType().isInteger(64))
+    return node.emitError() << "needs a static X and int64 indices of its "
+                               "shape, got "
+                            << type << " and " << indices.getType();
+  if (static_cast<int64_t>(kernel.size()) != spatial ||
+      static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial)
+    return node.emitError() << "kernel_shape and strides need " << spatial
+                            << " values, pads " << 2 * spatial;
+  SmallVector<int64_t> inferred = {type.getDimSize(0), type.getDimSize(1)};
+  for (int64_t i = 0; i < spatial; ++i)
+    inferred.push_back((type.getDimSize(2 + i) - 1) * strides[i] -
+                       (pads[i] + pads[spatial + i]) + kernel[i]);
+  SmallVector<int64_t> shape(inferred);
+  if (node.getInput(2)) {
+    auto given = getConstantInts(node, 2, "output_shape");
+    if (!given)
+      return failure();
+    if (static_cast<int64_t>(given->size()) != rank)
+      return node.emitError() << "output_shape needs " << rank << " sizes";
+    shape.assign(given->begin(), given->end());
+  }
+  int64_t total = 1;
+  for (auto [size, wanted] : llvm::zip(inferred, shape)) {
+    if (size <= 0 || wanted < size)
+      return node.emitError()
+             << "output_shape " << formatShape(shape)
+             << " must hold the unpooled shape " << formatShape(inferred);
+    total *= size;
+  }
+  Type element = type.getElementType();
+  Value zeros = createConstant(
+      node, DenseElementsAttr::get(RankedTensorType::get({total}, element),
+                                   node.getBuilder().getZeroAttr(element)));
+  Value flatIndices = reshapeTo(node, indices, {type.getNumElements()});
+  Value flatValues = reshapeTo(node, input, {type.getNumElements()});
+  Value scattered = flatIndices && flatValues
+                        ? node.create<graph::ScatterElementsOp>(
+                              zeros, flatIndices, flatValues, int64_t(0),
+                              graph::ScatterReduction::None)
+                        : Value();
+  Value result = scattered ? reshapeTo(node, scattered, inferred) : Value();
+  if (!result || shape == inferred)
+    return node.setResults(result);
+  SmallVector<int64_t> padding(2 * rank, 0);
+  for (int64_t i = 0; i < rank; ++i)
+    padding[rank + i] = shape[i] - inferred[i];
+  Builder &b = node.getBuilder();
+  return node.setResults(node.create<graph::PadOp>(
+      result, b.getDenseI64ArrayAttr(padding), b.getStringAttr("constant"),
+      b.getF64FloatAttr(0.0)));
+}
+
+//===----------------------------------------------------------------------===//
 // Col2Im and DFT: linear maps, as a ConvTranspose and as matmuls with
 // constant matrices
 //===----------------------------------------------------------------------===//
@@ -1488,6 +1871,7 @@ static LogicalResult importDFT(NodeImporter &node) {
 }
 
 void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
+  registry.add("AffineGrid", /*minOpset=*/20, importAffineGrid);
   registry.add("BlackmanWindow", /*minOpset=*/17, importWindow<2>);
   registry.add("CenterCropPad", /*minOpset=*/18, importCenterCropPad);
   registry.add("Col2Im", /*minOpset=*/18, importCol2Im);
@@ -1508,8 +1892,10 @@ void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
   registry.add("ScatterND", /*minOpset=*/11, importScatterND);
   registry.add("TensorScatter", /*minOpset=*/24, importTensorScatter);
   registry.add("GatherND", /*minOpset=*/11, importGatherND);
+  registry.add("GridSample", /*minOpset=*/16, importGridSample);
   registry.add("HammingWindow", /*minOpset=*/17, importWindow<1>);
   registry.add("HannWindow", /*minOpset=*/17, importWindow<0>);
+  registry.add("MaxUnpool", /*minOpset=*/9, importMaxUnpool);
   registry.add("OneHot", /*minOpset=*/9, importOneHot);
   registry.add("Pad", /*minOpset=*/1, importPad);
   registry.add("Range", /*minOpset=*/11, importRange);

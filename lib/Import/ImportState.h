@@ -13,14 +13,17 @@
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
+#include "mlir/IR/ValueRange.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
 
+#include <functional>
 #include <string>
 
 namespace onnx {
+class GraphProto;
 class TensorProto;
 } // namespace onnx
 
@@ -56,6 +59,12 @@ struct GraphImportState {
   /// "node 'name' (OpType)" for each node location, so that diagnostics
   /// from the verifier can name the node.
   llvm::DenseMap<mlir::Location, std::string> nodeDescriptions;
+  /// Imports a subgraph (an If branch, a Loop or Scan body) in place, its
+  /// inputs bound to `inputs`, the enclosing graph's values visible by name;
+  /// returns its outputs. Set by the driver.
+  std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
+      const onnx::GraphProto &graph, mlir::ValueRange inputs)>
+      importSubgraph;
   /// What DequantizeLinear nodes made, and the exact products of it.
   llvm::DenseMap<mlir::Value, DequantizedValue> dequantized;
   llvm::DenseMap<mlir::Value, Accumulation> accumulations;

@@ -158,6 +158,30 @@ ElementsAttr NodeImporter::getTensor(llvm::StringRef name) {
   return value;
 }
 
+const onnx::GraphProto *NodeImporter::getGraph(llvm::StringRef name) {
+  const onnx::AttributeProto *attr = findAttr(name);
+  if (!attr) {
+    emitError() << "attribute '" << name << "' is missing";
+    return nullptr;
+  }
+  if (!checkAttrType(*attr, onnx::AttributeProto::GRAPH, "a GRAPH"))
+    return nullptr;
+  return &attr->g();
+}
+
+FailureOr<SmallVector<Value>>
+NodeImporter::importGraph(const onnx::GraphProto &graph, ValueRange inputs) {
+  if (static_cast<size_t>(graph.input_size()) != inputs.size()) {
+    emitError() << "its subgraph '" << graph.name() << "' takes "
+                << graph.input_size() << " inputs, given " << inputs.size();
+    return failure();
+  }
+  FailureOr<SmallVector<Value>> outputs = state.importSubgraph(graph, inputs);
+  if (failed(outputs))
+    failedFlag = true;
+  return outputs;
+}
+
 //===----------------------------------------------------------------------===//
 // Errors and type inference
 //===----------------------------------------------------------------------===//
@@ -213,6 +237,7 @@ const NodeImporterRegistry &kiln::getNodeImporterRegistry() {
     registerShapeImporters(r);
     registerReductionImporters(r);
     registerCompositeImporters(r);
+    registerControlFlowImporters(r);
     registerQuantizedImporters(r);
     registerRecurrentImporters(r);
     return r;

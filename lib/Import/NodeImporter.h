@@ -43,6 +43,7 @@
 
 namespace onnx {
 class AttributeProto;
+class GraphProto;
 class NodeProto;
 } // namespace onnx
 
@@ -127,6 +128,14 @@ public:
   /// A TENSOR attribute as a DenseElementsAttr or DenseResourceElementsAttr;
   /// null (after an error) when absent or malformed.
   mlir::ElementsAttr getTensor(llvm::StringRef name);
+  /// A GRAPH attribute (an If branch, a Loop or Scan body); null (after an
+  /// error) when absent or of another type.
+  const onnx::GraphProto *getGraph(llvm::StringRef name);
+  /// Imports `graph` in place with its inputs bound to `inputs` (the
+  /// enclosing graphs' values visible by name) and returns its outputs;
+  /// failure after an error. Each call imports it again (unrolling).
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  importGraph(const onnx::GraphProto &graph, mlir::ValueRange inputs);
 
   //===--------------------------------------------------------------------===//
   // Building ops and reporting errors
@@ -236,6 +245,7 @@ void registerQuantizedImporters(NodeImporterRegistry &registry);
 void registerShapeImporters(NodeImporterRegistry &registry);
 void registerReductionImporters(NodeImporterRegistry &registry);
 void registerCompositeImporters(NodeImporterRegistry &registry);
+void registerControlFlowImporters(NodeImporterRegistry &registry);
 void registerRecurrentImporters(NodeImporterRegistry &registry);
 
 /// The registry with every family registered; built once, thread-safe.

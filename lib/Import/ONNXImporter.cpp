@@ -90,6 +90,9 @@ private:
   LogicalResult checkOpset(const onnx::GraphProto &graph);
   LogicalResult importNode(const onnx::NodeProto &node, unsigned index,
                            OpBuilder &builder);
+  FailureOr<SmallVector<Value>> importSubgraph(const onnx::GraphProto &graph,
+                                               ValueRange inputs,
+                                               OpBuilder &builder);
   LogicalResult verifyModule(ModuleOp module);
 
   /// "<name>" or "<OpType>#<index>" for nodes without a name.
@@ -160,7 +163,24 @@ LogicalResult ModelImporter::checkNodes(const onnx::GraphProto &graph) {
   const NodeImporterRegistry &registry = getNodeImporterRegistry();
   SmallVector<UnsupportedNode> unsupported;
   bool needsDefaultOpset = false;
-  for (auto [index, node] : llvm::enumerate(graph.node())) {
+  // The graph's nodes and those of its subgraphs (If branches, Loop and
+  // Scan bodies), at any depth.
+  SmallVector<std::pair<unsigned, const onnx::NodeProto *>> nodes;
+  std::function<void(const onnx::GraphProto &)> collect =
+      [&](const onnx::GraphProto &g) {
+        for (auto [index, node] : llvm::enumerate(g.node())) {
+          nodes.push_back({static_cast<unsigned>(index), &node});
+          for (const onnx::AttributeProto &attr : node.attribute()) {
+            if (attr.has_g())
+              collect(attr.g());
+            for (const onnx::GraphProto &sub : attr.graphs())
+              collect(sub);
+          }
+        }
+      };
+  collect(graph);
+  for (auto [index, nodePtr] : nodes) {
+    const onnx::NodeProto &node = *nodePtr;
     UnsupportedNode entry{getNodeName(node, index), node.op_type(),
                           isDefaultDomain(node.domain()) ? "" : node.domain(),
                           std::nullopt};
@@ -504,6 +524,70 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
   return success();
 }
 
+FailureOr<SmallVector<Value>>
+ModelImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
+                              OpBuilder &builder) {
+  // The names the subgraph defines hide the enclosing graph's while it is
+  // imported, and are removed after (so that a body imports again).
+  llvm::StringMap<Value> hidden;
+  auto define = [&](const std::string &name, Value value) {
+    if (!hidden.count(name))
+      hidden[name] = state.values.lookup(name);
+    state.values[name] = value;
+  };
+  auto restore = [&]() {
+    for (auto &entry : hidden) {
+      if (entry.second)
+        state.values[entry.getKey()] = entry.second;
+      else
+        state.values.erase(entry.getKey());
+    }
+  };
+  for (auto [input, value] : llvm::zip(graph.input(), inputs))
+    define(input.name(), value);
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    Location loc = NameLoc::get(
+        StringAttr::get(&context, init.name() + " (initializer)"), fileLoc);
+    ElementsAttr value =
+        importTensor(init, state, loc, "initializer '" + init.name() + "'");
+    if (!value) {
+      restore();
+      return failure();
+    }
+    define(init.name(),
+           graph::ConstantOp::create(builder, loc, cast<TypedAttr>(value)));
+  }
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &input : node.input())
+      state.usedNames.insert(input);
+    for (const std::string &output : node.output())
+      if (!output.empty() && !hidden.count(output)) {
+        hidden[output] = state.values.lookup(output);
+        state.values.erase(output);
+      }
+  }
+  for (const onnx::ValueInfoProto &output : graph.output())
+    state.usedNames.insert(output.name());
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, index, builder))) {
+      restore();
+      return failure();
+    }
+  SmallVector<Value> outputs;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value value = state.values.lookup(output.name());
+    if (!value) {
+      emitModelError() << "subgraph '" << graph.name() << "': output '"
+                       << output.name() << "' is not computed";
+      restore();
+      return failure();
+    }
+    outputs.push_back(value);
+  }
+  restore();
+  return outputs;
+}
+
 LogicalResult ModelImporter::verifyModule(ModuleOp module) {
   LogicalResult result = success();
   auto messages = collectDiagnostics(
@@ -626,6 +710,10 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
                   << "initializer '" << init.name() << "' is defined twice");
   }
 
+  state.importSubgraph = [&](const onnx::GraphProto &subgraph,
+                             ValueRange inputs) {
+    return importSubgraph(subgraph, inputs, builder);
+  };
   for (auto [index, node] : llvm::enumerate(graph.node()))
     if (failed(importNode(node, index, builder)) && !undefine(node.output()))
       return nullptr;
