@@ -2,10 +2,12 @@
 //
 // ONNX operators that Kiln has no graph op for and imports as a subgraph of
 // existing ones, following each operator's ONNX function body:
-// RMSNormalization, GroupNormalization, LpNormalization, RotaryEmbedding,
-// Swish, SwiGLU, Shrink, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
-// and Attention (the quantised operators are in ImportQuantized.cpp). No new
-// op, no new lowering: the pieces are lowered as usual.
+// RMSNormalization, GroupNormalization, LpNormalization,
+// MeanVarianceNormalization, RotaryEmbedding, CausalConvWithState,
+// LinearAttention, Swish, SwiGLU, Shrink, NegativeLogLikelihoodLoss,
+// SoftmaxCrossEntropyLoss and Attention (the quantised operators are in
+// ImportQuantized.cpp). No new op, no new lowering: the pieces are lowered as
+// usual.
 //
 //===----------------------------------------------------------------------===//
 
@@ -225,6 +227,239 @@ static LogicalResult importMeanVarianceNorm(NodeImporter &node) {
   return node.setResults(centered && shifted
                              ? node.create<graph::DivOp>(centered, shifted)
                              : Value());
+}
+
+//===----------------------------------------------------------------------===//
+// CausalConvWithState
+//===----------------------------------------------------------------------===//
+
+/// CausalConvWithState (opset 27): a causal depthwise 1-D convolution over
+/// [past_state (or zeros), input] along time, with an optional SiLU, and the
+/// last k - 1 positions of that sequence as the present state.
+static LogicalResult importCausalConvWithState(NodeImporter &node) {
+  Value input = node.getInput(0), weight = node.getInput(1),
+        bias = node.getInput(2), past = node.getInput(3);
+  if (!input || !weight)
+    return node.emitError() << "needs inputs input and weight";
+  std::string activation = node.getString("activation", "none");
+  if (node.hasFailed())
+    return failure();
+  if (activation != "none" && activation != "silu" && activation != "swish")
+    return node.emitError()
+           << "activation '" << activation << "' is not none, silu or swish";
+  RankedTensorType type = tensorType(input), wType = tensorType(weight);
+  if (type.getRank() != 3 || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()) || wType.getRank() != 3 ||
+      wType.getDimSize(0) != type.getDimSize(1) || wType.getDimSize(1) != 1)
+    return node.emitError() << "needs a static float input [B, C, T] and a "
+                               "weight [C, 1, k], got "
+                            << type << " and " << wType;
+  int64_t batch = type.getDimSize(0), channels = type.getDimSize(1);
+  int64_t kernel = wType.getDimSize(2);
+  Value padded = input;
+  if (past) {
+    SmallVector<int64_t> want = {batch, channels, kernel - 1};
+    if (tensorType(past).getShape() != ArrayRef<int64_t>(want))
+      return node.emitError()
+             << "past_state must be " << graph::formatShape(want) << ", got "
+             << past.getType();
+    padded = node.create<graph::ConcatOp>(ValueRange{past, input}, uint64_t(2));
+  } else if (kernel > 1) {
+    Builder &b = node.getBuilder();
+    padded = node.create<graph::PadOp>(
+        input, b.getDenseI64ArrayAttr({0, 0, kernel - 1, 0, 0, 0}),
+        b.getStringAttr("constant"), b.getF64FloatAttr(0.0));
+  }
+  if (!padded)
+    return failure();
+  Value conv = node.create<graph::ConvOp>(
+      padded, weight, bias, ArrayRef<int64_t>{1}, ArrayRef<int64_t>{0, 0},
+      ArrayRef<int64_t>{1}, static_cast<uint64_t>(channels));
+  if (!conv)
+    return failure();
+  if (activation != "none") {
+    Value wide = castTo(node, conv, Float32Type::get(node.getContext()));
+    Value gate = node.create<graph::SigmoidOp>(wide);
+    conv = gate ? castTo(node, node.create<graph::MulOp>(wide, gate),
+                         type.getElementType())
+                : Value();
+  }
+  int64_t length = tensorType(padded).getDimSize(2);
+  Value present = node.create<graph::SliceOp>(
+      padded, ArrayRef<int64_t>{0, 0, length - (kernel - 1)},
+      ArrayRef<int64_t>{batch, channels, length}, ArrayRef<int64_t>{1, 1, 1});
+  if (!conv || !present)
+    return failure();
+  return node.setResults({conv, present});
+}
+
+//===----------------------------------------------------------------------===//
+// LinearAttention
+//===----------------------------------------------------------------------===//
+
+/// LinearAttention (opset 27): the recurrence over time of a state S
+/// [B, H_kv, d_k, d_v] (linear, gated, delta or gated_delta), read by the
+/// queries: o_t = scale * q_t^T S_t; heads grouped for GQA. Unrolled over
+/// the (static) sequence, in f32, as ONNX's reference computes it.
+static LogicalResult importLinearAttention(NodeImporter &node) {
+  Value query = node.getInput(0), key = node.getInput(1),
+        value = node.getInput(2), past = node.getInput(3),
+        decay = node.getInput(4), beta = node.getInput(5);
+  if (!query || !key || !value)
+    return node.emitError() << "needs query, key and value";
+  int64_t qHeads = node.getInt("q_num_heads", 0);
+  int64_t kvHeads = node.getInt("kv_num_heads", 0);
+  float scaleAttr = node.getFloat("scale", 0.0f);
+  std::string rule = node.getString("update_rule", "gated_delta");
+  if (node.hasFailed())
+    return failure();
+  if (rule != "linear" && rule != "gated" && rule != "delta" &&
+      rule != "gated_delta")
+    return node.emitError() << "update_rule '" << rule
+                            << "' is not linear, gated, delta or gated_delta";
+  bool gating = rule == "gated" || rule == "gated_delta";
+  bool delta = rule == "delta" || rule == "gated_delta";
+  if (gating != static_cast<bool>(decay) || delta != static_cast<bool>(beta))
+    return node.emitError()
+           << "update_rule '" << rule << "' " << (gating ? "needs" : "takes no")
+           << " decay and " << (delta ? "needs" : "takes no") << " beta";
+  if (qHeads <= 0 || kvHeads <= 0 || qHeads % kvHeads != 0)
+    return node.emitError() << "q_num_heads (" << qHeads
+                            << ") must be a positive multiple of kv_num_heads ("
+                            << kvHeads << ")";
+  for (Value v : {query, key, value})
+    if (tensorType(v).getRank() != 3 || !tensorType(v).hasStaticShape() ||
+        !isa<FloatType>(elementType(v)))
+      return node.emitError() << "query, key and value must be static float "
+                                 "[B, T, H * D], got "
+                              << v.getType();
+  ArrayRef<int64_t> qShape = tensorType(query).getShape();
+  int64_t batch = qShape[0], steps = qShape[1];
+  int64_t dk = qShape[2] / qHeads;
+  int64_t dv = tensorType(value).getDimSize(2) / kvHeads;
+  int64_t group = qHeads / kvHeads;
+  if (dk * qHeads != qShape[2] ||
+      dv * kvHeads != tensorType(value).getDimSize(2) ||
+      tensorType(key).getShape() !=
+          ArrayRef<int64_t>{batch, steps, kvHeads * dk} ||
+      tensorType(value).getDimSize(1) != steps)
+    return node.emitError() << "query, key and value shapes do not match the "
+                               "head counts: "
+                            << query.getType() << ", " << key.getType() << ", "
+                            << value.getType();
+  if (steps > 4096)
+    return node.emitError() << "the sequence is " << steps
+                            << " long: Kiln unrolls at most 4096 steps";
+  Type f32 = Float32Type::get(node.getContext());
+  // [B, T, H * D] -> [B, H, T, D], in f32.
+  auto heads = [&](Value v, int64_t h) -> Value {
+    int64_t d = tensorType(v).getDimSize(2) / h;
+    Value r = node.create<graph::ReshapeOp>(
+        castTo(node, v, f32), ArrayRef<int64_t>{batch, steps, h, d}, false);
+    return r ? node.create<graph::TransposeOp>(r, ArrayRef<int64_t>{0, 2, 1, 3})
+             : Value();
+  };
+  Value q4 = heads(query, qHeads), k4 = heads(key, kvHeads),
+        v4 = heads(value, kvHeads);
+  Value decay4, beta4;
+  if (decay) {
+    int64_t last = tensorType(decay).getShape().back();
+    if (tensorType(decay).getRank() != 3 ||
+        (last != kvHeads && last != kvHeads * dk))
+      return node.emitError() << "decay must be [B, T, H_kv] or [B, T, H_kv "
+                                 "* d_k], got "
+                              << decay.getType();
+    decay4 = heads(decay, kvHeads);
+    decay4 = decay4 ? node.create<graph::ExpOp>(decay4) : Value();
+    if (!decay4)
+      return failure();
+  }
+  if (beta) {
+    int64_t last = tensorType(beta).getShape().back();
+    if (tensorType(beta).getRank() != 3 || (last != kvHeads && last != 1))
+      return node.emitError() << "beta must be [B, T, H_kv] or [B, T, 1], got "
+                              << beta.getType();
+    beta4 = heads(beta, last);
+    if (!beta4)
+      return failure();
+  }
+  SmallVector<int64_t> stateShape = {batch, kvHeads, dk, dv};
+  Value state;
+  if (past) {
+    if (tensorType(past).getShape() != ArrayRef<int64_t>(stateShape))
+      return node.emitError()
+             << "past_state must be " << graph::formatShape(stateShape)
+             << ", got " << past.getType();
+    state = castTo(node, past, f32);
+  } else {
+    state = node.create<graph::ConstantOp>(cast<TypedAttr>(
+        DenseElementsAttr::get(RankedTensorType::get(stateShape, f32), 0.0f)));
+  }
+  double scale = scaleAttr == 0.0f ? 1.0 / std::sqrt(double(dk)) : scaleAttr;
+  Value scaleValue = createScalar(node, f32, scale);
+  if (!q4 || !k4 || !v4 || !state)
+    return failure();
+  // Step t of a [B, H, T, D] tensor as `shape`.
+  auto at = [&](Value v, int64_t t, ArrayRef<int64_t> shape) -> Value {
+    ArrayRef<int64_t> full = tensorType(v).getShape();
+    Value slice = node.create<graph::SliceOp>(
+        v, ArrayRef<int64_t>{0, 0, t, 0},
+        ArrayRef<int64_t>{full[0], full[1], t + 1, full[3]},
+        ArrayRef<int64_t>{1, 1, 1, 1});
+    return slice ? node.create<graph::ReshapeOp>(slice, shape, false) : Value();
+  };
+  SmallVector<Value> outputs;
+  for (int64_t t = 0; t < steps; ++t) {
+    Value k = at(k4, t, {batch, kvHeads, 1, dk});
+    Value v = at(v4, t, {batch, kvHeads, 1, dv});
+    Value q = at(q4, t, {batch, kvHeads, group, dk});
+    if (!k || !v || !q)
+      return failure();
+    if (gating) {
+      int64_t width = tensorType(decay4).getDimSize(3);
+      Value g = at(decay4, t, {batch, kvHeads, width, 1});
+      state = g ? node.create<graph::MulOp>(state, g) : Value();
+    }
+    if (delta && state) {
+      int64_t width = tensorType(beta4).getDimSize(1);
+      Value retrieved = node.create<graph::MatMulOp>(k, state);
+      Value b = at(beta4, t, {batch, width, 1, 1});
+      Value diff =
+          retrieved ? node.create<graph::SubOp>(v, retrieved) : Value();
+      v = diff && b ? node.create<graph::MulOp>(b, diff) : Value();
+    }
+    // k_t (x) v_t: [B, H, d_k, 1] * [B, H, 1, d_v].
+    Value column = node.create<graph::ReshapeOp>(
+        k, ArrayRef<int64_t>{batch, kvHeads, dk, 1}, false);
+    Value outer = column && v ? node.create<graph::MulOp>(column, v) : Value();
+    state = outer && state ? node.create<graph::AddOp>(state, outer) : Value();
+    // [B, H_kv, G, d_k] @ [B, H_kv, d_k, d_v] -> [B, H_q, 1, d_v].
+    Value read = state ? node.create<graph::MatMulOp>(q, state) : Value();
+    Value scaled = read ? node.create<graph::MulOp>(read, scaleValue) : Value();
+    Value out =
+        scaled ? node.create<graph::ReshapeOp>(
+                     scaled, ArrayRef<int64_t>{batch, qHeads, 1, dv}, false)
+               : Value();
+    if (!out)
+      return failure();
+    outputs.push_back(out);
+  }
+  Value stacked =
+      outputs.size() == 1
+          ? outputs.front()
+          : node.create<graph::ConcatOp>(ValueRange(outputs), uint64_t(2));
+  Value output = stacked ? node.create<graph::TransposeOp>(
+                               stacked, ArrayRef<int64_t>{0, 2, 1, 3})
+                         : Value();
+  output =
+      output ? node.create<graph::ReshapeOp>(
+                   output, ArrayRef<int64_t>{batch, steps, qHeads * dv}, false)
+             : Value();
+  if (!output)
+    return failure();
+  Type stateType = past ? elementType(past) : elementType(query);
+  return node.setResults({castTo(node, output, elementType(query)),
+                          castTo(node, state, stateType)});
 }
 
 //===----------------------------------------------------------------------===//
@@ -934,7 +1169,10 @@ static LogicalResult importAttention(NodeImporter &node) {
 
 void kiln::registerCompositeImporters(NodeImporterRegistry &registry) {
   registry.add("Attention", /*minOpset=*/23, importAttention);
+  registry.add("CausalConvWithState", /*minOpset=*/27,
+               importCausalConvWithState);
   registry.add("GroupNormalization", /*minOpset=*/18, importGroupNorm);
+  registry.add("LinearAttention", /*minOpset=*/27, importLinearAttention);
   registry.add("LpNormalization", /*minOpset=*/1, importLpNorm);
   registry.add("MeanVarianceNormalization", /*minOpset=*/9,
                importMeanVarianceNorm);
