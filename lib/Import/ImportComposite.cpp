@@ -5,9 +5,9 @@
 // RMSNormalization, GroupNormalization, LpNormalization,
 // MeanVarianceNormalization, RotaryEmbedding, CausalConvWithState,
 // LinearAttention, Swish, SwiGLU, Shrink, NegativeLogLikelihoodLoss,
-// SoftmaxCrossEntropyLoss and Attention (the quantised operators are in
-// ImportQuantized.cpp). No new op, no new lowering: the pieces are lowered as
-// usual.
+// SoftmaxCrossEntropyLoss, Attention and ai.onnx.preview's FlexAttention
+// (the quantised operators are in ImportQuantized.cpp). No new op, no new
+// lowering: the pieces are lowered as usual.
 //
 //===----------------------------------------------------------------------===//
 
@@ -1167,11 +1167,95 @@ static LogicalResult importAttention(NodeImporter &node) {
   return node.setResults(results);
 }
 
+/// FlexAttention (ai.onnx.preview, opset 1): softmax(score_mod(Q K^T *
+/// scale)) V with an optional prob_mod after the softmax, the modifiers
+/// being subgraphs imported in place; grouped-query heads; the softmax in
+/// `softmax_precision` (f32 for 16-bit inputs). As ONNX's reference: the
+/// scale's square root multiplies Q and K.
+static LogicalResult importFlexAttention(NodeImporter &node) {
+  Value q = node.getInput(0), k = node.getInput(1), v = node.getInput(2);
+  if (!q || !k || !v)
+    return node.emitError() << "needs Q, K and V";
+  for (Value x : {q, k, v})
+    if (tensorType(x).getRank() != 4 || !tensorType(x).hasStaticShape() ||
+        !isa<FloatType>(elementType(x)))
+      return node.emitError() << "Q, K and V must be static float rank-4 "
+                                 "tensors, got "
+                              << x.getType();
+  ArrayRef<int64_t> qShape = tensorType(q).getShape(),
+                    kShape = tensorType(k).getShape(),
+                    vShape = tensorType(v).getShape();
+  int64_t qHeads = qShape[1], kvHeads = kShape[1];
+  if (vShape[1] != kvHeads || vShape[2] != kShape[2] || kShape[3] != qShape[3] ||
+      kvHeads <= 0 || qHeads % kvHeads != 0)
+    return node.emitError() << "Q, K and V do not fit together: "
+                            << q.getType() << ", " << k.getType() << ", "
+                            << v.getType();
+  const onnx::GraphProto *scoreMod =
+      node.hasAttr("score_mod") ? node.getGraph("score_mod") : nullptr;
+  const onnx::GraphProto *probMod =
+      node.hasAttr("prob_mod") ? node.getGraph("prob_mod") : nullptr;
+  double scale = node.hasAttr("scale")
+                     ? double(node.getFloat("scale"))
+                     : 1.0 / std::sqrt(double(qShape[3]));
+  Type element = elementType(q);
+  Type compute = element.getIntOrFloatBitWidth() < 32
+                     ? Type(Float32Type::get(node.getContext()))
+                     : element;
+  if (node.hasAttr("softmax_precision")) {
+    int64_t precision = node.getInt("softmax_precision", 1);
+    compute = convertElementType(node.getContext(), precision);
+    if (!compute || !isa<FloatType>(compute))
+      return node.emitError() << "softmax_precision "
+                              << getONNXTypeName(precision)
+                              << " is not a float type";
+  }
+  if (node.hasFailed())
+    return failure();
+  int64_t groups = qHeads / kvHeads;
+  Value keys = repeatHeads(node, k, kvHeads, groups);
+  Value values = repeatHeads(node, v, kvHeads, groups);
+  Value root = createScalar(node, element, std::sqrt(double(float(scale))));
+  Value qs = node.create<graph::MulOp>(q, root);
+  Value ks = keys ? node.create<graph::MulOp>(keys, root) : Value();
+  Value kt = ks ? node.create<graph::TransposeOp>(
+                      ks, ArrayRef<int64_t>{0, 1, 3, 2})
+                : Value();
+  Value scores = qs && kt ? node.create<graph::MatMulOp>(qs, kt) : Value();
+  scores = castTo(node, scores, compute);
+  if (!scores || !values)
+    return failure();
+  auto modify = [&](const onnx::GraphProto *graph, Value x) -> Value {
+    if (!graph)
+      return x;
+    FailureOr<SmallVector<Value>> out = node.importGraph(*graph, {x});
+    if (failed(out))
+      return {};
+    if (out->size() != 1 || (*out)[0].getType() != x.getType()) {
+      node.emitError() << "a modifier subgraph must give one tensor of its "
+                          "input's type "
+                       << x.getType();
+      return {};
+    }
+    return (*out)[0];
+  };
+  scores = modify(scoreMod, scores);
+  Value probs =
+      scores ? node.create<graph::SoftmaxOp>(scores, ArrayRef<int64_t>{3})
+             : Value();
+  probs = probs ? modify(probMod, probs) : Value();
+  Value out = probs ? node.create<graph::MatMulOp>(
+                          probs, castTo(node, values, compute))
+                    : Value();
+  return node.setResults(castTo(node, out, elementType(v)));
+}
+
 void kiln::registerCompositeImporters(NodeImporterRegistry &registry) {
   registry.add("Attention", /*minOpset=*/23, importAttention);
   registry.add("CausalConvWithState", /*minOpset=*/27,
                importCausalConvWithState);
   registry.add("GroupNormalization", /*minOpset=*/18, importGroupNorm);
+  registry.add("ai.onnx.preview.FlexAttention", 1, importFlexAttention);
   registry.add("LinearAttention", /*minOpset=*/27, importLinearAttention);
   registry.add("LpNormalization", /*minOpset=*/1, importLpNorm);
   registry.add("MeanVarianceNormalization", /*minOpset=*/9,

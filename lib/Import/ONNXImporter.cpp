@@ -248,11 +248,11 @@ LogicalResult ModelImporter::checkNodes(const onnx::GraphProto &graph) {
   for (const auto &domain : customDomains)
     diag.attachNote(fileLoc)
         << "domain '" << domain.getKey()
-        << "' is not ai.onnx: Kiln imports the standard ONNX operators, and "
-           "from com.microsoft onnxruntime's quantised operators "
-           "(QLinearAdd, QLinearMul, QLinearAveragePool, "
-           "QLinearGlobalAveragePool, QLinearConcat, QLinearLeakyRelu, "
-           "QLinearSigmoid, QLinearSoftmax, QGemm)";
+        << "' is not ai.onnx: Kiln imports the standard ONNX operators, "
+           "ai.onnx.preview's FlexAttention, and from com.microsoft "
+           "onnxruntime's quantised operators (QLinearAdd, QLinearMul, "
+           "QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat, "
+           "QLinearLeakyRelu, QLinearSigmoid, QLinearSoftmax, QGemm)";
   return failure();
 }
 
