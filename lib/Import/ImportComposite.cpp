@@ -1186,18 +1186,16 @@ static LogicalResult importFlexAttention(NodeImporter &node) {
                     kShape = tensorType(k).getShape(),
                     vShape = tensorType(v).getShape();
   int64_t qHeads = qShape[1], kvHeads = kShape[1];
-  if (vShape[1] != kvHeads || vShape[2] != kShape[2] || kShape[3] != qShape[3] ||
-      kvHeads <= 0 || qHeads % kvHeads != 0)
-    return node.emitError() << "Q, K and V do not fit together: "
-                            << q.getType() << ", " << k.getType() << ", "
-                            << v.getType();
+  if (vShape[1] != kvHeads || vShape[2] != kShape[2] ||
+      kShape[3] != qShape[3] || kvHeads <= 0 || qHeads % kvHeads != 0)
+    return node.emitError() << "Q, K and V do not fit together: " << q.getType()
+                            << ", " << k.getType() << ", " << v.getType();
   const onnx::GraphProto *scoreMod =
       node.hasAttr("score_mod") ? node.getGraph("score_mod") : nullptr;
   const onnx::GraphProto *probMod =
       node.hasAttr("prob_mod") ? node.getGraph("prob_mod") : nullptr;
-  double scale = node.hasAttr("scale")
-                     ? double(node.getFloat("scale"))
-                     : 1.0 / std::sqrt(double(qShape[3]));
+  double scale = node.hasAttr("scale") ? double(node.getFloat("scale"))
+                                       : 1.0 / std::sqrt(double(qShape[3]));
   Type element = elementType(q);
   Type compute = element.getIntOrFloatBitWidth() < 32
                      ? Type(Float32Type::get(node.getContext()))
@@ -1206,9 +1204,9 @@ static LogicalResult importFlexAttention(NodeImporter &node) {
     int64_t precision = node.getInt("softmax_precision", 1);
     compute = convertElementType(node.getContext(), precision);
     if (!compute || !isa<FloatType>(compute))
-      return node.emitError() << "softmax_precision "
-                              << getONNXTypeName(precision)
-                              << " is not a float type";
+      return node.emitError()
+             << "softmax_precision " << getONNXTypeName(precision)
+             << " is not a float type";
   }
   if (node.hasFailed())
     return failure();
@@ -1218,9 +1216,9 @@ static LogicalResult importFlexAttention(NodeImporter &node) {
   Value root = createScalar(node, element, std::sqrt(double(float(scale))));
   Value qs = node.create<graph::MulOp>(q, root);
   Value ks = keys ? node.create<graph::MulOp>(keys, root) : Value();
-  Value kt = ks ? node.create<graph::TransposeOp>(
-                      ks, ArrayRef<int64_t>{0, 1, 3, 2})
-                : Value();
+  Value kt =
+      ks ? node.create<graph::TransposeOp>(ks, ArrayRef<int64_t>{0, 1, 3, 2})
+         : Value();
   Value scores = qs && kt ? node.create<graph::MatMulOp>(qs, kt) : Value();
   scores = castTo(node, scores, compute);
   if (!scores || !values)
@@ -1244,9 +1242,9 @@ static LogicalResult importFlexAttention(NodeImporter &node) {
       scores ? node.create<graph::SoftmaxOp>(scores, ArrayRef<int64_t>{3})
              : Value();
   probs = probs ? modify(probMod, probs) : Value();
-  Value out = probs ? node.create<graph::MatMulOp>(
-                          probs, castTo(node, values, compute))
-                    : Value();
+  Value out =
+      probs ? node.create<graph::MatMulOp>(probs, castTo(node, values, compute))
+            : Value();
   return node.setResults(castTo(node, out, elementType(v)));
 }
 

@@ -9,6 +9,9 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
+#include <limits>
+
 using namespace mlir;
 using namespace kiln;
 
@@ -473,22 +476,125 @@ static LogicalResult importConvTranspose(NodeImporter &node) {
       static_cast<uint64_t>(group)));
 }
 
+/// MaxPool's Indices output: for each output element, the flat index into
+/// X (row-major, or with storage_order 1 the spatial dimensions in
+/// column-major order) of its window's first maximum. A running maximum
+/// over the window's offsets, each a strided slice of X padded with -inf;
+/// the index of an offset is (n * C + c) * size + the position's, built by
+/// broadcasting small constants.
+static Value maxPoolIndices(NodeImporter &node, Value input, Value pooled,
+                            ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                            ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads,
+                            bool columnMajor) {
+  auto type = cast<RankedTensorType>(input.getType());
+  auto outType = cast<RankedTensorType>(pooled.getType());
+  if (!type.hasStaticShape() || !isa<FloatType>(type.getElementType())) {
+    node.emitError() << "the Indices output needs a static float input, got "
+                     << type;
+    return {};
+  }
+  int64_t rank = type.getRank(), spatial = rank - 2;
+  ArrayRef<int64_t> in = type.getShape(), out = outType.getShape();
+  Builder &b = node.getBuilder();
+  Type i64 = b.getI64Type();
+  auto i64Constant = [&](ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
+    return node.create<graph::ConstantOp>(cast<TypedAttr>(
+        DenseElementsAttr::get(RankedTensorType::get(shape, i64), values)));
+  };
+  // Padded with -inf, at the end far enough for ceil_mode's last windows.
+  SmallVector<int64_t> padding(2 * rank, 0);
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t needed = (out[2 + i] - 1) * strides[i] +
+                     (kernel[i] - 1) * dilations[i] + 1 - in[2 + i] - pads[i];
+    padding[2 + i] = pads[i];
+    padding[rank + 2 + i] = std::max(needed, pads[spatial + i]);
+  }
+  Value padded = node.create<graph::PadOp>(
+      input, b.getDenseI64ArrayAttr(padding), b.getStringAttr("constant"),
+      b.getF64FloatAttr(-std::numeric_limits<double>::infinity()));
+  // (n * C + c) * size, [N, C, 1...].
+  int64_t size = 1;
+  for (int64_t i = 0; i < spatial; ++i)
+    size *= in[2 + i];
+  SmallVector<int64_t> baseShape = {in[0], in[1]}, baseValues;
+  baseShape.append(spatial, 1);
+  for (int64_t nc = 0; nc < in[0] * in[1]; ++nc)
+    baseValues.push_back(nc * size);
+  Value base = i64Constant(baseShape, baseValues);
+  // The stride of each spatial dimension in the flat index.
+  SmallVector<int64_t> stride(spatial, 1);
+  for (int64_t i = 0; i < spatial; ++i)
+    for (int64_t j = 0; j < spatial; ++j)
+      if (columnMajor ? j < i : j > i)
+        stride[i] *= in[2 + j];
+  Value best, index;
+  SmallVector<int64_t> offset(spatial, 0);
+  while (true) {
+    SmallVector<int64_t> starts(rank, 0), ends(out), steps(rank, 1);
+    Value flat = base;
+    for (int64_t i = 0; i < spatial; ++i) {
+      starts[2 + i] = offset[i] * dilations[i];
+      ends[2 + i] = starts[2 + i] + (out[2 + i] - 1) * strides[i] + 1;
+      steps[2 + i] = strides[i];
+      // The input position of each output position along dimension i
+      // (clamped: a padding cell holds -inf and is never the first max
+      // unless the whole window is padding).
+      SmallVector<int64_t> shape(rank, 1), values;
+      shape[2 + i] = out[2 + i];
+      for (int64_t o = 0; o < out[2 + i]; ++o) {
+        int64_t p = o * strides[i] + offset[i] * dilations[i] - pads[i];
+        values.push_back(std::clamp<int64_t>(p, 0, in[2 + i] - 1) * stride[i]);
+      }
+      Value term = i64Constant(shape, values);
+      flat = flat && term ? node.create<graph::AddOp>(flat, term) : Value();
+    }
+    Value window =
+        padded ? node.create<graph::SliceOp>(padded, starts, ends, steps)
+               : Value();
+    if (!window || !flat)
+      return {};
+    if (!best) {
+      best = window;
+      index = node.create<graph::ExpandOp>(flat, out);
+    } else {
+      Value greater = node.create<graph::GreaterOp>(window, best);
+      best = greater ? node.create<graph::WhereOp>(greater, window, best)
+                     : Value();
+      index = greater && index
+                  ? node.create<graph::WhereOp>(greater, flat, index)
+                  : Value();
+    }
+    if (!best || !index)
+      return {};
+    int64_t i = spatial - 1;
+    while (i >= 0 && ++offset[i] == kernel[i])
+      offset[i--] = 0;
+    if (i < 0)
+      break;
+  }
+  return index;
+}
+
 static LogicalResult importMaxPool(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
-  if (node.getNumOutputs() > 1 && node.isOutputUsed(1))
-    return node.emitError() << "the Indices output is not supported";
   auto inputType = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> kernel, strides, dilations, pads;
   if (failed(getWindowAttrs(node, inputType, kernel, strides, dilations, pads)))
     return failure();
   bool ceilMode = node.getInt("ceil_mode", 0) != 0;
+  bool columnMajor = node.getInt("storage_order", 0) != 0;
   if (node.hasFailed())
     return failure();
-  return node.setResults(node.create<graph::MaxPoolOp>(
+  Value pooled = node.create<graph::MaxPoolOp>(
       input, ArrayRef<int64_t>(kernel), ArrayRef<int64_t>(strides),
-      ArrayRef<int64_t>(pads), ArrayRef<int64_t>(dilations), ceilMode));
+      ArrayRef<int64_t>(pads), ArrayRef<int64_t>(dilations), ceilMode);
+  if (!pooled || node.getNumOutputs() < 2 || !node.isOutputUsed(1))
+    return node.setResults(pooled);
+  return node.setResults(
+      {pooled, maxPoolIndices(node, input, pooled, kernel, strides, dilations,
+                              pads, columnMajor)});
 }
 
 Value kiln::createAveragePoolFromAttributes(NodeImporter &node, Value input) {

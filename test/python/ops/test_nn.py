@@ -243,11 +243,35 @@ def test_global_pool(op, shape, tmp_path):
     check(model(op, {"x": x}), {"x": x}, tmp_path)
 
 
-def test_max_pool_indices_refused(tmp_path):
-    x = data((1, 1, 4, 4))
-    m = model("MaxPool", {"x": x}, {"kernel_shape": [2, 2]}, outputs=("y", "i"))
-    with pytest.raises(KilnError, match="Indices output is not supported"):
-        compile_model(m, tmp_path)
+@pytest.mark.parametrize("case", sorted(POOL_CASES))
+def test_max_pool_indices(case, tmp_path):
+    """The Indices output: the flat index of each window's first maximum,
+    padded, strided, dilated, ceil_mode, 1-D to 3-D."""
+    shape, attrs = POOL_CASES[case]
+    x = data(shape)
+    m = model("MaxPool", {"x": x}, attrs, opset=12, outputs=("y", "i"))
+    check(m, {"x": x}, tmp_path)
+
+
+def test_max_pool_indices_column_major_and_unpool(tmp_path):
+    """storage_order 1 (the spatial dimensions column-major), and the
+    row-major indices through MaxUnpool, as a segmentation decoder uses
+    them."""
+    x = data((2, 3, 6, 5))
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2], "storage_order": 1}
+    m = model("MaxPool", {"x": x}, attrs, opset=12, outputs=("y", "i"))
+    check(m, {"x": x}, tmp_path / "column_major")
+    x = data((2, 3, 6, 6))
+    nodes = [helper.make_node("MaxPool", ["x"], ["p", "i"], kernel_shape=[2, 2],
+                              strides=[2, 2]),
+             helper.make_node("MaxUnpool", ["p", "i"], ["y"], kernel_shape=[2, 2],
+                              strides=[2, 2])]
+    graph = helper.make_graph(
+        nodes, "unpool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    m.ir_version = 8
+    check(m, {"x": x}, tmp_path / "unpool")
 
 
 # --- Normalization ----------------------------------------------------------
