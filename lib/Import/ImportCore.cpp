@@ -1,6 +1,7 @@
 //===- ImportCore.cpp - Constants and value plumbing ----------------------===//
 //
-// Constant, Identity and Dropout (inference only).
+// Constant, Identity, Dropout (inference only) and the optional type of a
+// tensor (Optional, OptionalGetElement, OptionalHasElement).
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,8 +92,30 @@ static LogicalResult importDropout(NodeImporter &node) {
   return node.setResults({input, mask});
 }
 
+/// The optional type of a tensor: Kiln represents a present optional tensor
+/// by the tensor itself, so Optional of a tensor and OptionalGetElement are
+/// the identity, and OptionalHasElement is a constant (false without an
+/// input). An empty Optional (no input) has no tensor to stand for it.
+static LogicalResult importOptional(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "an empty optional is not supported (Kiln "
+                               "represents an optional tensor by the tensor)";
+  return node.setResults(input);
+}
+
+static LogicalResult importOptionalHasElement(NodeImporter &node) {
+  auto type = RankedTensorType::get({}, node.getBuilder().getI1Type());
+  return node.setResults(node.create<graph::ConstantOp>(cast<TypedAttr>(
+      DenseElementsAttr::get(type, static_cast<bool>(node.getInput(0))))));
+}
+
 void kiln::registerCoreImporters(NodeImporterRegistry &registry) {
   registry.add("Constant", /*minOpset=*/1, importConstant);
   registry.add("Dropout", /*minOpset=*/1, importDropout);
   registry.add("Identity", /*minOpset=*/1, importIdentity);
+  registry.add("Optional", /*minOpset=*/15, importOptional);
+  registry.add("OptionalGetElement", /*minOpset=*/15, importOptional);
+  registry.add("OptionalHasElement", /*minOpset=*/15,
+               importOptionalHasElement);
 }
