@@ -116,6 +116,5 @@ void kiln::registerCoreImporters(NodeImporterRegistry &registry) {
   registry.add("Identity", /*minOpset=*/1, importIdentity);
   registry.add("Optional", /*minOpset=*/15, importOptional);
   registry.add("OptionalGetElement", /*minOpset=*/15, importOptional);
-  registry.add("OptionalHasElement", /*minOpset=*/15,
-               importOptionalHasElement);
+  registry.add("OptionalHasElement", /*minOpset=*/15, importOptionalHasElement);
 }

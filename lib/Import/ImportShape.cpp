@@ -1745,6 +1745,9 @@ static Value fitAxis(NodeImporter &node, Value x, int64_t axis,
 /// as matmuls with constant cos and sin matrices: forward, inverse (scaled
 /// by 1/length), one-sided, and the inverse of a one-sided spectrum (a real
 /// signal, as numpy's irfft).
+static Value dft(NodeImporter &node, Value input, int64_t axis, int64_t length,
+                 bool inverse, bool onesided);
+
 static LogicalResult importDFT(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
@@ -1789,6 +1792,16 @@ static LogicalResult importDFT(NodeImporter &node) {
   if (length <= 0)
     return node.emitError()
            << "the transform length must be positive, got " << length;
+  return node.setResults(dft(node, input, *axis, length, inverse, onesided));
+}
+
+/// The DFT of `input` (a static f32 signal [..., 1] or [..., 2]) along
+/// `axis`, of `length` points, as DFT defines it.
+static Value dft(NodeImporter &node, Value input, int64_t axis, int64_t length,
+                 bool inverse, bool onesided) {
+  RankedTensorType type = getType(input);
+  int64_t rank = type.getRank();
+  bool irfft = inverse && onesided;
   int64_t inLen = irfft ? length / 2 + 1 : length;
   int64_t outLen = irfft ? length : (onesided ? length / 2 + 1 : length);
 
@@ -1823,9 +1836,9 @@ static LogicalResult importDFT(NodeImporter &node) {
   // The parts as [..., inLen] with the axis moved last.
   SmallVector<int64_t> perm, inversePerm(rank - 1);
   for (int64_t i = 0; i < rank - 1; ++i)
-    if (i != *axis)
+    if (i != axis)
       perm.push_back(i);
-  perm.push_back(*axis);
+  perm.push_back(axis);
   for (int64_t i = 0; i < rank - 1; ++i)
     inversePerm[perm[i]] = i;
   SmallVector<int64_t> partShape(type.getShape().drop_back());
@@ -1835,13 +1848,13 @@ static LogicalResult importDFT(NodeImporter &node) {
     ends[rank - 1] = index + 1;
     Value v = node.create<graph::SliceOp>(input, starts, ends, steps);
     v = v ? reshapeTo(node, v, partShape) : Value();
-    v = v ? fitAxis(node, v, *axis, inLen) : Value();
+    v = v ? fitAxis(node, v, axis, inLen) : Value();
     return v ? transpose(node, v, perm) : Value();
   };
   bool complexInput = type.getShape().back() == 2;
   Value re = part(0), im = complexInput ? part(1) : Value();
   if (!re || (complexInput && !im))
-    return failure();
+    return {};
   auto product = [&](ArrayRef<double> reMatrix,
                      ArrayRef<double> imMatrix) -> Value {
     Value result = node.create<graph::MatMulOp>(
@@ -1862,12 +1875,92 @@ static LogicalResult importDFT(NodeImporter &node) {
   };
   Value real = product(a, b);
   if (irfft || !real)
-    return node.setResults(real);
+    return real;
   Value imag = product(c, d);
   if (!imag)
+    return {};
+  return node.create<graph::ConcatOp>(ValueRange{real, imag},
+                                      static_cast<uint64_t>(rank - 1));
+}
+
+/// STFT (opset 17): the signal [B, L, 1 or 2] cut into frames of the
+/// window's length every frame_step samples (constants), each weighted by
+/// the window and transformed (DFT of frame_length points, one-sided by
+/// default): [B, frames, bins, 2].
+static LogicalResult importSTFT(NodeImporter &node) {
+  Value signal = node.getInput(0), window = node.getInput(2);
+  if (!signal)
+    return node.emitError() << "needs a signal";
+  RankedTensorType type = getType(signal);
+  if (type.getRank() != 3 || !type.hasStaticShape() ||
+      !type.getElementType().isF32() ||
+      (type.getDimSize(2) != 1 && type.getDimSize(2) != 2))
+    return node.emitError()
+           << "needs a static f32 signal [B, L, 1 or 2], got " << type;
+  auto step = getConstantInts(node, 1, "frame_step");
+  if (!step)
     return failure();
-  return node.setResults(node.create<graph::ConcatOp>(
-      ValueRange{real, imag}, static_cast<uint64_t>(rank - 1)));
+  bool onesided = node.getInt("onesided", 1) != 0;
+  if (node.hasFailed())
+    return failure();
+  int64_t batch = type.getDimSize(0), samples = type.getDimSize(1),
+          parts = type.getDimSize(2);
+  int64_t windowLength = -1, frameLength = -1;
+  if (window) {
+    if (getType(window).getRank() != 1 || !getType(window).hasStaticShape())
+      return node.emitError()
+             << "the window must be 1-D, got " << window.getType();
+    windowLength = getType(window).getDimSize(0);
+  }
+  if (node.getInput(3)) {
+    auto given = getConstantInts(node, 3, "frame_length");
+    if (!given)
+      return failure();
+    if (given->size() != 1)
+      return node.emitError() << "frame_length must be one integer";
+    frameLength = given->front();
+  }
+  if (frameLength < 0)
+    frameLength = windowLength >= 0 ? windowLength : samples;
+  if (windowLength < 0)
+    windowLength = frameLength;
+  if (step->size() != 1 || step->front() <= 0 || frameLength <= 0 ||
+      frameLength > samples)
+    return node.emitError() << "frame_step must be positive and frame_length "
+                               "between 1 and the signal's "
+                            << samples << " samples";
+  int64_t hop = step->front();
+  int64_t frames = 1 + (samples - frameLength) / hop;
+  SmallVector<Value> cut;
+  for (int64_t f = 0; f < frames; ++f) {
+    int64_t begin = f * hop, end = std::min(begin + windowLength, samples);
+    Value frame = node.create<graph::SliceOp>(
+        signal, ArrayRef<int64_t>{0, begin, 0},
+        ArrayRef<int64_t>{batch, end, parts}, ArrayRef<int64_t>{1, 1, 1});
+    if (frame && end - begin < windowLength) {
+      Builder &b = node.getBuilder();
+      frame = node.create<graph::PadOp>(
+          frame,
+          b.getDenseI64ArrayAttr({0, 0, 0, 0, windowLength - (end - begin), 0}),
+          b.getStringAttr("constant"), b.getF64FloatAttr(0.0));
+    }
+    frame = frame ? reshapeTo(node, frame, {batch, 1, windowLength, parts})
+                  : Value();
+    if (!frame)
+      return failure();
+    cut.push_back(frame);
+  }
+  Value framed = cut.size() == 1 ? cut.front()
+                                 : node.create<graph::ConcatOp>(ValueRange(cut),
+                                                                uint64_t(1));
+  if (framed && window) {
+    Value weights = reshapeTo(node, window, {1, 1, windowLength, 1});
+    framed = weights ? node.create<graph::MulOp>(framed, weights) : Value();
+  }
+  if (!framed)
+    return failure();
+  return node.setResults(
+      dft(node, framed, 2, frameLength, /*inverse=*/false, onesided));
 }
 
 void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
@@ -1910,6 +2003,7 @@ void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
   registry.add("SpaceToDepth", /*minOpset=*/1, importSpaceToDepth);
   registry.add("Split", /*minOpset=*/1, importSplit);
   registry.add("Squeeze", /*minOpset=*/1, importSqueeze);
+  registry.add("STFT", /*minOpset=*/17, importSTFT);
   registry.add("Tile", /*minOpset=*/6, importTile);
   registry.add("Transpose", /*minOpset=*/1, importTranspose);
   registry.add("Trilu", /*minOpset=*/14, importTrilu);
