@@ -48,6 +48,11 @@ struct Accumulation {
   mlir::Value acc, inputScale, weightScale;
 };
 
+/// The bounds on subgraphs (GraphImportState::subgraphDepth and
+/// subgraphNodes).
+constexpr int kMaxSubgraphDepth = 16;
+constexpr int64_t kMaxSubgraphNodes = 200000;
+
 struct GraphImportState {
   mlir::MLIRContext *context = nullptr;
   /// Folder that external data must stay inside; empty: none allowed.
@@ -65,6 +70,12 @@ struct GraphImportState {
   std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
       const onnx::GraphProto &graph, mlir::ValueRange inputs)>
       importSubgraph;
+  /// How deep the subgraph being imported is nested, and how many subgraph
+  /// nodes (counting each unrolled iteration) have been imported: both are
+  /// bounded (kMaxSubgraphDepth, kMaxSubgraphNodes), so that a hostile or
+  /// runaway model gets an error, not an exhausted stack or memory.
+  int subgraphDepth = 0;
+  int64_t subgraphNodes = 0;
   /// What DequantizeLinear nodes made, and the exact products of it.
   llvm::DenseMap<mlir::Value, DequantizedValue> dequantized;
   llvm::DenseMap<mlir::Value, Accumulation> accumulations;

@@ -21,6 +21,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -166,19 +167,23 @@ LogicalResult ModelImporter::checkNodes(const onnx::GraphProto &graph) {
   // The graph's nodes and those of its subgraphs (If branches, Loop and
   // Scan bodies), at any depth.
   SmallVector<std::pair<unsigned, const onnx::NodeProto *>> nodes;
-  std::function<void(const onnx::GraphProto &)> collect =
-      [&](const onnx::GraphProto &g) {
+  // (Deeper than the import takes, subgraphs are not looked into: their
+  // import refuses them.)
+  std::function<void(const onnx::GraphProto &, int)> collect =
+      [&](const onnx::GraphProto &g, int depth) {
         for (auto [index, node] : llvm::enumerate(g.node())) {
           nodes.push_back({static_cast<unsigned>(index), &node});
+          if (depth >= kMaxSubgraphDepth)
+            continue;
           for (const onnx::AttributeProto &attr : node.attribute()) {
             if (attr.has_g())
-              collect(attr.g());
+              collect(attr.g(), depth + 1);
             for (const onnx::GraphProto &sub : attr.graphs())
-              collect(sub);
+              collect(sub, depth + 1);
           }
         }
       };
-  collect(graph);
+  collect(graph, 0);
   for (auto [index, nodePtr] : nodes) {
     const onnx::NodeProto &node = *nodePtr;
     UnsupportedNode entry{getNodeName(node, index), node.op_type(),
@@ -527,6 +532,20 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
 FailureOr<SmallVector<Value>>
 ModelImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
                               OpBuilder &builder) {
+  if (state.subgraphDepth >= kMaxSubgraphDepth) {
+    emitModelError() << "subgraph '" << graph.name() << "' is nested more than "
+                     << kMaxSubgraphDepth << " deep";
+    return failure();
+  }
+  state.subgraphNodes += graph.node_size();
+  if (state.subgraphNodes > kMaxSubgraphNodes) {
+    emitModelError() << "importing subgraph '" << graph.name()
+                     << "' (unrolling its loops) would build more than "
+                     << kMaxSubgraphNodes << " nodes";
+    return failure();
+  }
+  ++state.subgraphDepth;
+  auto leave = llvm::make_scope_exit([&] { --state.subgraphDepth; });
   // The names the subgraph defines hide the enclosing graph's while it is
   // imported, and are removed after (so that a body imports again).
   llvm::StringMap<Value> hidden;

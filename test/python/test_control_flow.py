@@ -142,3 +142,44 @@ def test_unsupported_ops_inside_a_body_are_listed(tmp_path):
     assert checked.unsupported["Unique"] == ["inner_unique"]
     with pytest.raises(kiln.CompileError, match=r"Unique \u00d71 \('inner_unique'\)"):
         kiln.compile(path)
+
+
+def test_nesting_and_unrolling_are_bounded(tmp_path):
+    """A hostile model gets an error, not an exhausted stack or memory:
+    If nested 20 deep (Kiln takes 16), and a Loop whose unrolling would
+    build 4000 x 60 nodes (Kiln builds at most 200000)."""
+    c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    x = helper.make_tensor_value_info("x", F, [2, 3])
+    branch = _branch("leaf", "Relu", "r0")
+    for depth in range(20):
+        out = f"r{depth + 1}"
+        node = helper.make_node("If", ["c"], [out], then_branch=branch,
+                                else_branch=_branch(f"else{depth}", "Neg", out))
+        branch = helper.make_graph([node], f"level{depth}", [],
+                                   [helper.make_tensor_value_info(out, F, [2, 3])])
+    graph = helper.make_graph(list(branch.node), "nested", [c, x],
+                              [helper.make_tensor_value_info("r20", F, [2, 3])])
+    _, path = _save(tmp_path, graph)
+    with pytest.raises(kiln.CompileError, match="is nested more than 16 deep"):
+        kiln.compile(path)
+
+    nodes = [helper.make_node("Identity", ["c"], ["c_out"])]
+    last = "v"
+    for i in range(59):
+        nodes.append(helper.make_node("Relu", [last], [f"a{i}"]))
+        last = f"a{i}"
+    nodes[-1].output[0] = "v_out"
+    body = helper.make_graph(
+        nodes, "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                        helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                        helper.make_tensor_value_info("v", F, [2])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", F, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["m", "", "v0"], ["v"], body=body)], "loop",
+        [helper.make_tensor_value_info("v0", F, [2])],
+        [helper.make_tensor_value_info("v", F, [2])],
+        [numpy_helper.from_array(np.array(4000, np.int64), "m")])
+    _, path = _save(tmp_path, graph)
+    with pytest.raises(kiln.CompileError, match="would build more than 200000 nodes"):
+        kiln.compile(path)
