@@ -545,7 +545,7 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
     return failure();
   }
   ++state.subgraphDepth;
-  auto leave = llvm::make_scope_exit([&] { --state.subgraphDepth; });
+  auto leave = llvm::scope_exit([&] { --state.subgraphDepth; });
   // The names the subgraph defines hide the enclosing graph's while it is
   // imported, and are removed after (so that a body imports again).
   llvm::StringMap<Value> hidden;

@@ -38,6 +38,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ._compile import compile as kiln_compile
+from ._errors import KilnError
 from ._model import load
 
 QUANTIZED_OPS = ("Conv", "MatMul", "Gemm")
@@ -781,3 +782,78 @@ class _ErrorStats:
         if self.norm_a == 0.0 and self.norm_b == 0.0:
             return 1.0
         return self.dot / math.sqrt(max(self.norm_a * self.norm_b, 1e-300))
+
+
+def load_calibration(folder):
+    """The calibration samples in `folder`, in name order: each ``.npy``
+    file one sample of a model of one input, each ``.npz`` file one sample
+    with its arrays named after the inputs. Returns (samples, file names).
+
+    Raises:
+      ValueError: the folder is missing, holds no sample, or mixes the two.
+    """
+    if not os.path.isdir(folder):
+        raise ValueError(f"kiln.quantize: calibration folder {folder!r} does not exist")
+    files = sorted(f for f in os.listdir(folder) if f.endswith((".npy", ".npz")))
+    if not files:
+        raise ValueError(f"kiln.quantize: calibration folder {folder!r} holds no "
+                         ".npy or .npz file")
+    if len({os.path.splitext(f)[1] for f in files}) > 1:
+        raise ValueError(f"kiln.quantize: calibration folder {folder!r} mixes .npy "
+                         "and .npz files; use one kind")
+    samples = []
+    for name in files:
+        path = os.path.join(folder, name)
+        try:
+            if name.endswith(".npy"):
+                samples.append(np.load(path, allow_pickle=False))
+            else:
+                with np.load(path, allow_pickle=False) as archive:
+                    samples.append({key: archive[key] for key in archive.files})
+        except (OSError, ValueError) as error:
+            raise ValueError(f"kiln.quantize: calibration file {path!r} cannot be "
+                             f"read: {error}") from error
+    return samples, files
+
+
+def main(argv=None):
+    """``python -m kiln.quantize model.onnx out.onnx --calibration DIR``:
+    what ``kiln-compile --quantize=int8`` runs. The report goes to standard
+    error; a bad argument or sample exits 1 with its message."""
+    import argparse
+    import re
+    import sys
+    parser = argparse.ArgumentParser(
+        prog="python -m kiln.quantize",
+        description="Quantise an ONNX model to int8 (a QDQ model) from "
+                    "calibration samples.")
+    parser.add_argument("model", help="the float .onnx model")
+    parser.add_argument("output", help="where to write the QDQ .onnx model")
+    parser.add_argument("--calibration", required=True,
+                        help="a folder of .npy (one-input models) or .npz "
+                             "samples, taken in name order")
+    parser.add_argument("--method", default="minmax", choices=METHODS)
+    parser.add_argument("--per-tensor", action="store_true",
+                        help="one weight scale per tensor (default: per channel)")
+    parser.add_argument("--report-samples", type=int, default=16)
+    args = parser.parse_args(argv)
+    try:
+        samples, files = load_calibration(args.calibration)
+        report = quantize(args.model, samples, args.output, method=args.method,
+                          per_channel=not args.per_tensor,
+                          report_samples=args.report_samples)
+    except (ValueError, OSError, KilnError) as error:
+        message = str(error)
+        # Name the file behind a sample number.
+        found = re.search(r"calibration sample (\d+)", message)
+        if found and int(found.group(1)) < len(files):
+            message += f" (file {files[int(found.group(1))]!r})"
+        print(message, file=sys.stderr)
+        return 1
+    print(report, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main())

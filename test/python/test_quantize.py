@@ -281,3 +281,37 @@ def test_prune_refuses_what_it_cannot_follow(tmp_path):
         kiln.prune(model, tmp_path / "p.onnx", sparsity=1.0)
     with pytest.raises(ValueError, match="unknown method 'l2'"):
         kiln.prune(model, tmp_path / "p.onnx", method="l2")
+
+
+def test_kiln_compile_quantize(cnn, tmp_path):
+    """kiln-compile --quantize=int8 --calibration DIR: the same quantiser from
+    .npy files, then the compile; the int8 model against float on held-out
+    samples. Bad calibration folders are named."""
+    import subprocess
+    from kiln_testing import KILN_COMPILE
+    onnx.save(cnn, tmp_path / "f.onnx")
+    folder = tmp_path / "calibration"
+    folder.mkdir()
+    for i, x in enumerate(images(16)):
+        np.save(folder / f"{i:03d}.npy", x)
+    done = subprocess.run(
+        [KILN_COMPILE, tmp_path / "f.onnx", "--quantize=int8", "--calibration", folder,
+         "--quantize-method=percentile", "-o", tmp_path / "q.so"],
+        capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "output fc: cosine" in done.stderr  # the report
+    ours = kiln.load(tmp_path / "q.so")
+    name = cnn.graph.output[0].name
+    float_model = sessions(cnn)
+    for x in images(4):
+        assert cosine(float_model({"input": x})[name], ours.run({"input": x})[name]) >= 0.99
+
+    np.save(folder / "bad.npy", np.zeros((1, 3, 32, 32), np.float32))
+    for args, message in [
+            (["--quantize=int8"], "needs calibration samples: --calibration DIR"),
+            (["--quantize=int4", "--calibration", folder], "unknown --quantize value 'int4'"),
+            (["--quantize=int8", "--calibration", tmp_path / "none"], "does not exist"),
+            (["--quantize=int8", "--calibration", folder], "(file 'bad.npy')")]:
+        done = subprocess.run([KILN_COMPILE, tmp_path / "f.onnx", *args, "-o", tmp_path / "x.so"],
+                              capture_output=True, text=True)
+        assert done.returncode == 1 and message in done.stderr, done.stderr

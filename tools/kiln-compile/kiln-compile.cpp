@@ -2,10 +2,19 @@
 
 #include "kiln/compiler.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <optional>
+#include <unistd.h>
 
 using namespace llvm;
 
@@ -148,6 +157,99 @@ cl::opt<bool> report(
              "database configured, the workspace"),
     cl::cat(category));
 
+cl::opt<std::string> quantize(
+    "quantize",
+    cl::desc("Quantise the model before compiling it: int8 (post-training, "
+             "calibrated on --calibration by kiln.quantize, which writes a QDQ "
+             "model; needs Python 3 with the kiln package, numpy and onnx: "
+             "KILN_PYTHON names the interpreter, else the one Kiln was built "
+             "with, else python3)"),
+    cl::value_desc("int8"), cl::cat(category));
+cl::opt<std::string> calibration(
+    "calibration",
+    cl::desc("The calibration samples of --quantize: a folder of .npy files "
+             "(one sample each, for a model of one input) or .npz files (one "
+             "sample each, the arrays named after the inputs), in name order"),
+    cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string> quantizeMethod(
+    "quantize-method",
+    cl::desc("How --quantize calibrates: minmax (default), percentile or "
+             "entropy"),
+    cl::init("minmax"), cl::cat(category));
+
+/// The folder of the kiln Python package that goes with this executable
+/// (<bin>/../python in a build or an install), or empty.
+std::string kilnPythonPath(const char *argv0) {
+  std::string exe = sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&kilnPythonPath));
+  SmallString<256> dir(sys::path::parent_path(sys::path::parent_path(exe)));
+  sys::path::append(dir, "python");
+  SmallString<256> init(dir);
+  sys::path::append(init, "kiln", "__init__.py");
+  return sys::fs::exists(init) ? std::string(dir) : std::string();
+}
+
+/// Runs kiln.quantize on `model` with the --calibration samples, writing the
+/// QDQ model to `output`; its report goes to standard error. Returns false
+/// after printing why it failed.
+bool quantizeModel(const char *argv0, const std::string &model,
+                   const std::string &output) {
+  if (quantize != "int8") {
+    errs() << "kiln-compile: error: unknown --quantize value '" << quantize
+           << "' (expected int8)\n";
+    return false;
+  }
+  if (calibration.empty()) {
+    errs() << "kiln-compile: error: --quantize=int8 needs calibration samples: "
+              "--calibration DIR\n";
+    return false;
+  }
+  // KILN_PYTHON, else the interpreter Kiln was built with, else python3.
+  std::string python;
+  if (const char *given = std::getenv("KILN_PYTHON"))
+    python = given;
+  else if (sys::fs::can_execute(KILN_PYTHON_EXECUTABLE))
+    python = KILN_PYTHON_EXECUTABLE;
+  else if (ErrorOr<std::string> found = sys::findProgramByName("python3"))
+    python = *found;
+  if (python.empty()) {
+    errs() << "kiln-compile: error: --quantize runs kiln.quantize in Python, "
+              "and no python3 is on the PATH (set KILN_PYTHON)\n";
+    return false;
+  }
+  // The environment, with the package beside this executable first on
+  // PYTHONPATH.
+  std::vector<std::string> environment;
+  std::string packages = kilnPythonPath(argv0);
+  bool sawPath = false;
+  for (char **entry = environ; *entry; ++entry) {
+    StringRef text(*entry);
+    if (text.starts_with("PYTHONPATH=") && !packages.empty()) {
+      environment.push_back("PYTHONPATH=" + packages + ":" +
+                            text.drop_front(11).str());
+      sawPath = true;
+    } else {
+      environment.push_back(text.str());
+    }
+  }
+  if (!sawPath && !packages.empty())
+    environment.push_back("PYTHONPATH=" + packages);
+  SmallVector<StringRef> env(environment.begin(), environment.end());
+  SmallVector<StringRef> args = {python,      "-m",       "kiln.quantize",
+                                 model,       output,     "--calibration",
+                                 calibration, "--method", quantizeMethod};
+  std::string error;
+  int status = sys::ExecuteAndWait(python, args, env, {}, 0, 0, &error);
+  if (status != 0) {
+    errs() << "kiln-compile: error: quantising the model failed"
+           << (error.empty() ? std::string(" (its message is above)")
+                             : ": " + error)
+           << "\n";
+    return false;
+  }
+  return true;
+}
+
 /// Parses NAME=D0xD1x...; a scalar is NAME= with nothing after it.
 bool parseInputShape(StringRef text, kiln::CompileOptions &options,
                      std::string &error) {
@@ -280,8 +382,21 @@ int main(int argc, char **argv) {
     outs() << inputPath << ": " << checked.report;
     return checked.ok ? 0 : 1;
   }
+  std::string modelPath = inputPath;
+  SmallString<128> quantized;
+  std::optional<FileRemover> removeQuantized;
+  if (!quantize.empty()) {
+    if (sys::fs::createTemporaryFile("kiln-quantized", "onnx", quantized)) {
+      errs() << "kiln-compile: error: cannot create a temporary file\n";
+      return 1;
+    }
+    removeQuantized.emplace(quantized);
+    if (!quantizeModel(argv[0], inputPath, std::string(quantized)))
+      return 1;
+    modelPath = std::string(quantized);
+  }
   kiln::CompileResult result =
-      kiln::compileFile(inputPath, outputPath, options);
+      kiln::compileFile(modelPath, outputPath, options);
   if (report)
     errs() << result.report;
   if (result.ok && printPipeline)
