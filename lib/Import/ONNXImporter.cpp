@@ -91,6 +91,7 @@ private:
   LogicalResult checkOpset(const onnx::GraphProto &graph);
   LogicalResult importNode(const onnx::NodeProto &node, unsigned index,
                            OpBuilder &builder);
+  Value importInitializer(const onnx::TensorProto &init, OpBuilder &builder);
   FailureOr<SmallVector<Value>> importSubgraph(const onnx::GraphProto &graph,
                                                ValueRange inputs,
                                                OpBuilder &builder);
@@ -529,6 +530,17 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
   return success();
 }
 
+/// A graph.constant of initializer `init`; null after an error.
+Value ModelImporter::importInitializer(const onnx::TensorProto &init,
+                                       OpBuilder &builder) {
+  Location loc = NameLoc::get(
+      StringAttr::get(&context, init.name() + " (initializer)"), fileLoc);
+  ElementsAttr value =
+      importTensor(init, state, loc, "initializer '" + init.name() + "'");
+  return value ? graph::ConstantOp::create(builder, loc, cast<TypedAttr>(value))
+               : Value();
+}
+
 FailureOr<SmallVector<Value>>
 ModelImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
                               OpBuilder &builder) {
@@ -565,16 +577,12 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
   for (auto [input, value] : llvm::zip(graph.input(), inputs))
     define(input.name(), value);
   for (const onnx::TensorProto &init : graph.initializer()) {
-    Location loc = NameLoc::get(
-        StringAttr::get(&context, init.name() + " (initializer)"), fileLoc);
-    ElementsAttr value =
-        importTensor(init, state, loc, "initializer '" + init.name() + "'");
-    if (!value) {
+    Value constant = importInitializer(init, builder);
+    if (!constant) {
       restore();
       return failure();
     }
-    define(init.name(),
-           graph::ConstantOp::create(builder, loc, cast<TypedAttr>(value)));
+    define(init.name(), constant);
   }
   for (const onnx::NodeProto &node : graph.node()) {
     for (const std::string &input : node.input())
@@ -713,17 +721,12 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
                  "max", builder.getI64IntegerAttr(batchBounds.second))})));
 
   for (const onnx::TensorProto &init : graph.initializer()) {
-    Location loc = NameLoc::get(
-        StringAttr::get(&context, init.name() + " (initializer)"), fileLoc);
-    ElementsAttr value =
-        importTensor(init, state, loc, "initializer '" + init.name() + "'");
-    if (!value) {
+    Value constant = importInitializer(init, builder);
+    if (!constant) {
       if (!undefine(std::vector<std::string>{init.name()}))
         return nullptr;
       continue;
     }
-    Value constant =
-        graph::ConstantOp::create(builder, loc, cast<TypedAttr>(value));
     if (!state.values.try_emplace(init.name(), constant).second)
       return fail(emitModelError()
                   << "initializer '" << init.name() << "' is defined twice");
