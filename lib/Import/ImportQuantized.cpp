@@ -116,8 +116,13 @@ static FailureOr<std::pair<int64_t, int64_t>> quantAxis(NodeImporter &node,
 }
 
 /// The elements of a graph.constant of 8-, 16- or 32-bit integers or of f32
-/// (inline or a blob), in row-major order, as doubles; nothing otherwise.
+/// (inline or a blob; through reshapes), in row-major order, as doubles;
+/// nothing otherwise.
 static std::optional<std::vector<double>> constantElements(Value value) {
+  // A reshape keeps the row-major order: look through it.
+  while (auto reshape = value ? value.getDefiningOp<graph::ReshapeOp>()
+                              : graph::ReshapeOp())
+    value = reshape.getInput();
   auto constant = value ? value.getDefiningOp<graph::ConstantOp>() : nullptr;
   if (!constant)
     return std::nullopt;
@@ -214,6 +219,39 @@ static Value foldDequantizeLinear(NodeImporter &node, Value x, Value scale,
   return node.create<graph::ConstantOp>(cast<TypedAttr>(attr));
 }
 
+/// `x` (integers) in f32: a constant converted here (a bias, which the
+/// graph passes then fold into the convolution), else a cast.
+static Value integersAsF32(NodeImporter &node, Value x) {
+  Type f32 = Float32Type::get(node.getContext());
+  if (!x)
+    return x;
+  if (Value folded = foldDequantizeLinear(node, x, Value(), Value(), 0, 0, f32))
+    return folded;
+  return castTo(node, x, f32);
+}
+
+/// Whether two zero points (null: 0) are the same, as values.
+static bool sameZeroPoint(Value a, Value b) {
+  if (a == b)
+    return true;
+  std::optional<std::vector<double>> va =
+      a ? constantElements(a) : std::vector<double>{0.0};
+  std::optional<std::vector<double>> vb =
+      b ? constantElements(b) : std::vector<double>{0.0};
+  return va && vb && va->size() == 1 && vb->size() == 1 &&
+         va->front() == vb->front();
+}
+
+/// q - zero_point in f32 as the QuantizeLinear that made q recorded it;
+/// null where it recorded nothing for that zero point.
+static Value recordedShift(NodeImporter &node, Value q, Value zeroPoint) {
+  auto it = node.getState().quantizedShifts.find(q);
+  if (it == node.getState().quantizedShifts.end() ||
+      !sameZeroPoint(it->second.second, zeroPoint))
+    return {};
+  return it->second.first;
+}
+
 /// DequantizeLinear (opset 10): (x - zero_point) * scale in f32, then the
 /// scale's type (or `output_dtype`). Float8 and float4 inputs have no zero
 /// point (it must be 0).
@@ -238,6 +276,16 @@ static LogicalResult importDequantizeLinear(NodeImporter &node) {
   }
   Value result = foldDequantizeLinear(node, x, scale, zeroPoint, axis->first,
                                       axis->second, resultElement);
+  Value shifted = recordedShift(node, x, zeroPoint);
+  if (!result && shifted && resultElement.isF32() &&
+      tensorType(scale).getNumElements() == 1) {
+    Value s = node.create<graph::ReshapeOp>(castTo(node, scale, f32),
+                                            ArrayRef<int64_t>{},
+                                            /*allow_zero=*/false);
+    result = s ? node.create<graph::MulOp>(shifted, s) : Value();
+    if (!result)
+      return failure();
+  }
   if (!result) {
     ArrayRef<int64_t> shape = tensorType(x).getShape();
     Value value = castTo(node, x, f32);
@@ -266,29 +314,40 @@ static LogicalResult importDequantizeLinear(NodeImporter &node) {
   return node.setResults(result);
 }
 
-/// round(x / scale) + zero_point, clamped to the range of `target`, an
-/// integer type: the integer half of QuantizeLinear.
+/// round(scaled) + zero_point, saturated to the range of `target`, an
+/// integer type of at most 16 bits: the integer half of QuantizeLinear.
+/// Rounded (half to even) in the type of `scaled`, then computed in f32,
+/// where such integers are exact. `shifted`, when given, receives the f32
+/// value q - zero_point, which a DequantizeLinear of the result and the next
+/// quantised product use rather than converting q back.
 static Value quantizeToInteger(NodeImporter &node, Value scaled, Value zp,
-                               Type target) {
-  Type i32 = IntegerType::get(node.getContext(), 32);
+                               Type target, Value *shifted = nullptr) {
+  Type f32 = Float32Type::get(node.getContext());
   unsigned width = target.getIntOrFloatBitWidth();
   bool isUnsigned = target.isUnsignedInteger();
   double low = isUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
   double high =
       isUnsigned ? std::ldexp(1.0, width) - 1 : std::ldexp(1.0, width - 1) - 1;
-  // Rounded to an integer (half to even) first, the zero point added in
-  // integers: as exact as ONNX's reference for any scaled value in range.
+  Value zpf = castTo(node, zp, f32);
+  Value lower = createScalar(node, f32, low);
+  Value upper = createScalar(node, f32, high);
+  if (zpf) {
+    lower = node.create<graph::SubOp>(lower, zpf);
+    upper = lower ? node.create<graph::SubOp>(upper, zpf) : Value();
+  }
   Value value = node.create<graph::RoundOp>(scaled);
-  value = castTo(node, value, i32);
-  if (value && zp)
-    value = node.create<graph::AddOp>(value, zp);
-  if (value)
-    value = node.create<graph::MaxOp>(
-        ValueRange{value, createScalar(node, i32, low)});
-  if (value)
-    value = node.create<graph::MinOp>(
-        ValueRange{value, createScalar(node, i32, high)});
-  return value ? castTo(node, value, target) : Value();
+  value = castTo(node, value, f32);
+  if (value && lower)
+    value = node.create<graph::MaxOp>(ValueRange{value, lower});
+  if (value && upper)
+    value = node.create<graph::MinOp>(ValueRange{value, upper});
+  if (!value)
+    return {};
+  if (shifted)
+    *shifted = value;
+  if (zpf)
+    value = node.create<graph::AddOp>(value, zpf);
+  return castTo(node, value, target);
 }
 
 static Value requantizeAccumulation(NodeImporter &node, Value x, Value scale,
@@ -350,7 +409,11 @@ static LogicalResult importQuantizeLinear(NodeImporter &node) {
       if (!zp)
         return failure();
     }
-    Value result = quantizeToInteger(node, scaled, zp, target);
+    Value shifted;
+    Value result = quantizeToInteger(node, scaled, zp, target, &shifted);
+    if (result && tensorType(scale).getNumElements() == 1 &&
+        (!zeroPoint || tensorType(zeroPoint).getNumElements() == 1))
+      node.getState().quantizedShifts[result] = {shifted, zeroPoint};
     return result ? node.setResults(result) : failure();
   }
   if (zeroPoint && isa<Float4E2M1FNType>(target)) {
@@ -457,6 +520,8 @@ static Value shiftedOperand(NodeImporter &node, Value x, Value zeroPoint,
                      << " must be a scalar, got " << zeroPoint.getType();
     return {};
   }
+  if (Value shifted = recordedShift(node, x, zeroPoint))
+    return shifted;
   // A constant (a weight) is shifted here, into a float constant that the
   // graph passes pack.
   if (Value folded = foldDequantizeLinear(node, x, /*scale=*/Value(), zeroPoint,
@@ -478,7 +543,8 @@ static Value shiftedOperand(NodeImporter &node, Value x, Value zeroPoint,
 /// reference adds the zero point before rounding, which differs only at a
 /// tie with an odd zero point). `multiplier` broadcasts against acc.
 static Value requantize(NodeImporter &node, Value acc, Value multiplier,
-                        Value zeroPoint, Type target) {
+                        Value zeroPoint, Type target,
+                        Value *shifted = nullptr) {
   Value value = node.create<graph::MulOp>(acc, multiplier);
   Value zp;
   if (value && zeroPoint)
@@ -487,7 +553,19 @@ static Value requantize(NodeImporter &node, Value acc, Value multiplier,
         ArrayRef<int64_t>{}, /*allow_zero=*/false);
   if (!value || (zeroPoint && !zp))
     return {};
-  return quantizeToInteger(node, value, zp, target);
+  return quantizeToInteger(node, value, zp, target, shifted);
+}
+
+/// requantize() of a QLinear operator's result, recording q - zero point
+/// for the next quantised operator (a scalar zero point only).
+static Value requantizeAndRecord(NodeImporter &node, Value acc,
+                                 Value multiplier, Value zeroPoint,
+                                 Type target) {
+  Value shifted;
+  Value result = requantize(node, acc, multiplier, zeroPoint, target, &shifted);
+  if (result && (!zeroPoint || tensorType(zeroPoint).getNumElements() == 1))
+    node.getState().quantizedShifts[result] = {shifted, zeroPoint};
+  return result;
 }
 
 /// x_scale * w_scale / y_scale, computed in the scales' type (as ONNX's
@@ -517,6 +595,19 @@ static Value requantMultiplier(NodeImporter &node, Value xScale, Value wScale,
                                           /*allow_zero=*/false);
   if (!x || !w || !y)
     return {};
+  // Constant scales (the usual case) make a constant multiplier, which the
+  // graph passes lay out with the convolution's result.
+  std::optional<std::vector<double>> xv = constantElements(x),
+                                     wv = constantElements(w),
+                                     yv = constantElements(y);
+  if (scaleType.isF32() && xv && wv && yv && xv->size() == 1 &&
+      yv->size() == 1) {
+    std::vector<float> values(wv->size());
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = (float(xv->front()) * float((*wv)[i])) / float(yv->front());
+    return node.create<graph::ConstantOp>(cast<TypedAttr>(
+        DenseElementsAttr::get(tensorType(w), ArrayRef<float>(values))));
+  }
   Value product = node.create<graph::MulOp>(x, w);
   Value multiplier = product ? node.create<graph::DivOp>(product, y) : Value();
   return castTo(node, multiplier, Float32Type::get(node.getContext()));
@@ -577,7 +668,8 @@ static LogicalResult importQLinearMatMul(NodeImporter &node) {
     return node.emitError()
            << "y_zero_point must be int8 or uint8, got " << elementType(yZero);
   Type target = yZero ? elementType(yZero) : elementType(a);
-  return node.setResults(requantize(node, acc, multiplier, yZero, target));
+  return node.setResults(
+      requantizeAndRecord(node, acc, multiplier, yZero, target));
 }
 
 /// ConvInteger (opset 10): the convolution of (x - x_zero_point) and
@@ -614,12 +706,11 @@ static LogicalResult importQLinearConv(NodeImporter &node) {
   Value weight = shiftedOperand(node, w, wZero, 0, "w");
   if (!input || !weight)
     return failure();
-  Type f32 = Float32Type::get(node.getContext());
   if (bias && !elementType(bias).isInteger(32))
     return node.emitError()
            << "the bias must be int32, got " << elementType(bias);
   FailureOr<Value> conv =
-      createConvFromAttributes(node, input, weight, castTo(node, bias, f32));
+      createConvFromAttributes(node, input, weight, integersAsF32(node, bias));
   if (failed(conv))
     return failure();
   ArrayRef<int64_t> outShape = tensorType(*conv).getShape();
@@ -639,7 +730,8 @@ static LogicalResult importQLinearConv(NodeImporter &node) {
     return node.emitError()
            << "y_zero_point must be int8 or uint8, got " << elementType(yZero);
   Type target = yZero ? elementType(yZero) : elementType(x);
-  return node.setResults(requantize(node, *conv, multiplier, yZero, target));
+  return node.setResults(
+      requantizeAndRecord(node, *conv, multiplier, yZero, target));
 }
 
 //===----------------------------------------------------------------------===//
@@ -705,7 +797,7 @@ static Value quantizedBias(NodeImporter &node, Value value,
     if (std::abs(actual - expected) > 1e-6 * std::abs(expected))
       return {};
   }
-  return castTo(node, b.integer, Float32Type::get(node.getContext()));
+  return integersAsF32(node, b.integer);
 }
 
 /// `acc * inputScale * weightScale`, recorded as an Accumulation.
@@ -823,20 +915,26 @@ static Value requantizeAccumulation(NodeImporter &node, Value x, Value scale,
       zeroPoint ? constantElements(zeroPoint) : std::vector<double>{0.0};
   if (!bounds.empty() && (!ys || !zp || zp->size() != 1))
     return {};
-  Value result;
+  Type f32 = Float32Type::get(node.getContext());
+  Value zpf;
+  if (zeroPoint)
+    zpf = node.create<graph::ReshapeOp>(castTo(node, zeroPoint, f32),
+                                        ArrayRef<int64_t>{},
+                                        /*allow_zero=*/false);
+  // The result q, and t = q - zero point in f32.
+  Value result, shifted;
   if (accumulations.count(value)) {
     Accumulation accumulation = accumulations.lookup(value);
     Value multiplier = requantMultiplier(
         node, accumulation.inputScale, accumulation.weightScale, scale,
         [](Value v) { return v; }, [](Value v) { return v; });
     result = multiplier ? requantize(node, accumulation.acc, multiplier,
-                                     zeroPoint, target)
+                                     zeroPoint, target, &shifted)
                         : Value();
   } else {
     // sum(operand * (s / scale)) + (zero point - sum(z * (s / scale))): the
     // zero points folded into one constant, as onnxruntime's kernel does.
     Operation *add = value.getDefiningOp();
-    Type f32 = Float32Type::get(node.getContext());
     Value outScale = node.create<graph::ReshapeOp>(scale, ArrayRef<int64_t>{},
                                                    /*allow_zero=*/false);
     Value sum, offset;
@@ -851,10 +949,18 @@ static Value requantizeAccumulation(NodeImporter &node, Value x, Value scale,
                                               /*allow_zero=*/false);
       Value ratio =
           s && outScale ? node.create<graph::DivOp>(s, outScale) : Value();
-      Value term =
-          ratio
-              ? node.create<graph::MulOp>(castTo(node, d->integer, f32), ratio)
-              : Value();
+      // The integers in f32 (from the recorded shift, where there is one).
+      Value integers = castTo(node, d->integer, f32);
+      if (Value t = recordedShift(node, d->integer, d->zeroPoint))
+        integers = d->zeroPoint
+                       ? node.create<graph::AddOp>(
+                             t, node.create<graph::ReshapeOp>(
+                                    castTo(node, d->zeroPoint, f32),
+                                    ArrayRef<int64_t>{}, /*allow_zero=*/false))
+                       : t;
+      Value term = ratio && integers
+                       ? node.create<graph::MulOp>(integers, ratio)
+                       : Value();
       if (!term)
         return {};
       sum = sum ? node.create<graph::AddOp>(sum, term) : term;
@@ -872,24 +978,33 @@ static Value requantizeAccumulation(NodeImporter &node, Value x, Value scale,
     }
     if (offset)
       sum = node.create<graph::AddOp>(sum, offset);
-    result = sum ? quantizeToInteger(node, sum, Value(), target) : Value();
+    // The zero point is in the sum: q itself comes out, and t = q - zp.
+    result =
+        sum ? quantizeToInteger(node, sum, Value(), target, &shifted) : Value();
+    if (result && zpf)
+      shifted = node.create<graph::SubOp>(shifted, zpf);
   }
-  if (!result || bounds.empty())
-    return result;
-  // The bounds in the integers, innermost first.
-  Type i32 = IntegerType::get(node.getContext(), 32);
-  bool isUnsigned = target.isUnsignedInteger();
-  result = castTo(node, result, i32);
-  for (auto [lower, bound] : llvm::reverse(bounds)) {
-    double q = std::nearbyint(float(bound) / float(ys->front())) + zp->front();
-    q = std::clamp(q, isUnsigned ? 0.0 : -128.0, isUnsigned ? 255.0 : 127.0);
-    Value limit = createScalar(node, i32, q);
-    result = lower ? node.create<graph::MaxOp>(ValueRange{result, limit})
-                   : node.create<graph::MinOp>(ValueRange{result, limit});
-    if (!result)
-      return {};
+  if (!result || !shifted)
+    return {};
+  if (!bounds.empty()) {
+    // The bounds on t, innermost first, then q = t + zero point.
+    bool isUnsigned = target.isUnsignedInteger();
+    for (auto [lower, bound] : llvm::reverse(bounds)) {
+      double q =
+          std::nearbyint(float(bound) / float(ys->front())) + zp->front();
+      q = std::clamp(q, isUnsigned ? 0.0 : -128.0, isUnsigned ? 255.0 : 127.0);
+      Value limit = createScalar(node, f32, q - zp->front());
+      shifted = lower ? node.create<graph::MaxOp>(ValueRange{shifted, limit})
+                      : node.create<graph::MinOp>(ValueRange{shifted, limit});
+      if (!shifted)
+        return {};
+    }
+    result = castTo(
+        node, zpf ? node.create<graph::AddOp>(shifted, zpf) : shifted, target);
   }
-  return castTo(node, result, target);
+  if (result)
+    node.getState().quantizedShifts[result] = {shifted, zeroPoint};
+  return result;
 }
 
 //===----------------------------------------------------------------------===//
@@ -957,7 +1072,12 @@ static Value quantizeTensor(NodeImporter &node, Value value, Value scale,
     if (!zp)
       return {};
   }
-  return scaled ? quantizeToInteger(node, scaled, zp, target) : Value();
+  Value shifted;
+  Value result =
+      scaled ? quantizeToInteger(node, scaled, zp, target, &shifted) : Value();
+  if (result)
+    node.getState().quantizedShifts[result] = {shifted, zeroPoint};
+  return result;
 }
 
 /// QLinearAdd and QLinearMul: A, A_scale, A_zero_point, B, B_scale,
@@ -1152,9 +1272,9 @@ static LogicalResult importQGemm(NodeImporter &node) {
   if (yZero && !isByte(elementType(yZero)))
     return node.emitError()
            << "y_zero_point must be int8 or uint8, got " << elementType(yZero);
-  return node.setResults(
-      requantize(node, acc, multiplier, yZero,
-                 yZero ? elementType(yZero) : elementType(node.getInput(0))));
+  return node.setResults(requantizeAndRecord(
+      node, acc, multiplier, yZero,
+      yZero ? elementType(yZero) : elementType(node.getInput(0))));
 }
 
 void kiln::registerQuantizedImporters(NodeImporterRegistry &registry) {

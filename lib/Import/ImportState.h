@@ -76,6 +76,12 @@ struct GraphImportState {
   /// runaway model gets an error, not an exhausted stack or memory.
   int subgraphDepth = 0;
   int64_t subgraphNodes = 0;
+  /// The f32 value q - zero_point (exact) of each integer tensor q that a
+  /// QuantizeLinear made per tensor, with that zero point: a
+  /// DequantizeLinear of q with the same zero point, and the next quantised
+  /// product, use it rather than converting q back.
+  llvm::DenseMap<mlir::Value, std::pair<mlir::Value, mlir::Value>>
+      quantizedShifts;
   /// What DequantizeLinear nodes made, and the exact products of it.
   llvm::DenseMap<mlir::Value, DequantizedValue> dequantized;
   llvm::DenseMap<mlir::Value, Accumulation> accumulations;

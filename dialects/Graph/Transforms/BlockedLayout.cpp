@@ -71,7 +71,7 @@ bool isStaticNCHW(Type type) {
 /// spread NaNs through the zero weights.
 bool isBlockableUnary(Operation *op) {
   return isa<ReluOp, LeakyReluOp, EluOp, SigmoidOp, TanhOp, HardSigmoidOp,
-             HardSwishOp, NegOp, AbsOp>(op);
+             HardSwishOp, NegOp, AbsOp, RoundOp, FloorOp, CeilOp>(op);
 }
 
 /// The binary ops that take the layout (Div is not one: 0 / 0 in the

@@ -327,3 +327,19 @@ func.func @per_channel_constant_then_nchw(%x: tensor<1x6x4x4xf32>, %r: tensor<1x
   %1 = graph.sub %m, %r : (tensor<6x1x1xf32>, tensor<1x6x4x4xf32>) -> tensor<1x6x4x4xf32>
   return %0, %1 : tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>
 }
+
+// -----
+
+// Round (a requantisation between two convolutions) takes the layout: it
+// maps the padding channels' zeros to zeros.
+// CHECK-LABEL: func.func @round_between_convolutions
+// CHECK: %[[A:.+]] = graph.blocked_conv
+// CHECK: %[[R:.+]] = graph.round %[[A]] : tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: graph.blocked_conv %[[R]]
+func.func @round_between_convolutions(%x: tensor<1x6x4x4xf32>) -> tensor<1x6x4x4xf32> {
+  %w = graph.constant dense<0.5> : tensor<6x6x1x1xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x4x4xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x4x4xf32>
+  %1 = graph.round %0 : tensor<1x6x4x4xf32>
+  %2 = graph.conv %1, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x4x4xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x4x4xf32>
+  return %2 : tensor<1x6x4x4xf32>
+}
