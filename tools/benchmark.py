@@ -47,8 +47,11 @@ table, against the final peak, to stdout at the end.
 
 Models are names of tools/models builders (kiln_cnn, transformer, bert_base,
 mobilenetv2, and the light_* models: resnet50, squeezenet, inception_v1,
-vgg19, ...) or .onnx paths. These machines are shared and noisy: compare
-medians from one run.
+vgg19, ...) or .onnx paths; a name with -qdq or -qop appended is that model
+quantised to int8 by onnxruntime's quantize_static (per channel, after its
+pre-processing) in the QDQ or QOperator format, and every engine runs the
+same quantised file. These machines are shared and noisy: compare medians
+from one run.
 """
 
 import argparse
@@ -158,9 +161,62 @@ def worker_command(python, engine, step, **options):
 
 # -- Models -----------------------------------------------------------------
 
-def build_model(name, batch, workdir):
-    """The model's .onnx file at `batch`; raises RuntimeError if it cannot."""
+def quantize_model(path, out, quant_format, seed=0):
+    """`path` quantised to int8 by onnxruntime's quantize_static, as a
+    deployment team would: its pre-processing first, per-channel int8
+    weights, uint8 activations, 8 seeded random calibration samples;
+    quant_format "QDQ" or "QOperator"."""
+    import numpy as np
     import onnx
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
+                                          QuantType, quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    pre = out.with_suffix(".pre.onnx")
+    model = onnx.load(str(path))
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    if opset < 13:  # per-channel DequantizeLinear needs opset 13
+        import onnx.version_converter
+        model = onnx.version_converter.convert_version(model, 13)
+        path = out.with_suffix(".opset13.onnx")
+        onnx.save(model, str(path))
+    quant_pre_process(str(path), str(pre), skip_symbolic_shape=True)
+    model = onnx.load(str(pre))
+    rng = np.random.default_rng(seed)
+    feeds = []
+    for _ in range(8):
+        sample = {}
+        for value in model.graph.input:
+            shape = [d.dim_value or 1 for d in value.type.tensor_type.shape.dim]
+            sample[value.name] = rng.standard_normal(shape).astype(np.float32)
+        feeds.append(sample)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.samples = iter(feeds)
+
+        def get_next(self):
+            return next(self.samples, None)
+
+    quantize_static(str(pre), str(out), Reader(),
+                    quant_format=getattr(QuantFormat, quant_format),
+                    per_channel=True, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
+
+
+def build_model(name, batch, workdir):
+    """The model's .onnx file at `batch`; raises RuntimeError if it cannot.
+    A name ending in -qdq or -qop is the model quantised by onnxruntime in
+    that format (quantize_model)."""
+    import onnx
+    for suffix, quant_format in (("-qdq", "QDQ"), ("-qop", "QOperator")):
+        if name.endswith(suffix):
+            base = build_model(name[:-len(suffix)], batch, workdir)
+            out = workdir / f"{name}_b{batch}.onnx"
+            try:
+                quantize_model(base, out, quant_format)
+            except Exception as error:  # noqa: BLE001 - any failure is a cell
+                raise RuntimeError(one_line(error)) from error
+            return out
     if name.endswith(".onnx"):
         path = Path(name)
         stem = path.stem
