@@ -83,3 +83,14 @@ def test_harness_runs_kiln_and_onnxruntime_and_reports_missing_peers(tmp_path):
     # One table row per engine on stdout, and a plot.
     assert proc.stdout.count("| kiln_cnn | 1 | 1 |") == 4
     assert svg.read_text().startswith("<svg")
+
+
+def test_quantised_model_names(tmp_path):
+    """kiln_cnn-qdq and kiln_cnn-qop: the model quantised by onnxruntime in
+    each format, a file every engine loads."""
+    qdq = onnx.load(benchmark.build_model("kiln_cnn-qdq", 1, tmp_path))
+    assert {n.op_type for n in qdq.graph.node} >= {"QuantizeLinear", "DequantizeLinear",
+                                                    "Conv"}
+    qop = onnx.load(benchmark.build_model("kiln_cnn-qop", 1, tmp_path))
+    ops = {(n.domain, n.op_type) for n in qop.graph.node}
+    assert ("", "QLinearConv") in ops and ("com.microsoft", "QLinearAdd") in ops
