@@ -1510,6 +1510,211 @@ static LogicalResult importGridSample(NodeImporter &node) {
   return node.setResults(reshapeTo(node, sum, outShape));
 }
 
+/// X as [N, C, H * W] sampled bilinearly at the points (y, x) ([N, P] f32,
+/// in pixels), a point's neighbours outside X reading 0: [N, C, P].
+static Value sampleBilinear(NodeImporter &node, Value flatX, Value y, Value x,
+                            int64_t height, int64_t width) {
+  NullSafe b{node};
+  Type f32 = node.getBuilder().getF32Type();
+  Type i64 = node.getBuilder().getI64Type();
+  RankedTensorType type = getType(flatX);
+  int64_t batch = type.getDimSize(0), channels = type.getDimSize(1);
+  int64_t points = getType(y).getDimSize(1);
+  Value y0 = b.floor(y), x0 = b.floor(x);
+  Value ty = b.sub(y, y0), tx = b.sub(x, x0);
+  Value one = b.scalar(1.0, f32), zero = b.scalar(0.0, f32);
+  Value sum;
+  for (int dy = 0; dy < 2; ++dy)
+    for (int dx = 0; dx < 2; ++dx) {
+      Value yi = dy ? b.add(y0, one) : y0, xi = dx ? b.add(x0, one) : x0;
+      Value weight = b.mul(dy ? ty : b.sub(one, ty), dx ? tx : b.sub(one, tx));
+      Value outside =
+          b.logicalOr(b.logicalOr(b.less(yi, zero),
+                                  b.greater(yi, b.scalar(height - 1.0, f32))),
+                      b.logicalOr(b.less(xi, zero),
+                                  b.greater(xi, b.scalar(width - 1.0, f32))));
+      weight = b.where(outside, zero, weight);
+      Value cy = b.min(b.max(yi, zero), b.scalar(height - 1.0, f32));
+      Value cx = b.min(b.max(xi, zero), b.scalar(width - 1.0, f32));
+      Value flat =
+          b.add(b.mul(b.cast(cy, i64), createI64Constant(node, {}, {width})),
+                b.cast(cx, i64));
+      Value index = flat ? reshapeTo(node, flat, {batch, 1, points}) : Value();
+      index = index ? node.create<graph::ExpandOp>(
+                          index, ArrayRef<int64_t>{batch, channels, points})
+                    : Value();
+      Value gathered =
+          index
+              ? node.create<graph::GatherElementsOp>(flatX, index, uint64_t(2))
+              : Value();
+      Value w = weight ? reshapeTo(node, b.cast(weight, type.getElementType()),
+                                   {batch, 1, points})
+                       : Value();
+      Value term = b.mul(gathered, w);
+      sum = sum ? b.add(sum, term) : term;
+      if (!sum)
+        return {};
+    }
+  return sum;
+}
+
+/// DeformConv (opset 19), 2-D: each kernel tap reads X at its position
+/// moved by the offset (bilinear, zeros outside), scaled by the mask; the
+/// taps' samples of each output position form the columns of a grouped
+/// matrix product with the weights, as ONNX's reference computes it.
+static LogicalResult importDeformConv(NodeImporter &node) {
+  Value input = node.getInput(0), weight = node.getInput(1),
+        offset = node.getInput(2), bias = node.getInput(3),
+        mask = node.getInput(4);
+  if (!input || !weight || !offset)
+    return node.emitError() << "needs X, W and offset";
+  RankedTensorType xType = getType(input), wType = getType(weight),
+                   oType = getType(offset);
+  if (xType.getRank() != 4 || wType.getRank() != 4 || oType.getRank() != 4 ||
+      !xType.hasStaticShape() || !wType.hasStaticShape() ||
+      !oType.hasStaticShape() || !xType.getElementType().isF32())
+    return node.emitError() << "Kiln supports 2-D DeformConv on static f32 "
+                               "tensors, got "
+                            << xType << ", " << wType << ", " << oType;
+  int64_t group = node.getInt("group", 1);
+  int64_t offsetGroups = node.getInt("offset_group", 1);
+  SmallVector<int64_t> kernel =
+      node.getInts("kernel_shape", wType.getShape().drop_front(2));
+  SmallVector<int64_t> strides = node.getInts("strides", {1, 1});
+  SmallVector<int64_t> dilations = node.getInts("dilations", {1, 1});
+  SmallVector<int64_t> pads = node.getInts("pads", {0, 0, 0, 0});
+  if (node.hasFailed())
+    return failure();
+  int64_t batch = xType.getDimSize(0), channels = xType.getDimSize(1);
+  int64_t height = xType.getDimSize(2), width = xType.getDimSize(3);
+  int64_t filters = wType.getDimSize(0);
+  int64_t kh = kernel[0], kw = kernel[1], taps = kh * kw;
+  int64_t outH = oType.getDimSize(2), outW = oType.getDimSize(3);
+  int64_t points = outH * outW;
+  if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 ||
+      pads.size() != 4 || group <= 0 || offsetGroups <= 0 ||
+      channels != wType.getDimSize(1) * group || filters % group != 0 ||
+      channels % offsetGroups != 0 ||
+      oType.getDimSize(1) != offsetGroups * taps * 2 ||
+      oType.getDimSize(0) != batch ||
+      outH != (height + pads[0] + pads[2] - ((kh - 1) * dilations[0] + 1)) /
+                      strides[0] +
+                  1 ||
+      outW != (width + pads[1] + pads[3] - ((kw - 1) * dilations[1] + 1)) /
+                      strides[1] +
+                  1)
+    return node.emitError()
+           << "the shapes of X " << xType << ", W " << wType << " and offset "
+           << oType << " do not fit the attributes";
+  if (mask && getType(mask).getShape() !=
+                  ArrayRef<int64_t>{batch, offsetGroups * taps, outH, outW})
+    return node.emitError() << "the mask must be [N, offset_group * kH * kW, "
+                               "oH, oW], got "
+                            << mask.getType();
+  NullSafe b{node};
+  Type f32 = xType.getElementType();
+  // The output positions' top-left corners, [1, oH * oW] each.
+  std::vector<double> rows(points), cols(points);
+  for (int64_t i = 0; i < outH; ++i)
+    for (int64_t j = 0; j < outW; ++j) {
+      rows[i * outW + j] = double(i * strides[0] - pads[0]);
+      cols[i * outW + j] = double(j * strides[1] - pads[1]);
+    }
+  auto pointsType = RankedTensorType::get({1, points}, f32);
+  Value baseY = createConstantFromDoubles(node, pointsType, rows);
+  Value baseX = createConstantFromDoubles(node, pointsType, cols);
+  Value flatOffset =
+      reshapeTo(node, offset, {batch, offsetGroups * taps * 2, points});
+  Value flatMask =
+      mask ? reshapeTo(node, mask, {batch, offsetGroups * taps, points})
+           : Value();
+  int64_t groupChannels = channels / offsetGroups;
+  // Row `at` of a [N, R, P] tensor, as [N, P].
+  auto row = [&](Value v, int64_t at) -> Value {
+    Value slice = node.create<graph::SliceOp>(
+        v, ArrayRef<int64_t>{0, at, 0},
+        ArrayRef<int64_t>{batch, at + 1, points}, ArrayRef<int64_t>{1, 1, 1});
+    return slice ? reshapeTo(node, slice, {batch, points}) : Value();
+  };
+  // Per tap: the samples of every channel, [N, C, P] (the offset groups'
+  // channels concatenated).
+  SmallVector<Value> perTap(taps);
+  for (int64_t o = 0; o < offsetGroups; ++o) {
+    Value xs = node.create<graph::SliceOp>(
+        input, ArrayRef<int64_t>{0, o * groupChannels, 0, 0},
+        ArrayRef<int64_t>{batch, (o + 1) * groupChannels, height, width},
+        ArrayRef<int64_t>{1, 1, 1, 1});
+    Value flatX =
+        xs ? reshapeTo(node, xs, {batch, groupChannels, height * width})
+           : Value();
+    for (int64_t a = 0; a < kh; ++a)
+      for (int64_t c = 0; c < kw; ++c) {
+        int64_t k = a * kw + c;
+        Value dy = row(flatOffset, (o * taps + k) * 2);
+        Value dx = row(flatOffset, (o * taps + k) * 2 + 1);
+        Value y =
+            b.add(b.add(baseY, b.scalar(double(a * dilations[0]), f32)), dy);
+        Value x =
+            b.add(b.add(baseX, b.scalar(double(c * dilations[1]), f32)), dx);
+        Value sampled = flatX && y && x
+                            ? sampleBilinear(node, flatX, y, x, height, width)
+                            : Value();
+        if (sampled && flatMask) {
+          Value m = row(flatMask, o * taps + k);
+          m = m ? reshapeTo(node, m, {batch, 1, points}) : Value();
+          sampled = b.mul(sampled, m);
+        }
+        if (!sampled)
+          return failure();
+        perTap[k] = perTap[k] ? node.create<graph::ConcatOp>(
+                                    ValueRange{perTap[k], sampled}, uint64_t(1))
+                              : sampled;
+      }
+  }
+  // Columns [N, C, K, P] -> [N, C * K, P]: channel-major, as W's [M, C/g, kH,
+  // kW] flattens.
+  SmallVector<Value> stacked;
+  for (Value tap : perTap) {
+    Value v =
+        tap ? reshapeTo(node, tap, {batch, channels, 1, points}) : Value();
+    if (!v)
+      return failure();
+    stacked.push_back(v);
+  }
+  Value columns =
+      stacked.size() == 1
+          ? stacked.front()
+          : node.create<graph::ConcatOp>(ValueRange(stacked), uint64_t(2));
+  columns = columns ? reshapeTo(node, columns, {batch, channels * taps, points})
+                    : Value();
+  int64_t perGroupIn = channels / group * taps, perGroupOut = filters / group;
+  Value matrix = reshapeTo(node, weight, {filters, perGroupIn});
+  SmallVector<Value> outputs;
+  for (int64_t g = 0; g < group && columns && matrix; ++g) {
+    Value wg = node.create<graph::SliceOp>(
+        matrix, ArrayRef<int64_t>{g * perGroupOut, 0},
+        ArrayRef<int64_t>{(g + 1) * perGroupOut, perGroupIn},
+        ArrayRef<int64_t>{1, 1});
+    Value cg = node.create<graph::SliceOp>(
+        columns, ArrayRef<int64_t>{0, g * perGroupIn, 0},
+        ArrayRef<int64_t>{batch, (g + 1) * perGroupIn, points},
+        ArrayRef<int64_t>{1, 1, 1});
+    Value product = wg && cg ? node.create<graph::MatMulOp>(wg, cg) : Value();
+    if (!product)
+      return failure();
+    outputs.push_back(product);
+  }
+  Value result =
+      outputs.size() == 1
+          ? outputs.front()
+          : node.create<graph::ConcatOp>(ValueRange(outputs), uint64_t(1));
+  if (result && bias)
+    result = b.add(result, reshapeTo(node, bias, {1, filters, 1}));
+  if (!result)
+    return failure();
+  return node.setResults(reshapeTo(node, result, {batch, filters, outH, outW}));
+}
+
 /// AffineGrid (opset 20): the sampling grid [N, D..., r] of the affine maps
 /// theta [N, r, r + 1] over the points of an output of `size` ([N, C, D...],
 /// a constant), normalised to [-1, 1]: the constant grid of points (x, y,
@@ -1970,6 +2175,7 @@ void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
   registry.add("Col2Im", /*minOpset=*/18, importCol2Im);
   registry.add("Concat", /*minOpset=*/1, importConcat);
   registry.add("ConstantOfShape", /*minOpset=*/9, importConstantOfShape);
+  registry.add("DeformConv", /*minOpset=*/19, importDeformConv);
   registry.add("DepthToSpace", /*minOpset=*/1, importDepthToSpace);
   registry.add("DFT", /*minOpset=*/17, importDFT);
   registry.add("Expand", /*minOpset=*/8, importExpand);

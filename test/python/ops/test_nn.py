@@ -411,3 +411,28 @@ def test_einsum_matrix_products_become_matmul(name, as_matmul, tmp_path):
     text = open(kiln.compile(m, emit="imported")).read()
     assert ("graph.matmul" in text) == as_matmul, text
     assert ("graph.einsum" in text) != as_matmul, text
+
+
+def test_deform_conv_against_reference(tmp_path):
+    """DeformConv with groups, offset groups, a stride, a dilation, padding,
+    a mask and a bias, against ONNX's reference (onnxruntime has no CPU
+    kernel for it): samples fall inside, between and outside X."""
+    from onnx.reference import ReferenceEvaluator
+    x = data((2, 4, 7, 6))
+    w = data((6, 2, 3, 2))
+    attrs = {"group": 2, "offset_group": 2, "strides": [2, 1], "dilations": [1, 2],
+             "pads": [1, 0, 1, 1], "kernel_shape": [3, 2]}
+    out_h = (7 + 2 - 3) // 2 + 1
+    out_w = (6 + 1 - 3) // 1 + 1
+    offset = (RNG.standard_normal((2, 2 * 6 * 2, out_h, out_w)) * 1.5).astype(np.float32)
+    mask = RNG.uniform(0, 1, (2, 2 * 6, out_h, out_w)).astype(np.float32)
+    bias = data((6,))
+    m = model("DeformConv", {"x": x, "offset": offset, "mask": mask},
+              attrs, consts={"w": w, "b": bias}, opset=19,
+              names=["x", "w", "offset", "b", "mask"])
+    feeds = {"x": x, "offset": offset, "mask": mask}
+    want = ReferenceEvaluator(m).run(None, feeds)[0]
+    so = compile_model(m, tmp_path)
+    import kiln
+    got = next(iter(kiln.load(so).run(feeds).values()))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
