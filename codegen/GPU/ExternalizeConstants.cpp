@@ -130,7 +130,11 @@ struct GPUExternalizeConstantsPass
 
     // The entry's new argument, and a view of it for each lookup.
     Block &body = func.getBody().front();
-    func.insertArgument(func.getNumArguments(), segmentType, {}, func.getLoc());
+    if (failed(func.insertArgument(func.getNumArguments(), segmentType, {},
+                                   func.getLoc()))) {
+      func.emitError() << "cannot add the constants segment's argument";
+      return signalPassFailure();
+    }
     Value constants = body.getArguments().back();
     WalkResult walk = module.walk([&](memref::GetGlobalOp get) {
       auto it = offsets.find(get.getName());

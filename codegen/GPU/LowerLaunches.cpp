@@ -84,7 +84,8 @@ struct GPULowerLaunchesPass : impl::GPULowerLaunchesBase<GPULowerLaunchesPass> {
     auto func = launch->getParentOfType<func::FuncOp>();
     auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
     if (!func->hasAttr(kLauncherArgAttr)) {
-      func.insertArgument(func.getNumArguments(), ptrType, {}, loc);
+      if (failed(func.insertArgument(func.getNumArguments(), ptrType, {}, loc)))
+        return func.emitError() << "cannot add the launcher's argument";
       func->setAttr(kLauncherArgAttr, b.getUnitAttr());
     }
     Value launcher = func.getArguments().back();
