@@ -1715,6 +1715,149 @@ static LogicalResult importDeformConv(NodeImporter &node) {
   return node.setResults(reshapeTo(node, result, {batch, filters, outH, outW}));
 }
 
+/// RoiAlign (opset 16): for each region of interest, an output_height x
+/// output_width grid of bins, each the average (or maximum) of
+/// sampling_ratio^2 bilinear samples of its batch entry of X, with the
+/// reference's rules at the border (a sample beyond one pixel outside
+/// reads 0, one just outside reads the edge). The regions and batch indices
+/// are run-time inputs; sampling_ratio must be given (an adaptive one
+/// depends on each region's size).
+static LogicalResult importRoiAlign(NodeImporter &node) {
+  Value input = node.getInput(0), rois = node.getInput(1),
+        batchIndices = node.getInput(2);
+  if (!input || !rois || !batchIndices)
+    return node.emitError() << "needs X, rois and batch_indices";
+  std::string transform =
+      node.getString("coordinate_transformation_mode", "half_pixel");
+  std::string mode = node.getString("mode", "avg");
+  int64_t outH = node.getInt("output_height", 1);
+  int64_t outW = node.getInt("output_width", 1);
+  int64_t ratio = node.getInt("sampling_ratio", 0);
+  float scale = node.getFloat("spatial_scale", 1.0f);
+  if (node.hasFailed())
+    return failure();
+  RankedTensorType xType = getType(input), rType = getType(rois);
+  if (xType.getRank() != 4 || !xType.hasStaticShape() ||
+      !xType.getElementType().isF32() || rType.getRank() != 2 ||
+      !rType.hasStaticShape() || rType.getDimSize(1) != 4 ||
+      getType(batchIndices).getShape() !=
+          ArrayRef<int64_t>{rType.getDimSize(0)})
+    return node.emitError()
+           << "needs a static f32 X [N, C, H, W], rois [R, "
+              "4] and batch_indices [R], got "
+           << xType << ", " << rType << " and " << batchIndices.getType();
+  if (mode != "avg" && mode != "max")
+    return node.emitError() << "mode '" << mode << "' is not avg or max";
+  if (transform != "half_pixel" && transform != "output_half_pixel")
+    return node.emitError() << "coordinate_transformation_mode '" << transform
+                            << "' is not half_pixel or output_half_pixel";
+  if (ratio <= 0)
+    return node.emitError() << "sampling_ratio must be given (an adaptive one "
+                               "depends on each region's size, known only at "
+                               "run time)";
+  if (outH <= 0 || outW <= 0)
+    return node.emitError()
+           << "output_height and output_width must be positive";
+  bool halfPixel = transform == "half_pixel";
+  int64_t regions = rType.getDimSize(0), channels = xType.getDimSize(1);
+  int64_t height = xType.getDimSize(2), width = xType.getDimSize(3);
+  int64_t samples = ratio * ratio, points = outH * outW * samples;
+  NullSafe b{node};
+  Type f32 = xType.getElementType();
+  Type i64 = node.getBuilder().getI64Type();
+  // Region corners, [R, 1] each: x1, y1, x2, y2.
+  auto corner = [&](int64_t k) {
+    Value v = node.create<graph::SliceOp>(rois, ArrayRef<int64_t>{0, k},
+                                          ArrayRef<int64_t>{regions, k + 1},
+                                          ArrayRef<int64_t>{1, 1});
+    v = b.mul(v, b.scalar(scale, f32));
+    return halfPixel ? b.sub(v, b.scalar(0.5, f32)) : v;
+  };
+  Value x1 = corner(0), y1 = corner(1), x2 = corner(2), y2 = corner(3);
+  Value roiW = b.sub(x2, x1), roiH = b.sub(y2, y1);
+  if (!halfPixel) {
+    roiW = b.max(roiW, b.scalar(1.0, f32));
+    roiH = b.max(roiH, b.scalar(1.0, f32));
+  }
+  Value binH = b.div(roiH, b.scalar(double(outH), f32));
+  Value binW = b.div(roiW, b.scalar(double(outW), f32));
+  // Each sample's position in bins, in (ph, pw, iy, ix) order: [1, P].
+  std::vector<double> fy(points), fx(points);
+  for (int64_t ph = 0, p = 0; ph < outH; ++ph)
+    for (int64_t pw = 0; pw < outW; ++pw)
+      for (int64_t iy = 0; iy < ratio; ++iy)
+        for (int64_t ix = 0; ix < ratio; ++ix, ++p) {
+          fy[p] = double(ph) + (double(iy) + 0.5) / double(ratio);
+          fx[p] = double(pw) + (double(ix) + 0.5) / double(ratio);
+        }
+  auto pointsType = RankedTensorType::get({1, points}, f32);
+  Value y =
+      b.add(y1, b.mul(binH, createConstantFromDoubles(node, pointsType, fy)));
+  Value x =
+      b.add(x1, b.mul(binW, createConstantFromDoubles(node, pointsType, fx)));
+  Value zero = b.scalar(0.0, f32), one = b.scalar(1.0, f32);
+  Value outside =
+      b.logicalOr(b.logicalOr(b.less(y, b.scalar(-1.0, f32)),
+                              b.greater(y, b.scalar(double(height), f32))),
+                  b.logicalOr(b.less(x, b.scalar(-1.0, f32)),
+                              b.greater(x, b.scalar(double(width), f32))));
+  // The low and high neighbours along one axis, and the position's weight.
+  auto axis = [&](Value v, int64_t size) {
+    v = b.max(v, zero);
+    Value low = b.floor(v);
+    Value last = b.scalar(size - 1.0, f32);
+    // From the last pixel on, both neighbours are the last pixel.
+    Value inside = b.less(low, last);
+    Value lowFixed = b.where(inside, low, last);
+    Value high = b.where(inside, b.add(low, one), last);
+    Value pos = b.where(inside, v, last);
+    return std::make_tuple(lowFixed, high, b.sub(pos, lowFixed));
+  };
+  auto [yLow, yHigh, ly] = axis(y, height);
+  auto [xLow, xHigh, lx] = axis(x, width);
+  Value hy = b.sub(one, ly), hx = b.sub(one, lx);
+  // The regions' batch entries: [R, C, H * W].
+  Value entries =
+      node.create<graph::GatherOp>(input, batchIndices, uint64_t(0));
+  Value flatX =
+      entries ? reshapeTo(node, entries, {regions, channels, height * width})
+              : Value();
+  Value result;
+  Value corners[4][2] = {
+      {yLow, xLow}, {yLow, xHigh}, {yHigh, xLow}, {yHigh, xHigh}};
+  Value weights[4] = {b.mul(hy, hx), b.mul(hy, lx), b.mul(ly, hx),
+                      b.mul(ly, lx)};
+  for (int k = 0; k < 4; ++k) {
+    Value flat = b.add(
+        b.mul(b.cast(corners[k][0], i64), createI64Constant(node, {}, {width})),
+        b.cast(corners[k][1], i64));
+    Value index = flat ? reshapeTo(node, flat, {regions, 1, points}) : Value();
+    index = index ? node.create<graph::ExpandOp>(
+                        index, ArrayRef<int64_t>{regions, channels, points})
+                  : Value();
+    Value gathered =
+        index && flatX
+            ? node.create<graph::GatherElementsOp>(flatX, index, uint64_t(2))
+            : Value();
+    Value w = b.where(outside, zero, weights[k]);
+    w = w ? reshapeTo(node, w, {regions, 1, points}) : Value();
+    Value term = b.mul(gathered, w);
+    result = !result         ? term
+             : mode == "avg" ? b.add(result, term)
+                             : b.max(result, term);
+    if (!result)
+      return failure();
+  }
+  Value grouped =
+      reshapeTo(node, result, {regions, channels, outH, outW, samples});
+  Value pooled = !grouped        ? Value()
+                 : mode == "avg" ? node.create<graph::ReduceMeanOp>(
+                                       grouped, ArrayRef<int64_t>{4}, false)
+                                 : node.create<graph::ReduceMaxOp>(
+                                       grouped, ArrayRef<int64_t>{4}, false);
+  return node.setResults(pooled);
+}
+
 /// AffineGrid (opset 20): the sampling grid [N, D..., r] of the affine maps
 /// theta [N, r, r + 1] over the points of an output of `size` ([N, C, D...],
 /// a constant), normalised to [-1, 1]: the constant grid of points (x, y,
@@ -2203,6 +2346,7 @@ void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
                /*maxOpset=*/10);
   registry.add("Resize", /*minOpset=*/11, importResize);
   registry.add("ReverseSequence", /*minOpset=*/10, importReverseSequence);
+  registry.add("RoiAlign", /*minOpset=*/16, importRoiAlign);
   registry.add("Shape", /*minOpset=*/1, importShape);
   registry.add("Size", /*minOpset=*/1, importSize);
   registry.add("Slice", /*minOpset=*/1, importSlice);

@@ -436,3 +436,25 @@ def test_deform_conv_against_reference(tmp_path):
     import kiln
     got = next(iter(kiln.load(so).run(feeds).values()))
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("transform", ["half_pixel", "output_half_pixel"])
+def test_roi_align(mode, transform, tmp_path):
+    """RoiAlign on regions inside, across and beyond the border of X, the
+    regions and batch indices fed at run time; against ONNX's reference."""
+    from onnx.reference import ReferenceEvaluator
+    x = data((2, 3, 12, 10))
+    rois = np.array([[1, 1, 8, 9], [-3, 2, 5, 14], [6.5, 0.2, 14, 3], [0, 0, 1, 1]],
+                    np.float32)
+    indices = np.array([0, 1, 1, 0], np.int64)
+    attrs = {"mode": mode, "coordinate_transformation_mode": transform,
+             "output_height": 3, "output_width": 4, "sampling_ratio": 2,
+             "spatial_scale": 0.9}
+    m = model("RoiAlign", {"x": x, "rois": rois, "batch_indices": indices}, attrs, opset=16)
+    feeds = {"x": x, "rois": rois, "batch_indices": indices}
+    want = ReferenceEvaluator(m).run(None, feeds)[0]
+    so = compile_model(m, tmp_path)
+    import kiln
+    got = next(iter(kiln.load(so).run(feeds).values()))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
