@@ -347,9 +347,10 @@ static LogicalResult importLinearAttention(NodeImporter &node) {
                                "head counts: "
                             << query.getType() << ", " << key.getType() << ", "
                             << value.getType();
-  if (steps > 4096)
-    return node.emitError() << "the sequence is " << steps
-                            << " long: Kiln unrolls at most 4096 steps";
+  if (steps > kMaxUnrolledIterations)
+    return node.emitError()
+           << "the sequence is " << steps << " long: Kiln unrolls at most "
+           << kMaxUnrolledIterations << " steps";
   Type f32 = Float32Type::get(node.getContext());
   // [B, T, H * D] -> [B, H, T, D], in f32.
   auto heads = [&](Value v, int64_t h) -> Value {

@@ -28,10 +28,6 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::import;
 
-/// The most iterations a Loop or Scan unrolls into: beyond that the graph
-/// grows out of proportion, and the error says so.
-static constexpr int64_t kMaxUnrolledIterations = 4096;
-
 /// The value of a one-element constant boolean or integer, if it is one.
 static std::optional<bool> constantCondition(Value value) {
   DenseElementsAttr attr;

@@ -174,6 +174,15 @@ static std::optional<std::vector<double>> constantElements(Value value) {
   return values;
 }
 
+/// Whether `value` is a graph.constant (through reshapes), without reading
+/// its elements.
+static bool isConstant(Value value) {
+  while (auto reshape = value ? value.getDefiningOp<graph::ReshapeOp>()
+                              : graph::ReshapeOp())
+    value = reshape.getInput();
+  return value && value.getDefiningOp<graph::ConstantOp>();
+}
+
 /// DequantizeLinear of a constant (a quantised weight or bias), per tensor
 /// or per axis, to f32 (a null scale is 1): computed here, so that the weight
 /// is a constant that the graph passes fold and pack like a float model's (as
@@ -763,7 +772,7 @@ static const DequantizedValue *dequantizedWeight(NodeImporter &node,
     return nullptr;
   const DequantizedValue &w = it->second;
   if (!isByte(elementType(w.integer)) || (w.axis >= 0 && w.axis != axis) ||
-      !constantElements(w.integer))
+      !isConstant(w.integer))
     return nullptr;
   return &w;
 }
@@ -950,7 +959,7 @@ static Value requantizeAccumulation(NodeImporter &node, Value x, Value scale,
       Value ratio =
           s && outScale ? node.create<graph::DivOp>(s, outScale) : Value();
       // The integers in f32 (from the recorded shift, where there is one).
-      Value integers = castTo(node, d->integer, f32);
+      Value integers;
       if (Value t = recordedShift(node, d->integer, d->zeroPoint))
         integers = d->zeroPoint
                        ? node.create<graph::AddOp>(
@@ -958,6 +967,8 @@ static Value requantizeAccumulation(NodeImporter &node, Value x, Value scale,
                                     castTo(node, d->zeroPoint, f32),
                                     ArrayRef<int64_t>{}, /*allow_zero=*/false))
                        : t;
+      else
+        integers = castTo(node, d->integer, f32);
       Value term = ratio && integers
                        ? node.create<graph::MulOp>(integers, ratio)
                        : Value();

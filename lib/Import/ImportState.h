@@ -52,6 +52,10 @@ struct Accumulation {
 /// subgraphNodes).
 constexpr int kMaxSubgraphDepth = 16;
 constexpr int64_t kMaxSubgraphNodes = 200000;
+/// The most iterations a Loop or Scan, or a recurrence imported step by step
+/// (LinearAttention), unrolls into: beyond that the graph grows out of
+/// proportion, and the error says so.
+constexpr int64_t kMaxUnrolledIterations = 4096;
 
 struct GraphImportState {
   mlir::MLIRContext *context = nullptr;
