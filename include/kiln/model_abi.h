@@ -139,7 +139,12 @@ typedef struct kiln_abi_gpu_kernel {
 
 /* One kernel of an emulation image: runs thread (ids[3], ids[4], ids[5]) of
  * block (ids[0], ids[1], ids[2]); params[i] points to the value of
- * parameter i, as cuLaunchKernel's kernelParams do. */
+ * parameter i, as cuLaunchKernel's kernelParams do. ids[6] is the address
+ * of the block's shared memory (KILN_ABI_EMULATED_SHARED_SIZE bytes, which
+ * the kernel's static shared buffers are laid out in) and ids[7] that of a
+ * `void (*)(void)` that the thread calls at each barrier (__syncthreads):
+ * the emulator runs each thread as a coroutine and switches threads there. */
+#define KILN_ABI_EMULATED_SHARED_SIZE 49152
 typedef struct kiln_abi_emulated_kernel {
   const char *name; /* the kernel's name, as in the other images */
   void (*run)(void *const *params, const int64_t *ids);

@@ -235,7 +235,8 @@ public:
   }
 
   /// The emulation image: for each kernel, a function that unpacks the
-  /// launch's parameters and runs one thread of `<kernel>_emu`.
+  /// launch's parameters and runs one thread of `<kernel>_emu` (its block's
+  /// shared memory and the barrier function after the indices).
   Error emulationImage(const ModelSignature &signature,
                        SmallVectorImpl<Constant *> &images) {
     auto *runTy =
@@ -250,7 +251,7 @@ public:
                                        kernel.name + "_emu_run", module);
       IRBuilder<> b(BasicBlock::Create(ctx, "entry", run));
       unsigned numParams = signature.gpuKernels[k].numParams;
-      if (twin->arg_size() != numParams + 6)
+      if (twin->arg_size() != numParams + 8)
         return createStringError("the emulated twin of '" + kernel.name +
                                  "' takes another number of arguments");
       SmallVector<Value *> args;
@@ -259,9 +260,12 @@ public:
             ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, run->getArg(0), i));
         args.push_back(b.CreateLoad(ptrTy, slot));
       }
-      for (unsigned i = 0; i < 6; ++i)
-        args.push_back(b.CreateLoad(
-            i64Ty, b.CreateConstInBoundsGEP1_64(i64Ty, run->getArg(1), i)));
+      for (unsigned i = 0; i < 8; ++i) {
+        Value *id = b.CreateLoad(
+            i64Ty, b.CreateConstInBoundsGEP1_64(i64Ty, run->getArg(1), i));
+        // ids[6], the block's shared memory, is the twin's memref argument.
+        args.push_back(i == 6 ? b.CreateIntToPtr(id, ptrTy) : id);
+      }
       b.CreateCall(twin, args);
       b.CreateRetVoid();
       entries.push_back(ConstantStruct::get(

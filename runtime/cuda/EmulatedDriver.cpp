@@ -10,8 +10,11 @@
 // (EM_CUDA), PTX has .version and .target, and every kernel the runtime asks
 // for is an entry of the image. It runs a kernel through the host twins that
 // kiln-compile --gpu-emulation puts in the model (kiln_emulator_attach),
-// one call per thread, the threads of each block in the order
-// KILN_EMULATOR_ORDER names: forward (the default), reverse or shuffle.
+// each thread a coroutine of its own that gives way at each barrier, the
+// threads of each block resumed, between barriers, in the order
+// KILN_EMULATOR_ORDER names: forward (the default), reverse or shuffle
+// (drawn again for every stretch between barriers). Shared memory starts
+// each block as 0xff bytes.
 //
 // Environment, for tests:
 //   KILN_EMULATOR_ARCH   the device's architecture, e.g. sm_80 (default sm_90)
@@ -36,6 +39,13 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__) && defined(__ELF__)
+#define KILN_EMULATOR_FAST_SWITCH 1
+#else
+#define KILN_EMULATOR_FAST_SWITCH 0
+#include <ucontext.h>
+#endif
 
 namespace {
 
@@ -88,6 +98,142 @@ size_t elfSize(const char *image) {
 bool contains(const Module &m, const std::string &needle) {
   return std::search(m.image, m.image + m.size, needle.begin(), needle.end()) !=
          m.image + m.size;
+}
+
+/// One thread of a block as a coroutine: it runs the kernel's twin on a
+/// stack of its own and gives the host thread back at each barrier.
+struct Fiber {
+  int64_t ids[8];
+  bool done = true;
+  void resume();
+  void start();
+  std::unique_ptr<char[]> stack;
+#if KILN_EMULATOR_FAST_SWITCH
+  void *sp = nullptr;
+#else
+  ucontext_t context;
+#endif
+};
+
+/// The threads of the block being run (blocks run one after another).
+struct Block {
+  void (*run)(void *const *, const int64_t *) = nullptr;
+  void **params = nullptr;
+  std::vector<Fiber> fibers;
+  std::vector<char> shared;
+  Fiber *current = nullptr;
+#if KILN_EMULATOR_FAST_SWITCH
+  void *hostSp = nullptr;
+#else
+  ucontext_t host;
+#endif
+
+  static Block &get(size_t threads) {
+    static Block block;
+    if (block.fibers.size() < threads)
+      block.fibers.resize(threads);
+    block.shared.resize(KILN_ABI_EMULATED_SHARED_SIZE);
+    return block;
+  }
+};
+
+constexpr size_t kFiberStack = 256 * 1024;
+Block *running = nullptr; // the launch in progress (one at a time)
+
+#if KILN_EMULATOR_FAST_SWITCH
+// kiln_emulator_switch(save, load): saves the callee-saved registers and the
+// SSE/x87 control words on the current stack, stores its stack pointer in
+// *save, and continues on the stack `load` with what it saved there.
+extern "C" void kiln_emulator_switch(void **save, void *load);
+asm(R"(
+  .text
+  .p2align 4
+  .type kiln_emulator_switch,@function
+kiln_emulator_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size kiln_emulator_switch, .-kiln_emulator_switch
+)");
+#endif
+
+[[noreturn]] void fiberMain() {
+  Block &block = *running;
+  Fiber &fiber = *block.current;
+  block.run(block.params, fiber.ids);
+  fiber.done = true;
+#if KILN_EMULATOR_FAST_SWITCH
+  kiln_emulator_switch(&fiber.sp, block.hostSp);
+#else
+  setcontext(&block.host);
+#endif
+  std::abort(); // never resumed
+}
+
+void Fiber::start() {
+  if (!stack)
+    stack.reset(new char[kFiberStack]);
+  done = false;
+#if KILN_EMULATOR_FAST_SWITCH
+  // The frame kiln_emulator_switch pops: control words, six registers, and
+  // fiberMain as the return address, above which a dummy return address
+  // leaves the stack as a call would (16-byte aligned before it).
+  auto top =
+      reinterpret_cast<uintptr_t>(stack.get() + kFiberStack) & ~uintptr_t(15);
+  auto *frame = reinterpret_cast<uint64_t *>(top) - 9;
+  uint32_t control[2] = {0x1f80, 0x037f}; // MXCSR, x87 control word defaults
+  std::memcpy(frame, control, sizeof control);
+  for (int i = 1; i <= 6; ++i)
+    frame[i] = 0;
+  frame[7] = reinterpret_cast<uint64_t>(&fiberMain);
+  frame[8] = 0;
+  sp = frame;
+#else
+  getcontext(&context);
+  context.uc_stack.ss_sp = stack.get();
+  context.uc_stack.ss_size = kFiberStack;
+  context.uc_link = nullptr;
+  makecontext(&context, reinterpret_cast<void (*)()>(&fiberMain), 0);
+#endif
+}
+
+void Fiber::resume() {
+  Block &block = *running;
+  block.current = this;
+#if KILN_EMULATOR_FAST_SWITCH
+  kiln_emulator_switch(&block.hostSp, sp);
+#else
+  swapcontext(&block.host, &context);
+#endif
+}
+
+/// __syncthreads: back to the host thread until the next round.
+void barrier() {
+  Block &block = *running;
+  Fiber &fiber = *block.current;
+#if KILN_EMULATOR_FAST_SWITCH
+  kiln_emulator_switch(&fiber.sp, block.hostSp);
+#else
+  swapcontext(&fiber.context, &block.host);
+#endif
 }
 
 } // namespace
@@ -279,23 +425,52 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
   const char *env = std::getenv("KILN_EMULATOR_ORDER");
   std::string order = env ? env : "forward";
   size_t threads = size_t(bx) * by * bz;
+  if (threads == 0 || threads > 1024)
+    return kInvalidValue;
   std::vector<size_t> sequence(threads);
   std::iota(sequence.begin(), sequence.end(), size_t(0));
   if (order == "reverse")
     std::reverse(sequence.begin(), sequence.end());
   std::mt19937_64 random(launches.load());
-  int64_t ids[6];
+  Block &block = Block::get(threads);
+  running = &block;
+  block.run = f->run;
+  block.params = params;
   for (unsigned z = 0; z < gz; ++z)
     for (unsigned y = 0; y < gy; ++y)
       for (unsigned x = 0; x < gx; ++x) {
-        if (order == "shuffle")
-          std::shuffle(sequence.begin(), sequence.end(), random);
-        ids[0] = x, ids[1] = y, ids[2] = z;
-        for (size_t t : sequence) {
+        // Shared memory starts as a pattern no kernel computes (NaN as
+        // float), so that reading what no thread wrote shows.
+        std::memset(block.shared.data(), 0xff, block.shared.size());
+        for (size_t t = 0; t < threads; ++t) {
+          int64_t *ids = block.fibers[t].ids;
+          ids[0] = x, ids[1] = y, ids[2] = z;
           ids[3] = int64_t(t % bx);
           ids[4] = int64_t(t / bx % by);
           ids[5] = int64_t(t / (size_t(bx) * by));
-          f->run(params, ids);
+          ids[6] = int64_t(reinterpret_cast<uintptr_t>(block.shared.data()));
+          ids[7] = int64_t(reinterpret_cast<uintptr_t>(&barrier));
+          block.fibers[t].start();
+        }
+        // Each round runs every thread that has not finished up to its next
+        // barrier (or its end), in the order asked for: a kernel that
+        // misses a barrier reads what another thread has not yet written.
+        for (size_t live = threads; live > 0;) {
+          if (order == "shuffle")
+            std::shuffle(sequence.begin(), sequence.end(), random);
+          size_t finished = 0, waiting = 0;
+          for (size_t t : sequence) {
+            Fiber &fiber = block.fibers[t];
+            if (fiber.done)
+              continue;
+            fiber.resume();
+            (fiber.done ? finished : waiting) += 1;
+          }
+          // A barrier that some threads of the block reach and others
+          // finish without: undefined on a GPU, an error here.
+          if (finished && waiting)
+            return kLaunchFailed;
+          live = waiting;
         }
       }
   return kSuccess;

@@ -1,15 +1,17 @@
-// RUN: kiln-opt %s --kiln-gpu-emulate | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-emulate | FileCheck %s
 
 // The kernel's host twin takes its buffer, then the block's and the
-// thread's indices (x, y, z); the block and grid sizes are the launch's.
+// thread's indices (x, y, z), the block's shared memory and the barrier
+// function; the block and grid sizes are the launch's.
 // CHECK-LABEL: func.func private @k_emu(
-// CHECK-SAME: %[[Y:.+]]: memref<64xf32>, %[[BX:[^:]+]]: index, %{{.+}}: index, %{{.+}}: index, %[[TX:[^:]+]]: index, %{{.+}}: index, %{{.+}}: index)
+// CHECK-SAME: %[[Y:.+]]: memref<64xf32>, %[[BX:[^:]+]]: index, %{{.+}}: index, %{{.+}}: index, %[[TX:[^:]+]]: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: memref<49152xi8>, %{{.+}}: i64)
 // CHECK: %[[BDIM:.+]] = arith.constant 32 : index
 // CHECK: %[[MUL:.+]] = arith.muli %[[BX]], %[[BDIM]] : index
 // CHECK: %[[ID:.+]] = arith.addi %[[MUL]], %[[TX]] : index
 // CHECK: memref.store %{{.+}}, %[[Y]][%[[ID]]]
 // CHECK: return
 // CHECK-NOT: gpu.thread_id
+// CHECK: // -----
 module attributes {gpu.container_module} {
   gpu.module @kiln_kernels {
     gpu.func @k(%y: memref<64xf32>) kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 2, 1, 1>} {
@@ -20,6 +22,42 @@ module attributes {gpu.container_module} {
       %i = arith.addi %b, %tx : index
       %v = arith.constant 1.0 : f32
       memref.store %v, %y[%i] : memref<64xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Shared buffers become views of the block's shared memory, 16-byte
+// aligned one after the other, without their memory space; a barrier calls
+// the emulator's function.
+// CHECK-LABEL: func.func private @reverse_emu(
+// CHECK-SAME: %[[SHARED:[^:]+]]: memref<49152xi8>, %[[BARRIER:[^:]+]]: i64)
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C48:.+]] = arith.constant 48 : index
+// CHECK-DAG: %[[T:.+]] = memref.view %[[SHARED]][%[[C0]]][] : memref<49152xi8> to memref<10xf32>
+// CHECK-DAG: %[[U:.+]] = memref.view %[[SHARED]][%[[C48]]][] : memref<49152xi8> to memref<4xi8>
+// CHECK: memref.store %{{.+}}, %[[T]][%{{.+}}] : memref<10xf32>
+// CHECK: %[[FN:.+]] = llvm.inttoptr %[[BARRIER]] : i64 to !llvm.ptr
+// CHECK-NEXT: llvm.call %[[FN]]() : !llvm.ptr, () -> ()
+// CHECK: memref.load %[[T]][%{{.+}}] : memref<10xf32>
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: #gpu.address_space
+module attributes {gpu.container_module} {
+  gpu.module @kiln_kernels {
+    gpu.func @reverse(%x: memref<10xf32>, %y: memref<10xf32>)
+        workgroup(%t: memref<10xf32, #gpu.address_space<workgroup>>,
+                  %u: memref<4xi8, #gpu.address_space<workgroup>>)
+        kernel attributes {known_block_size = array<i32: 10, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+      %tx = gpu.thread_id x
+      %c9 = arith.constant 9 : index
+      %v = memref.load %x[%tx] : memref<10xf32>
+      memref.store %v, %t[%tx] : memref<10xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %r = arith.subi %c9, %tx : index
+      %w = memref.load %t[%r] : memref<10xf32, #gpu.address_space<workgroup>>
+      memref.store %w, %y[%tx] : memref<10xf32>
       gpu.return
     }
   }
