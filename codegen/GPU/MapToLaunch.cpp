@@ -147,6 +147,18 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
       return (func.getSymName() + "_kernel" + Twine(count++)).str();
     };
     for (size_t i = 0; i < ops.size();) {
+      // A launch an earlier pass built (kiln-gpu-tile-contractions): named
+      // in turn, and its views and constants recomputed inside.
+      if (auto launch = dyn_cast<mlir::gpu::LaunchOp>(ops[i])) {
+        launch.setModuleAttr(
+            FlatSymbolRefAttr::get(&getContext(), kKernelModule));
+        launch.setFunctionAttr(
+            FlatSymbolRefAttr::get(&getContext(), nextName()));
+        if (failed(sinkIntoLaunch(launch, readOnly)))
+          return signalPassFailure();
+        ++i;
+        continue;
+      }
       if (auto loop = dyn_cast<scf::ParallelOp>(ops[i])) {
         FailureOr<mlir::gpu::LaunchOp> launch = mapParallel(loop, nextName());
         if (failed(launch) ||

@@ -67,6 +67,98 @@ def GPUParallelLoopsFirst : Pass<"kiln-gpu-parallel-loops-first", "mlir::func::F
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def GPUTileContractions : Pass<"kiln-gpu-tile-contractions", "mlir::func::FuncOp"> {
+  let summary = "Makes each large f32 contraction a launch tiled through "
+                "shared memory";
+  let description = [{
+    A contraction on buffers (a `linalg` op with a multiply-add body and
+    projected-permutation maps: matmul, batch matmul, Gemm, the matmul that
+    `kiln-codegen-conv-to-im2col` makes of a convolution) of static shape
+    and at least `min-work` multiply-adds becomes a `gpu.launch` of blocks
+    of 256 threads (16 x 16), each block computing a tile of the output:
+
+    - 64 x 64 with 4 x 4 accumulators per thread and 16 reduction steps per
+      shared tile, or 128 x 128 with 8 x 8 and 8 steps when the output has
+      at least one such tile per multiprocessor (`processors`);
+    - each operand's tile is loaded into shared memory (a `workgroup`
+      attribution, padded by one column), neighbouring threads reading
+      neighbouring elements along the operand's contiguous dimension,
+      elements outside the operand read as 0;
+    - the next step's tile is loaded into registers while this one is
+      computed; two barriers per step;
+    - the accumulators are added to the output (which holds its initial
+      value, a bias or zero); when the output has fewer tiles than
+      processors and the reduction has at least 512 steps, the reduction is
+      split across blocks (grid z), which add with `memref.atomic_rmw`.
+
+    Several loops of one role (batch, rows, columns, reduction) are
+    linearised. `kiln-gpu-map-to-launch` names the launch and sinks the
+    views it uses; `kiln-gpu-emulate` runs it with its barriers.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"262144",
+           "smallest number of multiply-adds to tile">,
+    Option<"processors", "processors", "int64_t", /*default=*/"132",
+           "multiprocessors the launch should fill (an H100 has 132, an "
+           "A100 108)">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect",
+                           "::kiln::KilnDialect"];
+}
+
+def GPUPromoteAccumulators : Pass<"kiln-gpu-promote-accumulators", "mlir::func::FuncOp"> {
+  let summary = "Carries each reduction's accumulator in a register, not "
+                "in memory";
+  let description = [{
+    `convert-linalg-to-parallel-loops` accumulates in the output buffer: each
+    iteration of a reduction loop loads the output element and stores it
+    back. The NVPTX back end cannot tell that the kernel's pointers do not
+    alias, so that round trip stays in the loop. This pass rewrites an
+    `scf.for` whose body loads an element and later stores the same element
+    (same buffer, same indices, all defined outside the loop), when nothing
+    else in the loop may touch those bytes, into a loop that carries the
+    value: one load before it, one store after it. Innermost loops go
+    first, so a whole nest (a convolution's channel and window loops) is
+    promoted. Buffers with different roots (arguments, allocations) are
+    taken not to overlap, and so are views of one root at constant byte
+    offsets with static shapes whose byte ranges are disjoint (the
+    workspace's buffers).
+
+    Before:
+    ```mlir
+    scf.for %k = %c0 to %c64 step %c1 {
+      %a = memref.load %y[%i] : memref<8xf32>
+      %b = arith.addf %a, %x : f32
+      memref.store %b, %y[%i] : memref<8xf32>
+    }
+    ```
+    After:
+    ```mlir
+    %first = memref.load %y[%i] : memref<8xf32>
+    %last = scf.for %k = %c0 to %c64 step %c1 iter_args(%a = %first) -> (f32) {
+      %b = arith.addf %a, %x : f32
+      scf.yield %b : f32
+    }
+    memref.store %last, %y[%i] : memref<8xf32>
+    ```
+
+    With `contract` (the default) every `arith.mulf`, `arith.addf` and
+    `arith.subf` also gets the `contract` fast-math flag, so that the NVPTX
+    back end fuses a multiply and the add it feeds into one `fma.rn.f32`
+    (the CPU's kernels use FMA too).
+  }];
+  let options = [
+    Option<"contract", "contract", "bool", /*default=*/"true",
+           "let multiplies and adds fuse into FMA">,
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def GPUMapToLaunch : Pass<"kiln-gpu-map-to-launch", "mlir::func::FuncOp"> {
   let summary = "Makes each top-level loop nest a gpu.launch, one thread per "
                 "iteration of its parallel loop";
@@ -163,12 +255,21 @@ def GPUEmulate : Pass<"kiln-gpu-emulate", "mlir::ModuleOp"> {
     the block's and the thread's indices (x, y, z each). Grid and block
     sizes, known from the launch, become constants. The CUDA driver
     emulator (runtime/cuda/EmulatedDriver.cpp) runs a launch by calling it
-    once per thread, in forward, reverse or shuffled order, over host memory.
-    The kernels of stage 1 have no barriers; a `gpu.barrier`, shared memory
-    or a warp operation is refused.
+    once per thread, each thread a coroutine, over host memory.
+    Two more arguments follow the indices: the block's shared memory (a
+    `memref<49152xi8>`, KILN_ABI_EMULATED_SHARED_SIZE bytes), in which each
+    workgroup buffer of the kernel becomes a `memref.view` at its own
+    offset, and the address of the emulator's barrier function, which each
+    `gpu.barrier` calls: the emulator switches threads there, and resumes
+    them in forward, reverse or shuffled order, so that a missing barrier
+    shows. Memory spaces are dropped (the host has one). A warp operation
+    (`gpu.shuffle`), private memory, or shared buffers beyond 48 KiB (the
+    static limit of every GPU Kiln targets) are refused.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
-                           "mlir::func::FuncDialect"];
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 #endif // KILN_CODEGEN_GPU_PASSES

@@ -188,12 +188,16 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
 void buildGPUCodegenPipeline(OpPassManager &pm,
                              const GPUCodegenOptions &options) {
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenFuseElementwise());
+  // Convolutions as matmuls, which the GPU tiles through shared memory.
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenConvToIm2Col());
   addBufferizationPasses(pm);
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenLowerCopies());
+  pm.addNestedPass<func::FuncOp>(gpu::createGPUTileContractions());
   pm.addNestedPass<func::FuncOp>(gpu::createGPUParallelLoopsFirst());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(gpu::createGPUExternalizeConstants());
   pm.addPass(createCodegenCanonicalizer());
+  pm.addNestedPass<func::FuncOp>(gpu::createGPUPromoteAccumulators());
   gpu::GPUMapToLaunchOptions map;
   map.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(gpu::createGPUMapToLaunch(map));

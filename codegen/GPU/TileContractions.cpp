@@ -1,0 +1,654 @@
+//===- TileContractions.cpp - Matmuls through shared memory ---------------===//
+//
+// Stage 2 of the GPU target (docs/gpu.md) for contractions: a matmul, a
+// batch matmul, Gemm, or a convolution that kiln-codegen-conv-to-im2col made
+// one, becomes a gpu.launch of its own in which each block of 256 threads
+// computes a TM x TN tile of the output. The operands' tiles go through
+// shared memory TK steps of the reduction at a time; each thread keeps an
+// R x R block of accumulators in registers, reads R values of each operand
+// per step from shared memory and does R*R fused multiply-adds. The next
+// step's tiles are loaded from global memory into registers while the
+// current one is computed (double buffering through registers). When the
+// output has too few tiles to fill the GPU, the reduction is split across
+// blocks, which add their partial sums into the output atomically.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/GPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace kiln::gpu {
+#define GEN_PASS_DEF_GPUTILECONTRACTIONS
+#include "codegen/GPU/Passes.h.inc"
+} // namespace kiln::gpu
+
+using namespace mlir;
+
+namespace kiln::gpu {
+namespace {
+
+constexpr int64_t kThreads = 256; // a 16 x 16 grid of threads per block
+constexpr int64_t kSide = 16;
+
+/// The shape of one kernel: R x R accumulators per thread, so a block
+/// computes a (16 R) x (16 R) tile, TK reduction steps per shared tile, and
+/// the reduction split over `splits` blocks of `chunk` steps each.
+struct Config {
+  int64_t r, tm, tn, tk;
+  int64_t splits = 1, chunk = 0;
+};
+
+/// A contraction's loops by role, each role's loops with their sizes
+/// (several loops of one role are linearised, the last fastest).
+struct Roles {
+  SmallVector<unsigned> batch, m, n, k;
+  SmallVector<int64_t> ranges;
+
+  int64_t size(ArrayRef<unsigned> dims) const {
+    int64_t product = 1;
+    for (unsigned d : dims)
+      product *= ranges[d];
+    return product;
+  }
+};
+
+struct Builder {
+  OpBuilder &b;
+  Location loc;
+
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, loc, x, c(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, c(y));
+  }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+
+  /// Sets `values[d]` for the loops `dims` from their linear index.
+  void delinearize(Value linear, ArrayRef<unsigned> dims,
+                   ArrayRef<int64_t> ranges, SmallVectorImpl<Value> &values) {
+    for (int i = int(dims.size()) - 1; i >= 0; --i) {
+      int64_t n = ranges[dims[i]];
+      values[dims[i]] = i == 0 ? linear : rem(linear, n);
+      if (i > 0)
+        linear = div(linear, n);
+    }
+  }
+
+  /// The value the elementwise `op` computes for the element at row-major
+  /// position `linear` of its output, `given` standing for the operand
+  /// `operand` (null: all read from memory); `ivs` gets its loop indices.
+  Value evaluate(linalg::LinalgOp op, Value linear, OpOperand *operand,
+                 Value given, SmallVectorImpl<Value> &ivs) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    auto all = llvm::to_vector(llvm::seq<unsigned>(0, ranges.size()));
+    ivs.assign(ranges.size(), Value());
+    delinearize(linear, all, ranges, ivs);
+    IRMapping mapping;
+    Block *body = op.getBlock();
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      BlockArgument arg = op.getMatchingBlockArgument(input);
+      if (input == operand) {
+        mapping.map(arg, given);
+        continue;
+      }
+      if (!isa<MemRefType>(input->get().getType())) {
+        mapping.map(arg, input->get());
+        continue;
+      }
+      SmallVector<Value> indices;
+      for (AffineExpr e : op.getMatchingIndexingMap(input).getResults())
+        indices.push_back(isa<AffineDimExpr>(e)
+                              ? ivs[cast<AffineDimExpr>(e).getPosition()]
+                              : c(cast<AffineConstantExpr>(e).getValue()));
+      mapping.map(arg, memref::LoadOp::create(b, loc, input->get(), indices));
+    }
+    for (Operation &nested : body->without_terminator())
+      b.clone(nested, mapping);
+    return mapping.lookupOrDefault(body->getTerminator()->getOperand(0));
+  }
+};
+
+/// The tile shape and split for a contraction of `tiles`-many R=8 tiles.
+Config chooseConfig(int64_t batch, int64_t m, int64_t n, int64_t k,
+                    int64_t processors) {
+  auto tilesOf = [&](int64_t tm, int64_t tn) -> int64_t {
+    return batch * int64_t(llvm::divideCeil(m, tm) * llvm::divideCeil(n, tn));
+  };
+  // Large outputs take 8 x 8 per thread (half the shared-memory reads per
+  // multiply-add) when that still gives every processor a block.
+  Config config = tilesOf(128, 128) >= processors ? Config{8, 128, 128, 8}
+                                                  : Config{4, 64, 64, 16};
+  int64_t tiles = tilesOf(config.tm, config.tn);
+  config.chunk = llvm::alignTo(k, config.tk);
+  if (tiles < processors && k >= 512) {
+    int64_t splits =
+        std::min<int64_t>(llvm::divideCeil(2 * processors, tiles), k / 256);
+    config.chunk = llvm::alignTo(llvm::divideCeil(k, splits), config.tk);
+  }
+  config.splits = llvm::divideCeil(k, config.chunk);
+  return config;
+}
+
+/// The buffer that `value` reshapes (through collapse and expand), whose
+/// elements it shares in the same row-major order.
+Value reshapeBase(Value value) {
+  while (true) {
+    if (auto c = value.getDefiningOp<memref::CollapseShapeOp>())
+      value = c.getSrc();
+    else if (auto e = value.getDefiningOp<memref::ExpandShapeOp>())
+      value = e.getSrc();
+    else
+      return value;
+  }
+}
+
+bool rowMajor(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity();
+}
+
+/// The bytes a memref may touch (as in kiln-gpu-promote-accumulators):
+/// its root buffer, and a byte range when a constant-offset view bounds it.
+struct Extent {
+  Value root;
+  int64_t begin = 0;
+  int64_t end = std::numeric_limits<int64_t>::max();
+
+  bool overlaps(const Extent &other) const {
+    return root == other.root && begin < other.end && other.begin < end;
+  }
+};
+
+Extent extentOf(Value value) {
+  auto view = value.getDefiningOp<ViewLikeOpInterface>();
+  if (!view)
+    return {value};
+  Extent source = extentOf(view.getViewSource());
+  auto byteView = dyn_cast<memref::ViewOp>(view.getOperation());
+  if (!byteView || source.begin != 0)
+    return source;
+  std::optional<int64_t> shift = getConstantIntValue(byteView.getByteShift());
+  MemRefType type = byteView.getType();
+  if (!shift || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      !type.getElementType().isIntOrFloat())
+    return source;
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  return {source.root, *shift, *shift + bytes};
+}
+
+/// The memrefs `op` (and what it nests) reads and writes; false when some
+/// effect has no value (it may touch anything).
+bool effectsOf(Operation *op, SmallVectorImpl<Value> &reads,
+               SmallVectorImpl<Value> &writes) {
+  WalkResult result = op->walk([&](Operation *nested) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+    if (!effects) {
+      if (nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+          isMemoryEffectFree(nested))
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    }
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &effect : list) {
+      Value value = effect.getValue();
+      if (!value)
+        return WalkResult::interrupt();
+      if (isa<MemoryEffects::Read>(effect.getEffect()))
+        reads.push_back(value);
+      else if (isa<MemoryEffects::Write>(effect.getEffect()))
+        writes.push_back(value);
+    }
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
+bool anyOverlaps(ArrayRef<Value> values, const Extent &extent) {
+  return llvm::any_of(values,
+                      [&](Value v) { return extentOf(v).overlaps(extent); });
+}
+
+/// An elementwise op that can be evaluated one element at a time inside
+/// the contraction's kernel: all loops parallel, its output row-major under
+/// the identity map, static, and its output's old value unused.
+bool isElementwise(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 || op->getNumRegions() != 1)
+    return false;
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!rowMajor(init->get()) || !op.getMatchingIndexingMap(init).isIdentity() ||
+      !op.getMatchingBlockArgument(init).use_empty())
+    return false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!isa<MemRefType>(input->get().getType()))
+      continue;
+    for (AffineExpr e : op.getMatchingIndexingMap(input).getResults())
+      if (!isa<AffineDimExpr, AffineConstantExpr>(e))
+        return false;
+  }
+  return llvm::none_of(op.getStaticLoopRanges(),
+                       [](int64_t r) { return ShapedType::isDynamic(r); });
+}
+
+/// The number of elements of a memref.
+int64_t elementsOf(Value value) {
+  return cast<MemRefType>(value.getType()).getNumElements();
+}
+
+struct GPUTileContractionsPass
+    : impl::GPUTileContractionsBase<GPUTileContractionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op->getParentOfType<mlir::gpu::LaunchOp>())
+        return;
+      candidates.push_back(op);
+    });
+    for (linalg::LinalgOp op : candidates) {
+      std::optional<Roles> roles = match(op);
+      if (!roles)
+        continue;
+      rewrite(op, *roles);
+    }
+  }
+
+  /// The roles of the loops of a contraction this pass tiles: f32 buffers
+  /// of static shape, a multiply-add body, one output, and enough work.
+  std::optional<Roles> match(linalg::LinalgOp op) {
+    if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+        op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+      return std::nullopt;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+        return std::nullopt;
+    }
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+      return std::nullopt;
+    Roles roles;
+    roles.batch.assign(dims->batch.begin(), dims->batch.end());
+    roles.m.assign(dims->m.begin(), dims->m.end());
+    roles.n.assign(dims->n.begin(), dims->n.end());
+    roles.k.assign(dims->k.begin(), dims->k.end());
+    roles.ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(roles.ranges,
+                     [](int64_t r) { return ShapedType::isDynamic(r); }))
+      return std::nullopt;
+    int64_t work = roles.size(roles.batch) * roles.size(roles.m) *
+                   roles.size(roles.n) * roles.size(roles.k);
+    if (work < minWork || roles.size(roles.k) < 16)
+      return std::nullopt;
+    return roles;
+  }
+
+  /// The op that fills the contraction's output just before it (a bias
+  /// broadcast, a fill), which the kernel's epilogue can compute in its
+  /// place: elementwise over the same buffer, nothing in between touching
+  /// that buffer or writing what the op reads.
+  linalg::LinalgOp fusableProducer(linalg::LinalgOp op) {
+    Value output = op.getDpsInitOperand(0)->get();
+    Extent extent = extentOf(output);
+    SmallVector<Value> writtenBetween;
+    for (Operation *prev = op->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      SmallVector<Value> reads, writes;
+      if (!effectsOf(prev, reads, writes))
+        return {};
+      if (reads.empty() && writes.empty())
+        continue;
+      auto candidate = dyn_cast<linalg::LinalgOp>(prev);
+      if (candidate && isElementwise(candidate) &&
+          reshapeBase(candidate.getDpsInitOperand(0)->get()) ==
+              reshapeBase(output) &&
+          elementsOf(candidate.getDpsInitOperand(0)->get()) ==
+              elementsOf(output) &&
+          !anyOverlaps(reads, extent)) {
+        for (Value read : reads)
+          if (anyOverlaps(writtenBetween, extentOf(read)))
+            return {};
+        return candidate;
+      }
+      if (anyOverlaps(reads, extent) || anyOverlaps(writes, extent))
+        return {};
+      writtenBetween.append(writes);
+    }
+    return {};
+  }
+
+  /// The elementwise op that reads the contraction's output next (an
+  /// activation, a residual sum), which the epilogue can apply: the next op
+  /// that touches memory, reading the output once, element for element,
+  /// and writing nothing the contraction reads. `outputLive` says whether a
+  /// later op (or the model's caller) reads the output too.
+  linalg::LinalgOp fusableConsumer(linalg::LinalgOp op, OpOperand *&consumed,
+                                   bool &outputLive) {
+    Value output = op.getDpsInitOperand(0)->get();
+    Extent extent = extentOf(output);
+    Operation *next = op->getNextNode();
+    SmallVector<Value> reads, writes;
+    for (; next; next = next->getNextNode()) {
+      reads.clear();
+      writes.clear();
+      if (!effectsOf(next, reads, writes))
+        return {};
+      if (!reads.empty() || !writes.empty())
+        break;
+    }
+    auto consumer = dyn_cast_or_null<linalg::LinalgOp>(next);
+    if (!consumer || !isElementwise(consumer))
+      return {};
+    consumed = nullptr;
+    for (OpOperand *input : consumer.getDpsInputOperands()) {
+      Value value = input->get();
+      if (!isa<MemRefType>(value.getType()))
+        continue;
+      if (reshapeBase(value) == reshapeBase(output) && rowMajor(value) &&
+          elementsOf(value) == elementsOf(output) &&
+          consumer.getMatchingIndexingMap(input).isIdentity() && !consumed) {
+        consumed = input;
+        continue;
+      }
+      if (extentOf(value).overlaps(extent))
+        return {};
+    }
+    Value result = consumer.getDpsInitOperand(0)->get();
+    SmallVector<Value> contractionReads;
+    for (OpOperand *input : op.getDpsInputOperands())
+      contractionReads.push_back(input->get());
+    if (!consumed || anyOverlaps(contractionReads, extentOf(result)))
+      return {};
+    // Whether the output is read after the consumer: until an op writes
+    // all of it without reading it, or the end, where the workspace (the
+    // entry's unnamed argument) and allocations die and a model output
+    // lives on.
+    outputLive = true;
+    for (Operation *later = consumer->getNextNode(); later;
+         later = later->getNextNode()) {
+      SmallVector<Value> laterReads, laterWrites;
+      if (!effectsOf(later, laterReads, laterWrites))
+        return consumer;
+      if (anyOverlaps(laterReads, extent))
+        return consumer;
+      if (anyOverlaps(laterWrites, extent)) {
+        auto writer = dyn_cast<linalg::LinalgOp>(later);
+        outputLive = !(writer && isElementwise(writer) &&
+                       reshapeBase(writer.getDpsInitOperand(0)->get()) ==
+                           reshapeBase(output) &&
+                       elementsOf(writer.getDpsInitOperand(0)->get()) ==
+                           elementsOf(output));
+        return consumer;
+      }
+    }
+    Value root = extent.root;
+    auto arg = dyn_cast<BlockArgument>(root);
+    auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                    : func::FuncOp();
+    outputLive = arg && (!func || func.getArgAttr(arg.getArgNumber(),
+                                                  "kiln.name") != nullptr);
+    return consumer;
+  }
+
+  void rewrite(linalg::LinalgOp op, const Roles &roles) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Builder ib{b, loc};
+    int64_t batch = roles.size(roles.batch), m = roles.size(roles.m),
+            n = roles.size(roles.n), k = roles.size(roles.k);
+    Config cfg = chooseConfig(batch, m, n, k, processors);
+    Value output = op.getDpsInitOperand(0)->get();
+    linalg::LinalgOp producer, consumer;
+    OpOperand *consumed = nullptr;
+    bool outputLive = true;
+    if (cfg.splits == 1 && rowMajor(output)) {
+      producer = fusableProducer(op);
+      consumer = fusableConsumer(op, consumed, outputLive);
+    }
+    // With a consumer, the launch goes where the consumer is: only ops
+    // without memory effects lie between them (its views, say), and the
+    // launch uses what they define.
+    if (consumer)
+      b.setInsertionPoint(consumer);
+    int64_t mTiles = llvm::divideCeil(m, cfg.tm),
+            nTiles = llvm::divideCeil(n, cfg.tn);
+
+    // Shared tiles, reduction step major, one padding column against bank
+    // conflicts when a thread column stores along the reduction.
+    Type f32 = b.getF32Type();
+    auto space = mlir::gpu::AddressSpaceAttr::get(
+        b.getContext(), mlir::gpu::AddressSpace::Workgroup);
+    auto tileType = [&](int64_t width) -> Type {
+      return MemRefType::get({cfg.tk, width + 1}, f32,
+                             MemRefLayoutAttrInterface(), space);
+    };
+    Value one = ib.c(1);
+    auto launch = mlir::gpu::LaunchOp::create(
+        b, loc, ib.c(nTiles), ib.c(mTiles), ib.c(batch * cfg.splits),
+        ib.c(kThreads), one, one, /*dynamicSharedMemorySize=*/nullptr,
+        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+        TypeRange{tileType(cfg.tm), tileType(cfg.tn)});
+    SmallVector<Location> locs{op.getLoc()};
+    int64_t flops = 2 * batch * m * n * k;
+    for (linalg::LinalgOp fused : {producer, consumer})
+      if (fused) {
+        locs.push_back(fused.getLoc());
+        flops += int64_t(countFlops(fused).value_or(0));
+      }
+    launch->setAttr(kKernelAttr,
+                    KernelAttr::get(b.getContext(), flops,
+                                    sourceNodes(b.getFusedLoc(locs))));
+    Value sharedA = launch.getWorkgroupAttributions()[0];
+    Value sharedB = launch.getWorkgroupAttributions()[1];
+
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToStart(&body);
+    mlir::gpu::TerminatorOp::create(b, loc);
+    b.setInsertionPointToStart(&body);
+
+    Value tid = launch.getThreadIds().x;
+    Value tx = ib.rem(tid, kSide), ty = ib.div(tid, kSide);
+    Value z = launch.getBlockIds().z;
+    Value batchIndex = ib.div(z, cfg.splits), split = ib.rem(z, cfg.splits);
+    Value m0 = ib.mul(launch.getBlockIds().y, ib.c(cfg.tm));
+    Value n0 = ib.mul(launch.getBlockIds().x, ib.c(cfg.tn));
+    Value kBegin = ib.mul(split, ib.c(cfg.chunk));
+    Value kEnd = arith::MinUIOp::create(b, loc, ib.add(kBegin, ib.c(cfg.chunk)),
+                                        ib.c(k));
+    Value mSize = ib.c(m), nSize = ib.c(n);
+
+    SmallVector<Value> loopValues(roles.ranges.size());
+    if (!roles.batch.empty())
+      ib.delinearize(batchIndex, roles.batch, roles.ranges, loopValues);
+
+    // Operand `which` (0: the one with the m loops, 1: the n loops).
+    OpOperand *operands[2] = {op.getDpsInputOperand(0),
+                              op.getDpsInputOperand(1)};
+    auto hasDim = [&](OpOperand *operand, ArrayRef<unsigned> dims) {
+      AffineMap map = op.getMatchingIndexingMap(operand);
+      return llvm::any_of(dims, [&](unsigned d) {
+        return map.getResultPosition(b.getAffineDimExpr(d)).has_value();
+      });
+    };
+    if (!hasDim(operands[0], roles.m))
+      std::swap(operands[0], operands[1]);
+
+    // The elements of one operand's tile that this thread loads at step
+    // `kt`: each 0 outside the operand.
+    auto loadTile = [&](int which, Value kt) {
+      OpOperand *operand = operands[which];
+      ArrayRef<unsigned> outer = which == 0 ? roles.m : roles.n;
+      int64_t width = which == 0 ? cfg.tm : cfg.tn;
+      Value origin = which == 0 ? m0 : n0, bound = which == 0 ? mSize : nSize;
+      AffineMap map = op.getMatchingIndexingMap(operand);
+      // Along the reduction when that is the operand's contiguous
+      // dimension, else along the output's: neighbouring threads read
+      // neighbouring elements.
+      unsigned last =
+          cast<AffineDimExpr>(map.getResults().back()).getPosition();
+      bool alongK = llvm::is_contained(roles.k, last);
+      SmallVector<Value> values;
+      for (int64_t l = 0; l < cfg.tk * width / kThreads; ++l) {
+        Value e = ib.add(tid, ib.c(l * kThreads));
+        Value kk = alongK ? ib.rem(e, cfg.tk) : ib.div(e, width);
+        Value ww = alongK ? ib.div(e, cfg.tk) : ib.rem(e, width);
+        Value kIndex = ib.add(ib.add(kBegin, ib.mul(kt, ib.c(cfg.tk))), kk);
+        Value wIndex = ib.add(origin, ww);
+        Value valid = ib.both(ib.lt(kIndex, kEnd), ib.lt(wIndex, bound));
+        auto guard = scf::IfOp::create(b, loc, TypeRange{f32}, valid, true);
+        {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(&guard.getThenRegion().front());
+          SmallVector<Value> at(loopValues);
+          ib.delinearize(kIndex, roles.k, roles.ranges, at);
+          ib.delinearize(wIndex, outer, roles.ranges, at);
+          SmallVector<Value> indices;
+          for (AffineExpr result : map.getResults())
+            indices.push_back(at[cast<AffineDimExpr>(result).getPosition()]);
+          Value v = memref::LoadOp::create(b, loc, operand->get(), indices);
+          scf::YieldOp::create(b, loc, v);
+          b.setInsertionPointToStart(&guard.getElseRegion().front());
+          scf::YieldOp::create(
+              b, loc,
+              Value(arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0))));
+        }
+        values.push_back(guard.getResult(0));
+      }
+      return values;
+    };
+    auto storeTile = [&](int which, ValueRange values) {
+      OpOperand *operand = operands[which];
+      int64_t width = which == 0 ? cfg.tm : cfg.tn;
+      AffineMap map = op.getMatchingIndexingMap(operand);
+      unsigned last =
+          cast<AffineDimExpr>(map.getResults().back()).getPosition();
+      bool alongK = llvm::is_contained(roles.k, last);
+      for (auto [l, value] : llvm::enumerate(values)) {
+        Value e = ib.add(tid, ib.c(int64_t(l) * kThreads));
+        Value kk = alongK ? ib.rem(e, cfg.tk) : ib.div(e, width);
+        Value ww = alongK ? ib.div(e, cfg.tk) : ib.rem(e, width);
+        memref::StoreOp::create(b, loc, value, which == 0 ? sharedA : sharedB,
+                                ValueRange{kk, ww});
+      }
+    };
+
+    // The reduction: tiles in shared memory, the next tile's elements
+    // loaded into registers meanwhile, R x R accumulators.
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    int64_t numAcc = cfg.r * cfg.r;
+    SmallVector<Value> inits(numAcc, zero);
+    SmallVector<Value> firstA = loadTile(0, ib.c(0));
+    SmallVector<Value> firstB = loadTile(1, ib.c(0));
+    inits.append(firstA);
+    inits.append(firstB);
+    int64_t numA = firstA.size();
+    Value steps = ib.c(llvm::divideCeil(cfg.chunk, cfg.tk));
+    auto outerLoop = scf::ForOp::create(b, loc, ib.c(0), steps, one, inits);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(outerLoop.getBody());
+      Value kt = outerLoop.getInductionVar();
+      ValueRange carried = outerLoop.getRegionIterArgs();
+      storeTile(0, carried.slice(numAcc, numA));
+      storeTile(1, carried.drop_front(numAcc + numA));
+      mlir::gpu::BarrierOp::create(b, loc);
+      Value next = ib.add(kt, one);
+      SmallVector<Value> nextA = loadTile(0, next);
+      SmallVector<Value> nextB = loadTile(1, next);
+      auto inner = scf::ForOp::create(b, loc, ib.c(0), ib.c(cfg.tk), one,
+                                      carried.take_front(numAcc));
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(inner.getBody());
+        Value kk = inner.getInductionVar();
+        SmallVector<Value> as, bs;
+        for (int64_t i = 0; i < cfg.r; ++i) {
+          as.push_back(memref::LoadOp::create(
+              b, loc, sharedA, ValueRange{kk, ib.add(ty, ib.c(i * kSide))}));
+          bs.push_back(memref::LoadOp::create(
+              b, loc, sharedB, ValueRange{kk, ib.add(tx, ib.c(i * kSide))}));
+        }
+        SmallVector<Value> sums;
+        for (int64_t i = 0; i < cfg.r; ++i)
+          for (int64_t j = 0; j < cfg.r; ++j)
+            sums.push_back(
+                math::FmaOp::create(b, loc, as[i], bs[j],
+                                    inner.getRegionIterArgs()[i * cfg.r + j]));
+        scf::YieldOp::create(b, loc, sums);
+      }
+      mlir::gpu::BarrierOp::create(b, loc);
+      SmallVector<Value> yielded(inner.getResults());
+      yielded.append(nextA);
+      yielded.append(nextB);
+      scf::YieldOp::create(b, loc, yielded);
+    }
+
+    // Each accumulator into its output element: added to what the output
+    // holds (its initial value), atomically when the reduction is split.
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    ArrayRef<int64_t> outShape = cast<MemRefType>(output.getType()).getShape();
+    for (int64_t i = 0; i < cfg.r; ++i)
+      for (int64_t j = 0; j < cfg.r; ++j) {
+        Value mIndex = ib.add(m0, ib.add(ty, ib.c(i * kSide)));
+        Value nIndex = ib.add(n0, ib.add(tx, ib.c(j * kSide)));
+        auto guard = scf::IfOp::create(
+            b, loc, ib.both(ib.lt(mIndex, mSize), ib.lt(nIndex, nSize)), false);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(&guard.getThenRegion().front());
+        SmallVector<Value> at(loopValues);
+        ib.delinearize(mIndex, roles.m, roles.ranges, at);
+        ib.delinearize(nIndex, roles.n, roles.ranges, at);
+        SmallVector<Value> indices;
+        for (AffineExpr result : outMap.getResults())
+          indices.push_back(at[cast<AffineDimExpr>(result).getPosition()]);
+        Value acc = outerLoop.getResult(i * cfg.r + j);
+        if (cfg.splits > 1) {
+          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, acc,
+                                      output, indices);
+          continue;
+        }
+        // The element's place in the output buffer, for the fused ops,
+        // which see that buffer in shapes of their own.
+        Value linear;
+        if (producer || consumer) {
+          linear = indices.front();
+          for (size_t d = 1; d < indices.size(); ++d)
+            linear = ib.add(ib.mul(linear, ib.c(outShape[d])), indices[d]);
+        }
+        SmallVector<Value> ivs;
+        Value old = producer ? ib.evaluate(producer, linear, nullptr, {}, ivs)
+                             : memref::LoadOp::create(b, loc, output, indices);
+        Value value = arith::AddFOp::create(b, loc, old, acc);
+        if (outputLive)
+          memref::StoreOp::create(b, loc, value, output, indices);
+        if (consumer) {
+          Value result = ib.evaluate(consumer, linear, consumed, value, ivs);
+          memref::StoreOp::create(b, loc, result,
+                                  consumer.getDpsInitOperand(0)->get(), ivs);
+        }
+      }
+    for (linalg::LinalgOp fused : {producer, consumer})
+      if (fused)
+        fused->erase();
+    op->erase();
+  }
+};
+
+} // namespace
+} // namespace kiln::gpu
