@@ -1,9 +1,10 @@
 //===- MapToLaunch.cpp - Each top-level loop nest as a gpu.launch ---------===//
 //
-// Stage 1 of the GPU target (docs/gpu.md): one thread per iteration of a
-// parallel loop, in a one-dimensional grid, which is correct for every op
-// the CPU path lowers to loops. Faster mappings (tiles through shared
-// memory, one warp per row of a reduction) replace it op by op.
+// The GPU target's general mapping (docs/gpu.md): one thread per iteration
+// of a parallel loop, in a one-dimensional grid, which is correct for every
+// op the CPU path lowers to loops. Faster mappings replace it op by op: the
+// contractions arrive here as launches of their own
+// (kiln-gpu-tile-contractions), which this pass names and completes.
 //
 //===----------------------------------------------------------------------===//
 

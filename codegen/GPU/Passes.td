@@ -163,14 +163,16 @@ def GPUMapToLaunch : Pass<"kiln-gpu-map-to-launch", "mlir::func::FuncOp"> {
   let summary = "Makes each top-level loop nest a gpu.launch, one thread per "
                 "iteration of its parallel loop";
   let description = [{
-    The simplest correct mapping, which every op takes (stage 1 of
-    docs/gpu.md): a top-level `scf.parallel` becomes a one-dimensional grid of
+    The simplest correct mapping, which every op but the tiled contractions
+    takes (docs/gpu.md): a top-level `scf.parallel` becomes a one-dimensional grid of
     blocks of up to 256 threads, one thread per iteration of the loop (its
     reductions run serially in the thread). Thread `i` of the launch takes
     the iteration whose linear index is `i` in row-major order, so that
     neighbouring threads write neighbouring elements of the output (the
     stores coalesce). Any other top-level op that touches memory (a serial
     `scf.for` over time steps, a scatter) becomes a single-thread launch.
+    A `gpu.launch` already there (`kiln-gpu-tile-contractions`) is named in
+    turn and gets its views recomputed inside, like the others.
 
     Views, constants and index arithmetic that a launch uses are recomputed
     inside it, and so are loads from buffers that nothing in the function
