@@ -54,7 +54,8 @@ def CodegenApplyKernelConfigs : Pass<"kiln-codegen-apply-kernel-configs", "mlir:
 def CodegenConvToIm2Col : Pass<"kiln-codegen-conv-to-im2col", "mlir::func::FuncOp"> {
   let summary = "Rewrites 2-D convolutions as an im2col copy and a contraction";
   let description = [{
-    Turns each `linalg.conv_2d_nchw_fchw` on tensors (except those that
+    Turns each `linalg.conv_2d_nchw_fchw` and each grouped
+    `linalg.conv_2d_ngchw_gfchw` on tensors (except those that
     `kiln-cpu-select-conv-algorithm` marked `direct`) into an explicit im2col
     tensor (one row per filter tap, one column per output pixel; no copy for
     a 1x1 stride-1 convolution) and a matmul-like `linalg.generic`. The copy
@@ -73,6 +74,10 @@ def CodegenConvToIm2Col : Pass<"kiln-codegen-conv-to-im2col", "mlir::func::FuncO
     collapsed to `tensor<1x576x3136xf32>`, a contraction `(n, f, p, k)` of the
     filter `(f, k)` with it into `tensor<1x64x3136xf32>`, and a
     `tensor.expand_shape` back to NCHW.
+
+    A grouped convolution keeps its group dimension in every tensor (the
+    copy `[N, G, C, KH, KW, OH, OW]`, the filter `[G, F, C*KH*KW]`), and
+    the contraction `(n, g, f, p, k)` has it as a batch loop.
 
     A convolution that `kiln-cpu-select-conv-algorithm` marked with another
     `kiln.conv_algorithm` (`direct`, `winograd-Mx3`; from the command line,

@@ -56,3 +56,39 @@ func.func @dynamic(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %init: tens
     ins(%x, %w : tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>) outs(%init : tensor<?x4x6x6xf32>) -> tensor<?x4x6x6xf32>
   return %0 : tensor<?x4x6x6xf32>
 }
+
+// -----
+
+// A grouped convolution: every tensor keeps the group dimension, and the
+// contraction has it as a batch loop (in the filter, the columns and the
+// output).
+// CHECK-DAG: #[[GIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3 + d5, d4 + d6)>
+// CHECK-DAG: #[[GFILTER:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d4)>
+// CHECK-DAG: #[[GCOLS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+// CHECK-DAG: #[[GOUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @grouped
+// CHECK: %[[COPY:.+]] = linalg.generic {indexing_maps = [#[[GIN]], {{.+}}]{{.*}} outs(%{{.+}} : tensor<1x4x8x3x3x6x6xf32>)
+// CHECK: %[[COLUMNS:.+]] = tensor.collapse_shape %[[COPY]] {{\[\[}}0], [1], [2, 3, 4], [5, 6]] : tensor<1x4x8x3x3x6x6xf32> into tensor<1x4x72x36xf32>
+// CHECK: %[[W:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1], [2, 3, 4]] : tensor<4x16x8x3x3xf32> into tensor<4x16x72xf32>
+// CHECK: %[[INIT:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x4x16x6x6xf32> into tensor<1x4x16x36xf32>
+// CHECK: %[[PRODUCT:.+]] = linalg.generic {indexing_maps = [#[[GFILTER]], #[[GCOLS]], #[[GOUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[COLUMNS]] : tensor<4x16x72xf32>, tensor<1x4x72x36xf32>) outs(%[[INIT]]
+// CHECK: tensor.expand_shape %[[PRODUCT]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 4, 16, 6, 6]
+// CHECK-NOT: linalg.conv_2d_ngchw_gfchw
+func.func @grouped(%x: tensor<1x4x8x8x8xf32>, %w: tensor<4x16x8x3x3xf32>, %init: tensor<1x4x16x6x6xf32>) -> tensor<1x4x16x6x6xf32> {
+  %0 = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x4x8x8x8xf32>, tensor<4x16x8x3x3xf32>) outs(%init : tensor<1x4x16x6x6xf32>) -> tensor<1x4x16x6x6xf32>
+  return %0 : tensor<1x4x16x6x6xf32>
+}
+
+// -----
+
+// A grouped 1x1 convolution (ShuffleNet's) needs no copy either.
+// CHECK-LABEL: func.func @grouped_pointwise
+// CHECK-SAME: (%[[X:.+]]: tensor<1x4x34x14x14xf32>
+// CHECK: %[[COLUMNS:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x4x34x14x14xf32> into tensor<1x4x34x196xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[COLUMNS]] : tensor<4x68x34xf32>, tensor<1x4x34x196xf32>)
+func.func @grouped_pointwise(%x: tensor<1x4x34x14x14xf32>, %w: tensor<4x68x34x1x1xf32>, %init: tensor<1x4x68x14x14xf32>) -> tensor<1x4x68x14x14xf32> {
+  %0 = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x4x34x14x14xf32>, tensor<4x68x34x1x1xf32>) outs(%init : tensor<1x4x68x14x14xf32>) -> tensor<1x4x68x14x14xf32>
+  return %0 : tensor<1x4x68x14x14xf32>
+}
