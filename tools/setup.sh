@@ -9,19 +9,24 @@
 #   - with --bench, also the benchmark's peers (IREE, Apache TVM) in a second
 #     environment, .venv-bench, from tools/requirements-bench.txt (about 1 GB;
 #     only tools/benchmark.py uses it)
-# Usage: tools/setup.sh [--quiet] [--bench]
+#   - with --zoo, also Debian's python3-torch and python3-torchvision (about
+#     100 MB), with which tools/models/zoo.py exports the benchmark's
+#     torchvision architectures
+# Usage: tools/setup.sh [--quiet] [--bench] [--zoo]
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 quiet=0
 bench=0
+zoo=0
 say() { [[ $quiet == 1 ]] || echo "setup: $*"; }
 die() { echo "setup: error: $*" >&2; exit 1; }
 for arg in "$@"; do
   case "$arg" in
     --quiet) quiet=1 ;;
     --bench) bench=1 ;;
-    *) die "unknown argument '$arg' (usage: tools/setup.sh [--quiet] [--bench])" ;;
+    --zoo) zoo=1 ;;
+    *) die "unknown argument '$arg' (usage: tools/setup.sh [--quiet] [--bench] [--zoo])" ;;
   esac
 done
 
@@ -34,6 +39,9 @@ packages=(
   libstdc++-12-dev-arm64-cross
   python3-venv
 )
+if [[ $zoo == 1 ]]; then
+  packages+=(python3-torch python3-torchvision)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -66,8 +66,11 @@ static LogicalResult importIdentity(NodeImporter &node) {
   return node.setResults(input);
 }
 
-/// Dropout is the identity at inference, and its mask is all true. A model
-/// that trains (training_mode not a constant false) is refused.
+/// Dropout is the identity at inference, and its mask is all true. So it is
+/// in training mode with a constant ratio of 0 (torchvision's Swin
+/// exports its attention dropout so). A model that drops at random
+/// (training_mode not a constant false, and a ratio that may not be 0) is
+/// refused.
 static LogicalResult importDropout(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
@@ -75,11 +78,20 @@ static LogicalResult importDropout(NodeImporter &node) {
   if (node.getInput(2)) {
     auto trainingMode =
         dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(2));
-    if (!trainingMode || !trainingMode.isSplat() ||
-        !trainingMode.getElementType().isInteger(1) ||
-        trainingMode.getSplatValue<bool>())
-      return node.emitError() << "training_mode must be a constant false; "
-                                 "Kiln imports Dropout for inference only";
+    auto ratio = node.getInput(1)
+                     ? dyn_cast_or_null<DenseElementsAttr>(
+                           node.getConstantInput(1))
+                     : DenseElementsAttr();
+    bool inference = trainingMode && trainingMode.isSplat() &&
+                     trainingMode.getElementType().isInteger(1) &&
+                     !trainingMode.getSplatValue<bool>();
+    bool dropsNothing = ratio && ratio.isSplat() &&
+                        isa<FloatType>(ratio.getElementType()) &&
+                        ratio.getSplatValue<APFloat>().isZero();
+    if (!inference && !dropsNothing)
+      return node.emitError()
+             << "training_mode must be a constant false (or the ratio a "
+                "constant 0); Kiln imports Dropout for inference only";
   }
   if (!node.isOutputUsed(1))
     return node.setResults(input);

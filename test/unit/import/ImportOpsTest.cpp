@@ -334,6 +334,42 @@ TEST_F(ImportOpsTest, DropoutMaskAllTrueTrainingRefused) {
   inference.addOutput("d");
   r = importModel(context, inference.serialize());
   EXPECT_TRUE(r.module) << r.allErrors();
+
+  // Training mode with a constant ratio of 0 (torchvision's Swin) drops
+  // nothing: the identity, mask all true.
+  ModelBuilder zeroRatio;
+  zeroRatio.addInput("x", {2});
+  onnx::TensorProto &on =
+      zeroRatio.addEmptyInitializer("train", {}, onnx::TensorProto::BOOL);
+  on.add_int32_data(1);
+  onnx::TensorProto &ratio =
+      zeroRatio.addEmptyInitializer("ratio", {}, onnx::TensorProto::FLOAT);
+  ratio.add_float_data(0.0f);
+  zeroRatio.addNode("Dropout", {"x", "ratio", "train"}, {"d", "mask"}, "drop");
+  zeroRatio.addOutput("d");
+  zeroRatio.addOutput("mask");
+  r = importModel(context, zeroRatio.serialize());
+  ASSERT_TRUE(r.module) << r.allErrors();
+  EXPECT_NE(r.ir.find("graph.constant dense<true> : tensor<2xi1>"),
+            std::string::npos)
+      << r.ir;
+
+  // Training mode with a ratio of 0.5 would drop at random: refused.
+  ModelBuilder halfRatio;
+  halfRatio.addInput("x", {2});
+  onnx::TensorProto &on2 =
+      halfRatio.addEmptyInitializer("train", {}, onnx::TensorProto::BOOL);
+  on2.add_int32_data(1);
+  onnx::TensorProto &half =
+      halfRatio.addEmptyInitializer("ratio", {}, onnx::TensorProto::FLOAT);
+  half.add_float_data(0.5f);
+  halfRatio.addNode("Dropout", {"x", "ratio", "train"}, {"d"}, "drop");
+  halfRatio.addOutput("d");
+  r = importModel(context, halfRatio.serialize());
+  ASSERT_FALSE(r.module);
+  EXPECT_NE(r.allErrors().find("training_mode must be a constant false"),
+            std::string::npos)
+      << r.allErrors();
 }
 
 } // namespace
