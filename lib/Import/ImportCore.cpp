@@ -78,10 +78,10 @@ static LogicalResult importDropout(NodeImporter &node) {
   if (node.getInput(2)) {
     auto trainingMode =
         dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(2));
-    auto ratio = node.getInput(1)
-                     ? dyn_cast_or_null<DenseElementsAttr>(
-                           node.getConstantInput(1))
-                     : DenseElementsAttr();
+    auto ratio =
+        node.getInput(1)
+            ? dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(1))
+            : DenseElementsAttr();
     bool inference = trainingMode && trainingMode.isSplat() &&
                      trainingMode.getElementType().isInteger(1) &&
                      !trainingMode.getSplatValue<bool>();

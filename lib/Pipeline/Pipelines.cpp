@@ -38,6 +38,7 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
   // After folding, so that weights and per-channel parameters are constants;
   // BatchNorm folding before fusion, so that an activation meets its conv.
   pm.addNestedPass<func::FuncOp>(graph::createGraphFoldBatchNorm());
+  pm.addNestedPass<func::FuncOp>(graph::createGraphPruneConvTaps());
   pm.addNestedPass<func::FuncOp>(graph::createGraphFuseEpilogues());
   // After fusion, so that the blocked ops carry their epilogues.
   if (options.layoutBlock > 0) {
@@ -193,6 +194,7 @@ void buildGPUCodegenPipeline(OpPassManager &pm,
   addBufferizationPasses(pm);
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenLowerCopies());
   pm.addNestedPass<func::FuncOp>(gpu::createGPUTileContractions());
+  pm.addNestedPass<func::FuncOp>(gpu::createGPUReduceRows());
   pm.addNestedPass<func::FuncOp>(gpu::createGPUParallelLoopsFirst());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(gpu::createGPUExternalizeConstants());

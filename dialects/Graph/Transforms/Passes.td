@@ -61,6 +61,35 @@ def GraphBlockedLayout : Pass<"kiln-graph-blocked-layout", "mlir::func::FuncOp">
   let dependentDialects = ["kiln::graph::GraphDialect"];
 }
 
+def GraphPruneConvTaps : Pass<"kiln-graph-prune-conv-taps", "mlir::func::FuncOp"> {
+  let summary = "Drops the filter taps of a convolution that only ever read "
+                "its zero padding";
+  let description = [{
+    For each spatial dimension of a `graph.conv` with a constant weight and
+    static shapes, tap `i` reads input index `y * stride + i * dilation -
+    pad_begin` for output index `y`; when that lies outside the input for
+    every `y`, the tap multiplies zeros. The filter is cut to the taps from
+    the first to the last that read the input (keeping any taps the padding
+    still needs, so that it stays non-negative), and the padding shrinks by
+    the dilation times the taps cut on each side: the output is unchanged. A
+    window of one tap gets dilation 1. DeepLabV3's ASPP at a 224x224 input
+    (3x3 convolutions dilated by 12, 24 and 36 on a 7x7 map) becomes three
+    1x1 convolutions.
+
+    Before:
+    ```mlir
+    %y = graph.conv %x, %w {dilations = array<i64: 36, 36>, pads = array<i64: 36, 36, 36, 36>, ...}
+         : (tensor<1x960x7x7xf32>, tensor<256x960x3x3xf32>) -> tensor<1x256x7x7xf32>
+    ```
+    After:
+    ```mlir
+    %y = graph.conv %x, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ...}
+         : (tensor<1x960x7x7xf32>, tensor<256x960x1x1xf32>) -> tensor<1x256x7x7xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
 def GraphFoldBatchNorm : Pass<"kiln-graph-fold-batch-norm", "mlir::func::FuncOp"> {
   let summary = "Folds BatchNormalization, and Mul and Add by per-channel "
                 "constants, into the weights of the Conv or Gemm before them";
