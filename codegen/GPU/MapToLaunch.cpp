@@ -177,8 +177,9 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
       SmallVector<Operation *> group;
       llvm::SmallPtrSet<Operation *, 16> inGroup;
       size_t j = i;
-      for (; j < ops.size() && !isa<scf::ParallelOp, func::ReturnOp,
-                                    memref::AllocOp, memref::DeallocOp>(ops[j]);
+      for (; j < ops.size() &&
+             !isa<scf::ParallelOp, mlir::gpu::LaunchOp, func::ReturnOp,
+                  memref::AllocOp, memref::DeallocOp>(ops[j]);
            ++j) {
         bool dependent = llvm::any_of(ops[j]->getOperands(), [&](Value v) {
           return inGroup.contains(v.getDefiningOp());

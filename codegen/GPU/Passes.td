@@ -110,6 +110,39 @@ def GPUTileContractions : Pass<"kiln-gpu-tile-contractions", "mlir::func::FuncOp
                            "::kiln::KilnDialect"];
 }
 
+def GPUReduceRows : Pass<"kiln-gpu-reduce-rows", "mlir::func::FuncOp"> {
+  let summary = "Makes each long reduction a launch of one block per output "
+                "element";
+  let description = [{
+    A reduction on buffers (a `linalg` op with reduction loops, one f32
+    output indexed by its parallel loops, static shapes) whose body combines
+    the accumulator with one element's value by `addf`, `mulf`, `maximumf`,
+    `minimumf`, `maxnumf` or `minnumf` (the accumulator used by that op
+    alone), of at least `min-length` elements per output and at most
+    `max-rows` outputs, becomes a `gpu.launch` of one block of 256 threads
+    per output element: thread t combines elements t, t + 256, ... (the
+    body's other ops recomputed per element, from the op's inputs at their
+    maps), writes its partial value to shared memory, and the block combines
+    the 256 values in a tree (128, 64, ..., 1 active threads, a barrier
+    after each step); thread 0 combines the result with the output's
+    initial value. A classifier's Softmax at batch 1 (its maximum and its
+    sum over 1000 classes), LayerNorm's means and a long dot product take
+    it. The order of the additions differs from the serial loop's (rounding
+    only).
+  }];
+  let options = [
+    Option<"minLength", "min-length", "int64_t", /*default=*/"256",
+           "fewest reduced elements per output">,
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"65536",
+           "most output elements (beyond, a thread per output fills the GPU)">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect",
+                           "::kiln::KilnDialect"];
+}
+
 def GPUPromoteAccumulators : Pass<"kiln-gpu-promote-accumulators", "mlir::func::FuncOp"> {
   let summary = "Carries each reduction's accumulator in a register, not "
                 "in memory";

@@ -255,11 +255,11 @@ struct GPUTileContractionsPass
 
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> candidates;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (op->getParentOfType<mlir::gpu::LaunchOp>())
-        return;
-      candidates.push_back(op);
-    });
+    // Top-level ops only: kiln-gpu-map-to-launch maps an op nested in a
+    // loop with its loop, and a launch cannot nest in another.
+    for (Operation &op : getOperation().getBody().getOps())
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+        candidates.push_back(linalgOp);
     for (linalg::LinalgOp op : candidates) {
       std::optional<Roles> roles = match(op);
       if (!roles)

@@ -83,3 +83,30 @@ func.func @hoisted_scalar(%s: memref<f32>, %x: memref<8xf32>, %y: memref<8xf32>)
   }
   return
 }
+
+// -----
+
+// A launch an earlier pass built (a tiled contraction, a block reduction)
+// ends a serial stretch rather than joining it: the store gets a one-thread
+// launch of its own, and the existing launch is named in turn, not nested.
+// CHECK-LABEL: func.func @existing_launch
+// CHECK: gpu.launch {{.*}} module(@kiln_kernels) function(@existing_launch_kernel0)
+// CHECK: memref.store
+// CHECK: gpu.terminator
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.launch {{.*}} module(@kiln_kernels) function(@existing_launch_kernel1)
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @existing_launch(%x: memref<1xf32>, %y: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %v = arith.constant 1.0 : f32
+  memref.store %v, %x[%c0] : memref<1xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    memref.store %v, %y[%tx] : memref<256xf32>
+    gpu.terminator
+  }
+  return
+}
