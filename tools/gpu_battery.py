@@ -78,6 +78,8 @@ def prepare(args):
                              light_models.feeds, [], {"profile"}),
         "mobilenetv2": (lambda: coarse_weights(mobilenetv2.build()), mobilenetv2.feeds,
                         [], {"profile"}),
+        "light_shufflenet": (lambda: coarse_weights(light_models.build("shufflenet")),
+                             light_models.feeds, [], {"profile"}),
         "light_resnet50": (lambda: coarse_weights(light_models.build("resnet50")),
                            light_models.feeds, [], {"profile"}),
     }
