@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/GPU/Buffers.h"
 #include "codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,40 +26,6 @@ using namespace mlir;
 
 namespace kiln::gpu {
 namespace {
-
-/// The bytes of a buffer that a memref may touch: a root buffer (an
-/// argument or an allocation) and a byte range of it. Distinct roots never
-/// overlap (the runtime gives the inputs, outputs, constants and workspace
-/// buffers of their own); within one root, a `memref.view` at a constant
-/// offset with a static shape bounds the range, and views of it stay in it.
-struct Extent {
-  Value root;
-  int64_t begin = 0;
-  int64_t end = std::numeric_limits<int64_t>::max();
-
-  bool overlaps(const Extent &other) const {
-    return root == other.root && begin < other.end && other.begin < end;
-  }
-};
-
-Extent extentOf(Value value) {
-  auto view = value.getDefiningOp<ViewLikeOpInterface>();
-  if (!view)
-    return {value};
-  Extent source = extentOf(view.getViewSource());
-  auto byteView = dyn_cast<memref::ViewOp>(view.getOperation());
-  if (!byteView || source.begin != 0)
-    return source;
-  std::optional<int64_t> shift = getConstantIntValue(byteView.getByteShift());
-  MemRefType type = byteView.getType();
-  if (!shift || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
-      !type.getElementType().isIntOrIndexOrFloat() ||
-      type.getElementType().isIndex())
-    return source;
-  int64_t bytes = type.getNumElements() *
-                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-  return {source.root, *shift, *shift + bytes};
-}
 
 /// Whether anything in `loop` other than `load` and `store` may touch the
 /// bytes of `extent`; unknown effects count as touching everything.

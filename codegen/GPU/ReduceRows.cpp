@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/GPU/Buffers.h"
 #include "codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -70,13 +71,7 @@ struct Builder {
 
   void delinearize(Value linear, ArrayRef<unsigned> dims,
                    ArrayRef<int64_t> ranges, SmallVectorImpl<Value> &values) {
-    for (int i = int(dims.size()) - 1; i >= 0; --i) {
-      int64_t n = ranges[dims[i]];
-      values[dims[i]] =
-          i == 0 ? linear : arith::RemUIOp::create(b, loc, linear, c(n));
-      if (i > 0)
-        linear = arith::DivUIOp::create(b, loc, linear, c(n));
-    }
+    kiln::gpu::delinearize(b, loc, linear, dims, ranges, values);
   }
 };
 
@@ -210,10 +205,9 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
       for (OpOperand *input : op.getDpsInputOperands()) {
         SmallVector<Value> indices;
         for (AffineExpr e : op.getMatchingIndexingMap(input).getResults())
-          indices.push_back(
-              isa<AffineDimExpr>(e)
-                  ? at[cast<AffineDimExpr>(e).getPosition()]
-                  : ib.c(cast<AffineConstantExpr>(e).getValue()));
+          indices.push_back(isa<AffineDimExpr>(e)
+                                ? at[cast<AffineDimExpr>(e).getPosition()]
+                                : ib.c(cast<AffineConstantExpr>(e).getValue()));
         mapping.map(op.getMatchingBlockArgument(input),
                     memref::LoadOp::create(b, loc, input->get(), indices));
       }
@@ -250,8 +244,8 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
         Value other = memref::LoadOp::create(
             b, loc, partials,
             arith::AddIOp::create(b, loc, tid, ib.c(stride)).getResult());
-        memref::StoreOp::create(b, loc, combine(b, loc, r.combiner, mine, other),
-                                partials, tid);
+        memref::StoreOp::create(
+            b, loc, combine(b, loc, r.combiner, mine, other), partials, tid);
       }
       mlir::gpu::BarrierOp::create(b, loc);
     }
@@ -266,9 +260,8 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
       indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
     Value old = memref::LoadOp::create(b, loc, init->get(), indices);
     Value total = memref::LoadOp::create(b, loc, partials, ib.c(0));
-    Value result = r.accOperand == 0
-                       ? combine(b, loc, r.combiner, old, total)
-                       : combine(b, loc, r.combiner, total, old);
+    Value result = r.accOperand == 0 ? combine(b, loc, r.combiner, old, total)
+                                     : combine(b, loc, r.combiner, total, old);
     memref::StoreOp::create(b, loc, result, init->get(), indices);
     op->erase();
   }

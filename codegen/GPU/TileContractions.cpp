@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/GPU/Buffers.h"
 #include "codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -75,15 +76,9 @@ struct Builder {
   }
   Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
 
-  /// Sets `values[d]` for the loops `dims` from their linear index.
   void delinearize(Value linear, ArrayRef<unsigned> dims,
                    ArrayRef<int64_t> ranges, SmallVectorImpl<Value> &values) {
-    for (int i = int(dims.size()) - 1; i >= 0; --i) {
-      int64_t n = ranges[dims[i]];
-      values[dims[i]] = i == 0 ? linear : rem(linear, n);
-      if (i > 0)
-        linear = div(linear, n);
-    }
+    kiln::gpu::delinearize(b, loc, linear, dims, ranges, values);
   }
 
   /// The value the elementwise `op` computes for the element at row-major
@@ -157,36 +152,6 @@ Value reshapeBase(Value value) {
 bool rowMajor(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
   return type && type.hasStaticShape() && type.getLayout().isIdentity();
-}
-
-/// The bytes a memref may touch (as in kiln-gpu-promote-accumulators):
-/// its root buffer, and a byte range when a constant-offset view bounds it.
-struct Extent {
-  Value root;
-  int64_t begin = 0;
-  int64_t end = std::numeric_limits<int64_t>::max();
-
-  bool overlaps(const Extent &other) const {
-    return root == other.root && begin < other.end && other.begin < end;
-  }
-};
-
-Extent extentOf(Value value) {
-  auto view = value.getDefiningOp<ViewLikeOpInterface>();
-  if (!view)
-    return {value};
-  Extent source = extentOf(view.getViewSource());
-  auto byteView = dyn_cast<memref::ViewOp>(view.getOperation());
-  if (!byteView || source.begin != 0)
-    return source;
-  std::optional<int64_t> shift = getConstantIntValue(byteView.getByteShift());
-  MemRefType type = byteView.getType();
-  if (!shift || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
-      !type.getElementType().isIntOrFloat())
-    return source;
-  int64_t bytes = type.getNumElements() *
-                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-  return {source.root, *shift, *shift + bytes};
 }
 
 /// The memrefs `op` (and what it nests) reads and writes; false when some
