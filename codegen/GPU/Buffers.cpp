@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
@@ -26,6 +27,42 @@ Extent extentOf(Value value) {
   int64_t bytes = type.getNumElements() *
                   llvm::divideCeil(type.getElementTypeBitWidth(), 8);
   return {source.root, *shift, *shift + bytes};
+}
+
+/// The memrefs `op` (and what it nests) reads and writes; false when some
+/// effect has no value (it may touch anything).
+bool effectsOf(Operation *op, SmallVectorImpl<Value> &reads,
+               SmallVectorImpl<Value> &writes) {
+  WalkResult result = op->walk([&](Operation *nested) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+    if (!effects) {
+      if (nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+          isMemoryEffectFree(nested))
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    }
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &effect : list) {
+      Value value = effect.getValue();
+      if (!value)
+        return WalkResult::interrupt();
+      if (isa<MemoryEffects::Read>(effect.getEffect()))
+        reads.push_back(value);
+      else if (isa<MemoryEffects::Write>(effect.getEffect()))
+        writes.push_back(value);
+    }
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
+SmallVector<linalg::LinalgOp> topLevelLinalgOps(func::FuncOp func) {
+  SmallVector<linalg::LinalgOp> ops;
+  for (Operation &op : func.getBody().getOps())
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      ops.push_back(linalgOp);
+  return ops;
 }
 
 void delinearize(OpBuilder &b, Location loc, Value linear,

@@ -1,8 +1,11 @@
-//===- Buffers.h - What the GPU passes know of buffers and indices -*- C++ -*-===//
+//===- Buffers.h - What the GPU passes know of buffers and indices -*- C++
+//-*-===//
 
 #ifndef KILN_CODEGEN_GPU_BUFFERS_H
 #define KILN_CODEGEN_GPU_BUFFERS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 
 #include <limits>
@@ -26,6 +29,17 @@ struct Extent {
 
 /// The extent of `value`, through its chain of views.
 Extent extentOf(mlir::Value value);
+
+/// The memrefs `op` (and what it nests) reads and writes; false when some
+/// effect has no value (it may touch anything).
+bool effectsOf(mlir::Operation *op, llvm::SmallVectorImpl<mlir::Value> &reads,
+               llvm::SmallVectorImpl<mlir::Value> &writes);
+
+/// The linalg ops at the top of `func`'s body, the ones a pass may turn
+/// into launches of their own (kiln-gpu-map-to-launch maps an op nested in a
+/// loop with its loop, and a launch cannot nest in another).
+llvm::SmallVector<mlir::linalg::LinalgOp>
+topLevelLinalgOps(mlir::func::FuncOp func);
 
 /// Sets `values[d]` for each loop `d` of `dims` from `linear`, their
 /// row-major linear index (the last loop fastest), given each loop's size

@@ -31,26 +31,17 @@ namespace {
 /// bytes of `extent`; unknown effects count as touching everything.
 bool othersTouch(scf::ForOp loop, const Extent &extent, Operation *load,
                  Operation *store) {
-  WalkResult result = loop.getBody()->walk([&](Operation *op) {
-    if (op == load || op == store)
-      return WalkResult::advance();
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects) {
-      if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
-          isMemoryEffectFree(op))
-        return WalkResult::advance();
-      return WalkResult::interrupt();
-    }
-    SmallVector<MemoryEffects::EffectInstance> list;
-    effects.getEffects(list);
-    for (const MemoryEffects::EffectInstance &effect : list) {
-      Value value = effect.getValue();
-      if (!value || extentOf(value).overlaps(extent))
-        return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return result.wasInterrupted();
+  for (Operation &op : loop.getBody()->getOperations()) {
+    if (&op == load || &op == store)
+      continue;
+    SmallVector<Value> reads, writes;
+    if (!effectsOf(&op, reads, writes))
+      return true;
+    for (Value value : llvm::concat<Value>(reads, writes))
+      if (extentOf(value).overlaps(extent))
+        return true;
+  }
+  return false;
 }
 
 /// Promotes one accumulator of `loop` if it has one: a load and a later

@@ -79,13 +79,7 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> candidates;
-    // Top-level ops only: kiln-gpu-map-to-launch maps an op nested in a
-    // loop with its loop, and a launch cannot nest in another.
-    for (Operation &op : getOperation().getBody().getOps())
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-        candidates.push_back(linalgOp);
-    for (linalg::LinalgOp op : candidates)
+    for (linalg::LinalgOp op : topLevelLinalgOps(getOperation()))
       if (std::optional<Reduction> reduction = match(op))
         rewrite(op, *reduction);
   }

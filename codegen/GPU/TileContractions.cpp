@@ -154,34 +154,6 @@ bool rowMajor(Value value) {
   return type && type.hasStaticShape() && type.getLayout().isIdentity();
 }
 
-/// The memrefs `op` (and what it nests) reads and writes; false when some
-/// effect has no value (it may touch anything).
-bool effectsOf(Operation *op, SmallVectorImpl<Value> &reads,
-               SmallVectorImpl<Value> &writes) {
-  WalkResult result = op->walk([&](Operation *nested) {
-    auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
-    if (!effects) {
-      if (nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
-          isMemoryEffectFree(nested))
-        return WalkResult::advance();
-      return WalkResult::interrupt();
-    }
-    SmallVector<MemoryEffects::EffectInstance> list;
-    effects.getEffects(list);
-    for (const MemoryEffects::EffectInstance &effect : list) {
-      Value value = effect.getValue();
-      if (!value)
-        return WalkResult::interrupt();
-      if (isa<MemoryEffects::Read>(effect.getEffect()))
-        reads.push_back(value);
-      else if (isa<MemoryEffects::Write>(effect.getEffect()))
-        writes.push_back(value);
-    }
-    return WalkResult::advance();
-  });
-  return !result.wasInterrupted();
-}
-
 bool anyOverlaps(ArrayRef<Value> values, const Extent &extent) {
   return llvm::any_of(values,
                       [&](Value v) { return extentOf(v).overlaps(extent); });
@@ -219,13 +191,7 @@ struct GPUTileContractionsPass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> candidates;
-    // Top-level ops only: kiln-gpu-map-to-launch maps an op nested in a
-    // loop with its loop, and a launch cannot nest in another.
-    for (Operation &op : getOperation().getBody().getOps())
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-        candidates.push_back(linalgOp);
-    for (linalg::LinalgOp op : candidates) {
+    for (linalg::LinalgOp op : topLevelLinalgOps(getOperation())) {
       std::optional<Roles> roles = match(op);
       if (!roles)
         continue;
