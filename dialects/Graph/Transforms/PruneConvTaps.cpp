@@ -48,8 +48,8 @@ struct PruneDeadTaps : OpRewritePattern<ConvOp> {
         !resultType.hasStaticShape())
       return rewriter.notifyMatchFailure(conv, "dynamic shapes");
     int64_t dims = conv.getNumSpatialDims();
-    ArrayRef<int64_t> strides = conv.getStrides(), dilations = conv.getDilations(),
-                      pads = conv.getPads();
+    ArrayRef<int64_t> strides = conv.getStrides(),
+                      dilations = conv.getDilations(), pads = conv.getPads();
     SmallVector<int64_t> lo(dims), hi(dims), newPads(pads);
     bool pruned = false;
     for (int64_t d = 0; d < dims; ++d) {
@@ -58,7 +58,8 @@ struct PruneDeadTaps : OpRewritePattern<ConvOp> {
       int64_t outSize = resultType.getDimSize(2 + d);
       int64_t first = k, last = -1;
       for (int64_t i = 0; i < k; ++i)
-        if (tapReadsInput(i, size, outSize, strides[d], dilations[d], pads[d])) {
+        if (tapReadsInput(i, size, outSize, strides[d], dilations[d],
+                          pads[d])) {
           first = std::min(first, i);
           last = i;
         }
