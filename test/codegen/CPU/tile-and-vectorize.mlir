@@ -109,6 +109,21 @@ func.func @remainder(%a: tensor<8x4xf32>, %b: tensor<4x40xf32>, %c: tensor<8x40x
 
 // -----
 
+// M = 197 (a ViT's tokens, prime): no divisor comes near the 8-row block,
+// so the rows split into 192 (tiles of 8) and 5 (one tile of 5), not 197
+// tiles of one row.
+// CHECK-LABEL: func.func @row_remainder
+// CHECK-NOT: linalg.matmul
+// CHECK-DAG: vector<8x32xf32>
+// CHECK-DAG: vector<5x32xf32>
+// CHECK-NOT: vector<1x32xf32>
+func.func @row_remainder(%a: tensor<197x4xf32>, %b: tensor<4x64xf32>, %c: tensor<197x64xf32>) -> tensor<197x64xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<197x4xf32>, tensor<4x64xf32>) outs(%c : tensor<197x64xf32>) -> tensor<197x64xf32>
+  return %0 : tensor<197x64xf32>
+}
+
+// -----
+
 // Not a contraction: untouched.
 // CHECK-LABEL: func.func @elementwise
 // CHECK: linalg.add
