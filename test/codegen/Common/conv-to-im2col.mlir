@@ -92,3 +92,21 @@ func.func @grouped_pointwise(%x: tensor<1x4x34x14x14xf32>, %w: tensor<4x68x34x1x
     ins(%x, %w : tensor<1x4x34x14x14xf32>, tensor<4x68x34x1x1xf32>) outs(%init : tensor<1x4x68x14x14xf32>) -> tensor<1x4x68x14x14xf32>
   return %0 : tensor<1x4x68x14x14xf32>
 }
+
+// -----
+
+// A 3-D convolution (R3D's): the copy keeps the three window and three
+// output dimensions apart, then the same contraction over [C*KD*KH*KW,
+// OD*OH*OW].
+// CHECK-LABEL: func.func @conv3d
+// CHECK: %[[COPY:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<1x3x3x3x3x4x6x6xf32>)
+// CHECK: %[[COLUMNS:.+]] = tensor.collapse_shape %[[COPY]] {{\[\[}}0], [1, 2, 3, 4], [5, 6, 7]] : tensor<1x3x3x3x3x4x6x6xf32> into tensor<1x81x144xf32>
+// CHECK: %[[W:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2, 3, 4]] : tensor<8x3x3x3x3xf32> into tensor<8x81xf32>
+// CHECK: %[[PRODUCT:.+]] = linalg.generic {{.*}} ins(%[[W]], %[[COLUMNS]] : tensor<8x81xf32>, tensor<1x81x144xf32>)
+// CHECK: tensor.expand_shape %[[PRODUCT]] {{\[\[}}0], [1], [2, 3, 4]] output_shape [1, 8, 4, 6, 6]
+// CHECK-NOT: linalg.conv_3d_ncdhw_fcdhw
+func.func @conv3d(%x: tensor<1x3x6x8x8xf32>, %w: tensor<8x3x3x3x3xf32>, %init: tensor<1x8x4x6x6xf32>) -> tensor<1x8x4x6x6xf32> {
+  %0 = linalg.conv_3d_ncdhw_fcdhw {dilations = dense<1> : tensor<3xi64>, strides = dense<1> : tensor<3xi64>}
+    ins(%x, %w : tensor<1x3x6x8x8xf32>, tensor<8x3x3x3x3xf32>) outs(%init : tensor<1x8x4x6x6xf32>) -> tensor<1x8x4x6x6xf32>
+  return %0 : tensor<1x8x4x6x6xf32>
+}
