@@ -75,6 +75,9 @@ def CodegenConvToIm2Col : Pass<"kiln-codegen-conv-to-im2col", "mlir::func::FuncO
     filter `(f, k)` with it into `tensor<1x64x3136xf32>`, and a
     `tensor.expand_shape` back to NCHW.
 
+    A 3-D `linalg.conv_3d_ncdhw_fcdhw` takes the same path with a copy
+    `[N, C, KD, KH, KW, OD, OH, OW]`.
+
     A grouped convolution keeps its group dimension in every tensor (the
     copy `[N, G, C, KH, KW, OH, OW]`, the filter `[G, F, C*KH*KW]`), and
     the contraction `(n, g, f, p, k)` has it as a batch loop.
