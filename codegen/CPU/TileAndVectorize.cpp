@@ -664,6 +664,21 @@ void splitBlockedConvs(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
   }
 }
 
+/// Splits `op` along loop `dim` at `main`; both parts keep its kernel
+/// configuration.
+void splitKeepingConfig(RewriterBase &rewriter, linalg::LinalgOp op,
+                        unsigned dim, int64_t main) {
+  rewriter.setInsertionPoint(op);
+  Attribute configAttr = op->getAttr(kKernelConfigAttrName);
+  auto [head, tail] =
+      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), dim,
+                      rewriter.getIndexAttr(main));
+  if (configAttr && head && tail) {
+    head->setAttr(kKernelConfigAttrName, configAttr);
+    tail->setAttr(kKernelConfigAttrName, configAttr);
+  }
+}
+
 /// Splits every contraction whose innermost N dimension is not a multiple of
 /// its block (two vectors, or its configuration's) into a part that is and a
 /// narrower remainder, so that both get register-blocked code (the remainder
@@ -691,15 +706,7 @@ void splitRemainders(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
     int64_t main = size / block * block;
     if (main == 0 || main == size)
       continue;
-    rewriter.setInsertionPoint(op);
-    Attribute configAttr = op->getAttr(kKernelConfigAttrName);
-    auto [head, tail] =
-        linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), n,
-                        rewriter.getIndexAttr(main));
-    if (configAttr && head && tail) {
-      head->setAttr(kKernelConfigAttrName, configAttr);
-      tail->setAttr(kKernelConfigAttrName, configAttr);
-    }
+    splitKeepingConfig(rewriter, op, n, main);
   }
 
   SmallVector<linalg::LinalgOp> rowCandidates;
@@ -719,15 +726,7 @@ void splitRemainders(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
     int64_t main = size / rows * rows;
     if (size <= rows || main == size || 2 * largestDivisor(size, rows) > rows)
       continue;
-    rewriter.setInsertionPoint(op);
-    Attribute configAttr = op->getAttr(kKernelConfigAttrName);
-    auto [head, tail] =
-        linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), m,
-                        rewriter.getIndexAttr(main));
-    if (configAttr && head && tail) {
-      head->setAttr(kKernelConfigAttrName, configAttr);
-      tail->setAttr(kKernelConfigAttrName, configAttr);
-    }
+    splitKeepingConfig(rewriter, op, m, main);
   }
 }
 

@@ -32,6 +32,70 @@ using namespace mlir;
 namespace kiln::codegen {
 namespace {
 
+/// Whether im2col applies to `conv`: tensors of one element type and static
+/// shapes, and no other algorithm chosen for it.
+LogicalResult checkIm2Col(linalg::LinalgOp conv, PatternRewriter &rewriter) {
+  if (!conv.hasPureTensorSemantics())
+    return rewriter.notifyMatchFailure(conv, "expects tensors");
+  if (std::optional<ConvAlgorithm> algorithm = chosenConvAlgorithm(conv);
+      algorithm && *algorithm != ConvAlgorithm::Im2Col)
+    return rewriter.notifyMatchFailure(conv, "another algorithm");
+  Type elementType;
+  for (Value value : conv->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(conv, "expects static shapes");
+    if (elementType && type.getElementType() != elementType)
+      return rewriter.notifyMatchFailure(conv, "mixed element types");
+    elementType = type.getElementType();
+  }
+  return success();
+}
+
+/// Replaces `conv` by the contraction
+///   result[n, (g,) f, p] += filter[(g,) f, k] * columns[n, (g,) k, p]
+/// into `init` (the output collapsed to `resultType` by `outputGroups`),
+/// expanded back to the output's shape.
+void replaceByContraction(PatternRewriter &rewriter, linalg::LinalgOp conv,
+                          Value filter, Value columns, Value init,
+                          RankedTensorType resultType,
+                          ArrayRef<ReassociationIndices> outputGroups,
+                          bool grouped) {
+  MLIRContext *ctx = rewriter.getContext();
+  int g = grouped ? 1 : 0;
+  int loops = 4 + g;
+  AffineExpr en = getAffineDimExpr(0, ctx), eg = getAffineDimExpr(1, ctx),
+             ef = getAffineDimExpr(1 + g, ctx),
+             ep = getAffineDimExpr(2 + g, ctx),
+             ek = getAffineDimExpr(3 + g, ctx);
+  SmallVector<AffineMap> maps =
+      grouped
+          ? SmallVector<AffineMap>{AffineMap::get(loops, 0, {eg, ef, ek}, ctx),
+                                   AffineMap::get(loops, 0, {en, eg, ek, ep},
+                                                  ctx),
+                                   AffineMap::get(loops, 0, {en, eg, ef, ep},
+                                                  ctx)}
+          : SmallVector<AffineMap>{AffineMap::get(loops, 0, {ef, ek}, ctx),
+                                   AffineMap::get(loops, 0, {en, ek, ep}, ctx),
+                                   AffineMap::get(loops, 0, {en, ef, ep}, ctx)};
+  SmallVector<utils::IteratorType> iterators(loops - 1,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  auto contraction = linalg::GenericOp::create(
+      rewriter, conv.getLoc(), resultType, ValueRange{filter, columns},
+      ValueRange{init}, maps, iterators,
+      [](OpBuilder &b, Location nestedLoc, ValueRange args) {
+        Value mul = arith::MulFOp::create(b, nestedLoc, args[0], args[1]);
+        Value add = arith::AddFOp::create(b, nestedLoc, mul, args[2]);
+        linalg::YieldOp::create(b, nestedLoc, add);
+      });
+  // The convolution's register-blocking knobs steer its contraction.
+  copyKernelConfig(conv, contraction);
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+      conv, conv->getResult(0).getType(), contraction.getResult(0),
+      outputGroups);
+}
+
 /// Rewrites `conv`, a 2-D NCHW convolution, as an im2col copy and a
 /// contraction. With `grouped` it is `linalg.conv_2d_ngchw_gfchw` (input
 /// [N, G, C, H, W], filter [G, F, C, KH, KW], output [N, G, F, OH, OW]), and
@@ -41,24 +105,15 @@ namespace {
 LogicalResult rewriteAsIm2Col(linalg::LinalgOp conv, ArrayRef<int64_t> strides,
                               ArrayRef<int64_t> dilations, bool grouped,
                               PatternRewriter &rewriter) {
-  if (!conv.hasPureTensorSemantics())
-    return rewriter.notifyMatchFailure(conv, "expects tensors");
-  if (std::optional<ConvAlgorithm> algorithm = chosenConvAlgorithm(conv);
-      algorithm && *algorithm != ConvAlgorithm::Im2Col)
-    return rewriter.notifyMatchFailure(conv, "another algorithm");
+  if (failed(checkIm2Col(conv, rewriter)))
+    return failure();
   Value input = conv.getDpsInputOperand(0)->get();
   Value filterValue = conv.getDpsInputOperand(1)->get();
   Value output = conv.getDpsInitOperand(0)->get();
-  auto inputType = dyn_cast<RankedTensorType>(input.getType());
-  auto filterType = dyn_cast<RankedTensorType>(filterValue.getType());
-  auto outputType = dyn_cast<RankedTensorType>(output.getType());
-  if (!inputType || !filterType || !outputType || !inputType.hasStaticShape() ||
-      !filterType.hasStaticShape() || !outputType.hasStaticShape())
-    return rewriter.notifyMatchFailure(conv, "expects static shapes");
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto filterType = cast<RankedTensorType>(filterValue.getType());
+  auto outputType = cast<RankedTensorType>(output.getType());
   Type elementType = outputType.getElementType();
-  if (inputType.getElementType() != elementType ||
-      filterType.getElementType() != elementType)
-    return rewriter.notifyMatchFailure(conv, "mixed element types");
 
   Location loc = conv.getLoc();
   MLIRContext *ctx = rewriter.getContext();
@@ -147,37 +202,8 @@ LogicalResult rewriteAsIm2Col(linalg::LinalgOp conv, ArrayRef<int64_t> strides,
   Value init = tensor::CollapseShapeOp::create(
       rewriter, loc, resultType, output, regroup({{0}, {1}, {2, 3}}, 1));
 
-  // result[n, (g,) f, p] += filter[(g,) f, k] * columns[n, (g,) k, p]
-  int loops = 4 + g;
-  AffineExpr en = getAffineDimExpr(0, ctx), eg = getAffineDimExpr(1, ctx),
-             ef = getAffineDimExpr(1 + g, ctx),
-             ep = getAffineDimExpr(2 + g, ctx),
-             ek = getAffineDimExpr(3 + g, ctx);
-  SmallVector<AffineMap> maps =
-      grouped
-          ? SmallVector<AffineMap>{AffineMap::get(loops, 0, {eg, ef, ek}, ctx),
-                                   AffineMap::get(loops, 0, {en, eg, ek, ep},
-                                                  ctx),
-                                   AffineMap::get(loops, 0, {en, eg, ef, ep},
-                                                  ctx)}
-          : SmallVector<AffineMap>{AffineMap::get(loops, 0, {ef, ek}, ctx),
-                                   AffineMap::get(loops, 0, {en, ek, ep}, ctx),
-                                   AffineMap::get(loops, 0, {en, ef, ep}, ctx)};
-  SmallVector<utils::IteratorType> iterators(loops - 1,
-                                             utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
-  auto contraction = linalg::GenericOp::create(
-      rewriter, loc, resultType, ValueRange{filter, columns}, ValueRange{init},
-      maps, iterators, [](OpBuilder &b, Location nestedLoc, ValueRange args) {
-        Value mul = arith::MulFOp::create(b, nestedLoc, args[0], args[1]);
-        Value add = arith::AddFOp::create(b, nestedLoc, mul, args[2]);
-        linalg::YieldOp::create(b, nestedLoc, add);
-      });
-  // The convolution's register-blocking knobs steer its contraction.
-  copyKernelConfig(conv, contraction);
-  Value product = contraction.getResult(0);
-  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-      conv, outputType, product, regroup({{0}, {1}, {2, 3}}, 1));
+  replaceByContraction(rewriter, conv, filter, columns, init, resultType,
+                       regroup({{0}, {1}, {2, 3}}, 1), grouped);
   return success();
 }
 
@@ -190,24 +216,14 @@ struct Conv3DNcdhwFcdhwToIm2Col : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
 
   LogicalResult matchAndRewrite(linalg::Conv3DNcdhwFcdhwOp conv,
                                 PatternRewriter &rewriter) const override {
-    if (!conv.hasPureTensorSemantics())
-      return rewriter.notifyMatchFailure(conv, "expects tensors");
-    if (std::optional<ConvAlgorithm> algorithm = chosenConvAlgorithm(conv);
-        algorithm && *algorithm != ConvAlgorithm::Im2Col)
-      return rewriter.notifyMatchFailure(conv, "another algorithm");
+    if (failed(checkIm2Col(conv, rewriter)))
+      return failure();
     Value input = conv.getInputs()[0], filterValue = conv.getInputs()[1],
           output = conv.getOutputs()[0];
-    auto inputType = dyn_cast<RankedTensorType>(input.getType());
-    auto filterType = dyn_cast<RankedTensorType>(filterValue.getType());
-    auto outputType = dyn_cast<RankedTensorType>(output.getType());
-    if (!inputType || !filterType || !outputType ||
-        !inputType.hasStaticShape() || !filterType.hasStaticShape() ||
-        !outputType.hasStaticShape())
-      return rewriter.notifyMatchFailure(conv, "expects static shapes");
+    auto inputType = cast<RankedTensorType>(input.getType());
+    auto filterType = cast<RankedTensorType>(filterValue.getType());
+    auto outputType = cast<RankedTensorType>(output.getType());
     Type elementType = outputType.getElementType();
-    if (inputType.getElementType() != elementType ||
-        filterType.getElementType() != elementType)
-      return rewriter.notifyMatchFailure(conv, "mixed element types");
     SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
     SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
 
@@ -269,26 +285,8 @@ struct Conv3DNcdhwFcdhwToIm2Col : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
     SmallVector<ReassociationIndices> outputGroups = {{0}, {1}, {2, 3, 4}};
     Value init = tensor::CollapseShapeOp::create(rewriter, loc, resultType,
                                                  output, outputGroups);
-    // result[n, f, p] += filter[f, k] * columns[n, k, p]
-    AffineExpr en, ef, ep, ek;
-    bindDims(ctx, en, ef, ep, ek);
-    SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {ef, ek}, ctx),
-                                   AffineMap::get(4, 0, {en, ek, ep}, ctx),
-                                   AffineMap::get(4, 0, {en, ef, ep}, ctx)};
-    SmallVector<utils::IteratorType> iterators = {
-        utils::IteratorType::parallel, utils::IteratorType::parallel,
-        utils::IteratorType::parallel, utils::IteratorType::reduction};
-    auto contraction = linalg::GenericOp::create(
-        rewriter, loc, resultType, ValueRange{filter, columns},
-        ValueRange{init}, maps, iterators,
-        [](OpBuilder &b, Location nestedLoc, ValueRange args) {
-          Value mul = arith::MulFOp::create(b, nestedLoc, args[0], args[1]);
-          Value add = arith::AddFOp::create(b, nestedLoc, mul, args[2]);
-          linalg::YieldOp::create(b, nestedLoc, add);
-        });
-    copyKernelConfig(conv, contraction);
-    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-        conv, outputType, contraction.getResult(0), outputGroups);
+    replaceByContraction(rewriter, conv, filter, columns, init, resultType,
+                         outputGroups, /*grouped=*/false);
     return success();
   }
 };
