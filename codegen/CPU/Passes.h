@@ -4,6 +4,7 @@
 #define KILN_CODEGEN_CPU_PASSES_H
 
 #include "codegen/Common/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 namespace kiln::cpu {
 

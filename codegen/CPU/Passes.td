@@ -249,6 +249,14 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
     accumulators stay in registers for the whole window. There is no im2col
     copy and one pass over the output, whatever the window.
 
+    The integer form of a blocked convolution (8-bit operands, i32
+    accumulators, the input block in groups of four channels) takes the
+    same tiles, and each step is, per output row, the row's four input bytes
+    broadcast as one 32-bit lane and a dot-product instruction with the 64
+    weight bytes of the output block (four u8 x s8 products summed into
+    each lane): a `kiln.dot_i8` that
+    `kiln-cpu-lower-dot-products` lowers for the target.
+
     A contraction with a `kiln.kernel_config` (see
     `kiln-codegen-apply-kernel-configs`) takes from it what it sets: the block's
     width (`vectors` x `vector_width` lanes), its height (`rows`, at most:
@@ -286,6 +294,39 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
   let dependentDialects = ["::kiln::KilnDialect",
                            "mlir::linalg::LinalgDialect",
                            "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def CPULowerDotProducts : Pass<"kiln-cpu-lower-dot-products", "mlir::func::FuncOp"> {
+  let summary = "Lowers kiln.dot_i8 to the target's 8-bit dot-product "
+                "instruction, or to 32-bit vector arithmetic";
+  let description = [{
+    `kiln.dot_i8 %acc, %lhs, %rhs : vector<Nxi32>` adds to each 32-bit lane
+    the four products of its unsigned bytes in `lhs` with its signed bytes in
+    `rhs`. Where `int8-dot-lanes` is N (x86 with AVX-512 VNNI: 16; with
+    AVX-VNNI: 8), it becomes the `vpdpbusd` intrinsic (an
+    `llvm.call_intrinsic`, after bufferization, which does not take ops of
+    unknown effects); elsewhere the bytes are extended to 32 bits, multiplied
+    and summed by groups of four: correct on any target, several times
+    slower.
+
+    Before:
+    ```mlir
+    %r = kiln.dot_i8 %acc, %a, %b : vector<16xi32>
+    ```
+    After (`int8-dot-lanes=16`):
+    ```mlir
+    %r = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%acc, %a, %b)
+         : (vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+    ```
+  }];
+  let options = [
+    Option<"int8DotLanes", "int8-dot-lanes", "int64_t", /*default=*/"0",
+           "lanes of the target's 8-bit dot-product instruction (x86 "
+           "vpdpbusd: 16 with AVX-512 VNNI, 8 with AVX-VNNI; 0: none)">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::arith::ArithDialect",
                            "mlir::vector::VectorDialect"];
 }
 

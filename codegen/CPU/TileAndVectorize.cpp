@@ -172,10 +172,128 @@ SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
     }
   }
   int64_t depth = conv->inputShape[4];
+  // The integer form steps through the input block a group of four
+  // channels at a time, each group one dot-product instruction per row.
+  if (conv->integer)
+    return {1, blocks, 1, rowTile, 0, 1, 1, 1, 1, 4};
   int64_t depthTile = config.getReductionTile()
                           ? largestDivisor(depth, *config.getReductionTile())
                           : 1;
   return {1, blocks, 1, rowTile, 0, 1, 1, 1, depthTile};
+}
+
+/// Rewrites one reduction step of an integer blocked convolution's output
+/// tile (see chooseBlockedConvTileSizes: one input channel block, one
+/// window position and one group of four input channels) as dot products:
+/// for each output row, the row's four input bytes as one i32 broadcast to
+/// every lane, and for each output channel block of the tile, its weights
+/// (block x 4 bytes, one lane's four in a row) as a vector of i32 lanes;
+/// acc[row] = kiln.dot_i8(acc[row], input, weights), which
+/// kiln-cpu-lower-dot-products lowers for the target. The accumulators are
+/// read and written as one (rows x block) vector per block, which
+/// hoistAccumulators keeps in registers across the reduction.
+LogicalResult convTileAsDotProducts(RewriterBase &rewriter,
+                                    linalg::GenericOp tile) {
+  auto tag = tile->getAttrOfType<BlockedConvAttr>(kBlockedConvAttr);
+  if (!tag || tile.getNumDpsInputs() != 2 || tile.getNumDpsInits() != 1 ||
+      !tile.hasPureTensorSemantics())
+    return failure();
+  Value input = tile.getDpsInputs()[0], weight = tile.getDpsInputs()[1];
+  Value output = tile.getDpsInits()[0];
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  auto weightType = dyn_cast<RankedTensorType>(weight.getType());
+  auto outputType = dyn_cast<RankedTensorType>(output.getType());
+  if (!inputType || !weightType || !outputType || !inputType.hasStaticShape() ||
+      !weightType.hasStaticShape() || !outputType.hasStaticShape() ||
+      inputType.getRank() != 6 || weightType.getRank() != 7 ||
+      outputType.getRank() != 5)
+    return failure();
+  ArrayRef<int64_t> in = inputType.getShape(), w = weightType.getShape(),
+                    out = outputType.getShape();
+  int64_t blocks = out[1], rowCount = out[3], block = out[4];
+  int64_t stride = tag.getStrides()[1];
+  if (in[0] != 1 || in[1] != 1 || in[2] != 1 || in[4] != 1 || in[5] != 4 ||
+      out[0] != 1 || out[2] != 1 || w[0] != blocks || w[1] != 1 || w[2] != 1 ||
+      w[3] != 1 || w[4] != 1 || w[5] != block || w[6] != 4 ||
+      in[3] != (rowCount - 1) * stride + 1)
+    return failure();
+
+  Location loc = tile.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  Type i8 = rewriter.getI8Type(), i32 = rewriter.getI32Type();
+  auto lanesType = VectorType::get({block}, i32);
+  auto rank = [](int64_t n, int64_t value) {
+    return SmallVector<int64_t>(n, value);
+  };
+  auto slice = [&](Value source, ArrayRef<int64_t> offsets,
+                   ArrayRef<int64_t> sizes, RankedTensorType type) {
+    return tensor::ExtractSliceOp::create(
+        rewriter, loc, type, source, getAsIndexOpFoldResult(ctx, offsets),
+        getAsIndexOpFoldResult(ctx, sizes),
+        getAsIndexOpFoldResult(ctx, rank(offsets.size(), 1)));
+  };
+  rewriter.setInsertionPoint(tile);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value byteZero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getI8IntegerAttr(0));
+  Value wordZero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0));
+
+  // Each row's four input bytes, as one lane broadcast to all.
+  SmallVector<Value> rows;
+  for (int64_t r = 0; r < rowCount; ++r) {
+    Value quad = slice(input, {0, 0, 0, r * stride, 0, 0}, {1, 1, 1, 1, 1, 4},
+                       RankedTensorType::get({4}, i8));
+    Value bytes = vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get({4}, i8), quad, ValueRange{zero},
+        byteZero, ArrayRef<bool>{true});
+    Value word = vector::BitCastOp::create(rewriter, loc,
+                                           VectorType::get({1}, i32), bytes);
+    rows.push_back(vector::BroadcastOp::create(rewriter, loc, lanesType, word));
+  }
+
+  Value result = output;
+  for (int64_t k = 0; k < blocks; ++k) {
+    // The block's weights: one lane's four bytes in a row.
+    Value filter =
+        slice(weight, {k, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, block, 4},
+              RankedTensorType::get({block, 4}, i8));
+    Value flat = tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get({block * 4}, i8), filter,
+        SmallVector<ReassociationIndices>{{0, 1}});
+    Value weightBytes = vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get({block * 4}, i8), flat, ValueRange{zero},
+        byteZero, ArrayRef<bool>{true});
+    // The accumulators of the block: rows x block.
+    auto accTensorType = RankedTensorType::get({rowCount, block}, i32);
+    SmallVector<int64_t> offsets = {0, k, 0, 0, 0};
+    SmallVector<int64_t> sizes = {1, 1, 1, rowCount, block};
+    Value accTile = slice(result, offsets, sizes, accTensorType);
+    auto accType = VectorType::get({rowCount, block}, i32);
+    Value acc = vector::TransferReadOp::create(rewriter, loc, accType, accTile,
+                                               ValueRange{zero, zero}, wordZero,
+                                               ArrayRef<bool>{true, true});
+    Value weightLanes =
+        vector::BitCastOp::create(rewriter, loc, lanesType, weightBytes);
+    for (int64_t r = 0; r < rowCount; ++r) {
+      Value row =
+          vector::ExtractOp::create(rewriter, loc, acc, ArrayRef<int64_t>{r});
+      row =
+          DotI8Op::create(rewriter, loc, lanesType, row, rows[r], weightLanes);
+      acc = vector::InsertOp::create(rewriter, loc, row, acc,
+                                     ArrayRef<int64_t>{r});
+    }
+    Value written = vector::TransferWriteOp::create(rewriter, loc, acc, accTile,
+                                                    ValueRange{zero, zero},
+                                                    ArrayRef<bool>{true, true})
+                        .getResult();
+    result = tensor::InsertSliceOp::create(
+        rewriter, loc, written, result, getAsIndexOpFoldResult(ctx, offsets),
+        getAsIndexOpFoldResult(ctx, sizes),
+        getAsIndexOpFoldResult(ctx, rank(5, 1)));
+  }
+  rewriter.replaceOp(tile, result);
+  return success();
 }
 
 /// Rewrites one reduction step of a blocked convolution's output tile (see
@@ -291,7 +409,7 @@ std::optional<SmallVector<int64_t>> contractionLoopOrder(linalg::LinalgOp op) {
 std::optional<SmallVector<int64_t>>
 blockedConvLoopOrder(linalg::LinalgOp op, int64_t cachedWeightBytes) {
   std::optional<BlockedConv> conv = matchDirectBlockedConv(op);
-  if (!conv || op.getNumLoops() != 9)
+  if (!conv)
     return std::nullopt;
   auto bytes = [](ArrayRef<int64_t> shape) {
     int64_t size = 4;
@@ -299,13 +417,17 @@ blockedConvLoopOrder(linalg::LinalgOp op, int64_t cachedWeightBytes) {
       size *= dim;
     return size;
   };
-  int64_t weights = bytes(conv->weightShape);
+  // The integer form's weights are bytes.
+  int64_t weights = bytes(conv->weightShape) / (conv->integer ? 4 : 1);
   if (weights > cachedWeightBytes ||
       bytes(conv->inputShape) <= 2 * bytes(conv->outputShape) ||
       conv->weightShape[0] == 1)
     return std::nullopt;
   // n, K1, OH, OW, c, then the reductions: K1 after OW.
-  return SmallVector<int64_t>{0, 2, 3, 1, 4, 5, 6, 7, 8};
+  SmallVector<int64_t> order = {0, 2, 3, 1, 4, 5, 6, 7, 8};
+  if (conv->integer)
+    order.push_back(9);
+  return order;
 }
 
 /// The order of the output tiles of a contraction or a direct blocked
@@ -323,6 +445,10 @@ std::optional<SmallVector<int64_t>> tileLoopOrder(linalg::LinalgOp op,
 void vectorizeTile(RewriterBase &rewriter, Operation *tile) {
   if (auto generic = dyn_cast<linalg::GenericOp>(tile);
       generic && generic->hasAttr(kBlockedConvAttr)) {
+    if (generic.getNumLoops() == 10) {
+      (void)convTileAsDotProducts(rewriter, generic);
+      return;
+    }
     FailureOr<SmallVector<linalg::MatmulOp>> matmuls =
         convTileAsMatmuls(rewriter, generic);
     if (failed(matmuls))
@@ -440,7 +566,8 @@ linalg::GenericOp getEpilogue(linalg::LinalgOp op) {
       !epilogue.getMatchingIndexingMap(&use).isIdentity() ||
       !epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
            .isIdentity() ||
-      epilogue.getResult(0).getType() != op->getResult(0).getType())
+      cast<ShapedType>(epilogue.getResult(0).getType()).getShape() !=
+          cast<ShapedType>(op->getResult(0).getType()).getShape())
     return nullptr;
   // The epilogue becomes vector code on a whole register block: only ops
   // that lower to vector instructions (not a scalar libm call per element,

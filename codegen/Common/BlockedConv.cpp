@@ -10,6 +10,33 @@ using namespace mlir;
 
 namespace kiln::codegen {
 
+/// Whether `block` is a contraction body of `multiply` and `add`, with the
+/// integer form's extensions (zext of the input, sext of the weight) when
+/// `integer`.
+static bool isConvBody(Block &block, bool integer) {
+  if (!integer)
+    return linalg::detail::isContractionBody(
+        block, [](Operation *first, Operation *second) {
+          return isa<arith::MulFOp>(first) && isa<arith::AddFOp>(second);
+        });
+  auto yield = cast<linalg::YieldOp>(block.getTerminator());
+  if (yield.getNumOperands() != 1 || block.getNumArguments() != 3)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return false;
+  Value acc = add.getLhs(), product = add.getRhs();
+  if (acc != block.getArgument(2))
+    std::swap(acc, product);
+  auto mul = product.getDefiningOp<arith::MulIOp>();
+  if (acc != block.getArgument(2) || !mul)
+    return false;
+  auto x = mul.getLhs().getDefiningOp<arith::ExtUIOp>();
+  auto w = mul.getRhs().getDefiningOp<arith::ExtSIOp>();
+  return x && w && x.getIn() == block.getArgument(0) &&
+         w.getIn() == block.getArgument(1) && block.getOperations().size() == 5;
+}
+
 std::optional<BlockedConv> matchBlockedConv(Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic)
@@ -29,17 +56,34 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
   auto inputType = dyn_cast<RankedTensorType>(conv.input.getType());
   auto weightType = dyn_cast<RankedTensorType>(conv.weight.getType());
   auto outputType = dyn_cast<RankedTensorType>(conv.init.getType());
-  if (!inputType || !weightType || !outputType || inputType.getRank() != 5 ||
-      weightType.getRank() != 6 || outputType.getRank() != 5 ||
-      !inputType.hasStaticShape() || !weightType.hasStaticShape() ||
-      !outputType.hasStaticShape() || !inputType.getElementType().isF32() ||
-      !weightType.getElementType().isF32() ||
-      !outputType.getElementType().isF32())
+  if (!inputType || !weightType || !outputType || !inputType.hasStaticShape() ||
+      !weightType.hasStaticShape() || !outputType.hasStaticShape() ||
+      outputType.getRank() != 5)
     return std::nullopt;
-  conv.inputShape.assign(inputType.getShape().begin(),
-                         inputType.getShape().end());
-  conv.weightShape.assign(weightType.getShape().begin(),
-                          weightType.getShape().end());
+  conv.integer = inputType.getRank() == 6;
+  Type f32 = Float32Type::get(op->getContext());
+  Type i8 = IntegerType::get(op->getContext(), 8);
+  Type i32 = IntegerType::get(op->getContext(), 32);
+  if (conv.integer) {
+    if (weightType.getRank() != 7 || inputType.getElementType() != i8 ||
+        weightType.getElementType() != i8 ||
+        outputType.getElementType() != i32 || inputType.getDimSize(5) != 4 ||
+        weightType.getDimSize(6) != 4)
+      return std::nullopt;
+  } else if (inputType.getRank() != 5 || weightType.getRank() != 6 ||
+             inputType.getElementType() != f32 ||
+             weightType.getElementType() != f32 ||
+             outputType.getElementType() != f32) {
+    return std::nullopt;
+  }
+  ArrayRef<int64_t> in = inputType.getShape(), w = weightType.getShape();
+  conv.inputShape.assign(in.begin(), in.begin() + 5);
+  conv.weightShape.assign(w.begin(), w.begin() + 6);
+  if (conv.integer) {
+    conv.inputShape[4] *= 4;
+    conv.weightShape[4] *= 4;
+    conv.weightShape[5] = w[5];
+  }
   conv.outputShape.assign(outputType.getShape().begin(),
                           outputType.getShape().end());
   for (int i = 0; i < 2; ++i) {
@@ -50,14 +94,19 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
   // The maps and iterators the tag promises.
   MLIRContext *ctx = op->getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  unsigned loops = conv.integer ? 10 : 9;
+  SmallVector<AffineExpr> inputExprs = {
+      d(0), d(5), d(2) * conv.strides[0] + d(6) * conv.dilations[0],
+      d(3) * conv.strides[1] + d(7) * conv.dilations[1], d(8)};
+  SmallVector<AffineExpr> weightExprs = {d(1), d(5), d(6), d(7), d(8), d(4)};
+  if (conv.integer) {
+    inputExprs.push_back(d(9));
+    weightExprs.push_back(d(9));
+  }
   SmallVector<AffineMap> maps = {
-      AffineMap::get(9, 0,
-                     {d(0), d(5),
-                      d(2) * conv.strides[0] + d(6) * conv.dilations[0],
-                      d(3) * conv.strides[1] + d(7) * conv.dilations[1], d(8)},
-                     ctx),
-      AffineMap::get(9, 0, {d(1), d(5), d(6), d(7), d(8), d(4)}, ctx),
-      AffineMap::get(9, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
+      AffineMap::get(loops, 0, inputExprs, ctx),
+      AffineMap::get(loops, 0, weightExprs, ctx),
+      AffineMap::get(loops, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
   if (generic.getIndexingMapsArray() != ArrayRef<AffineMap>(maps))
     return std::nullopt;
   SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
@@ -65,10 +114,7 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
     if (iterator != (index < 5 ? utils::IteratorType::parallel
                                : utils::IteratorType::reduction))
       return std::nullopt;
-  if (!linalg::detail::isContractionBody(
-          *generic.getBlock(), [](Operation *first, Operation *second) {
-            return isa<arith::MulFOp>(first) && isa<arith::AddFOp>(second);
-          }))
+  if (!isConvBody(*generic.getBlock(), conv.integer))
     return std::nullopt;
   // The channel blocks and the block sizes agree.
   if (conv.weightShape[1] != conv.inputShape[1] ||
@@ -81,7 +127,7 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
 }
 
 bool isWinogradCandidate(const BlockedConv &conv) {
-  if (conv.kernelHeight() != 3 || conv.kernelWidth() != 3)
+  if (conv.integer || conv.kernelHeight() != 3 || conv.kernelWidth() != 3)
     return false;
   if (conv.strides[0] != 1 || conv.strides[1] != 1 || conv.dilations[0] != 1 ||
       conv.dilations[1] != 1)

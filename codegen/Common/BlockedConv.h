@@ -6,7 +6,15 @@
 //   out[n, ko, oh, ow, o] += in[n, ci, oh * s + y * d, ow * s + x * d, i]
 //                            * w[ko, ci, y, x, i, o]
 //
-// on an input already padded, with the bias in `out`. The CPU passes that
+// on an input already padded, with the bias in `out`. Its integer form
+// (a convolution of 8-bit operands, see buildIntegerBlockedConv in
+// LayoutToLinalg.cpp) splits the input block i into groups of four, j
+// innermost in both operands, and accumulates in i32:
+//
+//   out[n, ko, oh, ow, o] += zext(in[n, ci, oh*s + y*d, ow*s + x*d, i4, j])
+//                            * sext(w[ko, ci, y, x, i4, o, j])
+//
+// The CPU passes that
 // choose and apply a convolution algorithm recognise it through
 // matchBlockedConv, which checks the tag against the op's maps, so that a
 // tag that does not describe the op is never trusted.
@@ -25,12 +33,15 @@ namespace kiln::codegen {
 /// A blocked convolution's operands and parameters.
 struct BlockedConv {
   mlir::linalg::GenericOp op;
-  mlir::Value input;  ///< N x C1 x H x W x ci, padded
-  mlir::Value weight; ///< K1 x C1 x kh x kw x ci x c
+  mlir::Value input;  ///< N x C1 x H x W x ci, padded (integer: ci/4 x 4)
+  mlir::Value weight; ///< K1 x C1 x kh x kw x ci x c (integer: ci/4 x c x 4)
   mlir::Value init;   ///< N x K1 x OH x OW x c, the bias or zeros
+  /// The shapes as the f32 form has them, whatever the form.
   llvm::SmallVector<int64_t, 5> inputShape;
   llvm::SmallVector<int64_t, 6> weightShape;
   llvm::SmallVector<int64_t, 5> outputShape;
+  /// The integer form: u8 input, s8 weight, i32 accumulators, ten loops.
+  bool integer = false;
   int64_t strides[2] = {1, 1};
   int64_t dilations[2] = {1, 1};
 
@@ -38,13 +49,13 @@ struct BlockedConv {
   int64_t kernelWidth() const { return weightShape[3]; }
 };
 
-/// `op` as a blocked convolution: a linalg.generic on static f32 tensors
-/// tagged `kiln.blocked_conv` whose maps, iterators and body are the
-/// convolution's.
+/// `op` as a blocked convolution: a linalg.generic on static tensors (f32,
+/// or the integer form's) tagged `kiln.blocked_conv` whose maps, iterators
+/// and body are the convolution's.
 std::optional<BlockedConv> matchBlockedConv(mlir::Operation *op);
 
 /// Whether Winograd F(m, 3) applies: 3x3, stride 1, undilated, constant
-/// weights.
+/// f32 weights.
 bool isWinogradCandidate(const BlockedConv &conv);
 
 /// Whether `op` is a linalg.generic that copies one smaller tensor into

@@ -8,16 +8,21 @@
 //                            * w[ko, ci, y, x, i, o]
 // which the CPU passes compute by the algorithm chosen for the layer:
 // Winograd (kiln-codegen-conv-to-winograd) or direct, register-blocked as it is
-// (kiln-cpu-tile-and-vectorize).
+// (kiln-cpu-tile-and-vectorize). A convolution marked `kiln.integer_input`
+// (kiln-graph-mark-integer-convs) is computed in 8-bit integers instead, its
+// input block split into groups of four channels (see
+// buildIntegerBlockedConv).
 //===----------------------------------------------------------------------===//
 
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "conversion/GraphToLinalg/LoweringUtils.h"
 
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/Transforms/ConstantValues.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -156,6 +161,131 @@ FailureOr<Value> padConvInput(ConversionPatternRewriter &rewriter, ConvOp op,
                                          resultType.getElementType(), 0.0));
 }
 
+/// A blocked convolution marked `kiln.integer_input = [low, high]` in 8-bit
+/// integers: the input shifted by -low to [0, 255] and stored as bytes
+/// (padded with -low, the byte of a 0), the weight as signed bytes, the
+/// bias plus low times each filter's sum (what the shift took away) as the
+/// i32 accumulators' start, and the reduction over the input block split
+/// into groups of four channels, innermost in both operands:
+///
+///   acc[n, ko, oh, ow, o] += zext(in[n, ci, oh*s + y*d, ow*s + x*d, i4, j])
+///                            * sext(w[ko, ci, y, x, i4, o, j])
+///
+/// the shape of the dot-product instructions (four byte products summed into
+/// each 32-bit lane), tagged `kiln.blocked_conv` like the f32 form. Returns
+/// the i32 accumulators, or failure when the weight or bias is not what the
+/// mark promises.
+FailureOr<Value> buildIntegerBlockedConv(ConversionPatternRewriter &rewriter,
+                                         graph::BlockedConvOp op, Value input,
+                                         DenseI64ArrayAttr range) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  std::optional<SmallVector<double>> weights =
+      graph::getFloatElements(op.getWeight());
+  RankedTensorType weightType = op.getWeight().getType();
+  RankedTensorType inputType = getTensorType(input);
+  if (!weights || !weightType.hasStaticShape() || !inputType.hasStaticShape() ||
+      weightType.getDimSize(4) % 4 != 0)
+    return rewriter.notifyMatchFailure(op, "no constant weight of 4-blocks");
+  if (llvm::any_of(*weights, [](double w) {
+        return w != std::nearbyint(w) || w < -128 || w > 127;
+      }))
+    return rewriter.notifyMatchFailure(op, "weights are not 8-bit integers");
+  std::optional<SmallVector<double>> bias;
+  if (op.getBias()) {
+    bias = graph::getFloatElements(op.getBias());
+    if (!bias || llvm::any_of(*bias, [](double b) {
+          return b != std::nearbyint(b) || std::abs(b) > double(1 << 30);
+        }))
+      return rewriter.notifyMatchFailure(op, "bias is not integers");
+  }
+  ArrayRef<int64_t> w = weightType.getShape(); // K1 C1 kh kw ci c
+  int64_t blocks = w[0], block = w[5], depth = w[4];
+  int64_t perFilter = w[1] * w[2] * w[3] * depth;
+  int64_t low = range[0];
+
+  // The weight as [K1, C1, kh, kw, ci/4, c, 4] signed bytes, and the
+  // accumulators' start per output channel.
+  SmallVector<int8_t> packed(weights->size());
+  SmallVector<int32_t> start(blocks * block, 0);
+  for (int64_t k = 0; k < blocks; ++k)
+    for (int64_t r = 0; r < perFilter; ++r) {
+      int64_t i = r % depth, outer = r / depth; // outer: (c1, y, x)
+      for (int64_t o = 0; o < block; ++o) {
+        double value = (*weights)[((k * perFilter) + r) * block + o];
+        int64_t to =
+            (((k * perFilter / depth + outer) * (depth / 4) + i / 4) * block +
+             o) *
+                4 +
+            i % 4;
+        packed[to] = static_cast<int8_t>(value);
+        start[k * block + o] += static_cast<int32_t>(value) * low;
+      }
+    }
+  if (bias)
+    for (int64_t c = 0; c < blocks * block; ++c)
+      start[c] += static_cast<int32_t>((*bias)[c]);
+  Type i8 = rewriter.getI8Type(), i32 = rewriter.getI32Type();
+  auto packedType =
+      RankedTensorType::get({w[0], w[1], w[2], w[3], depth / 4, block, 4}, i8);
+  Value weight = arith::ConstantOp::create(
+      rewriter, loc, DenseElementsAttr::get(packedType, ArrayRef(packed)));
+  auto startType = RankedTensorType::get({blocks, block}, i32);
+  Value startValue = arith::ConstantOp::create(
+      rewriter, loc, DenseElementsAttr::get(startType, ArrayRef(start)));
+
+  // The input as bytes x - low, padded with the byte of a 0.
+  Value lowValue =
+      createScalarConstant(rewriter, loc, inputType.getElementType(), low);
+  Value bytes = buildBroadcastElementwise(
+      rewriter, loc, inputType.clone(i8), input,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value shifted = arith::SubFOp::create(nb, nloc, args[0], lowValue);
+        return arith::FPToUIOp::create(nb, nloc, i8, shifted);
+      });
+  int64_t zeroByte = -low > 127 ? -low - 256 : -low;
+  ArrayRef<int64_t> pads = op.getPads();
+  Value padded =
+      padSpatial(rewriter, loc, bytes, pads.take_front(2), pads.drop_front(2),
+                 arith::ConstantOp::create(
+                     rewriter, loc,
+                     rewriter.getI8IntegerAttr(static_cast<int8_t>(zeroByte))));
+  RankedTensorType paddedType = getTensorType(padded);
+  SmallVector<int64_t> quads(paddedType.getShape());
+  quads.back() = depth / 4;
+  quads.push_back(4);
+  Value groups = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(quads, i8), padded,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3}, {4, 5}});
+
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  auto accType = RankedTensorType::get(resultType.getShape(), i32);
+  Value init = createBlockedConvInit(rewriter, loc, accType, startValue);
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+  // d0 n, d1 ko, d2 oh, d3 ow, d4 o | d5 ci, d6 y, d7 x, d8 i4, d9 j.
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(10, 0,
+                     {d(0), d(5), d(2) * strides[0] + d(6) * dilations[0],
+                      d(3) * strides[1] + d(7) * dilations[1], d(8), d(9)},
+                     ctx),
+      AffineMap::get(10, 0, {d(1), d(5), d(6), d(7), d(8), d(4), d(9)}, ctx),
+      AffineMap::get(10, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
+  auto conv = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{accType}, ValueRange{groups, weight}, init, maps,
+      getIterators(5, 5), [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value x = arith::ExtUIOp::create(nb, nloc, i32, args[0]);
+        Value y = arith::ExtSIOp::create(nb, nloc, i32, args[1]);
+        Value product = arith::MulIOp::create(nb, nloc, x, y);
+        linalg::YieldOp::create(
+            nb, nloc,
+            ValueRange{arith::AddIOp::create(nb, nloc, args[2], product)});
+      });
+  conv->setAttr(kBlockedConvAttr,
+                BlockedConvAttr::get(ctx, strides, dilations));
+  return conv.getResult(0);
+}
+
 struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -167,6 +297,30 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
     Value weight = adaptor.getWeight();
+    if (auto range =
+            op->getAttrOfType<DenseI64ArrayAttr>(attr::kIntegerInput)) {
+      FailureOr<Value> acc =
+          buildIntegerBlockedConv(rewriter, op, adaptor.getInput(), range);
+      if (failed(acc))
+        return failure();
+      // The accumulators as floats, then the residual and the activation.
+      SmallVector<Value> operands = {*acc};
+      if (Value residual = adaptor.getResidual())
+        operands.push_back(residual);
+      graph::Activation activation = op.getActivation();
+      ArrayRef<float> params = op.getActivationParams();
+      rewriter.replaceOp(
+          op, buildBroadcastElementwise(
+                  rewriter, loc, resultType, operands,
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                    Value x = arith::SIToFPOp::create(
+                        nb, nloc, resultType.getElementType(), args[0]);
+                    if (args.size() > 1)
+                      x = arith::AddFOp::create(nb, nloc, x, args[1]);
+                    return buildActivation(nb, nloc, activation, params, x);
+                  }));
+      return success();
+    }
     FailureOr<Value> padded =
         padConvInput(rewriter, op, adaptor.getInput(), weight, resultType);
     if (failed(padded))

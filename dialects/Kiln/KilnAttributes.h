@@ -41,6 +41,11 @@ constexpr llvm::StringLiteral kBatchSplit = "kiln.batch_split";
 /// On a linalg.generic: the blocked convolution it is (a BlockedConvAttr;
 /// conversion/GraphToLinalg).
 constexpr llvm::StringLiteral kBlockedConv = "kiln.blocked_conv";
+/// On a graph.blocked_conv: its input holds integers within [low, high]
+/// (two i64, low <= 0 <= high, at most 255 apart), its weight integers in
+/// [-128, 127]; the lowering computes it in 8-bit integers
+/// (kiln-graph-mark-integer-convs proves it).
+constexpr llvm::StringLiteral kIntegerInput = "kiln.integer_input";
 /// On a convolution: the algorithm chosen for it (a ConvAlgorithmAttr); on a
 /// function, one report line per convolution (an array of strings).
 constexpr llvm::StringLiteral kConvAlgorithm = "kiln.conv_algorithm";

@@ -16,6 +16,8 @@
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Kiln/KilnAttrs.cpp.inc"
+#define GET_OP_CLASSES
+#include "dialects/Kiln/KilnOps.cpp.inc"
 
 using namespace mlir;
 
@@ -35,6 +37,10 @@ void KilnDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "dialects/Kiln/KilnAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Kiln/KilnOps.cpp.inc"
       >();
 }
 
@@ -278,6 +284,13 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   if (name == attr::kKernelConfig) {
     if (!isa<KernelConfigAttr>(value))
       return fail("a #kiln.kernel_config");
+    return success();
+  }
+  if (name == attr::kIntegerInput) {
+    auto range = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!range || range.size() != 2 || range[0] > 0 || range[1] < 0 ||
+        range[1] - range[0] > 255)
+      return fail("two integers low <= 0 <= high at most 255 apart");
     return success();
   }
   if (name == attr::kBlockedConv) {

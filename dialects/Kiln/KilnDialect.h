@@ -9,11 +9,16 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dialects/Kiln/KilnDialect.h.inc"
 #include "dialects/Kiln/KilnEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Kiln/KilnAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/Kiln/KilnOps.h.inc"
 
 #endif // KILN_DIALECTS_KILN_KILNDIALECT_H

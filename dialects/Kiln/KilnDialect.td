@@ -6,13 +6,14 @@
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Kiln_Dialect : Dialect {
   let name = "kiln";
   let cppNamespace = "::kiln";
   let summary = "The attributes by which Kiln's passes hand facts to one another";
   let description = [{
-    The kiln dialect has no ops. It owns the discardable `kiln.*`
+    The kiln dialect owns the discardable `kiln.*`
     attributes that a pass writes and a later pass, the driver or the model
     ABI reads (their names are in `KilnAttributes.h`), and verifies each
     wherever it appears: its kind of value, and where it may be. An unknown
@@ -25,6 +26,10 @@ def Kiln_Dialect : Dialect {
     facts of the entry function that the model ABI reads (its interface,
     workspace size, batch repeat) are builtin values that the dialect
     checks.
+
+    Its one op, `kiln.dot_i8`, is the step of an 8-bit integer contraction
+    on vectors: CPU code generation makes it and lowers it to the target's
+    dot-product instruction, or to plain vector arithmetic.
 
     ```mlir
     func.func @kiln_model_main(%x: tensor<1x4xf32> {kiln.name = "x"})
@@ -165,6 +170,33 @@ def Kiln_KernelAttr : Kiln_Attr<"Kernel", "kernel"> {
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+def Kiln_DotI8Op : Op<Kiln_Dialect, "dot_i8",
+    [Pure, AllTypesMatch<["acc", "lhs", "rhs", "result"]>]> {
+  let summary = "Four 8-bit products summed into each 32-bit lane";
+  let description = [{
+    Each 32-bit lane `l` of the result is `acc[l]` plus the sum over its
+    four bytes `j` of `zext(lhs[l].byte[j]) * sext(rhs[l].byte[j])`: an
+    unsigned 8-bit operand times a signed one, as x86's `vpdpbusd` computes
+    it (without saturation). `kiln-cpu-tile-and-vectorize` makes it for
+    integer convolutions; `kiln-cpu-lower-dot-products` lowers it to
+    `vpdpbusd` where the target has it and to 32-bit vector arithmetic
+    elsewhere.
+
+    ```mlir
+    %r = kiln.dot_i8 %acc, %input, %weights : vector<16xi32>
+    ```
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [I32]>:$acc,
+                       VectorOfRankAndType<[1], [I32]>:$lhs,
+                       VectorOfRankAndType<[1], [I32]>:$rhs);
+  let results = (outs VectorOfRankAndType<[1], [I32]>:$result);
+  let assemblyFormat = "$acc `,` $lhs `,` $rhs attr-dict `:` type($result)";
 }
 
 #endif // KILN_DIALECT

@@ -45,6 +45,8 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
     graph::GraphBlockedLayoutOptions layout;
     layout.block = options.layoutBlock;
     pm.addNestedPass<func::FuncOp>(graph::createGraphBlockedLayout(layout));
+    if (options.integerConvs)
+      pm.addNestedPass<func::FuncOp>(graph::createGraphMarkIntegerConvs());
   }
   // Weights replaced by folding are dead now.
   pm.addPass(createCanonicalizerPass());
@@ -183,6 +185,11 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   // Vectorizable arithmetic instead of a libm call per element (after the
   // kernel table counted each function as one operation).
   pm.addNestedPass<func::FuncOp>(cpu::createCPUApproximateMath());
+  // The integer convolutions' dot products, after bufferization (which
+  // takes no op of unknown effects, as an intrinsic call is).
+  cpu::CPULowerDotProductsOptions dots;
+  dots.int8DotLanes = options.int8DotLanes;
+  pm.addNestedPass<func::FuncOp>(cpu::createCPULowerDotProducts(dots));
   addLowerToLLVMPasses(pm, options.parallel);
 }
 
@@ -295,6 +302,11 @@ resolvePipelineOptions(const CompileOptions &options) {
     result.graph.layoutBlock = 0;
     break;
   }
+  // Integer convolutions where the blocked layout's block is the dot
+  // product's width (an NC1HWC0 block of 16 on an 8-lane target is not).
+  result.graph.integerConvs =
+      result.target.int8DotLanes > 0 &&
+      result.graph.layoutBlock == result.target.int8DotLanes;
   result.batchSplit = spell(options.batchSplit);
   if (result.target.arch == TargetArch::NVPTX &&
       options.batchSplit == BatchSplit::Auto)
@@ -305,6 +317,7 @@ resolvePipelineOptions(const CompileOptions &options) {
   CPUCodegenOptions &cpu = result.cpu;
   cpu.vectorWidth = result.target.vectorWidthF32;
   cpu.rows = result.target.registerBlockRows();
+  cpu.int8DotLanes = result.target.int8DotLanes;
   cpu.convCosts = result.target.convCosts;
   cpu.cachedWeightBytes = result.target.cachedWeightBytes;
   cpu.transposeBlock = result.target.transposeBlock;
@@ -399,6 +412,11 @@ struct GraphPipelineOptions : public PassPipelineOptions<GraphPipelineOptions> {
       *this, "layout-block",
       llvm::cl::desc("channels per block of the blocked layout (0: NCHW)"),
       llvm::cl::init(0)};
+  Option<bool> integerConvs{
+      *this, "integer-convs",
+      llvm::cl::desc("compute convolutions of proven 8-bit operands in "
+                     "integers (targets with 8-bit dot products)"),
+      llvm::cl::init(false)};
 };
 
 /// kiln-opt's kiln-cpu-codegen: CPUCodegenOptions, with the defaults of an
@@ -418,6 +436,10 @@ struct CodegenPipelineOptions
   Option<int64_t> rows{*this, "rows",
                        llvm::cl::desc("output rows per register block"),
                        llvm::cl::init(8)};
+  Option<int64_t> int8DotLanes{
+      *this, "int8-dot-lanes",
+      llvm::cl::desc("lanes of the target's 8-bit dot product (0: none)"),
+      llvm::cl::init(0)};
   Option<bool> parallel{*this, "parallel",
                         llvm::cl::desc("multithreaded code (OpenMP), as "
                                        "kiln-compile makes by default"),
@@ -450,6 +472,7 @@ void registerPipelines() {
       [](OpPassManager &pm, const GraphPipelineOptions &pipelineOptions) {
         GraphOptimizationOptions options;
         options.layoutBlock = pipelineOptions.layoutBlock;
+        options.integerConvs = pipelineOptions.integerConvs;
         buildGraphOptimizationPipeline(pm, options);
       });
   PassPipelineRegistration<>(
@@ -467,6 +490,7 @@ void registerPipelines() {
             pipelineOptions.convAlgorithmOverrides.end());
         options.vectorWidth = pipelineOptions.vectorWidth;
         options.rows = pipelineOptions.rows;
+        options.int8DotLanes = pipelineOptions.int8DotLanes;
         options.parallel = pipelineOptions.parallel;
         options.tuningDB = pipelineOptions.tuningDB;
         options.targetKey = pipelineOptions.targetKey;

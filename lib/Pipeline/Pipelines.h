@@ -39,6 +39,10 @@ struct GraphOptimizationOptions {
   /// Channels per block of the blocked layout NCHWc that convolutions and
   /// max pools take (kiln-graph-blocked-layout); 0 keeps NCHW.
   int64_t layoutBlock = 0;
+  /// Mark the blocked convolutions of 8-bit integer operands for integer
+  /// arithmetic (kiln-graph-mark-integer-convs): for targets whose 8-bit
+  /// dot-product instructions code generation uses (TargetInfo::int8DotLanes).
+  bool integerConvs = false;
 };
 
 /// Graph-level optimisation on the graph dialect.
@@ -58,6 +62,9 @@ struct CPUCodegenOptions {
   int64_t vectorWidth = 16;
   /// Output rows per register block.
   int64_t rows = 8;
+  /// Lanes of the target's 8-bit dot-product instruction, 0 for none
+  /// (TargetInfo::int8DotLanes).
+  int64_t int8DotLanes = 0;
   /// The target's cost model of the convolution algorithms, the L2 share a
   /// blocked convolution's weights may take, and the side of the register
   /// blocks of transposes (0: none); TargetInfo's values.

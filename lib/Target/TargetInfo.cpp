@@ -112,6 +112,11 @@ Expected<TargetInfo> resolveTarget(const std::string &target,
   if (info.arch == TargetArch::X86_64) {
     info.vectorWidthF32 = has("avx512f") ? 16 : has("avx") ? 8 : 4;
     info.vectorRegisters = has("avx512f") ? 32 : 16;
+    if (info.vectorWidthF32 == 16 && has("avx512vnni"))
+      info.int8DotLanes = 16;
+    else if (info.vectorWidthF32 == 8 &&
+             (has("avxvnni") || (has("avx512vnni") && has("avx512vl"))))
+      info.int8DotLanes = 8;
   } else {
     info.vectorWidthF32 = 4;
     info.vectorRegisters = 32;

@@ -89,6 +89,83 @@ def test_onnxruntime_quantised_models(tmp_path, name, quant_format):
     assert off <= 0.001 * total
 
 
+def conv_stack():
+    """Convolutions of the shapes the integer path must get right: a first
+    layer of 3 channels (which stays f32: not a multiple of 4), 20 channels
+    (a padded channel block), stride 2 with dilation 2 and padding (read as
+    the zero point), a 1x1 layer, a residual Add and a Relu."""
+    def conv(name, x, cin, cout, k, stride=1, dilation=1, pad=0):
+        w = helper.make_tensor(name + "_w", TensorProto.FLOAT, [cout, cin, k, k],
+                               rng.standard_normal(cout * cin * k * k) * 0.2)
+        b = helper.make_tensor(name + "_b", TensorProto.FLOAT, [cout],
+                               rng.standard_normal(cout) * 0.1)
+        node = helper.make_node("Conv", [x, name + "_w", name + "_b"], [name],
+                                strides=[stride] * 2, dilations=[dilation] * 2,
+                                pads=[pad] * 4)
+        return node, [w, b]
+    nodes, inits = [], []
+    for args in [("c1", "x", 3, 20, 3, 1, 1, 1), ("c2", "r1", 20, 40, 3, 2, 2, 2),
+                 ("c3", "c2", 40, 40, 1), ("c4", "s", 40, 24, 3, 1, 1, 1)]:
+        node, params = conv(*args)
+        nodes.append(node)
+        inits += params
+        if args[0] == "c1":
+            nodes.append(helper.make_node("Relu", ["c1"], ["r1"]))
+        if args[0] == "c3":
+            nodes.append(helper.make_node("Add", ["c2", "c3"], ["a"]))
+            nodes.append(helper.make_node("Relu", ["a"], ["s"]))
+    graph = helper.make_graph(
+        nodes, "conv_stack",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 21, 21])],
+        [helper.make_tensor_value_info("c4", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                             ir_version=8)
+
+
+def host_has(flag):
+    with open("/proc/cpuinfo") as cpuinfo:
+        return flag in cpuinfo.read().split()
+
+
+@pytest.mark.parametrize("features,lanes", [
+    (None, 16 if host_has("avx512_vnni") else 8 if host_has("avx_vnni") else 0),
+    ("-avx512f", 8 if host_has("avx_vnni") else 0),
+    ("-avx512vnni,-avxvnni", 0)])
+def test_integer_convolutions_by_target(tmp_path, features, lanes):
+    """Where the target has 8-bit dot products (AVX-512 VNNI: 16 lanes,
+    AVX-VNNI: 8), the convolutions of 8-bit operands compute in integers
+    (vpdpbusd); elsewhere in f32. Either way within one step of
+    onnxruntime, and the integer path exact against it but for
+    onnxruntime's own rounding of float ops."""
+    import platform
+    if platform.machine() != "x86_64":
+        pytest.skip("x86 feature sets")
+    model = conv_stack()
+    calibration = [rng.standard_normal((1, 3, 21, 21)).astype(np.float32)
+                   for _ in range(4)]
+    quantized = quantize_with_onnxruntime(model, tmp_path / "q.onnx", "QDQ",
+                                          calibration)
+    step = output_step(quantized)
+    graph = Path(kiln.compile(tmp_path / "q.onnx", features=features,
+                              emit="graph")).read_text()
+    # Three of the four layers have 8-bit operands and a multiple of 4
+    # input channels.
+    assert graph.count("kiln.integer_input") == (3 if lanes else 0)
+    ours = kiln.load(kiln.compile(tmp_path / "q.onnx", features=features))
+    session = onnxruntime.InferenceSession(str(tmp_path / "q.onnx"),
+                                           providers=["CPUExecutionProvider"])
+    off = total = 0
+    for _ in range(4):
+        x = rng.standard_normal((1, 3, 21, 21)).astype(np.float32)
+        want = session.run(None, {"x": x})[0]
+        got = next(iter(ours.run({"x": x}).values()))
+        steps = np.abs(got.astype(np.float64) - want) / step
+        assert steps.max() <= 1.001
+        off += int(np.count_nonzero(steps > 0.5))
+        total += steps.size
+    assert off <= 0.01 * total
+
+
 def test_qlinear_and_integer_nodes_against_reference(tmp_path):
     """QLinearConv with a per-channel weight, bias, padding and a stride,
     and MatMulInteger with zero points beyond the 2^8 range of one product:

@@ -90,6 +90,43 @@ def GraphPruneConvTaps : Pass<"kiln-graph-prune-conv-taps", "mlir::func::FuncOp"
   let dependentDialects = ["kiln::graph::GraphDialect"];
 }
 
+def GraphMarkIntegerConvs : Pass<"kiln-graph-mark-integer-convs", "mlir::func::FuncOp"> {
+  let summary = "Marks the blocked convolutions whose operands are 8-bit "
+                "integers, for integer arithmetic";
+  let description = [{
+    A quantised model imports as f32 arithmetic on integer values: an
+    activation is `round(x / scale)` clamped to the 8-bit range less its
+    zero point, a weight holds integers in [-128, 127]. For each
+    `graph.blocked_conv` whose weight is such a constant, whose bias (if
+    any) holds integers below 2^24 in magnitude, whose input block is a
+    multiple of 4 channels, and whose input provably holds integers within
+    256 consecutive values that include 0, this pass records that range as
+    `kiln.integer_input = array<i64: low, high>`. The proof follows the ops
+    that quantise (`graph.round`, `graph.max` and `graph.min`, `graph.add`
+    and `graph.sub` of integers, `graph.relu`) and those that move elements
+    unchanged (layout conversions, blocked max pools, reshapes, transposes)
+    back to constants and roundings. The lowering to linalg computes a
+    marked convolution in 8-bit integers with 32-bit accumulators: exact,
+    where f32 is exact only below 2^24.
+
+    The pipeline runs it for targets with 8-bit dot-product instructions
+    (x86 AVX-512 VNNI and AVX-VNNI); elsewhere the convolution stays f32.
+
+    Before:
+    ```mlir
+    %r = graph.round %s : tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>>
+    %a = graph.max %r, %zero : (...) -> tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>>
+    %q = graph.min %a, %c255 : (...) -> tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>>
+    %y = graph.blocked_conv %q, %w activation none {...} : (...) -> ...
+    ```
+    After:
+    ```mlir
+    %y = graph.blocked_conv %q, %w activation none {..., kiln.integer_input = array<i64: 0, 255>} : (...) -> ...
+    ```
+  }];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
 def GraphFoldBatchNorm : Pass<"kiln-graph-fold-batch-norm", "mlir::func::FuncOp"> {
   let summary = "Folds BatchNormalization, and Mul and Add by per-channel "
                 "constants, into the weights of the Conv or Gemm before them";

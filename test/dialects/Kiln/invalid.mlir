@@ -160,3 +160,11 @@ func.func @result(%x: tensor<2xf32>) -> (tensor<2xf32> {kiln.label = "y"}) {
   %0 = graph.relu %x : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'kiln.integer_input' must be two integers low <= 0 <= high at most 255 apart}}
+func.func @wide_integer_input(%x: tensor<2xf32>) -> tensor<2xf32> attributes {kiln.integer_input = array<i64: -1, 255>} {
+  %0 = graph.relu %x : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

@@ -1,0 +1,158 @@
+//===- MarkIntegerConvs.cpp - Convolutions of 8-bit integer operands ------===//
+//
+// A quantised model imports as f32 arithmetic on integer values
+// (lib/Import/ImportQuantized.cpp): an activation is quantised by
+// round(x / scale) clamped to the 8-bit range, shifted by its zero point,
+// and convolved with a weight of integer values in [-128, 127]. This pass
+// proves that of a blocked convolution's operands, from the ops that make
+// its input (a small value-range analysis over the graph ops that quantise),
+// and records the input's range on the convolution as `kiln.integer_input`;
+// the lowering then computes it in 8-bit integers with 32-bit accumulators,
+// which the CPU code generation runs on dot-product instructions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/Transforms/ConstantValues.h"
+#include "dialects/Graph/Transforms/Passes.h"
+
+#include <cmath>
+
+namespace kiln::graph {
+#define GEN_PASS_DEF_GRAPHMARKINTEGERCONVS
+#include "dialects/Graph/Transforms/Passes.h.inc"
+} // namespace kiln::graph
+
+using namespace mlir;
+
+namespace kiln::graph {
+namespace {
+
+/// The values a tensor's elements may take, all integers: [low, high].
+struct IntegerRange {
+  int64_t low, high;
+};
+
+/// Bounds beyond which a range is as good as unbounded; sums of two stay far
+/// from overflow.
+constexpr int64_t kUnbounded = int64_t(1) << 40;
+
+IntegerRange clampRange(int64_t low, int64_t high) {
+  return {std::clamp(low, -kUnbounded, kUnbounded),
+          std::clamp(high, -kUnbounded, kUnbounded)};
+}
+
+/// The range of a constant of integer values, or nothing.
+std::optional<IntegerRange> constantRange(Value value) {
+  std::optional<SmallVector<double>> values = getFloatElements(value);
+  if (!values || values->empty())
+    return std::nullopt;
+  double low = values->front(), high = values->front();
+  for (double v : *values) {
+    if (!std::isfinite(v) || v != std::nearbyint(v) ||
+        std::abs(v) >= double(kUnbounded))
+      return std::nullopt;
+    low = std::min(low, v);
+    high = std::max(high, v);
+  }
+  return IntegerRange{int64_t(low), int64_t(high)};
+}
+
+/// The range of `value` when every element is provably an integer, or
+/// nothing. Follows the ops that quantisation imports to (Round, Max, Min,
+/// Add and Sub of integers, Relu) and those that move elements without
+/// changing them (layout conversions, max pools, reshapes), `depth` ops
+/// deep at most.
+std::optional<IntegerRange> integerRange(Value value, int depth = 12) {
+  if (depth == 0)
+    return std::nullopt;
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  auto operand = [&](unsigned i) {
+    return integerRange(op->getOperand(i), depth - 1);
+  };
+  if (isa<ConstantOp>(op))
+    return constantRange(value);
+  // Round to an integer: any integer (NaN aside, which no clamp below
+  // turns into a number either).
+  if (isa<RoundOp>(op))
+    return IntegerRange{-kUnbounded, kUnbounded};
+  // Ops that only move elements. A conversion to the blocked layout pads
+  // the channels with zeros.
+  if (isa<ToBlockedOp>(op)) {
+    std::optional<IntegerRange> in = operand(0);
+    if (!in)
+      return std::nullopt;
+    return IntegerRange{std::min<int64_t>(in->low, 0),
+                        std::max<int64_t>(in->high, 0)};
+  }
+  // A max pool's window always holds an element of its input.
+  if (isa<FromBlockedOp, ReshapeOp, TransposeOp, BlockedMaxPoolOp>(op))
+    return operand(0);
+  if (isa<ReluOp>(op)) {
+    std::optional<IntegerRange> in = operand(0);
+    if (!in)
+      return std::nullopt;
+    return IntegerRange{std::max<int64_t>(in->low, 0),
+                        std::max<int64_t>(in->high, 0)};
+  }
+  if (!isa<MaxOp, MinOp, AddOp, SubOp>(op) || op->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<IntegerRange> a = operand(0), b = operand(1);
+  if (!a || !b)
+    return std::nullopt;
+  if (isa<MaxOp>(op))
+    return IntegerRange{std::max(a->low, b->low), std::max(a->high, b->high)};
+  if (isa<MinOp>(op))
+    return IntegerRange{std::min(a->low, b->low), std::min(a->high, b->high)};
+  if (isa<AddOp>(op))
+    return clampRange(a->low + b->low, a->high + b->high);
+  return clampRange(a->low - b->high, a->high - b->low);
+}
+
+/// The input range to record on `conv`, when its operands are 8-bit
+/// integers: the input within 256 consecutive integers that hold 0 (an
+/// 8-bit value less its zero point; padding is 0), the weight in
+/// [-128, 127], the bias (if any) integers that f32 holds exactly, and the
+/// input block a whole number of 4-channel groups (the dot-product
+/// instructions sum four products).
+std::optional<IntegerRange> integerConvInput(BlockedConvOp conv) {
+  RankedTensorType inputType = conv.getInput().getType();
+  if (!inputType.hasStaticShape() || inputType.getDimSize(4) % 4 != 0 ||
+      !inputType.getElementType().isF32())
+    return std::nullopt;
+  std::optional<IntegerRange> weight = constantRange(conv.getWeight());
+  if (!weight || weight->low < -128 || weight->high > 127)
+    return std::nullopt;
+  if (Value bias = conv.getBias()) {
+    std::optional<IntegerRange> range = constantRange(bias);
+    if (!range || range->low < -(int64_t(1) << 24) ||
+        range->high > (int64_t(1) << 24))
+      return std::nullopt;
+  }
+  std::optional<IntegerRange> input = integerRange(conv.getInput());
+  if (!input || input->low > 0 || input->high < 0 ||
+      input->high - input->low > 255)
+    return std::nullopt;
+  return input;
+}
+
+struct GraphMarkIntegerConvsPass
+    : impl::GraphMarkIntegerConvsBase<GraphMarkIntegerConvsPass> {
+  void runOnOperation() override {
+    getOperation().walk([](BlockedConvOp conv) {
+      std::optional<IntegerRange> input = integerConvInput(conv);
+      if (!input) {
+        conv->removeAttr(attr::kIntegerInput);
+        return;
+      }
+      conv->setAttr(
+          attr::kIntegerInput,
+          DenseI64ArrayAttr::get(conv.getContext(), {input->low, input->high}));
+    });
+  }
+};
+
+} // namespace
+} // namespace kiln::graph

@@ -1,0 +1,34 @@
+// RUN: kiln-opt %s -kiln-cpu-lower-dot-products=int8-dot-lanes=16 | FileCheck %s --check-prefix=VNNI
+// RUN: kiln-opt %s -kiln-cpu-lower-dot-products=int8-dot-lanes=8 | FileCheck %s --check-prefix=AVXVNNI
+// RUN: kiln-opt %s -kiln-cpu-lower-dot-products | FileCheck %s --check-prefix=PLAIN
+
+// With AVX-512 VNNI (16 lanes), the 16-lane dot product is vpdpbusd on
+// byte vectors (LLVM 22's signature); the 8-lane one has no instruction of
+// its width and is vector arithmetic. With AVX-VNNI (8 lanes), the other
+// way round; with none, both are arithmetic.
+// VNNI-LABEL: func.func @dots
+// VNNI: %[[A:.+]] = vector.bitcast %{{.+}} : vector<16xi32> to vector<64xi8>
+// VNNI: %[[B:.+]] = vector.bitcast %{{.+}} : vector<16xi32> to vector<64xi8>
+// VNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.+}}, %[[A]], %[[B]]) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
+// VNNI: arith.extui %{{.+}} : vector<32xi8> to vector<32xi32>
+// VNNI-NOT: llvm.call_intrinsic
+
+// AVXVNNI-LABEL: func.func @dots
+// AVXVNNI-NOT: vpdpbusd.512
+// AVXVNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.+}}, %{{.+}}, %{{.+}}) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
+
+// Each lane: acc + sum over its four bytes of zext(lhs) * sext(rhs).
+// PLAIN-LABEL: func.func @dots
+// PLAIN-NOT: llvm.call_intrinsic
+// PLAIN: %[[L:.+]] = arith.extui %{{.+}} : vector<64xi8> to vector<64xi32>
+// PLAIN: %[[R:.+]] = arith.extsi %{{.+}} : vector<64xi8> to vector<64xi32>
+// PLAIN: %[[P:.+]] = arith.muli %[[L]], %[[R]] : vector<64xi32>
+// PLAIN: %[[S:.+]] = vector.shape_cast %[[P]] : vector<64xi32> to vector<16x4xi32>
+// PLAIN: vector.multi_reduction <add>, %[[S]], %{{.+}} [1] : vector<16x4xi32> to vector<16xi32>
+func.func @dots(%acc: vector<16xi32>, %a: vector<16xi32>, %b: vector<16xi32>,
+                %acc8: vector<8xi32>, %a8: vector<8xi32>, %b8: vector<8xi32>)
+    -> (vector<16xi32>, vector<8xi32>) {
+  %0 = kiln.dot_i8 %acc, %a, %b : vector<16xi32>
+  %1 = kiln.dot_i8 %acc8, %a8, %b8 : vector<8xi32>
+  return %0, %1 : vector<16xi32>, vector<8xi32>
+}

@@ -1,0 +1,72 @@
+// RUN: kiln-opt %s -split-input-file -kiln-graph-mark-integer-convs | FileCheck %s
+
+// A quantised activation (rounded, clamped to [-3, 252]: uint8 less a zero
+// point of 3) into a convolution of int8 weights and an integer bias: the
+// input's range is recorded.
+// CHECK-LABEL: func.func @quantised
+// CHECK: graph.blocked_conv {{.*}}kiln.integer_input = array<i64: -3, 252>
+func.func @quantised(%x: tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>> {
+  %lo = graph.constant dense<-3.0> : tensor<f32>
+  %hi = graph.constant dense<252.0> : tensor<f32>
+  %w = graph.constant dense<[[[[[[1.0, -128.0, 127.0, 0.0], [2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0], [-1.0, -2.0, -3.0, -4.0]]]]]]> : tensor<1x1x1x1x4x4xf32>
+  %b = graph.constant dense<[[7.0, -7.0, 1000.0, 0.0]]> : tensor<1x4xf32>
+  %r = graph.round %x : tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %a = graph.max %r, %lo : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<f32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %q = graph.min %a, %hi : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<f32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %y = graph.blocked_conv %q, %w, %b activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>, tensor<1x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  return %y : tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+}
+
+// -----
+
+// Through a layout conversion (which pads channels with zeros), a Relu, a
+// Sub of an integer and a max pool: [0, 255] - 128 = [-128, 127].
+// CHECK-LABEL: func.func @through_moves
+// CHECK: graph.blocked_conv {{.*}}kiln.integer_input = array<i64: -128, 127>
+func.func @through_moves(%x: tensor<1x4x8x8xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>> {
+  %hi = graph.constant dense<255.0> : tensor<f32>
+  %zp = graph.constant dense<128.0> : tensor<f32>
+  %w = graph.constant dense<1.0> : tensor<1x1x1x1x4x4xf32>
+  %r = graph.round %x : tensor<1x4x8x8xf32>
+  %a = graph.relu %r : tensor<1x4x8x8xf32>
+  %q = graph.min %a, %hi : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %s = graph.sub %q, %zp : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %b = graph.to_blocked %s : tensor<1x4x8x8xf32> -> tensor<1x1x8x8x4xf32, #graph.blocked<c = 4>>
+  %p = graph.blocked_max_pool %b {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x8x8x4xf32, #graph.blocked<c = 4>>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %y = graph.blocked_conv %p, %w activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  return %y : tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+}
+
+// -----
+
+// What stays f32: an input not known to be integers, a range wider than
+// 256 values, a range without 0 (padding reads 0), weights beyond int8,
+// fractional weights, a fractional bias, and an input block of 3 channels.
+// CHECK-LABEL: func.func @refused
+// CHECK-NOT: kiln.integer_input
+func.func @refused(%x: tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, %x3: tensor<1x1x4x4x3xf32, #graph.blocked<c = 3>>) -> (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>) {
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %c255 = graph.constant dense<255.0> : tensor<f32>
+  %c256 = graph.constant dense<256.0> : tensor<f32>
+  %w = graph.constant dense<1.0> : tensor<1x1x1x1x4x4xf32>
+  %w3 = graph.constant dense<1.0> : tensor<1x1x1x1x3x4xf32>
+  %big = graph.constant dense<128.0> : tensor<1x1x1x1x4x4xf32>
+  %half = graph.constant dense<0.5> : tensor<1x1x1x1x4x4xf32>
+  %bhalf = graph.constant dense<0.5> : tensor<1x4xf32>
+  %r = graph.round %x : tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %a = graph.max %r, %zero : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<f32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %q = graph.min %a, %c255 : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<f32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %wide = graph.min %a, %c256 : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<f32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %a1 = graph.max %r, %one : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<f32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %positive = graph.min %a1, %c255 : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<f32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %r3 = graph.round %x3 : tensor<1x1x4x4x3xf32, #graph.blocked<c = 3>>
+  %y0 = graph.blocked_conv %x, %w activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %y1 = graph.blocked_conv %wide, %w activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %y2 = graph.blocked_conv %positive, %w activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %y3 = graph.blocked_conv %q, %big activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %y4 = graph.blocked_conv %q, %half activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %y5 = graph.blocked_conv %q, %w, %bhalf activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>, tensor<1x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %y6 = graph.blocked_conv %r3, %w3 activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x3xf32, #graph.blocked<c = 3>>, tensor<1x1x1x1x3x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  return %y0, %y1, %y2, %y3, %y4, %y5, %y6 : tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+}
