@@ -576,7 +576,8 @@ linalg::GenericOp getEpilogue(linalg::LinalgOp op) {
       llvm::all_of(epilogue.getBody()->getOperations(), [](Operation &bodyOp) {
         return isa<arith::ArithDialect>(bodyOp.getDialect()) ||
                isa<linalg::YieldOp, math::ExpOp, math::AbsFOp, math::SqrtOp,
-                   math::FmaOp>(bodyOp);
+                   math::FmaOp, math::RoundEvenOp, math::RoundOp, math::FloorOp,
+                   math::CeilOp>(bodyOp);
       });
   return vectorizable ? epilogue : nullptr;
 }
