@@ -1,6 +1,7 @@
 //===- OutlineKernels.cpp - One function per top-level loop nest ----------===//
 
 #include "codegen/Common/Passes.h"
+#include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -145,8 +146,12 @@ uint64_t elementCount(Type type) {
 
 /// Floating-point operations of one execution of `op` alone (not of its
 /// regions): one per element of an arithmetic or math result, two for a
-/// fused multiply-add, 2 x the iteration space of a vector contraction.
+/// fused multiply-add, 2 x the iteration space of a vector contraction; and
+/// the multiply-adds of an integer convolution's dot products (eight per
+/// lane), so that its rate reads like a float one's.
 uint64_t ownFlops(Operation *op) {
+  if (auto dot = dyn_cast<DotI8Op>(op))
+    return 8 * elementCount(dot.getType());
   if (auto contract = dyn_cast<vector::ContractionOp>(op)) {
     SmallVector<int64_t> bounds;
     contract.getIterationBounds(bounds);

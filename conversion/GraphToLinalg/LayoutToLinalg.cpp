@@ -184,9 +184,8 @@ FailureOr<Value> buildIntegerBlockedConv(ConversionPatternRewriter &rewriter,
       graph::getFloatElements(op.getWeight());
   RankedTensorType weightType = op.getWeight().getType();
   RankedTensorType inputType = getTensorType(input);
-  if (!weights || !weightType.hasStaticShape() || !inputType.hasStaticShape() ||
-      weightType.getDimSize(4) % 4 != 0)
-    return rewriter.notifyMatchFailure(op, "no constant weight of 4-blocks");
+  if (!weights || !weightType.hasStaticShape() || !inputType.hasStaticShape())
+    return rewriter.notifyMatchFailure(op, "no constant weight");
   if (llvm::any_of(*weights, [](double w) {
         return w != std::nearbyint(w) || w < -128 || w > 127;
       }))
@@ -202,11 +201,15 @@ FailureOr<Value> buildIntegerBlockedConv(ConversionPatternRewriter &rewriter,
   ArrayRef<int64_t> w = weightType.getShape(); // K1 C1 kh kw ci c
   int64_t blocks = w[0], block = w[5], depth = w[4];
   int64_t perFilter = w[1] * w[2] * w[3] * depth;
+  // The input block in whole groups of four channels: an image's 3 get a
+  // fourth of zero weights.
+  int64_t quads = (depth + 3) / 4;
   int64_t low = range[0];
 
-  // The weight as [K1, C1, kh, kw, ci/4, c, 4] signed bytes, and the
+  // The weight as [K1, C1, kh, kw, quads, c, 4] signed bytes, and the
   // accumulators' start per output channel.
-  SmallVector<int8_t> packed(weights->size());
+  SmallVector<int8_t> packed(blocks * (perFilter / depth) * quads * block * 4,
+                             0);
   SmallVector<int32_t> start(blocks * block, 0);
   for (int64_t k = 0; k < blocks; ++k)
     for (int64_t r = 0; r < perFilter; ++r) {
@@ -214,8 +217,7 @@ FailureOr<Value> buildIntegerBlockedConv(ConversionPatternRewriter &rewriter,
       for (int64_t o = 0; o < block; ++o) {
         double value = (*weights)[((k * perFilter) + r) * block + o];
         int64_t to =
-            (((k * perFilter / depth + outer) * (depth / 4) + i / 4) * block +
-             o) *
+            (((k * perFilter / depth + outer) * quads + i / 4) * block + o) *
                 4 +
             i % 4;
         packed[to] = static_cast<int8_t>(value);
@@ -227,14 +229,15 @@ FailureOr<Value> buildIntegerBlockedConv(ConversionPatternRewriter &rewriter,
       start[c] += static_cast<int32_t>((*bias)[c]);
   Type i8 = rewriter.getI8Type(), i32 = rewriter.getI32Type();
   auto packedType =
-      RankedTensorType::get({w[0], w[1], w[2], w[3], depth / 4, block, 4}, i8);
+      RankedTensorType::get({w[0], w[1], w[2], w[3], quads, block, 4}, i8);
   Value weight = arith::ConstantOp::create(
       rewriter, loc, DenseElementsAttr::get(packedType, ArrayRef(packed)));
   auto startType = RankedTensorType::get({blocks, block}, i32);
   Value startValue = arith::ConstantOp::create(
       rewriter, loc, DenseElementsAttr::get(startType, ArrayRef(start)));
 
-  // The input as bytes x - low, padded with the byte of a 0.
+  // The input as bytes x - low, padded with the byte of a 0 (around the
+  // image, and up to whole groups of four channels).
   Value lowValue =
       createScalarConstant(rewriter, loc, inputType.getElementType(), low);
   Value bytes = buildBroadcastElementwise(
@@ -246,16 +249,16 @@ FailureOr<Value> buildIntegerBlockedConv(ConversionPatternRewriter &rewriter,
   int64_t zeroByte = -low > 127 ? -low - 256 : -low;
   ArrayRef<int64_t> pads = op.getPads();
   Value padded =
-      padSpatial(rewriter, loc, bytes, pads.take_front(2), pads.drop_front(2),
-                 arith::ConstantOp::create(
-                     rewriter, loc,
-                     rewriter.getI8IntegerAttr(static_cast<int8_t>(zeroByte))));
-  RankedTensorType paddedType = getTensorType(padded);
-  SmallVector<int64_t> quads(paddedType.getShape());
-  quads.back() = depth / 4;
-  quads.push_back(4);
+      padTensor(rewriter, loc, bytes, {0, 0, pads[0], pads[1], 0},
+                {0, 0, pads[2], pads[3], quads * 4 - depth},
+                arith::ConstantOp::create(
+                    rewriter, loc,
+                    rewriter.getI8IntegerAttr(static_cast<int8_t>(zeroByte))));
+  SmallVector<int64_t> groupedShape(getTensorType(padded).getShape());
+  groupedShape.back() = quads;
+  groupedShape.push_back(4);
   Value groups = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get(quads, i8), padded,
+      rewriter, loc, RankedTensorType::get(groupedShape, i8), padded,
       SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3}, {4, 5}});
 
   auto resultType = cast<RankedTensorType>(op.getResult().getType());

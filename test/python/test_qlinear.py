@@ -91,7 +91,7 @@ def test_onnxruntime_quantised_models(tmp_path, name, quant_format):
 
 def conv_stack():
     """Convolutions of the shapes the integer path must get right: a first
-    layer of 3 channels (which stays f32: not a multiple of 4), 20 channels
+    layer of 3 channels (padded to a group of 4), 20 channels
     (a padded channel block), stride 2 with dilation 2 and padding (read as
     the zero point), a 1x1 layer, a residual Add and a Relu."""
     def conv(name, x, cin, cout, k, stride=1, dilation=1, pad=0):
@@ -148,9 +148,8 @@ def test_integer_convolutions_by_target(tmp_path, features, lanes):
     step = output_step(quantized)
     graph = Path(kiln.compile(tmp_path / "q.onnx", features=features,
                               emit="graph")).read_text()
-    # Three of the four layers have 8-bit operands and a multiple of 4
-    # input channels.
-    assert graph.count("kiln.integer_input") == (3 if lanes else 0)
+    # Every layer has 8-bit operands.
+    assert graph.count("kiln.integer_input") == (4 if lanes else 0)
     ours = kiln.load(kiln.compile(tmp_path / "q.onnx", features=features))
     session = onnxruntime.InferenceSession(str(tmp_path / "q.onnx"),
                                            providers=["CPUExecutionProvider"])

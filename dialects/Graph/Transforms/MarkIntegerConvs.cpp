@@ -114,13 +114,10 @@ std::optional<IntegerRange> integerRange(Value value, int depth = 12) {
 /// The input range to record on `conv`, when its operands are 8-bit
 /// integers: the input within 256 consecutive integers that hold 0 (an
 /// 8-bit value less its zero point; padding is 0), the weight in
-/// [-128, 127], the bias (if any) integers that f32 holds exactly, and the
-/// input block a whole number of 4-channel groups (the dot-product
-/// instructions sum four products).
+/// [-128, 127], and the bias (if any) integers that f32 holds exactly.
 std::optional<IntegerRange> integerConvInput(BlockedConvOp conv) {
   RankedTensorType inputType = conv.getInput().getType();
-  if (!inputType.hasStaticShape() || inputType.getDimSize(4) % 4 != 0 ||
-      !inputType.getElementType().isF32())
+  if (!inputType.hasStaticShape() || !inputType.getElementType().isF32())
     return std::nullopt;
   std::optional<IntegerRange> weight = constantRange(conv.getWeight());
   if (!weight || weight->low < -128 || weight->high > 127)

@@ -98,8 +98,8 @@ def GraphMarkIntegerConvs : Pass<"kiln-graph-mark-integer-convs", "mlir::func::F
     activation is `round(x / scale)` clamped to the 8-bit range less its
     zero point, a weight holds integers in [-128, 127]. For each
     `graph.blocked_conv` whose weight is such a constant, whose bias (if
-    any) holds integers below 2^24 in magnitude, whose input block is a
-    multiple of 4 channels, and whose input provably holds integers within
+    any) holds integers below 2^24 in magnitude, and whose input provably
+    holds integers within
     256 consecutive values that include 0, this pass records that range as
     `kiln.integer_input = array<i64: low, high>`. The proof follows the ops
     that quantise (`graph.round`, `graph.max` and `graph.min`, `graph.add`

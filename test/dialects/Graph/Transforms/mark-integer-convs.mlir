@@ -41,7 +41,8 @@ func.func @through_moves(%x: tensor<1x4x8x8xf32>) -> tensor<1x1x4x4x4xf32, #grap
 
 // What stays f32: an input not known to be integers, a range wider than
 // 256 values, a range without 0 (padding reads 0), weights beyond int8,
-// fractional weights, a fractional bias, and an input block of 3 channels.
+// fractional weights, a fractional bias, and a rounding without a clamp
+// (any integer).
 // CHECK-LABEL: func.func @refused
 // CHECK-NOT: kiln.integer_input
 func.func @refused(%x: tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, %x3: tensor<1x1x4x4x3xf32, #graph.blocked<c = 3>>) -> (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>) {
