@@ -54,7 +54,9 @@ struct LowerDotI8 : OpRewritePattern<DotI8Op> {
                   .getResult(0));
       return success();
     }
-    // lanes x 4 bytes each, extended to i32, multiplied and summed by lane.
+    // lanes x 4 bytes each, extended to i32 and multiplied; byte j of every
+    // lane gathered by a shuffle (all in one dimension: this runs after
+    // the vector ops' lowering) and summed onto the accumulators.
     auto wideType = VectorType::get({lanes * 4}, i32);
     Value lhs = arith::ExtUIOp::create(
         rewriter, loc, wideType,
@@ -62,12 +64,17 @@ struct LowerDotI8 : OpRewritePattern<DotI8Op> {
     Value rhs = arith::ExtSIOp::create(
         rewriter, loc, wideType,
         vector::BitCastOp::create(rewriter, loc, bytesType, op.getRhs()));
-    Value products = vector::ShapeCastOp::create(
-        rewriter, loc, VectorType::get({lanes, 4}, i32),
-        arith::MulIOp::create(rewriter, loc, lhs, rhs));
-    rewriter.replaceOpWithNewOp<vector::MultiDimReductionOp>(
-        op, products, op.getAcc(), ArrayRef<bool>{false, true},
-        vector::CombiningKind::ADD);
+    Value products = arith::MulIOp::create(rewriter, loc, lhs, rhs);
+    Value sum = op.getAcc();
+    for (int64_t j = 0; j < 4; ++j) {
+      SmallVector<int64_t> mask;
+      for (int64_t lane = 0; lane < lanes; ++lane)
+        mask.push_back(lane * 4 + j);
+      Value bytes =
+          vector::ShuffleOp::create(rewriter, loc, products, products, mask);
+      sum = arith::AddIOp::create(rewriter, loc, sum, bytes);
+    }
+    rewriter.replaceOp(op, sum);
     return success();
   }
 

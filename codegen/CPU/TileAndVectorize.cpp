@@ -182,16 +182,109 @@ SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
   return {1, blocks, 1, rowTile, 0, 1, 1, 1, depthTile};
 }
 
+/// The pieces of one reduction step of an integer form (a blocked
+/// convolution's or a matrix product's) as dot products, on tensors: each
+/// output row's four input bytes as one i32 broadcast to every lane; each
+/// output block's weights (block x 4 bytes, one lane's four in a row) as a
+/// vector of i32 lanes; and each block's accumulators (rows x block), read
+/// as one vector, updated row by row with kiln.dot_i8 (which
+/// kiln-cpu-lower-dot-products lowers for the target) and written back, so
+/// that hoistAccumulators keeps them in registers across the reduction.
+struct DotProductStep {
+  RewriterBase &rewriter;
+  Location loc;
+  Value zero, byteZero, wordZero;
+
+  DotProductStep(RewriterBase &rewriter, Location loc)
+      : rewriter(rewriter), loc(loc) {
+    zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    byteZero =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getI8IntegerAttr(0));
+    wordZero =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0));
+  }
+
+  /// The slice of `source` at `offsets` of `sizes`, rank-reduced to `shape`.
+  Value slice(Value source, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
+              ArrayRef<int64_t> shape, Type element) {
+    MLIRContext *ctx = rewriter.getContext();
+    return tensor::ExtractSliceOp::create(
+        rewriter, loc, RankedTensorType::get(shape, element), source,
+        getAsIndexOpFoldResult(ctx, offsets),
+        getAsIndexOpFoldResult(ctx, sizes),
+        getAsIndexOpFoldResult(ctx, SmallVector<int64_t>(offsets.size(), 1)));
+  }
+
+  /// The four bytes of `source` at `offsets` (the last dimension's 4) as
+  /// one i32 in each of `lanes` lanes.
+  Value rowWord(Value source, ArrayRef<int64_t> offsets, int64_t lanes) {
+    SmallVector<int64_t> sizes(offsets.size(), 1);
+    sizes.back() = 4;
+    Value quad = slice(source, offsets, sizes, {4}, rewriter.getI8Type());
+    Value bytes = vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get({4}, rewriter.getI8Type()), quad,
+        ValueRange{zero}, byteZero, ArrayRef<bool>{true});
+    Value word = vector::BitCastOp::create(
+        rewriter, loc, VectorType::get({1}, rewriter.getI32Type()), bytes);
+    return vector::BroadcastOp::create(
+        rewriter, loc, VectorType::get({lanes}, rewriter.getI32Type()), word);
+  }
+
+  /// The `lanes` x 4 weight bytes of `source` at `offsets` (its last two
+  /// dimensions, contiguous) as i32 lanes.
+  Value weightLanes(Value source, ArrayRef<int64_t> offsets, int64_t lanes) {
+    Type i8 = rewriter.getI8Type();
+    SmallVector<int64_t> sizes(offsets.size(), 1);
+    sizes[sizes.size() - 2] = lanes;
+    sizes.back() = 4;
+    Value filter = slice(source, offsets, sizes, {lanes, 4}, i8);
+    Value flat = tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get({lanes * 4}, i8), filter,
+        SmallVector<ReassociationIndices>{{0, 1}});
+    Value bytes = vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get({lanes * 4}, i8), flat, ValueRange{zero},
+        byteZero, ArrayRef<bool>{true});
+    return vector::BitCastOp::create(
+        rewriter, loc, VectorType::get({lanes}, rewriter.getI32Type()), bytes);
+  }
+
+  /// `result` with its accumulators at `offsets` of `sizes` (rows x lanes
+  /// once rank-reduced) advanced by one dot product per row.
+  Value accumulate(Value result, ArrayRef<int64_t> offsets,
+                   ArrayRef<int64_t> sizes, ArrayRef<Value> rowWords,
+                   Value weights) {
+    MLIRContext *ctx = rewriter.getContext();
+    Type i32 = rewriter.getI32Type();
+    int64_t rows = rowWords.size();
+    auto lanesType = cast<VectorType>(weights.getType());
+    int64_t lanes = lanesType.getDimSize(0);
+    Value accTile = slice(result, offsets, sizes, {rows, lanes}, i32);
+    Value acc = vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get({rows, lanes}, i32), accTile,
+        ValueRange{zero, zero}, wordZero, ArrayRef<bool>{true, true});
+    for (int64_t r = 0; r < rows; ++r) {
+      Value row =
+          vector::ExtractOp::create(rewriter, loc, acc, ArrayRef<int64_t>{r});
+      row =
+          DotI8Op::create(rewriter, loc, lanesType, row, rowWords[r], weights);
+      acc = vector::InsertOp::create(rewriter, loc, row, acc,
+                                     ArrayRef<int64_t>{r});
+    }
+    Value written = vector::TransferWriteOp::create(rewriter, loc, acc, accTile,
+                                                    ValueRange{zero, zero},
+                                                    ArrayRef<bool>{true, true})
+                        .getResult();
+    return tensor::InsertSliceOp::create(
+        rewriter, loc, written, result, getAsIndexOpFoldResult(ctx, offsets),
+        getAsIndexOpFoldResult(ctx, sizes),
+        getAsIndexOpFoldResult(ctx, SmallVector<int64_t>(offsets.size(), 1)));
+  }
+};
+
 /// Rewrites one reduction step of an integer blocked convolution's output
 /// tile (see chooseBlockedConvTileSizes: one input channel block, one
-/// window position and one group of four input channels) as dot products:
-/// for each output row, the row's four input bytes as one i32 broadcast to
-/// every lane, and for each output channel block of the tile, its weights
-/// (block x 4 bytes, one lane's four in a row) as a vector of i32 lanes;
-/// acc[row] = kiln.dot_i8(acc[row], input, weights), which
-/// kiln-cpu-lower-dot-products lowers for the target. The accumulators are
-/// read and written as one (rows x block) vector per block, which
-/// hoistAccumulators keeps in registers across the reduction.
+/// window position and one group of four input channels) as dot products
+/// (DotProductStep), the input rows read at the stride.
 LogicalResult convTileAsDotProducts(RewriterBase &rewriter,
                                     linalg::GenericOp tile) {
   auto tag = tile->getAttrOfType<BlockedConvAttr>(kBlockedConvAttr);
@@ -218,80 +311,91 @@ LogicalResult convTileAsDotProducts(RewriterBase &rewriter,
       in[3] != (rowCount - 1) * stride + 1)
     return failure();
 
-  Location loc = tile.getLoc();
-  MLIRContext *ctx = rewriter.getContext();
-  Type i8 = rewriter.getI8Type(), i32 = rewriter.getI32Type();
-  auto lanesType = VectorType::get({block}, i32);
-  auto rank = [](int64_t n, int64_t value) {
-    return SmallVector<int64_t>(n, value);
-  };
-  auto slice = [&](Value source, ArrayRef<int64_t> offsets,
-                   ArrayRef<int64_t> sizes, RankedTensorType type) {
-    return tensor::ExtractSliceOp::create(
-        rewriter, loc, type, source, getAsIndexOpFoldResult(ctx, offsets),
-        getAsIndexOpFoldResult(ctx, sizes),
-        getAsIndexOpFoldResult(ctx, rank(offsets.size(), 1)));
-  };
   rewriter.setInsertionPoint(tile);
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value byteZero =
-      arith::ConstantOp::create(rewriter, loc, rewriter.getI8IntegerAttr(0));
-  Value wordZero =
-      arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0));
-
-  // Each row's four input bytes, as one lane broadcast to all.
+  DotProductStep step(rewriter, tile.getLoc());
   SmallVector<Value> rows;
-  for (int64_t r = 0; r < rowCount; ++r) {
-    Value quad = slice(input, {0, 0, 0, r * stride, 0, 0}, {1, 1, 1, 1, 1, 4},
-                       RankedTensorType::get({4}, i8));
-    Value bytes = vector::TransferReadOp::create(
-        rewriter, loc, VectorType::get({4}, i8), quad, ValueRange{zero},
-        byteZero, ArrayRef<bool>{true});
-    Value word = vector::BitCastOp::create(rewriter, loc,
-                                           VectorType::get({1}, i32), bytes);
-    rows.push_back(vector::BroadcastOp::create(rewriter, loc, lanesType, word));
-  }
-
+  for (int64_t r = 0; r < rowCount; ++r)
+    rows.push_back(step.rowWord(input, {0, 0, 0, r * stride, 0, 0}, block));
   Value result = output;
-  for (int64_t k = 0; k < blocks; ++k) {
-    // The block's weights: one lane's four bytes in a row.
-    Value filter =
-        slice(weight, {k, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, block, 4},
-              RankedTensorType::get({block, 4}, i8));
-    Value flat = tensor::CollapseShapeOp::create(
-        rewriter, loc, RankedTensorType::get({block * 4}, i8), filter,
-        SmallVector<ReassociationIndices>{{0, 1}});
-    Value weightBytes = vector::TransferReadOp::create(
-        rewriter, loc, VectorType::get({block * 4}, i8), flat, ValueRange{zero},
-        byteZero, ArrayRef<bool>{true});
-    // The accumulators of the block: rows x block.
-    auto accTensorType = RankedTensorType::get({rowCount, block}, i32);
-    SmallVector<int64_t> offsets = {0, k, 0, 0, 0};
-    SmallVector<int64_t> sizes = {1, 1, 1, rowCount, block};
-    Value accTile = slice(result, offsets, sizes, accTensorType);
-    auto accType = VectorType::get({rowCount, block}, i32);
-    Value acc = vector::TransferReadOp::create(rewriter, loc, accType, accTile,
-                                               ValueRange{zero, zero}, wordZero,
-                                               ArrayRef<bool>{true, true});
-    Value weightLanes =
-        vector::BitCastOp::create(rewriter, loc, lanesType, weightBytes);
-    for (int64_t r = 0; r < rowCount; ++r) {
-      Value row =
-          vector::ExtractOp::create(rewriter, loc, acc, ArrayRef<int64_t>{r});
-      row =
-          DotI8Op::create(rewriter, loc, lanesType, row, rows[r], weightLanes);
-      acc = vector::InsertOp::create(rewriter, loc, row, acc,
-                                     ArrayRef<int64_t>{r});
-    }
-    Value written = vector::TransferWriteOp::create(rewriter, loc, acc, accTile,
-                                                    ValueRange{zero, zero},
-                                                    ArrayRef<bool>{true, true})
-                        .getResult();
-    result = tensor::InsertSliceOp::create(
-        rewriter, loc, written, result, getAsIndexOpFoldResult(ctx, offsets),
-        getAsIndexOpFoldResult(ctx, sizes),
-        getAsIndexOpFoldResult(ctx, rank(5, 1)));
-  }
+  for (int64_t k = 0; k < blocks; ++k)
+    result = step.accumulate(
+        result, {0, k, 0, 0, 0}, {1, 1, 1, rowCount, block}, rows,
+        step.weightLanes(weight, {k, 0, 0, 0, 0, 0, 0}, block));
+  rewriter.replaceOp(tile, result);
+  return success();
+}
+
+/// Whether `op` is the integer form of a matrix product (see
+/// buildIntegerMatMul in NNToLinalg.cpp): loops (r, n | q, j) over
+/// x[r, q, j] (i8), w[q, n, j] (i8) and acc[r, n] (i32), j of 4.
+bool isIntegerMatmul(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != 4 || generic.hasDynamicShape() ||
+      generic->hasAttr(kBlockedConvAttr))
+    return false;
+  MLIRContext *ctx = op->getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
+                                 AffineMap::get(4, 0, {d(2), d(1), d(3)}, ctx),
+                                 AffineMap::get(4, 0, {d(0), d(1)}, ctx)};
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  Type i8 = IntegerType::get(ctx, 8), i32 = IntegerType::get(ctx, 32);
+  return generic.getIndexingMapsArray() == ArrayRef<AffineMap>(maps) &&
+         iterators[0] == utils::IteratorType::parallel &&
+         iterators[1] == utils::IteratorType::parallel &&
+         iterators[2] == utils::IteratorType::reduction &&
+         iterators[3] == utils::IteratorType::reduction &&
+         getElementTypeOrSelf(generic.getDpsInputs()[0].getType()) == i8 &&
+         getElementTypeOrSelf(generic.getDpsInputs()[1].getType()) == i8 &&
+         getElementTypeOrSelf(generic.getDpsInits()[0].getType()) == i32 &&
+         generic.getStaticLoopRanges()[3] == 4 &&
+         isIntegerDotBody(*generic.getBlock());
+}
+
+/// Tile sizes of an integer matrix product: `rows` rows (at most 1.5x where
+/// the columns make one vector a block) by two vectors of columns (one, or
+/// all of them where fewer), one group of four at a time.
+SmallVector<int64_t> chooseIntegerMatmulTileSizes(linalg::LinalgOp op,
+                                                  int64_t lanes, int64_t rows) {
+  if (!isIntegerMatmul(op))
+    return {};
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t columns = ranges[1];
+  int64_t nTile = columns % (2 * lanes) == 0 ? 2 * lanes
+                  : columns % lanes == 0     ? lanes
+                  : columns < lanes          ? columns
+                                             : 0;
+  if (nTile == 0)
+    return {};
+  int64_t rowLimit = nTile == 2 * lanes ? rows : rows + rows / 2;
+  return {largestDivisor(ranges[0], rowLimit), nTile, 1, 4};
+}
+
+/// Rewrites one reduction step of an integer matrix product's output tile
+/// (rows x columns, one group of four) as dot products (DotProductStep),
+/// the columns in blocks of `lanes`.
+LogicalResult matmulTileAsDotProducts(RewriterBase &rewriter,
+                                      linalg::GenericOp tile, int64_t lanes) {
+  Value input = tile.getDpsInputs()[0], weight = tile.getDpsInputs()[1];
+  Value output = tile.getDpsInits()[0];
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto outputType = cast<RankedTensorType>(output.getType());
+  int64_t rowCount = outputType.getDimSize(0),
+          columns = outputType.getDimSize(1);
+  int64_t block = std::min(lanes, columns);
+  if (inputType.getDimSize(1) != 1 || columns % block != 0)
+    return failure();
+  rewriter.setInsertionPoint(tile);
+  DotProductStep step(rewriter, tile.getLoc());
+  SmallVector<Value> rows;
+  for (int64_t r = 0; r < rowCount; ++r)
+    rows.push_back(step.rowWord(input, {r, 0, 0}, block));
+  Value result = output;
+  for (int64_t column = 0; column < columns; column += block)
+    result = step.accumulate(result, {0, column}, {rowCount, block}, rows,
+                             step.weightLanes(weight, {0, column, 0}, block));
   rewriter.replaceOp(tile, result);
   return success();
 }
@@ -442,7 +546,12 @@ std::optional<SmallVector<int64_t>> tileLoopOrder(linalg::LinalgOp op,
 
 /// Vectorizes one tile (a vector.contract where it is a named contraction);
 /// leaves it as it is on failure.
-void vectorizeTile(RewriterBase &rewriter, Operation *tile) {
+void vectorizeTile(RewriterBase &rewriter, Operation *tile, int64_t lanes) {
+  if (isIntegerMatmul(tile)) {
+    (void)matmulTileAsDotProducts(rewriter, cast<linalg::GenericOp>(tile),
+                                  lanes);
+    return;
+  }
   if (auto generic = dyn_cast<linalg::GenericOp>(tile);
       generic && generic->hasAttr(kBlockedConvAttr)) {
     if (generic.getNumLoops() == 10) {
@@ -454,7 +563,7 @@ void vectorizeTile(RewriterBase &rewriter, Operation *tile) {
     if (failed(matmuls))
       return;
     for (linalg::MatmulOp matmul : *matmuls)
-      vectorizeTile(rewriter, matmul);
+      vectorizeTile(rewriter, matmul, lanes);
     return;
   }
   rewriter.setInsertionPoint(tile);
@@ -472,7 +581,7 @@ void vectorizeTile(RewriterBase &rewriter, Operation *tile) {
 /// at a time) and vectorizes each step; a tile that cannot be tiled is left
 /// as it is.
 void tileReductionAndVectorize(RewriterBase &rewriter, Operation *tile,
-                               ArrayRef<int64_t> innerSizes) {
+                               ArrayRef<int64_t> innerSizes, int64_t lanes) {
   rewriter.setInsertionPoint(tile);
   scf::SCFTilingOptions inner;
   inner.setTileSizes(getAsIndexOpFoldResult(tile->getContext(), innerSizes));
@@ -482,7 +591,7 @@ void tileReductionAndVectorize(RewriterBase &rewriter, Operation *tile,
     return;
   rewriter.replaceOp(tile, innerTiled->replacements);
   for (Operation *step : innerTiled->tiledOps)
-    vectorizeTile(rewriter, step);
+    vectorizeTile(rewriter, step, lanes);
 }
 
 /// Tiles and vectorizes one contraction; leaves it alone on failure. With
@@ -490,7 +599,7 @@ void tileReductionAndVectorize(RewriterBase &rewriter, Operation *tile,
 /// the output), and only the reduction runs as a sequential scf.for inside.
 void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
                       ArrayRef<int64_t> tileSizes, bool parallel,
-                      int64_t cachedWeightBytes) {
+                      int64_t cachedWeightBytes, int64_t lanes) {
   MLIRContext *ctx = op.getContext();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   // Output tiles: every parallel dimension at its tile size, reductions whole
@@ -543,10 +652,10 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
 
   for (Operation *tile : tiled->tiledAndFusedOps) {
     if (isa<linalg::FillOp>(tile)) {
-      vectorizeTile(rewriter, tile);
+      vectorizeTile(rewriter, tile, lanes);
       continue;
     }
-    tileReductionAndVectorize(rewriter, tile, innerSizes);
+    tileReductionAndVectorize(rewriter, tile, innerSizes, lanes);
   }
 }
 
@@ -597,7 +706,9 @@ LogicalResult collapseEpilogues(func::FuncOp func) {
             consumer.getNumLoops() != consumer.getNumParallelLoops())
           return false;
         auto producer = expand.getSrc().getDefiningOp<linalg::LinalgOp>();
-        return producer && linalg::isaContractionOpInterface(producer) &&
+        return producer &&
+               (linalg::isaContractionOpInterface(producer) ||
+                isIntegerMatmul(producer)) &&
                expand.getSrc().hasOneUse() && expand->hasOneUse();
       });
   tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
@@ -613,7 +724,7 @@ LogicalResult collapseEpilogues(func::FuncOp func) {
 LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
                                   linalg::GenericOp epilogue,
                                   ArrayRef<int64_t> tileSizes, bool parallel,
-                                  int64_t cachedWeightBytes) {
+                                  int64_t cachedWeightBytes, int64_t lanes) {
   MLIRContext *ctx = op.getContext();
   AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   // Loop i of the epilogue is output dimension i of `op`.
@@ -673,12 +784,13 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
 
   for (Operation *tile : fused->tiledAndFusedOps) {
     auto tiled = dyn_cast<linalg::LinalgOp>(tile);
-    if (!tiled || (!linalg::isaContractionOpInterface(tiled) &&
-                   !tiled->hasAttr(kBlockedConvAttr))) {
-      vectorizeTile(rewriter, tile);
+    if (!tiled ||
+        (!linalg::isaContractionOpInterface(tiled) &&
+         !tiled->hasAttr(kBlockedConvAttr) && !isIntegerMatmul(tiled))) {
+      vectorizeTile(rewriter, tile, lanes);
       continue;
     }
-    tileReductionAndVectorize(rewriter, tile, innerSizes);
+    tileReductionAndVectorize(rewriter, tile, innerSizes, lanes);
   }
   return success();
 }
@@ -1010,7 +1122,8 @@ struct CPUTileAndVectorizePass
       linalg::ControlDropUnitDims control;
       control.controlFn = [](Operation *op) -> SmallVector<unsigned> {
         auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-        if (!linalgOp || !linalg::isaContractionOpInterface(linalgOp))
+        if (!linalgOp || !linalg::isaContractionOpInterface(linalgOp) ||
+            isIntegerMatmul(op))
           return {};
         SmallVector<unsigned> unitDims;
         for (auto [i, size] : llvm::enumerate(linalgOp.getStaticLoopRanges()))
@@ -1047,7 +1160,10 @@ struct CPUTileAndVectorizePass
     splitBlockedConvs(func, vectorWidth, rows);
     SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> work;
     func.walk([&](linalg::LinalgOp op) {
-      SmallVector<int64_t> sizes = chooseTileSizes(op, vectorWidth, rows);
+      SmallVector<int64_t> sizes =
+          isIntegerMatmul(op)
+              ? chooseIntegerMatmulTileSizes(op, vectorWidth, rows)
+              : chooseTileSizes(op, vectorWidth, rows);
       if (sizes.empty())
         sizes = chooseBlockedConvTileSizes(op, vectorWidth, rows);
       if (!sizes.empty())
@@ -1059,11 +1175,12 @@ struct CPUTileAndVectorizePass
       bool parallelTiles =
           parallel && KernelConfigAttr::of(op).getParallel().value_or(true);
       if (linalg::GenericOp epilogue = getEpilogue(op);
-          epilogue &&
-          succeeded(tileAndFuseEpilogue(rewriter, op, epilogue, sizes,
-                                        parallelTiles, cachedWeightBytes)))
+          epilogue && succeeded(tileAndFuseEpilogue(
+                          rewriter, op, epilogue, sizes, parallelTiles,
+                          cachedWeightBytes, vectorWidth)))
         continue;
-      tileAndVectorize(rewriter, op, sizes, parallelTiles, cachedWeightBytes);
+      tileAndVectorize(rewriter, op, sizes, parallelTiles, cachedWeightBytes,
+                       vectorWidth);
     }
     if (failed(formContractions(func)))
       return signalPassFailure();

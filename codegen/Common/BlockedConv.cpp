@@ -19,6 +19,10 @@ static bool isConvBody(Block &block, bool integer) {
         block, [](Operation *first, Operation *second) {
           return isa<arith::MulFOp>(first) && isa<arith::AddFOp>(second);
         });
+  return isIntegerDotBody(block);
+}
+
+bool isIntegerDotBody(Block &block) {
   auto yield = cast<linalg::YieldOp>(block.getTerminator());
   if (yield.getNumOperands() != 1 || block.getNumArguments() != 3)
     return false;

@@ -54,6 +54,11 @@ struct BlockedConv {
 /// and body are the convolution's.
 std::optional<BlockedConv> matchBlockedConv(mlir::Operation *op);
 
+/// Whether `block` (of a linalg.generic) is acc + zext(x) * sext(w) on
+/// i8 x, i8 w and i32 acc: the body of the integer forms of a blocked
+/// convolution and of a matrix product.
+bool isIntegerDotBody(mlir::Block &block);
+
 /// Whether Winograd F(m, 3) applies: 3x3, stride 1, undilated, constant
 /// f32 weights.
 bool isWinogradCandidate(const BlockedConv &conv);

@@ -9,8 +9,8 @@
 // which the CPU passes compute by the algorithm chosen for the layer:
 // Winograd (kiln-codegen-conv-to-winograd) or direct, register-blocked as it is
 // (kiln-cpu-tile-and-vectorize). A convolution marked `kiln.integer_input`
-// (kiln-graph-mark-integer-convs) is computed in 8-bit integers instead, its
-// input block split into groups of four channels (see
+// (kiln-graph-mark-integer-contractions) is computed in 8-bit integers instead,
+// its input block split into groups of four channels (see
 // buildIntegerBlockedConv).
 //===----------------------------------------------------------------------===//
 

@@ -44,7 +44,7 @@ constexpr llvm::StringLiteral kBlockedConv = "kiln.blocked_conv";
 /// On a graph.blocked_conv: its input holds integers within [low, high]
 /// (two i64, low <= 0 <= high, at most 255 apart), its weight integers in
 /// [-128, 127]; the lowering computes it in 8-bit integers
-/// (kiln-graph-mark-integer-convs proves it).
+/// (kiln-graph-mark-integer-contractions proves it).
 constexpr llvm::StringLiteral kIntegerInput = "kiln.integer_input";
 /// On a convolution: the algorithm chosen for it (a ConvAlgorithmAttr); on a
 /// function, one report line per convolution (an array of strings).

@@ -45,8 +45,9 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
     graph::GraphBlockedLayoutOptions layout;
     layout.block = options.layoutBlock;
     pm.addNestedPass<func::FuncOp>(graph::createGraphBlockedLayout(layout));
-    if (options.integerConvs)
-      pm.addNestedPass<func::FuncOp>(graph::createGraphMarkIntegerConvs());
+    if (options.integerContractions)
+      pm.addNestedPass<func::FuncOp>(
+          graph::createGraphMarkIntegerContractions());
   }
   // Weights replaced by folding are dead now.
   pm.addPass(createCanonicalizerPass());
@@ -304,7 +305,7 @@ resolvePipelineOptions(const CompileOptions &options) {
   }
   // Integer convolutions where the blocked layout's block is the dot
   // product's width (an NC1HWC0 block of 16 on an 8-lane target is not).
-  result.graph.integerConvs =
+  result.graph.integerContractions =
       result.target.int8DotLanes > 0 &&
       result.graph.layoutBlock == result.target.int8DotLanes;
   result.batchSplit = spell(options.batchSplit);
@@ -412,8 +413,8 @@ struct GraphPipelineOptions : public PassPipelineOptions<GraphPipelineOptions> {
       *this, "layout-block",
       llvm::cl::desc("channels per block of the blocked layout (0: NCHW)"),
       llvm::cl::init(0)};
-  Option<bool> integerConvs{
-      *this, "integer-convs",
+  Option<bool> integerContractions{
+      *this, "integer-contractions",
       llvm::cl::desc("compute convolutions of proven 8-bit operands in "
                      "integers (targets with 8-bit dot products)"),
       llvm::cl::init(false)};
@@ -472,7 +473,7 @@ void registerPipelines() {
       [](OpPassManager &pm, const GraphPipelineOptions &pipelineOptions) {
         GraphOptimizationOptions options;
         options.layoutBlock = pipelineOptions.layoutBlock;
-        options.integerConvs = pipelineOptions.integerConvs;
+        options.integerContractions = pipelineOptions.integerContractions;
         buildGraphOptimizationPipeline(pm, options);
       });
   PassPipelineRegistration<>(

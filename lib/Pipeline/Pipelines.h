@@ -40,9 +40,9 @@ struct GraphOptimizationOptions {
   /// max pools take (kiln-graph-blocked-layout); 0 keeps NCHW.
   int64_t layoutBlock = 0;
   /// Mark the blocked convolutions of 8-bit integer operands for integer
-  /// arithmetic (kiln-graph-mark-integer-convs): for targets whose 8-bit
+  /// arithmetic (kiln-graph-mark-integer-contractions): for targets whose 8-bit
   /// dot-product instructions code generation uses (TargetInfo::int8DotLanes).
-  bool integerConvs = false;
+  bool integerContractions = false;
 };
 
 /// Graph-level optimisation on the graph dialect.

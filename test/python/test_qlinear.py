@@ -165,6 +165,57 @@ def test_integer_convolutions_by_target(tmp_path, features, lanes):
     assert off <= 0.01 * total
 
 
+def mlp():
+    """Two MatMuls with biases, a Relu between, 40 -> 64 -> 24 on 3 x 10
+    rows: K = 40 and 64, N = 64 and 24 (not a multiple of 16)."""
+    w1 = numpy_helper.from_array(
+        (rng.standard_normal((40, 64)) * 0.2).astype(np.float32), "w1")
+    b1 = numpy_helper.from_array(
+        (rng.standard_normal(64) * 0.1).astype(np.float32), "b1")
+    w2 = numpy_helper.from_array(
+        (rng.standard_normal((64, 24)) * 0.2).astype(np.float32), "w2")
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["m1"]),
+             helper.make_node("Add", ["m1", "b1"], ["a1"]),
+             helper.make_node("Relu", ["a1"], ["r1"]),
+             helper.make_node("MatMul", ["r1", "w2"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 10, 40])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w1, b1, w2])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                             ir_version=8)
+
+
+@pytest.mark.parametrize("quantize", ["dynamic", "QDQ"])
+def test_integer_matmuls(tmp_path, quantize):
+    """MatMuls of int8 weights compute in integers where the target has 8-bit
+    dot products: onnxruntime's quantize_dynamic (an activation less a zero
+    point known at run time) and quantize_static (QDQ) alike, within
+    onnxruntime's own rounding of them."""
+    model = mlp()
+    samples = [rng.standard_normal((3, 10, 40)).astype(np.float32) for _ in range(4)]
+    path = tmp_path / "q.onnx"
+    if quantize == "dynamic":
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        onnx.save(model, tmp_path / "float.onnx")
+        quantize_dynamic(str(tmp_path / "float.onnx"), str(path),
+                         weight_type=QuantType.QInt8)
+        assert any(n.op_type == "MatMulInteger" for n in onnx.load(path).graph.node)
+    else:
+        quantize_with_onnxruntime(model, path, "QDQ", samples)
+    graph = Path(kiln.compile(path, emit="graph")).read_text()
+    # Both MatMulIntegers; of the QDQ model's, the first (the second's
+    # output is not quantised: it multiplies dequantised floats).
+    lanes = host_has("avx512_vnni") or host_has("avx_vnni")
+    marked = 2 if quantize == "dynamic" else 1
+    assert graph.count("kiln.integer_input") == (marked if lanes else 0)
+    ours = kiln.load(kiln.compile(path))
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for x in samples:
+        want = session.run(None, {"x": x})[0]
+        got = ours.run({"x": x})["y"]
+        np.testing.assert_allclose(got, want, rtol=0, atol=0.02 * np.abs(want).max())
+
+
 def test_qlinear_and_integer_nodes_against_reference(tmp_path):
     """QLinearConv with a per-channel weight, bias, padding and a stride,
     and MatMulInteger with zero points beyond the 2^8 range of one product:

@@ -90,7 +90,7 @@ def GraphPruneConvTaps : Pass<"kiln-graph-prune-conv-taps", "mlir::func::FuncOp"
   let dependentDialects = ["kiln::graph::GraphDialect"];
 }
 
-def GraphMarkIntegerConvs : Pass<"kiln-graph-mark-integer-convs", "mlir::func::FuncOp"> {
+def GraphMarkIntegerContractions : Pass<"kiln-graph-mark-integer-contractions", "mlir::func::FuncOp"> {
   let summary = "Marks the blocked convolutions whose operands are 8-bit "
                 "integers, for integer arithmetic";
   let description = [{

@@ -17,14 +17,18 @@
 // AVXVNNI-NOT: vpdpbusd.512
 // AVXVNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.+}}, %{{.+}}, %{{.+}}) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
 
-// Each lane: acc + sum over its four bytes of zext(lhs) * sext(rhs).
+// Each lane: acc + sum over its four bytes of zext(lhs) * sext(rhs), in one
+// dimension (it runs after the vector lowering).
 // PLAIN-LABEL: func.func @dots
 // PLAIN-NOT: llvm.call_intrinsic
 // PLAIN: %[[L:.+]] = arith.extui %{{.+}} : vector<64xi8> to vector<64xi32>
 // PLAIN: %[[R:.+]] = arith.extsi %{{.+}} : vector<64xi8> to vector<64xi32>
 // PLAIN: %[[P:.+]] = arith.muli %[[L]], %[[R]] : vector<64xi32>
-// PLAIN: %[[S:.+]] = vector.shape_cast %[[P]] : vector<64xi32> to vector<16x4xi32>
-// PLAIN: vector.multi_reduction <add>, %[[S]], %{{.+}} [1] : vector<16x4xi32> to vector<16xi32>
+// PLAIN: %[[B0:.+]] = vector.shuffle %[[P]], %[[P]] [0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60] : vector<64xi32>, vector<64xi32>
+// PLAIN: %[[S0:.+]] = arith.addi %{{.+}}, %[[B0]] : vector<16xi32>
+// PLAIN: vector.shuffle %[[P]], %[[P]] [1, 5,
+// PLAIN: vector.shuffle %[[P]], %[[P]] [2, 6,
+// PLAIN: vector.shuffle %[[P]], %[[P]] [3, 7,
 func.func @dots(%acc: vector<16xi32>, %a: vector<16xi32>, %b: vector<16xi32>,
                 %acc8: vector<8xi32>, %a8: vector<8xi32>, %b8: vector<8xi32>)
     -> (vector<16xi32>, vector<8xi32>) {

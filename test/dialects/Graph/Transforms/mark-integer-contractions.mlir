@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file -kiln-graph-mark-integer-convs | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-graph-mark-integer-contractions | FileCheck %s
 
 // A quantised activation (rounded, clamped to [-3, 252]: uint8 less a zero
 // point of 3) into a convolution of int8 weights and an integer bias: the
@@ -70,4 +70,44 @@ func.func @refused(%x: tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, %x3: tensor
   %y5 = graph.blocked_conv %q, %w, %bhalf activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>, tensor<1x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
   %y6 = graph.blocked_conv %r3, %w3 activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x3xf32, #graph.blocked<c = 3>>, tensor<1x1x1x1x3x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
   return %y0, %y1, %y2, %y3, %y4, %y5, %y6 : tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+}
+
+// -----
+
+// A matrix product of a quantised activation (less a constant zero point:
+// [-3, 252]) and an int8 matrix is marked as it is.
+// CHECK-LABEL: func.func @static_matmul
+// CHECK: graph.matmul {{.*}}{kiln.integer_input = array<i64: -3, 252>}
+func.func @static_matmul(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  %lo = graph.constant dense<0.0> : tensor<f32>
+  %hi = graph.constant dense<255.0> : tensor<f32>
+  %zp = graph.constant dense<3.0> : tensor<f32>
+  %w = graph.constant dense<[[1.0, -1.0], [2.0, -2.0], [3.0, -3.0], [4.0, -4.0], [5.0, -5.0], [6.0, -6.0], [7.0, -7.0], [-128.0, 127.0]]> : tensor<8x2xf32>
+  %r = graph.round %x : tensor<4x8xf32>
+  %a = graph.max %r, %lo : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %q = graph.min %a, %hi : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %s = graph.sub %q, %zp : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %y = graph.matmul %s, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// DynamicQuantizeLinear's activation (uint8) less its zero point (a uint8
+// scalar known at run time) spans 511 values; the product is rewritten as
+// the uint8 activation's product, marked, less the zero point times each
+// column's sum (-100 and 99).
+// CHECK-LABEL: func.func @dynamic_matmul
+// CHECK: %[[SUMS:.+]] = graph.constant dense<[-1.000000e+02, 9.900000e+01]> : tensor<2xf32>
+// CHECK: %[[SHIFT:.+]] = graph.mul %[[Z:.+]], %[[SUMS]] : (tensor<f32>, tensor<2xf32>) -> tensor<2xf32>
+// CHECK: %[[P:.+]] = graph.matmul %[[A:.+]], %{{.+}} {kiln.integer_input = array<i64: 0, 255>} : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+// CHECK: %[[Y:.+]] = graph.sub %[[P]], %[[SHIFT]]
+// CHECK: return %[[Y]]
+func.func @dynamic_matmul(%x: tensor<4x8xui8>, %z: tensor<ui8>) -> tensor<4x2xf32> {
+  %w = graph.constant dense<[[1.0, -1.0], [2.0, -2.0], [3.0, -3.0], [4.0, -4.0], [5.0, -5.0], [6.0, -6.0], [7.0, -7.0], [-128.0, 127.0]]> : tensor<8x2xf32>
+  %a = graph.cast %x : (tensor<4x8xui8>) -> tensor<4x8xf32>
+  %zf = graph.cast %z : (tensor<ui8>) -> tensor<f32>
+  %s = graph.sub %a, %zf : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %y = graph.matmul %s, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
 }

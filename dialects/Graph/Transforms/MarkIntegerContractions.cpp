@@ -1,25 +1,27 @@
-//===- MarkIntegerConvs.cpp - Convolutions of 8-bit integer operands ------===//
+//===- MarkIntegerContractions.cpp - Products of 8-bit integer operands ---===//
 //
 // A quantised model imports as f32 arithmetic on integer values
 // (lib/Import/ImportQuantized.cpp): an activation is quantised by
 // round(x / scale) clamped to the 8-bit range, shifted by its zero point,
-// and convolved with a weight of integer values in [-128, 127]. This pass
-// proves that of a blocked convolution's operands, from the ops that make
-// its input (a small value-range analysis over the graph ops that quantise),
-// and records the input's range on the convolution as `kiln.integer_input`;
-// the lowering then computes it in 8-bit integers with 32-bit accumulators,
-// which the CPU code generation runs on dot-product instructions.
+// and convolved with (or multiplied by) a weight of integer values in
+// [-128, 127]. This pass proves that of a blocked convolution's or a matrix
+// product's operands, from the ops that make its input (a small value-range
+// analysis over the graph ops that quantise), and records the input's range
+// on it as `kiln.integer_input`; the lowering then computes it in 8-bit
+// integers with 32-bit accumulators, which the CPU code generation runs on
+// dot-product instructions.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/GraphShapeUtils.h"
 #include "dialects/Graph/Transforms/ConstantValues.h"
 #include "dialects/Graph/Transforms/Passes.h"
 
 #include <cmath>
 
 namespace kiln::graph {
-#define GEN_PASS_DEF_GRAPHMARKINTEGERCONVS
+#define GEN_PASS_DEF_GRAPHMARKINTEGERCONTRACTIONS
 #include "dialects/Graph/Transforms/Passes.h.inc"
 } // namespace kiln::graph
 
@@ -66,6 +68,16 @@ std::optional<IntegerRange> constantRange(Value value) {
 std::optional<IntegerRange> integerRange(Value value, int depth = 12) {
   if (depth == 0)
     return std::nullopt;
+  // An integer tensor of 16 bits at most: its type's range (a uint8
+  // activation, however it was computed).
+  if (auto type = dyn_cast<IntegerType>(getElementTypeOrSelf(value.getType()));
+      type && type.getWidth() <= 16) {
+    unsigned width = type.getWidth();
+    if (type.isUnsigned() || width == 1)
+      return IntegerRange{0, (int64_t(1) << width) - 1};
+    return IntegerRange{-(int64_t(1) << (width - 1)),
+                        (int64_t(1) << (width - 1)) - 1};
+  }
   Operation *op = value.getDefiningOp();
   if (!op)
     return std::nullopt;
@@ -87,8 +99,11 @@ std::optional<IntegerRange> integerRange(Value value, int depth = 12) {
     return IntegerRange{std::min<int64_t>(in->low, 0),
                         std::max<int64_t>(in->high, 0)};
   }
-  // A max pool's window always holds an element of its input.
+  // A max pool's window always holds an element of its input; a cast to a
+  // float holds an integer exactly (below 2^24).
   if (isa<FromBlockedOp, ReshapeOp, TransposeOp, BlockedMaxPoolOp>(op))
+    return operand(0);
+  if (isa<CastOp>(op) && isa<FloatType>(getElementTypeOrSelf(value.getType())))
     return operand(0);
   if (isa<ReluOp>(op)) {
     std::optional<IntegerRange> in = operand(0);
@@ -135,9 +150,87 @@ std::optional<IntegerRange> integerConvInput(BlockedConvOp conv) {
   return input;
 }
 
-struct GraphMarkIntegerConvsPass
-    : impl::GraphMarkIntegerConvsBase<GraphMarkIntegerConvsPass> {
+/// Whether `range` is what the integer lowering takes: 256 consecutive
+/// integers at most, holding 0.
+bool isByteRange(std::optional<IntegerRange> range) {
+  return range && range->low <= 0 && range->high >= 0 &&
+         range->high - range->low <= 255;
+}
+
+/// Whether `value` is a constant matrix of int8 values.
+bool isInt8Matrix(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  std::optional<IntegerRange> range = constantRange(value);
+  return type && type.getRank() == 2 && range && range->low >= -128 &&
+         range->high <= 127;
+}
+
+/// Marks `matmul` (an activation times a constant int8 matrix) when its
+/// activation is 8-bit integers. An activation less a zero point known only
+/// at run time (DynamicQuantizeLinear's, as onnxruntime's quantize_dynamic
+/// writes) is `a - z` with `a` a uint8 tensor and `z` a scalar: its range
+/// is 511 values wide, but the product is a * W - z * colsum(W), and a * W
+/// is 8-bit. The matmul is rewritten so, and the new one marked.
+void markMatMul(MatMulOp matmul) {
+  auto resultType = dyn_cast<RankedTensorType>(matmul.getType());
+  auto lhsType = dyn_cast<RankedTensorType>(matmul.getLhs().getType());
+  if (!resultType || !lhsType || !resultType.hasStaticShape() ||
+      !lhsType.hasStaticShape() || lhsType.getRank() < 2 ||
+      !lhsType.getElementType().isF32() || !isInt8Matrix(matmul.getRhs()))
+    return;
+  MLIRContext *ctx = matmul.getContext();
+  std::optional<IntegerRange> lhs = integerRange(matmul.getLhs());
+  if (isByteRange(lhs)) {
+    matmul->setAttr(attr::kIntegerInput,
+                    DenseI64ArrayAttr::get(ctx, {lhs->low, lhs->high}));
+    return;
+  }
+  auto sub = matmul.getLhs().getDefiningOp<SubOp>();
+  if (!sub || sub.getLhs().getType() != lhsType)
+    return;
+  auto zeroType = dyn_cast<RankedTensorType>(sub.getRhs().getType());
+  std::optional<IntegerRange> bytes = integerRange(sub.getLhs());
+  if (!zeroType || zeroType.getNumElements() != 1 || !isByteRange(bytes) ||
+      !integerRange(sub.getRhs()))
+    return;
+  // colsum(W), one per column.
+  RankedTensorType rhsType = cast<RankedTensorType>(matmul.getRhs().getType());
+  int64_t k = rhsType.getDimSize(0), n = rhsType.getDimSize(1);
+  SmallVector<double> weights = *getFloatElements(matmul.getRhs());
+  SmallVector<double> sums(n, 0.0);
+  for (int64_t row = 0; row < k; ++row)
+    for (int64_t col = 0; col < n; ++col)
+      sums[col] += weights[row * n + col];
+  OpBuilder builder(matmul);
+  Location loc = matmul.getLoc();
+  auto sumsType = RankedTensorType::get({n}, builder.getF32Type());
+  Value sumsValue = createFloatConstant(builder, loc, sumsType, sums);
+  std::optional<SmallVector<int64_t>> shiftShape =
+      broadcastShapes(zeroType.getShape(), sumsType.getShape());
+  if (!shiftShape)
+    return;
+  Value shift = MulOp::create(
+      builder, loc, RankedTensorType::get(*shiftShape, builder.getF32Type()),
+      sub.getRhs(), sumsValue);
+  auto product =
+      MatMulOp::create(builder, loc, resultType, sub.getLhs(), matmul.getRhs());
+  product->setAttr(attr::kIntegerInput,
+                   DenseI64ArrayAttr::get(ctx, {bytes->low, bytes->high}));
+  Value result = SubOp::create(builder, loc, resultType, product, shift);
+  matmul.replaceAllUsesWith(result);
+  matmul.erase();
+}
+
+struct GraphMarkIntegerContractionsPass
+    : impl::GraphMarkIntegerContractionsBase<GraphMarkIntegerContractionsPass> {
   void runOnOperation() override {
+    SmallVector<MatMulOp> matmuls;
+    getOperation().walk([&](MatMulOp matmul) {
+      if (!matmul->hasAttr(attr::kIntegerInput))
+        matmuls.push_back(matmul);
+    });
+    for (MatMulOp matmul : matmuls)
+      markMatMul(matmul);
     getOperation().walk([](BlockedConvOp conv) {
       std::optional<IntegerRange> input = integerConvInput(conv);
       if (!input) {
