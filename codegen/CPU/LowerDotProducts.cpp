@@ -1,9 +1,10 @@
 //===- LowerDotProducts.cpp - kiln.dot_i8 for the target ------------------===//
 //
-// The integer convolutions' steps are kiln.dot_i8 ops (four u8 x s8
-// products summed into each i32 lane), made pure so that bufferization
-// takes them. Here, after bufferization, each becomes x86's vpdpbusd where
-// the target has it, or the same sums in 32-bit vector arithmetic.
+// The integer convolutions' and matrix products' steps are kiln.dot_i8 ops
+// (four u8 x s8 products summed into each i32 lane), made pure so that
+// bufferization takes them. Here, after bufferization, each becomes the
+// target's dot-product instruction (x86 vpdpbusd, AArch64 usdot or sdot),
+// or the same sums in 32-bit vector arithmetic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,35 +30,59 @@ namespace kiln::cpu {
 namespace {
 
 struct LowerDotI8 : OpRewritePattern<DotI8Op> {
-  LowerDotI8(MLIRContext *ctx, int64_t dotLanes)
-      : OpRewritePattern(ctx), dotLanes(dotLanes) {}
+  LowerDotI8(MLIRContext *ctx, StringRef instruction, int64_t lanes)
+      : OpRewritePattern(ctx), instruction(instruction.str()), lanes(lanes) {}
 
   LogicalResult matchAndRewrite(DotI8Op op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<VectorType>(op.getType());
-    int64_t lanes = type.getDimSize(0);
+    int64_t count = type.getDimSize(0);
     Location loc = op.getLoc();
     Type i8 = rewriter.getI8Type(), i32 = rewriter.getI32Type();
-    auto bytesType = VectorType::get({lanes * 4}, i8);
-    if (lanes == dotLanes) {
+    auto bytesType = VectorType::get({count * 4}, i8);
+    auto bytes = [&](Value value) -> Value {
+      return vector::BitCastOp::create(rewriter, loc, bytesType, value);
+    };
+    auto call = [&](StringRef name, Value acc, Value a, Value b) -> Value {
+      return LLVM::CallIntrinsicOp::create(rewriter, loc, type,
+                                           rewriter.getStringAttr(name),
+                                           ValueRange{acc, a, b})
+          .getResult(0);
+    };
+    if (count == lanes && instruction == "vpdpbusd") {
       // LLVM 22's signature: the i32 accumulators and two byte vectors.
       std::string name =
-          "llvm.x86.avx512.vpdpbusd." + std::to_string(lanes * 32);
-      Value lhs =
-          vector::BitCastOp::create(rewriter, loc, bytesType, op.getLhs());
-      Value rhs =
-          vector::BitCastOp::create(rewriter, loc, bytesType, op.getRhs());
+          "llvm.x86.avx512.vpdpbusd." + std::to_string(count * 32);
       rewriter.replaceOp(
-          op, LLVM::CallIntrinsicOp::create(rewriter, loc, type,
-                                            rewriter.getStringAttr(name),
-                                            ValueRange{op.getAcc(), lhs, rhs})
-                  .getResult(0));
+          op, call(name, op.getAcc(), bytes(op.getLhs()), bytes(op.getRhs())));
+      return success();
+    }
+    if (count == lanes && lanes == 4 && instruction == "usdot") {
+      rewriter.replaceOp(op, call("llvm.aarch64.neon.usdot.v4i32.v16i8",
+                                  op.getAcc(), bytes(op.getLhs()),
+                                  bytes(op.getRhs())));
+      return success();
+    }
+    if (count == lanes && lanes == 4 && instruction == "sdot") {
+      // (u - 128) . w + 128 * sum(w): the first with the bytes' top bits
+      // flipped, the second as -sdot(0, splat(-128), w).
+      StringRef name = "llvm.aarch64.neon.sdot.v4i32.v16i8";
+      Value flip = arith::ConstantOp::create(
+          rewriter, loc, DenseElementsAttr::get(bytesType, APInt(8, 0x80)));
+      Value lhs =
+          arith::XOrIOp::create(rewriter, loc, bytes(op.getLhs()), flip);
+      Value rhs = bytes(op.getRhs());
+      Value zeros = arith::ConstantOp::create(
+          rewriter, loc, DenseElementsAttr::get(type, APInt(32, 0)));
+      Value shifted = call(name, op.getAcc(), lhs, rhs);
+      Value correction = call(name, zeros, flip, rhs);
+      rewriter.replaceOpWithNewOp<arith::SubIOp>(op, shifted, correction);
       return success();
     }
     // lanes x 4 bytes each, extended to i32 and multiplied; byte j of every
     // lane gathered by a shuffle (all in one dimension: this runs after
     // the vector ops' lowering) and summed onto the accumulators.
-    auto wideType = VectorType::get({lanes * 4}, i32);
+    auto wideType = VectorType::get({count * 4}, i32);
     Value lhs = arith::ExtUIOp::create(
         rewriter, loc, wideType,
         vector::BitCastOp::create(rewriter, loc, bytesType, op.getLhs()));
@@ -68,7 +93,7 @@ struct LowerDotI8 : OpRewritePattern<DotI8Op> {
     Value sum = op.getAcc();
     for (int64_t j = 0; j < 4; ++j) {
       SmallVector<int64_t> mask;
-      for (int64_t lane = 0; lane < lanes; ++lane)
+      for (int64_t lane = 0; lane < count; ++lane)
         mask.push_back(lane * 4 + j);
       Value bytes =
           vector::ShuffleOp::create(rewriter, loc, products, products, mask);
@@ -78,7 +103,8 @@ struct LowerDotI8 : OpRewritePattern<DotI8Op> {
     return success();
   }
 
-  int64_t dotLanes;
+  std::string instruction;
+  int64_t lanes;
 };
 
 struct CPULowerDotProductsPass
@@ -87,7 +113,7 @@ struct CPULowerDotProductsPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerDotI8>(&getContext(), int8DotLanes);
+    patterns.add<LowerDotI8>(&getContext(), instruction, lanes);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

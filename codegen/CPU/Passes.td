@@ -303,27 +303,40 @@ def CPULowerDotProducts : Pass<"kiln-cpu-lower-dot-products", "mlir::func::FuncO
   let description = [{
     `kiln.dot_i8 %acc, %lhs, %rhs : vector<Nxi32>` adds to each 32-bit lane
     the four products of its unsigned bytes in `lhs` with its signed bytes in
-    `rhs`. Where `int8-dot-lanes` is N (x86 with AVX-512 VNNI: 16; with
-    AVX-VNNI: 8), it becomes the `vpdpbusd` intrinsic (an
-    `llvm.call_intrinsic`, after bufferization, which does not take ops of
-    unknown effects); elsewhere the bytes are extended to 32 bits, multiplied
-    and summed by groups of four: correct on any target, several times
-    slower.
+    `rhs`. Where `lanes` is N, it becomes the target's `instruction` (an
+    `llvm.call_intrinsic`, after bufferization, which takes no op of unknown
+    effects):
+
+    - `vpdpbusd` (x86 AVX-512 VNNI, 16 lanes; AVX-VNNI, 8): u8 x s8, as it
+      is;
+    - `usdot` (AArch64 i8mm, 4 lanes): u8 x s8, as it is;
+    - `sdot` (AArch64 dotprod, 4 lanes): s8 x s8, on `lhs` less 128 (its
+      bytes' top bits flipped), plus 128 times the sum of `rhs`'s bytes,
+      which is `-sdot(0, splat(-128), rhs)` (the same for every row that
+      shares the weights: CSE keeps one).
+
+    Elsewhere the bytes are extended to 32 bits, multiplied and summed by
+    groups of four: correct on any target, several times slower.
 
     Before:
     ```mlir
     %r = kiln.dot_i8 %acc, %a, %b : vector<16xi32>
     ```
-    After (`int8-dot-lanes=16`):
+    After (`instruction=vpdpbusd lanes=16`):
     ```mlir
-    %r = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%acc, %a, %b)
-         : (vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+    %a8 = vector.bitcast %a : vector<16xi32> to vector<64xi8>
+    %b8 = vector.bitcast %b : vector<16xi32> to vector<64xi8>
+    %r = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%acc, %a8, %b8)
+         : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
     ```
   }];
   let options = [
-    Option<"int8DotLanes", "int8-dot-lanes", "int64_t", /*default=*/"0",
-           "lanes of the target's 8-bit dot-product instruction (x86 "
-           "vpdpbusd: 16 with AVX-512 VNNI, 8 with AVX-VNNI; 0: none)">,
+    Option<"instruction", "instruction", "std::string", /*default=*/"\"\"",
+           "the target's 8-bit dot-product instruction: vpdpbusd, usdot, "
+           "sdot, or none">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"0",
+           "the i32 lanes of the instruction (16 or 8 for vpdpbusd, 4 for "
+           "usdot and sdot)">,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect",
                            "mlir::arith::ArithDialect",

@@ -189,7 +189,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   // The integer convolutions' dot products, after bufferization (which
   // takes no op of unknown effects, as an intrinsic call is).
   cpu::CPULowerDotProductsOptions dots;
-  dots.int8DotLanes = options.int8DotLanes;
+  dots.instruction = options.int8Dot;
+  dots.lanes = options.int8DotLanes;
   pm.addNestedPass<func::FuncOp>(cpu::createCPULowerDotProducts(dots));
   addLowerToLLVMPasses(pm, options.parallel);
 }
@@ -318,6 +319,7 @@ resolvePipelineOptions(const CompileOptions &options) {
   CPUCodegenOptions &cpu = result.cpu;
   cpu.vectorWidth = result.target.vectorWidthF32;
   cpu.rows = result.target.registerBlockRows();
+  cpu.int8Dot = result.target.int8Dot;
   cpu.int8DotLanes = result.target.int8DotLanes;
   cpu.convCosts = result.target.convCosts;
   cpu.cachedWeightBytes = result.target.cachedWeightBytes;
@@ -437,6 +439,10 @@ struct CodegenPipelineOptions
   Option<int64_t> rows{*this, "rows",
                        llvm::cl::desc("output rows per register block"),
                        llvm::cl::init(8)};
+  Option<std::string> int8Dot{
+      *this, "int8-dot",
+      llvm::cl::desc("the target's 8-bit dot-product instruction: vpdpbusd, "
+                     "usdot, sdot or none")};
   Option<int64_t> int8DotLanes{
       *this, "int8-dot-lanes",
       llvm::cl::desc("lanes of the target's 8-bit dot product (0: none)"),
@@ -491,6 +497,7 @@ void registerPipelines() {
             pipelineOptions.convAlgorithmOverrides.end());
         options.vectorWidth = pipelineOptions.vectorWidth;
         options.rows = pipelineOptions.rows;
+        options.int8Dot = pipelineOptions.int8Dot;
         options.int8DotLanes = pipelineOptions.int8DotLanes;
         options.parallel = pipelineOptions.parallel;
         options.tuningDB = pipelineOptions.tuningDB;

@@ -62,8 +62,9 @@ struct CPUCodegenOptions {
   int64_t vectorWidth = 16;
   /// Output rows per register block.
   int64_t rows = 8;
-  /// Lanes of the target's 8-bit dot-product instruction, 0 for none
-  /// (TargetInfo::int8DotLanes).
+  /// The target's 8-bit dot-product instruction and its lanes ("" and 0
+  /// for none; TargetInfo::int8Dot).
+  std::string int8Dot;
   int64_t int8DotLanes = 0;
   /// The target's cost model of the convolution algorithms, the L2 share a
   /// blocked convolution's weights may take, and the side of the register

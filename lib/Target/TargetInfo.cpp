@@ -117,10 +117,19 @@ Expected<TargetInfo> resolveTarget(const std::string &target,
     else if (info.vectorWidthF32 == 8 &&
              (has("avxvnni") || (has("avx512vnni") && has("avx512vl"))))
       info.int8DotLanes = 8;
+    if (info.int8DotLanes)
+      info.int8Dot = "vpdpbusd";
   } else {
     info.vectorWidthF32 = 4;
     info.vectorRegisters = 32;
     info.transposeBlock = 0;
+    // NEON's dot products (an SVE vector length set below turns them off).
+    if (has("i8mm"))
+      info.int8Dot = "usdot";
+    else if (has("dotprod"))
+      info.int8Dot = "sdot";
+    if (!info.int8Dot.empty())
+      info.int8DotLanes = 4;
   }
 
   if (sveVectorBits != 0) {
@@ -136,6 +145,8 @@ Expected<TargetInfo> resolveTarget(const std::string &target,
                                "CPU or add --features=+sve");
     info.sveVectorBits = sveVectorBits;
     info.vectorWidthF32 = static_cast<int>(sveVectorBits / 32);
+    info.int8Dot.clear();
+    info.int8DotLanes = 0;
     // Not an LLVM feature: the runtime checks the running thread's vector
     // length (prctl PR_SVE_GET_VL) against it.
     required.push_back("sve-vector-bits=" + std::to_string(sveVectorBits));

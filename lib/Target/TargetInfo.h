@@ -60,11 +60,14 @@ struct TargetInfo {
   /// Width of the widest fp32 vector register in elements (16 for AVX-512,
   /// 8 for AVX2, 4 for NEON); codegen blocks by it.
   int vectorWidthF32 = 4;
-  /// Lanes of the target's 8-bit dot-product instruction (vpdpbusd: four
-  /// u8 x s8 products summed into each i32 lane): 16 with AVX-512 VNNI, 8
-  /// with AVX-VNNI (or AVX-512 VNNI and VL) on a target of 8-lane vectors;
-  /// 0 without one. Quantised convolutions compute in 8-bit integers where
-  /// it is the fp32 vector width.
+  /// The target's 8-bit dot-product instruction (four byte products
+  /// summed into each i32 lane) and its lanes: x86 "vpdpbusd" (u8 x s8), 16
+  /// lanes with AVX-512 VNNI, 8 with AVX-VNNI (or AVX-512 VNNI and VL) on a
+  /// target of 8-lane vectors; AArch64 NEON "usdot" (u8 x s8, i8mm) or
+  /// "sdot" (s8 x s8, dotprod), 4 lanes; "" and 0 without one. Quantised
+  /// convolutions and matrix products compute in 8-bit integers where the
+  /// lanes are the fp32 vector width.
+  std::string int8Dot;
   int int8DotLanes = 0;
   /// Vector registers the code may use: 32 for AVX-512 and for AArch64
   /// (NEON and SVE), 16 for AVX and SSE. Register blocks are sized by it.

@@ -400,3 +400,49 @@ def test_conformance_share_under_qemu(tmp_path):
           f"({elapsed:.0f} s)")
     assert not bad, (f"{len(bad)} of the {len(passing)} node tests passing on the "
                      f"host do not pass on AArch64:\n" + "\n".join(bad))
+
+
+# --------------------------------------------------------------------------
+# Int8 on AArch64's dot products (issue 20).
+
+@pytest.mark.parametrize("cpu,instruction", [
+    ("generic", None), ("neoverse-n1", "sdot"), ("neoverse-v1", "usdot")])
+@pytest.mark.parametrize("name", ["conv", "mlp"])
+def test_int8_dot_products_match_onnxruntime(tmp_path, name, cpu, instruction):
+    """Quantised convolutions (onnxruntime's quantize_static, QDQ) and matrix
+    products (quantize_dynamic) compute in 8-bit integers on NEON's dot
+    products: usdot (u8 x s8) where the CPU has i8mm (Neoverse V1), sdot
+    (s8 x s8, on the bytes less 128 plus the weights' sum times 128) where
+    it has only dotprod (Neoverse N1); in f32 on a generic ARMv8 CPU. Each
+    within one quantisation step of onnxruntime's output (the conv stack), or
+    within onnxruntime's own rounding (the dynamically quantised MLP), as
+    on x86 (test/python/test_qlinear.py)."""
+    sys.path.insert(0, str(ROOT / "test" / "python"))
+    from test_qlinear import conv_stack, mlp, output_step, quantize_with_onnxruntime
+    rng = np.random.default_rng(5)
+    path = tmp_path / "q.onnx"
+    if name == "conv":
+        shape = (1, 3, 21, 21)
+        quantize_with_onnxruntime(
+            conv_stack(), path, "QDQ",
+            [rng.standard_normal(shape).astype(np.float32) for _ in range(4)])
+    else:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        shape = (3, 10, 40)
+        onnx.save(mlp(), tmp_path / "float.onnx")
+        quantize_dynamic(str(tmp_path / "float.onnx"), str(path),
+                         weight_type=QuantType.QInt8)
+    model = onnx.load(str(path))
+    feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
+    so = compile_for_aarch64(model, tmp_path / "build", f"--cpu={cpu}")
+    text = disassemble(so)
+    for mnemonic in ("sdot", "usdot"):
+        count = len(re.findall(rf"\b{mnemonic}\s+v\d+\.4s", text))
+        assert (count > 0) == (mnemonic == instruction), (mnemonic, count)
+    output = "y" if name == "mlp" else "c4"
+    got = run_under_qemu(so, feeds, tmp_path / "run", cpu="max")[output]
+    want = onnxruntime_outputs(model, feeds)[output]
+    if name == "conv":
+        assert np.abs(got.astype(np.float64) - want).max() <= 1.001 * output_step(model)
+    else:
+        np.testing.assert_allclose(got, want, rtol=0, atol=0.02 * np.abs(want).max())

@@ -1,6 +1,8 @@
-// RUN: kiln-opt %s -kiln-cpu-lower-dot-products=int8-dot-lanes=16 | FileCheck %s --check-prefix=VNNI
-// RUN: kiln-opt %s -kiln-cpu-lower-dot-products=int8-dot-lanes=8 | FileCheck %s --check-prefix=AVXVNNI
+// RUN: kiln-opt %s -kiln-cpu-lower-dot-products="instruction=vpdpbusd lanes=16" | FileCheck %s --check-prefix=VNNI
+// RUN: kiln-opt %s -kiln-cpu-lower-dot-products="instruction=vpdpbusd lanes=8" | FileCheck %s --check-prefix=AVXVNNI
 // RUN: kiln-opt %s -kiln-cpu-lower-dot-products | FileCheck %s --check-prefix=PLAIN
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-lower-dot-products="instruction=usdot lanes=4" | FileCheck %s --check-prefix=USDOT
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-lower-dot-products="instruction=sdot lanes=4" | FileCheck %s --check-prefix=SDOT
 
 // With AVX-512 VNNI (16 lanes), the 16-lane dot product is vpdpbusd on
 // byte vectors (LLVM 22's signature); the 8-lane one has no instruction of
@@ -35,4 +37,25 @@ func.func @dots(%acc: vector<16xi32>, %a: vector<16xi32>, %b: vector<16xi32>,
   %0 = kiln.dot_i8 %acc, %a, %b : vector<16xi32>
   %1 = kiln.dot_i8 %acc8, %a8, %b8 : vector<8xi32>
   return %0, %1 : vector<16xi32>, vector<8xi32>
+}
+
+// -----
+
+// AArch64: i8mm's usdot is the op itself (u8 x s8); dotprod's sdot (s8 x
+// s8) takes the unsigned bytes less 128 (top bits flipped) and adds back
+// 128 times the weights' sum, -sdot(0, splat(-128), w).
+// USDOT-LABEL: func.func @neon
+// USDOT: llvm.call_intrinsic "llvm.aarch64.neon.usdot.v4i32.v16i8"(%{{.+}}, %{{.+}}, %{{.+}}) : (vector<4xi32>, vector<16xi8>, vector<16xi8>) -> vector<4xi32>
+// SDOT-LABEL: func.func @neon
+// SDOT-DAG: %[[FLIP:.+]] = arith.constant dense<-128> : vector<16xi8>
+// SDOT-DAG: %[[ZEROS:.+]] = arith.constant dense<0> : vector<4xi32>
+// SDOT: %[[A:.+]] = vector.bitcast %{{.+}} : vector<4xi32> to vector<16xi8>
+// SDOT: %[[SHIFTED:.+]] = arith.xori %[[A]], %[[FLIP]] : vector<16xi8>
+// SDOT: %[[B:.+]] = vector.bitcast %{{.+}} : vector<4xi32> to vector<16xi8>
+// SDOT: %[[DOT:.+]] = llvm.call_intrinsic "llvm.aarch64.neon.sdot.v4i32.v16i8"(%{{.+}}, %[[SHIFTED]], %[[B]])
+// SDOT: %[[CORRECTION:.+]] = llvm.call_intrinsic "llvm.aarch64.neon.sdot.v4i32.v16i8"(%[[ZEROS]], %[[FLIP]], %[[B]])
+// SDOT: arith.subi %[[DOT]], %[[CORRECTION]] : vector<4xi32>
+func.func @neon(%acc: vector<4xi32>, %a: vector<4xi32>, %b: vector<4xi32>) -> vector<4xi32> {
+  %0 = kiln.dot_i8 %acc, %a, %b : vector<4xi32>
+  return %0 : vector<4xi32>
 }
