@@ -49,9 +49,10 @@ Models are names of tools/models builders (kiln_cnn, transformer, bert_base,
 mobilenetv2, and the light_* models: resnet50, squeezenet, inception_v1,
 vgg19, ...) or .onnx paths; a name with -qdq or -qop appended is that model
 quantised to int8 by onnxruntime's quantize_static (per channel, after its
-pre-processing) in the QDQ or QOperator format, and every engine runs the
-same quantised file. These machines are shared and noisy: compare medians
-from one run.
+pre-processing) in the QDQ or QOperator format, and one with -dyn appended
+is that model quantised by its quantize_dynamic (int8 weights, activations
+quantised at run time); every engine runs the same quantised file. These
+machines are shared and noisy: compare medians from one run.
 """
 
 import argparse
@@ -206,8 +207,18 @@ def quantize_model(path, out, quant_format, seed=0):
 def build_model(name, batch, workdir):
     """The model's .onnx file at `batch`; raises RuntimeError if it cannot.
     A name ending in -qdq or -qop is the model quantised by onnxruntime in
-    that format (quantize_model)."""
+    that format (quantize_model); one ending in -dyn, by onnxruntime's
+    quantize_dynamic (int8 weights, activations quantised at run time)."""
     import onnx
+    if name.endswith("-dyn"):
+        base = build_model(name[:-len("-dyn")], batch, workdir)
+        out = workdir / f"{name}_b{batch}.onnx"
+        try:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+            quantize_dynamic(str(base), str(out), weight_type=QuantType.QInt8)
+        except Exception as error:  # noqa: BLE001 - any failure is a cell
+            raise RuntimeError(one_line(error)) from error
+        return out
     for suffix, quant_format in (("-qdq", "QDQ"), ("-qop", "QOperator")):
         if name.endswith(suffix):
             base = build_model(name[:-len(suffix)], batch, workdir)

@@ -574,14 +574,13 @@ FailureOr<Value> buildMatMulAccumulator(ConversionPatternRewriter &rewriter,
 /// kiln-cpu-tile-and-vectorize recognises by it. Returns the product as
 /// `resultType` (f32), or failure when the matrix is not int8.
 FailureOr<Value> buildIntegerMatMul(ConversionPatternRewriter &rewriter,
-                                    graph::MatMulOp op, Value lhs,
+                                    Operation *op, Value matrix, Value lhs,
                                     RankedTensorType resultType,
                                     DenseI64ArrayAttr range) {
-  Location loc = op.getLoc();
+  Location loc = op->getLoc();
   MLIRContext *ctx = rewriter.getContext();
-  auto rhsType = dyn_cast<RankedTensorType>(op.getRhs().getType());
-  std::optional<SmallVector<double>> weights =
-      graph::getFloatElements(op.getRhs());
+  auto rhsType = dyn_cast<RankedTensorType>(matrix.getType());
+  std::optional<SmallVector<double>> weights = graph::getFloatElements(matrix);
   RankedTensorType lhsType = getTensorType(lhs);
   if (!weights || !rhsType || rhsType.getRank() != 2 ||
       !lhsType.hasStaticShape() || lhsType.getRank() < 2 ||
@@ -677,8 +676,8 @@ struct MatMulLowering : OpConversionPattern<graph::MatMulOp> {
         getTypeConverter()->convertType(op.getResult().getType()));
     if (auto range =
             op->getAttrOfType<DenseI64ArrayAttr>(attr::kIntegerInput)) {
-      FailureOr<Value> result =
-          buildIntegerMatMul(rewriter, op, adaptor.getLhs(), resultType, range);
+      FailureOr<Value> result = buildIntegerMatMul(
+          rewriter, op, op.getRhs(), adaptor.getLhs(), resultType, range);
       if (failed(result))
         return failure();
       rewriter.replaceOp(op, *result);
@@ -838,8 +837,12 @@ struct FusedMatMulLowering : OpConversionPattern<graph::FusedMatMulOp> {
         getTypeConverter()->convertType(op.getResult().getType()));
     if (!allStatic({adaptor.getBias(), adaptor.getResidual()}))
       return rewriter.notifyMatchFailure(op, "needs static shapes");
-    FailureOr<Value> result = buildMatMulAccumulator(
-        rewriter, op, adaptor.getLhs(), adaptor.getRhs(), resultType);
+    auto range = op->getAttrOfType<DenseI64ArrayAttr>(attr::kIntegerInput);
+    FailureOr<Value> result =
+        range ? buildIntegerMatMul(rewriter, op, op.getRhs(), adaptor.getLhs(),
+                                   resultType, range)
+              : buildMatMulAccumulator(rewriter, op, adaptor.getLhs(),
+                                       adaptor.getRhs(), resultType);
     if (failed(result))
       return failure();
     rewriter.replaceOp(

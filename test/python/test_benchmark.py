@@ -87,10 +87,15 @@ def test_harness_runs_kiln_and_onnxruntime_and_reports_missing_peers(tmp_path):
 
 def test_quantised_model_names(tmp_path):
     """kiln_cnn-qdq and kiln_cnn-qop: the model quantised by onnxruntime in
-    each format, a file every engine loads."""
+    each format, a file every engine loads; transformer-dyn, by
+    quantize_dynamic."""
     qdq = onnx.load(benchmark.build_model("kiln_cnn-qdq", 1, tmp_path))
     assert {n.op_type for n in qdq.graph.node} >= {"QuantizeLinear", "DequantizeLinear",
                                                     "Conv"}
     qop = onnx.load(benchmark.build_model("kiln_cnn-qop", 1, tmp_path))
     ops = {(n.domain, n.op_type) for n in qop.graph.node}
     assert ("", "QLinearConv") in ops and ("com.microsoft", "QLinearAdd") in ops
+    # -dyn: quantize_dynamic's int8 MatMuls of activations quantised at run time.
+    dyn = onnx.load(benchmark.build_model("transformer-dyn", 1, tmp_path))
+    assert {n.op_type for n in dyn.graph.node} >= {"DynamicQuantizeLinear",
+                                                    "MatMulInteger"}

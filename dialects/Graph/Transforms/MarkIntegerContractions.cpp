@@ -165,27 +165,58 @@ bool isInt8Matrix(Value value) {
          range->high <= 127;
 }
 
-/// Marks `matmul` (an activation times a constant int8 matrix) when its
-/// activation is 8-bit integers. An activation less a zero point known only
-/// at run time (DynamicQuantizeLinear's, as onnxruntime's quantize_dynamic
-/// writes) is `a - z` with `a` a uint8 tensor and `z` a scalar: its range
-/// is 511 values wide, but the product is a * W - z * colsum(W), and a * W
-/// is 8-bit. The matmul is rewritten so, and the new one marked.
-void markMatMul(MatMulOp matmul) {
-  auto resultType = dyn_cast<RankedTensorType>(matmul.getType());
-  auto lhsType = dyn_cast<RankedTensorType>(matmul.getLhs().getType());
+/// The constant int8 matrix `value` is, folding a transpose of a constant
+/// (a Gemm's transB) into a new constant before `user`; nothing when it is
+/// not one.
+std::optional<Value> int8Matrix(Value value, Operation *user) {
+  if (isInt8Matrix(value))
+    return value;
+  auto transpose = value.getDefiningOp<TransposeOp>();
+  if (!transpose || transpose.getPerm() != ArrayRef<int64_t>{1, 0} ||
+      !isInt8Matrix(transpose.getInput()))
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
+  SmallVector<double> input = *getFloatElements(transpose.getInput());
+  SmallVector<double> values(input.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < columns; ++c)
+      values[r * columns + c] = input[c * rows + r];
+  OpBuilder builder(user);
+  return createFloatConstant(builder, transpose.getLoc(), type, values);
+}
+
+/// Marks a matrix product `op` (graph.matmul or graph.fused_matmul: an
+/// activation times a constant int8 matrix) when its activation is 8-bit
+/// integers. An activation less a zero point known only at run time
+/// (DynamicQuantizeLinear's, as onnxruntime's quantize_dynamic writes) is
+/// `a - z` with `a` a uint8 tensor and `z` a scalar: its range is 511 values
+/// wide, but the product is a * W - z * colsum(W), and a * W is 8-bit. The
+/// product takes `a`, and z * colsum(W) goes after it: subtracted from a
+/// matmul's result (a new op), or from a fused matmul's bias (before its
+/// activation).
+template <typename MatMulLike> void markMatMul(MatMulLike op) {
+  auto resultType = dyn_cast<RankedTensorType>(op.getType());
+  auto lhsType = dyn_cast<RankedTensorType>(op.getLhs().getType());
   if (!resultType || !lhsType || !resultType.hasStaticShape() ||
       !lhsType.hasStaticShape() || lhsType.getRank() < 2 ||
-      !lhsType.getElementType().isF32() || !isInt8Matrix(matmul.getRhs()))
+      !lhsType.getElementType().isF32())
     return;
-  MLIRContext *ctx = matmul.getContext();
-  std::optional<IntegerRange> lhs = integerRange(matmul.getLhs());
+  std::optional<Value> rhs = int8Matrix(op.getRhs(), op);
+  if (!rhs)
+    return;
+  MLIRContext *ctx = op.getContext();
+  auto mark = [&](Operation *product, IntegerRange range) {
+    product->setAttr(attr::kIntegerInput,
+                     DenseI64ArrayAttr::get(ctx, {range.low, range.high}));
+  };
+  std::optional<IntegerRange> lhs = integerRange(op.getLhs());
   if (isByteRange(lhs)) {
-    matmul->setAttr(attr::kIntegerInput,
-                    DenseI64ArrayAttr::get(ctx, {lhs->low, lhs->high}));
+    op.getRhsMutable().assign(*rhs);
+    mark(op, *lhs);
     return;
   }
-  auto sub = matmul.getLhs().getDefiningOp<SubOp>();
+  auto sub = op.getLhs().template getDefiningOp<SubOp>();
   if (!sub || sub.getLhs().getType() != lhsType)
     return;
   auto zeroType = dyn_cast<RankedTensorType>(sub.getRhs().getType());
@@ -194,43 +225,71 @@ void markMatMul(MatMulOp matmul) {
       !integerRange(sub.getRhs()))
     return;
   // colsum(W), one per column.
-  RankedTensorType rhsType = cast<RankedTensorType>(matmul.getRhs().getType());
+  auto rhsType = cast<RankedTensorType>(rhs->getType());
   int64_t k = rhsType.getDimSize(0), n = rhsType.getDimSize(1);
-  SmallVector<double> weights = *getFloatElements(matmul.getRhs());
+  SmallVector<double> weights = *getFloatElements(*rhs);
   SmallVector<double> sums(n, 0.0);
   for (int64_t row = 0; row < k; ++row)
     for (int64_t col = 0; col < n; ++col)
       sums[col] += weights[row * n + col];
-  OpBuilder builder(matmul);
-  Location loc = matmul.getLoc();
-  auto sumsType = RankedTensorType::get({n}, builder.getF32Type());
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Type f32 = builder.getF32Type();
+  auto sumsType = RankedTensorType::get({n}, f32);
   Value sumsValue = createFloatConstant(builder, loc, sumsType, sums);
   std::optional<SmallVector<int64_t>> shiftShape =
       broadcastShapes(zeroType.getShape(), sumsType.getShape());
   if (!shiftShape)
     return;
-  Value shift = MulOp::create(
-      builder, loc, RankedTensorType::get(*shiftShape, builder.getF32Type()),
-      sub.getRhs(), sumsValue);
-  auto product =
-      MatMulOp::create(builder, loc, resultType, sub.getLhs(), matmul.getRhs());
-  product->setAttr(attr::kIntegerInput,
-                   DenseI64ArrayAttr::get(ctx, {bytes->low, bytes->high}));
-  Value result = SubOp::create(builder, loc, resultType, product, shift);
-  matmul.replaceAllUsesWith(result);
-  matmul.erase();
+  Value shift =
+      MulOp::create(builder, loc, RankedTensorType::get(*shiftShape, f32),
+                    sub.getRhs(), sumsValue);
+  if constexpr (std::is_same_v<MatMulLike, FusedMatMulOp>) {
+    // bias - z * colsum(W), or its negation without a bias.
+    Value bias = op.getBias();
+    Value newBias;
+    if (bias) {
+      auto biasType = cast<RankedTensorType>(bias.getType());
+      std::optional<SmallVector<int64_t>> shape =
+          broadcastShapes(biasType.getShape(), *shiftShape);
+      if (!shape)
+        return;
+      newBias = SubOp::create(builder, loc, RankedTensorType::get(*shape, f32),
+                              bias, shift);
+    } else {
+      newBias = NegOp::create(builder, loc, shift.getType(), shift);
+    }
+    op.getLhsMutable().assign(sub.getLhs());
+    op.getRhsMutable().assign(*rhs);
+    if (bias)
+      op.getBiasMutable().assign(newBias);
+    else
+      op.getBiasMutable().append(newBias);
+    mark(op, *bytes);
+  } else {
+    auto product =
+        MatMulOp::create(builder, loc, resultType, sub.getLhs(), *rhs);
+    mark(product, *bytes);
+    Value result = SubOp::create(builder, loc, resultType, product, shift);
+    op.replaceAllUsesWith(result);
+    op.erase();
+  }
 }
 
 struct GraphMarkIntegerContractionsPass
     : impl::GraphMarkIntegerContractionsBase<GraphMarkIntegerContractionsPass> {
   void runOnOperation() override {
-    SmallVector<MatMulOp> matmuls;
-    getOperation().walk([&](MatMulOp matmul) {
-      if (!matmul->hasAttr(attr::kIntegerInput))
-        matmuls.push_back(matmul);
+    SmallVector<Operation *> products;
+    getOperation().walk([&](Operation *op) {
+      if (isa<MatMulOp, FusedMatMulOp>(op) && !op->hasAttr(attr::kIntegerInput))
+        products.push_back(op);
     });
-    for (MatMulOp matmul : matmuls)
-      markMatMul(matmul);
+    for (Operation *op : products) {
+      if (auto matmul = dyn_cast<MatMulOp>(op))
+        markMatMul(matmul);
+      else
+        markMatMul(cast<FusedMatMulOp>(op));
+    }
     getOperation().walk([](BlockedConvOp conv) {
       std::optional<IntegerRange> input = integerConvInput(conv);
       if (!input) {

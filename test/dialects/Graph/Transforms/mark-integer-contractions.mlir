@@ -111,3 +111,27 @@ func.func @dynamic_matmul(%x: tensor<4x8xui8>, %z: tensor<ui8>) -> tensor<4x2xf3
   %y = graph.matmul %s, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
 }
+
+// -----
+
+// A fused matmul (a Gemm: its matrix a transpose of a constant, its bias,
+// its activation) of DynamicQuantizeLinear's activation: the transpose is
+// folded into a constant, the product takes the uint8 activation, and the
+// zero point times each column's sum (3 and -3) comes off the bias, before
+// the activation.
+// CHECK-LABEL: func.func @dynamic_gemm
+// CHECK-DAG: %[[W:.+]] = graph.constant dense<{{\[}}[1.000000e+00, -1.000000e+00], [2.000000e+00, -2.000000e+00]]> : tensor<2x2xf32>
+// CHECK-DAG: %[[SUMS:.+]] = graph.constant dense<[3.000000e+00, -3.000000e+00]> : tensor<2xf32>
+// CHECK: %[[SHIFT:.+]] = graph.mul %{{.+}}, %[[SUMS]]
+// CHECK: %[[BIAS:.+]] = graph.sub %{{.+}}, %[[SHIFT]] : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+// CHECK: graph.fused_matmul %[[A:.+]], %[[W]], %[[BIAS]] activation relu {kiln.integer_input = array<i64: 0, 255>}
+func.func @dynamic_gemm(%x: tensor<3x2xui8>, %z: tensor<ui8>) -> tensor<3x2xf32> {
+  %wt = graph.constant dense<[[1.0, 2.0], [-1.0, -2.0]]> : tensor<2x2xf32>
+  %b = graph.constant dense<[0.5, -0.5]> : tensor<2xf32>
+  %w = graph.transpose %wt {perm = array<i64: 1, 0>} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %a = graph.cast %x : (tensor<3x2xui8>) -> tensor<3x2xf32>
+  %zf = graph.cast %z : (tensor<ui8>) -> tensor<f32>
+  %s = graph.sub %a, %zf : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  %y = graph.fused_matmul %s, %w, %b activation relu : (tensor<3x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
