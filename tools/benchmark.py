@@ -17,6 +17,8 @@ and whether the outputs agree with onnxruntime's (rtol 1e-3, atol 1e-4).
 
 The engines and how they are run:
   kiln         kiln-compile (timed), then kiln-run --threads T --json
+  kiln-bf16    the same with --precision=bf16 (bf16 operands, f32
+               accumulation; its outputs column is its error against fp32)
   onnxruntime  an InferenceSession with intra_op_num_threads=T (its creation
                is the "compile" time)
   iree         iree-import-onnx (with --opset-version 17 for older models:
@@ -80,7 +82,7 @@ BUILDERS = {
 }
 # Builders that take the batch themselves (--batch) rather than rebatch's edit.
 BATCHED_BUILDERS = {"transformer", "bert_base", "lstm_tagger", "gru_encoder"}
-ENGINES = ["kiln", "kiln-dynamic", "onnxruntime", "iree", "tvm"]
+ENGINES = ["kiln", "kiln-bf16", "kiln-dynamic", "onnxruntime", "iree", "tvm"]
 # kiln-dynamic (the same model with a symbolic batch) runs when asked for.
 DEFAULT_ENGINES = ["kiln", "onnxruntime", "iree", "tvm"]
 PEERS = {"iree": "iree.runtime", "tvm": "tvm"}
@@ -345,10 +347,14 @@ def save_outputs(values, directory):
 
 
 def compare_outputs(got_dir, expected_dir):
-    """"match", or "DIFFER (max abs error E)", or why they cannot be compared."""
+    """"match", or "DIFFER (max abs error E, relative R, cosine C)" (the
+    largest error, and relative to the reference's largest magnitude, and
+    the smallest cosine similarity of an output with its reference), or why
+    they cannot be compared."""
     import numpy as np
     expected = sorted(Path(expected_dir).glob("*.npy"), key=lambda p: int(p.stem))
-    worst = 0.0
+    worst = relative = 0.0
+    cosine = 1.0
     for path in expected:
         other = Path(got_dir) / path.name
         if not other.exists():
@@ -359,8 +365,17 @@ def compare_outputs(got_dir, expected_dir):
                 return f"output {path.stem}: shape {list(got.shape)}, expected {list(want.shape)}"
             got = got.reshape(want.shape)
         if not np.allclose(got, want, rtol=RTOL, atol=ATOL):
-            worst = max(worst, float(np.max(np.abs(got.astype(np.float64) - want))))
-    return "match" if worst == 0.0 else f"DIFFER (max abs error {worst:.2g})"
+            a, b = got.astype(np.float64).ravel(), want.astype(np.float64).ravel()
+            error = float(np.max(np.abs(a - b)))
+            worst = max(worst, error)
+            relative = max(relative, error / max(float(np.max(np.abs(b))), 1e-30))
+            norms = np.linalg.norm(a) * np.linalg.norm(b)
+            if norms > 0:
+                cosine = min(cosine, float(a @ b / norms))
+    if worst == 0.0:
+        return "match"
+    return (f"DIFFER (max abs error {worst:.2g}, relative {relative:.2g}, "
+            f"cosine {cosine:.6f})")
 
 
 # -- The machine's peak -------------------------------------------------------
@@ -525,6 +540,8 @@ class Engine:
 
 
 class Kiln(Engine):
+    flags = []
+
     def available(self):
         build = self.options.build
         missing = [t for t in ("kiln-compile", "kiln-run") if not (build / "bin" / t).exists()]
@@ -533,7 +550,8 @@ class Kiln(Engine):
     def compile(self, model, tag):
         so = self.work / f"{tag}.kiln.so"
         code, wall, rss, text = self.measured(
-            [str(self.options.build / "bin" / "kiln-compile"), str(model), "-o", str(so)],
+            [str(self.options.build / "bin" / "kiln-compile"), str(model), "-o", str(so),
+             *self.flags],
             tag, "compile", self.options.compile_timeout)
         if code:
             return {"error": "compile failed: " + one_line(text)}
@@ -556,6 +574,13 @@ class Kiln(Engine):
         paths = list(result["outputs"].values())  # in the model's output order
         save_outputs([np.load(p) for p in paths], outputs)
         return {"median_ms": result["median_ms"], "runs": result["repeat"], "rss_mb": rss}
+
+
+class KilnBF16(Kiln):
+    """Kiln with --precision=bf16: float convolutions and matmuls on bf16
+    operands (f32 accumulation); its outputs column is its error against
+    onnxruntime's fp32."""
+    flags = ["--precision=bf16"]
 
 
 class KilnDynamic(Kiln):
@@ -673,7 +698,8 @@ class Tvm(Peer):
         return {"compile_s": result["compile_s"], "compile_rss_mb": rss}
 
 
-ENGINE_CLASSES = {"kiln": Kiln, "kiln-dynamic": KilnDynamic, "onnxruntime": OnnxRuntime,
+ENGINE_CLASSES = {"kiln": Kiln, "kiln-bf16": KilnBF16, "kiln-dynamic": KilnDynamic,
+                  "onnxruntime": OnnxRuntime,
                   "iree": Iree, "tvm": Tvm}
 
 
@@ -705,7 +731,8 @@ def write_svg(rows, path, engines):
         if key not in groups:
             groups.append(key)
     shown = [e for e in engines if e != "onnxruntime"]
-    colors = {"kiln": "#d95f02", "kiln-dynamic": "#e6ab02", "iree": "#1b9e77",
+    colors = {"kiln": "#d95f02", "kiln-bf16": "#a6761d", "kiln-dynamic": "#e6ab02",
+              "iree": "#1b9e77",
               "tvm": "#7570b3"}
     ratios = {(r["model"], r["batch"], r["threads"], r["engine"]): r.get("ratio")
               for r in rows}

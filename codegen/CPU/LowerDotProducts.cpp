@@ -107,6 +107,56 @@ struct LowerDotI8 : OpRewritePattern<DotI8Op> {
   int64_t lanes;
 };
 
+struct LowerDotBF16 : OpRewritePattern<DotBF16Op> {
+  LowerDotBF16(MLIRContext *ctx, StringRef instruction, int64_t lanes)
+      : OpRewritePattern(ctx), instruction(instruction.str()), lanes(lanes) {}
+
+  LogicalResult matchAndRewrite(DotBF16Op op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<VectorType>(op.getType());
+    int64_t count = type.getDimSize(0);
+    Location loc = op.getLoc();
+    auto halvesType = VectorType::get({count * 2}, rewriter.getBF16Type());
+    Value lhs =
+        vector::BitCastOp::create(rewriter, loc, halvesType, op.getLhs());
+    Value rhs =
+        vector::BitCastOp::create(rewriter, loc, halvesType, op.getRhs());
+    std::string name;
+    if (count == lanes && instruction == "vdpbf16ps")
+      name = "llvm.x86.avx512bf16.dpbf16ps." + std::to_string(count * 32);
+    else if (count == lanes && lanes == 4 && instruction == "bfdot")
+      name = "llvm.aarch64.neon.bfdot.v4f32.v8bf16";
+    if (!name.empty()) {
+      rewriter.replaceOp(
+          op, LLVM::CallIntrinsicOp::create(rewriter, loc, type,
+                                            rewriter.getStringAttr(name),
+                                            ValueRange{op.getAcc(), lhs, rhs})
+                  .getResult(0));
+      return success();
+    }
+    // Both halves of each lane in f32, multiplied, the even and odd
+    // products gathered by shuffles and summed onto the accumulators.
+    auto wideType = VectorType::get({count * 2}, rewriter.getF32Type());
+    Value products = arith::MulFOp::create(
+        rewriter, loc, arith::ExtFOp::create(rewriter, loc, wideType, lhs),
+        arith::ExtFOp::create(rewriter, loc, wideType, rhs));
+    Value sum = op.getAcc();
+    for (int64_t j = 0; j < 2; ++j) {
+      SmallVector<int64_t> mask;
+      for (int64_t lane = 0; lane < count; ++lane)
+        mask.push_back(lane * 2 + j);
+      sum = arith::AddFOp::create(
+          rewriter, loc, sum,
+          vector::ShuffleOp::create(rewriter, loc, products, products, mask));
+    }
+    rewriter.replaceOp(op, sum);
+    return success();
+  }
+
+  std::string instruction;
+  int64_t lanes;
+};
+
 struct CPULowerDotProductsPass
     : impl::CPULowerDotProductsBase<CPULowerDotProductsPass> {
   using CPULowerDotProductsBase::CPULowerDotProductsBase;
@@ -114,6 +164,7 @@ struct CPULowerDotProductsPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<LowerDotI8>(&getContext(), instruction, lanes);
+    patterns.add<LowerDotBF16>(&getContext(), bf16Instruction, bf16Lanes);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -298,8 +298,8 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
 }
 
 def CPULowerDotProducts : Pass<"kiln-cpu-lower-dot-products", "mlir::func::FuncOp"> {
-  let summary = "Lowers kiln.dot_i8 to the target's 8-bit dot-product "
-                "instruction, or to 32-bit vector arithmetic";
+  let summary = "Lowers kiln.dot_i8 and kiln.dot_bf16 to the target's "
+                "dot-product instructions, or to vector arithmetic";
   let description = [{
     `kiln.dot_i8 %acc, %lhs, %rhs : vector<Nxi32>` adds to each 32-bit lane
     the four products of its unsigned bytes in `lhs` with its signed bytes in
@@ -317,6 +317,11 @@ def CPULowerDotProducts : Pass<"kiln-cpu-lower-dot-products", "mlir::func::FuncO
 
     Elsewhere the bytes are extended to 32 bits, multiplied and summed by
     groups of four: correct on any target, several times slower.
+
+    `kiln.dot_bf16` (two bf16 products into each f32 lane) likewise becomes
+    `bf16-instruction` where `bf16-lanes` match: `vdpbf16ps` (x86
+    AVX512-BF16, 16 lanes) or `bfdot` (AArch64 BF16, 4 lanes); elsewhere
+    both halves are extended to f32, multiplied and summed.
 
     Before:
     ```mlir
@@ -337,6 +342,13 @@ def CPULowerDotProducts : Pass<"kiln-cpu-lower-dot-products", "mlir::func::FuncO
     Option<"lanes", "lanes", "int64_t", /*default=*/"0",
            "the i32 lanes of the instruction (16 or 8 for vpdpbusd, 4 for "
            "usdot and sdot)">,
+    Option<"bf16Instruction", "bf16-instruction", "std::string",
+           /*default=*/"\"\"",
+           "the target's bf16 dot-product instruction: vdpbf16ps (x86 "
+           "AVX512-BF16), bfdot (AArch64 BF16), or none">,
+    Option<"bf16Lanes", "bf16-lanes", "int64_t", /*default=*/"0",
+           "the f32 lanes of the bf16 instruction (16 for vdpbf16ps, 4 for "
+           "bfdot)">,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect",
                            "mlir::arith::ArithDialect",

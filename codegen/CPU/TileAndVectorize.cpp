@@ -172,80 +172,84 @@ SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
     }
   }
   int64_t depth = conv->inputShape[4];
-  // The integer form steps through the input block a group of four
-  // channels at a time, each group one dot-product instruction per row.
-  if (conv->integer)
-    return {1, blocks, 1, rowTile, 0, 1, 1, 1, 1, 4};
+  // A packed form steps through the input block a group (of four int8 or
+  // two bf16 channels) at a time, each group one dot product per row.
+  if (conv->group)
+    return {1, blocks, 1, rowTile, 0, 1, 1, 1, 1, conv->group};
   int64_t depthTile = config.getReductionTile()
                           ? largestDivisor(depth, *config.getReductionTile())
                           : 1;
   return {1, blocks, 1, rowTile, 0, 1, 1, 1, depthTile};
 }
 
-/// The pieces of one reduction step of an integer form (a blocked
-/// convolution's or a matrix product's) as dot products, on tensors: each
-/// output row's four input bytes as one i32 broadcast to every lane; each
-/// output block's weights (block x 4 bytes, one lane's four in a row) as a
-/// vector of i32 lanes; and each block's accumulators (rows x block), read
-/// as one vector, updated row by row with kiln.dot_i8 (which
+/// The pieces of one reduction step of a packed form (a blocked
+/// convolution's or a matrix product's; groups of four int8 or two bf16) as
+/// dot products, on tensors: each output row's group of input elements (32
+/// bits) as one i32 broadcast to every lane; each output block's weights
+/// (block x group elements, one lane's group in a row) as a vector of i32
+/// lanes; and each block's accumulators (rows x block, i32 or f32), read as
+/// one vector, updated row by row with kiln.dot_i8 or kiln.dot_bf16 (which
 /// kiln-cpu-lower-dot-products lowers for the target) and written back, so
 /// that hoistAccumulators keeps them in registers across the reduction.
 struct DotProductStep {
   RewriterBase &rewriter;
   Location loc;
-  Value zero, byteZero, wordZero;
+  Type element; ///< i8 or bf16
+  int64_t group;
+  Value zero;
 
-  DotProductStep(RewriterBase &rewriter, Location loc)
-      : rewriter(rewriter), loc(loc) {
+  DotProductStep(RewriterBase &rewriter, Location loc, Type element)
+      : rewriter(rewriter), loc(loc), element(element),
+        group(32 / element.getIntOrFloatBitWidth()) {
     zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    byteZero =
-        arith::ConstantOp::create(rewriter, loc, rewriter.getI8IntegerAttr(0));
-    wordZero =
-        arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0));
+  }
+
+  Value zeroOf(Type type) {
+    return arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(type));
   }
 
   /// The slice of `source` at `offsets` of `sizes`, rank-reduced to `shape`.
   Value slice(Value source, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
-              ArrayRef<int64_t> shape, Type element) {
+              ArrayRef<int64_t> shape, Type type) {
     MLIRContext *ctx = rewriter.getContext();
     return tensor::ExtractSliceOp::create(
-        rewriter, loc, RankedTensorType::get(shape, element), source,
+        rewriter, loc, RankedTensorType::get(shape, type), source,
         getAsIndexOpFoldResult(ctx, offsets),
         getAsIndexOpFoldResult(ctx, sizes),
         getAsIndexOpFoldResult(ctx, SmallVector<int64_t>(offsets.size(), 1)));
   }
 
-  /// The four bytes of `source` at `offsets` (the last dimension's 4) as
-  /// one i32 in each of `lanes` lanes.
+  /// The group of elements of `source` at `offsets` (its last dimension's)
+  /// as one i32 in each of `lanes` lanes.
   Value rowWord(Value source, ArrayRef<int64_t> offsets, int64_t lanes) {
     SmallVector<int64_t> sizes(offsets.size(), 1);
-    sizes.back() = 4;
-    Value quad = slice(source, offsets, sizes, {4}, rewriter.getI8Type());
-    Value bytes = vector::TransferReadOp::create(
-        rewriter, loc, VectorType::get({4}, rewriter.getI8Type()), quad,
-        ValueRange{zero}, byteZero, ArrayRef<bool>{true});
+    sizes.back() = group;
+    Value quad = slice(source, offsets, sizes, {group}, element);
+    Value elements = vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get({group}, element), quad,
+        ValueRange{zero}, zeroOf(element), ArrayRef<bool>{true});
     Value word = vector::BitCastOp::create(
-        rewriter, loc, VectorType::get({1}, rewriter.getI32Type()), bytes);
+        rewriter, loc, VectorType::get({1}, rewriter.getI32Type()), elements);
     return vector::BroadcastOp::create(
         rewriter, loc, VectorType::get({lanes}, rewriter.getI32Type()), word);
   }
 
-  /// The `lanes` x 4 weight bytes of `source` at `offsets` (its last two
+  /// The `lanes` x group weights of `source` at `offsets` (its last two
   /// dimensions, contiguous) as i32 lanes.
   Value weightLanes(Value source, ArrayRef<int64_t> offsets, int64_t lanes) {
-    Type i8 = rewriter.getI8Type();
     SmallVector<int64_t> sizes(offsets.size(), 1);
     sizes[sizes.size() - 2] = lanes;
-    sizes.back() = 4;
-    Value filter = slice(source, offsets, sizes, {lanes, 4}, i8);
+    sizes.back() = group;
+    Value filter = slice(source, offsets, sizes, {lanes, group}, element);
     Value flat = tensor::CollapseShapeOp::create(
-        rewriter, loc, RankedTensorType::get({lanes * 4}, i8), filter,
+        rewriter, loc, RankedTensorType::get({lanes * group}, element), filter,
         SmallVector<ReassociationIndices>{{0, 1}});
-    Value bytes = vector::TransferReadOp::create(
-        rewriter, loc, VectorType::get({lanes * 4}, i8), flat, ValueRange{zero},
-        byteZero, ArrayRef<bool>{true});
+    Value elements = vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get({lanes * group}, element), flat,
+        ValueRange{zero}, zeroOf(element), ArrayRef<bool>{true});
     return vector::BitCastOp::create(
-        rewriter, loc, VectorType::get({lanes}, rewriter.getI32Type()), bytes);
+        rewriter, loc, VectorType::get({lanes}, rewriter.getI32Type()),
+        elements);
   }
 
   /// `result` with its accumulators at `offsets` of `sizes` (rows x lanes
@@ -254,19 +258,23 @@ struct DotProductStep {
                    ArrayRef<int64_t> sizes, ArrayRef<Value> rowWords,
                    Value weights) {
     MLIRContext *ctx = rewriter.getContext();
-    Type i32 = rewriter.getI32Type();
+    Type accElement = getElementTypeOrSelf(result.getType());
     int64_t rows = rowWords.size();
-    auto lanesType = cast<VectorType>(weights.getType());
-    int64_t lanes = lanesType.getDimSize(0);
-    Value accTile = slice(result, offsets, sizes, {rows, lanes}, i32);
+    int64_t lanes = cast<VectorType>(weights.getType()).getDimSize(0);
+    auto lanesType = VectorType::get({lanes}, accElement);
+    Value accTile = slice(result, offsets, sizes, {rows, lanes}, accElement);
     Value acc = vector::TransferReadOp::create(
-        rewriter, loc, VectorType::get({rows, lanes}, i32), accTile,
-        ValueRange{zero, zero}, wordZero, ArrayRef<bool>{true, true});
+        rewriter, loc, VectorType::get({rows, lanes}, accElement), accTile,
+        ValueRange{zero, zero}, zeroOf(accElement), ArrayRef<bool>{true, true});
     for (int64_t r = 0; r < rows; ++r) {
       Value row =
           vector::ExtractOp::create(rewriter, loc, acc, ArrayRef<int64_t>{r});
-      row =
-          DotI8Op::create(rewriter, loc, lanesType, row, rowWords[r], weights);
+      if (group == 4)
+        row = DotI8Op::create(rewriter, loc, lanesType, row, rowWords[r],
+                              weights);
+      else
+        row = DotBF16Op::create(rewriter, loc, lanesType, row, rowWords[r],
+                                weights);
       acc = vector::InsertOp::create(rewriter, loc, row, acc,
                                      ArrayRef<int64_t>{r});
     }
@@ -281,9 +289,9 @@ struct DotProductStep {
   }
 };
 
-/// Rewrites one reduction step of an integer blocked convolution's output
+/// Rewrites one reduction step of a packed blocked convolution's output
 /// tile (see chooseBlockedConvTileSizes: one input channel block, one
-/// window position and one group of four input channels) as dot products
+/// window position and one group of input channels) as dot products
 /// (DotProductStep), the input rows read at the stride.
 LogicalResult convTileAsDotProducts(RewriterBase &rewriter,
                                     linalg::GenericOp tile) {
@@ -305,14 +313,16 @@ LogicalResult convTileAsDotProducts(RewriterBase &rewriter,
                     out = outputType.getShape();
   int64_t blocks = out[1], rowCount = out[3], block = out[4];
   int64_t stride = tag.getStrides()[1];
-  if (in[0] != 1 || in[1] != 1 || in[2] != 1 || in[4] != 1 || in[5] != 4 ||
-      out[0] != 1 || out[2] != 1 || w[0] != blocks || w[1] != 1 || w[2] != 1 ||
-      w[3] != 1 || w[4] != 1 || w[5] != block || w[6] != 4 ||
+  int64_t group = in[5];
+  if (in[0] != 1 || in[1] != 1 || in[2] != 1 || in[4] != 1 || out[0] != 1 ||
+      out[2] != 1 || w[0] != blocks || w[1] != 1 || w[2] != 1 || w[3] != 1 ||
+      w[4] != 1 || w[5] != block || w[6] != group ||
+      group * inputType.getElementTypeBitWidth() != 32 ||
       in[3] != (rowCount - 1) * stride + 1)
     return failure();
 
   rewriter.setInsertionPoint(tile);
-  DotProductStep step(rewriter, tile.getLoc());
+  DotProductStep step(rewriter, tile.getLoc(), inputType.getElementType());
   SmallVector<Value> rows;
   for (int64_t r = 0; r < rowCount; ++r)
     rows.push_back(step.rowWord(input, {0, 0, 0, r * stride, 0, 0}, block));
@@ -325,41 +335,51 @@ LogicalResult convTileAsDotProducts(RewriterBase &rewriter,
   return success();
 }
 
-/// Whether `op` is the integer form of a matrix product (see
-/// buildIntegerMatMul in NNToLinalg.cpp): loops (r, n | q, j) over
-/// x[r, q, j] (i8), w[q, n, j] (i8) and acc[r, n] (i32), j of 4.
-bool isIntegerMatmul(Operation *op) {
+/// The group of `op` when it is a packed form of a matrix product (see
+/// buildPackedMatMul in NNToLinalg.cpp): loops (r, n | q, j) over x[r, q, j],
+/// w[q, n, j] and acc[r, n], j the group: 4 on i8 operands into i32, 2 on
+/// bf16 into f32. 0 otherwise.
+int64_t packedMatmulGroup(Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || !generic.hasPureTensorSemantics() ||
       generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
       generic.getNumLoops() != 4 || generic.hasDynamicShape() ||
       generic->hasAttr(kBlockedConvAttr))
-    return false;
+    return 0;
   MLIRContext *ctx = op->getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
                                  AffineMap::get(4, 0, {d(2), d(1), d(3)}, ctx),
                                  AffineMap::get(4, 0, {d(0), d(1)}, ctx)};
   SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
-  Type i8 = IntegerType::get(ctx, 8), i32 = IntegerType::get(ctx, 32);
-  return generic.getIndexingMapsArray() == ArrayRef<AffineMap>(maps) &&
-         iterators[0] == utils::IteratorType::parallel &&
-         iterators[1] == utils::IteratorType::parallel &&
-         iterators[2] == utils::IteratorType::reduction &&
-         iterators[3] == utils::IteratorType::reduction &&
-         getElementTypeOrSelf(generic.getDpsInputs()[0].getType()) == i8 &&
-         getElementTypeOrSelf(generic.getDpsInputs()[1].getType()) == i8 &&
-         getElementTypeOrSelf(generic.getDpsInits()[0].getType()) == i32 &&
-         generic.getStaticLoopRanges()[3] == 4 &&
-         isIntegerDotBody(*generic.getBlock());
+  if (generic.getIndexingMapsArray() != ArrayRef<AffineMap>(maps) ||
+      iterators[0] != utils::IteratorType::parallel ||
+      iterators[1] != utils::IteratorType::parallel ||
+      iterators[2] != utils::IteratorType::reduction ||
+      iterators[3] != utils::IteratorType::reduction)
+    return 0;
+  Type x = getElementTypeOrSelf(generic.getDpsInputs()[0].getType());
+  Type w = getElementTypeOrSelf(generic.getDpsInputs()[1].getType());
+  Type acc = getElementTypeOrSelf(generic.getDpsInits()[0].getType());
+  int64_t group = generic.getStaticLoopRanges()[3];
+  if (group == 4 && x.isInteger(8) && w.isInteger(8) && acc.isInteger(32) &&
+      isIntegerDotBody(*generic.getBlock()))
+    return 4;
+  if (group == 2 && x.isBF16() && w.isBF16() && acc.isF32() &&
+      isBF16DotBody(*generic.getBlock()))
+    return 2;
+  return 0;
 }
 
-/// Tile sizes of an integer matrix product: `rows` rows (at most 1.5x where
+bool isPackedMatmul(Operation *op) { return packedMatmulGroup(op) != 0; }
+
+/// Tile sizes of a packed matrix product: `rows` rows (at most 1.5x where
 /// the columns make one vector a block) by two vectors of columns (one, or
-/// all of them where fewer), one group of four at a time.
-SmallVector<int64_t> chooseIntegerMatmulTileSizes(linalg::LinalgOp op,
-                                                  int64_t lanes, int64_t rows) {
-  if (!isIntegerMatmul(op))
+/// all of them where fewer), one group at a time.
+SmallVector<int64_t> choosePackedMatmulTileSizes(linalg::LinalgOp op,
+                                                 int64_t lanes, int64_t rows) {
+  int64_t group = packedMatmulGroup(op);
+  if (!group)
     return {};
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t columns = ranges[1];
@@ -370,12 +390,12 @@ SmallVector<int64_t> chooseIntegerMatmulTileSizes(linalg::LinalgOp op,
   if (nTile == 0)
     return {};
   int64_t rowLimit = nTile == 2 * lanes ? rows : rows + rows / 2;
-  return {largestDivisor(ranges[0], rowLimit), nTile, 1, 4};
+  return {largestDivisor(ranges[0], rowLimit), nTile, 1, group};
 }
 
-/// Rewrites one reduction step of an integer matrix product's output tile
-/// (rows x columns, one group of four) as dot products (DotProductStep),
-/// the columns in blocks of `lanes`.
+/// Rewrites one reduction step of a packed matrix product's output tile
+/// (rows x columns, one group) as dot products (DotProductStep), the
+/// columns in blocks of `lanes`.
 LogicalResult matmulTileAsDotProducts(RewriterBase &rewriter,
                                       linalg::GenericOp tile, int64_t lanes) {
   Value input = tile.getDpsInputs()[0], weight = tile.getDpsInputs()[1];
@@ -388,7 +408,7 @@ LogicalResult matmulTileAsDotProducts(RewriterBase &rewriter,
   if (inputType.getDimSize(1) != 1 || columns % block != 0)
     return failure();
   rewriter.setInsertionPoint(tile);
-  DotProductStep step(rewriter, tile.getLoc());
+  DotProductStep step(rewriter, tile.getLoc(), inputType.getElementType());
   SmallVector<Value> rows;
   for (int64_t r = 0; r < rowCount; ++r)
     rows.push_back(step.rowWord(input, {r, 0, 0}, block));
@@ -521,15 +541,16 @@ blockedConvLoopOrder(linalg::LinalgOp op, int64_t cachedWeightBytes) {
       size *= dim;
     return size;
   };
-  // The integer form's weights are bytes.
-  int64_t weights = bytes(conv->weightShape) / (conv->integer ? 4 : 1);
+  // A packed form's weights are bytes (int8) or halves (bf16).
+  int64_t weights =
+      bytes(conv->weightShape) / std::max<int64_t>(1, conv->group);
   if (weights > cachedWeightBytes ||
       bytes(conv->inputShape) <= 2 * bytes(conv->outputShape) ||
       conv->weightShape[0] == 1)
     return std::nullopt;
   // n, K1, OH, OW, c, then the reductions: K1 after OW.
   SmallVector<int64_t> order = {0, 2, 3, 1, 4, 5, 6, 7, 8};
-  if (conv->integer)
+  if (conv->group)
     order.push_back(9);
   return order;
 }
@@ -547,7 +568,7 @@ std::optional<SmallVector<int64_t>> tileLoopOrder(linalg::LinalgOp op,
 /// Vectorizes one tile (a vector.contract where it is a named contraction);
 /// leaves it as it is on failure.
 void vectorizeTile(RewriterBase &rewriter, Operation *tile, int64_t lanes) {
-  if (isIntegerMatmul(tile)) {
+  if (isPackedMatmul(tile)) {
     (void)matmulTileAsDotProducts(rewriter, cast<linalg::GenericOp>(tile),
                                   lanes);
     return;
@@ -708,7 +729,7 @@ LogicalResult collapseEpilogues(func::FuncOp func) {
         auto producer = expand.getSrc().getDefiningOp<linalg::LinalgOp>();
         return producer &&
                (linalg::isaContractionOpInterface(producer) ||
-                isIntegerMatmul(producer)) &&
+                isPackedMatmul(producer)) &&
                expand.getSrc().hasOneUse() && expand->hasOneUse();
       });
   tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
@@ -786,7 +807,7 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
     auto tiled = dyn_cast<linalg::LinalgOp>(tile);
     if (!tiled ||
         (!linalg::isaContractionOpInterface(tiled) &&
-         !tiled->hasAttr(kBlockedConvAttr) && !isIntegerMatmul(tiled))) {
+         !tiled->hasAttr(kBlockedConvAttr) && !isPackedMatmul(tiled))) {
       vectorizeTile(rewriter, tile, lanes);
       continue;
     }
@@ -1123,7 +1144,7 @@ struct CPUTileAndVectorizePass
       control.controlFn = [](Operation *op) -> SmallVector<unsigned> {
         auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
         if (!linalgOp || !linalg::isaContractionOpInterface(linalgOp) ||
-            isIntegerMatmul(op))
+            isPackedMatmul(op))
           return {};
         SmallVector<unsigned> unitDims;
         for (auto [i, size] : llvm::enumerate(linalgOp.getStaticLoopRanges()))
@@ -1161,8 +1182,8 @@ struct CPUTileAndVectorizePass
     SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> work;
     func.walk([&](linalg::LinalgOp op) {
       SmallVector<int64_t> sizes =
-          isIntegerMatmul(op)
-              ? chooseIntegerMatmulTileSizes(op, vectorWidth, rows)
+          isPackedMatmul(op)
+              ? choosePackedMatmulTileSizes(op, vectorWidth, rows)
               : chooseTileSizes(op, vectorWidth, rows);
       if (sizes.empty())
         sizes = chooseBlockedConvTileSizes(op, vectorWidth, rows);

@@ -11,15 +11,38 @@ using namespace mlir;
 namespace kiln::codegen {
 
 /// Whether `block` is a contraction body of `multiply` and `add`, with the
-/// integer form's extensions (zext of the input, sext of the weight) when
-/// `integer`.
-static bool isConvBody(Block &block, bool integer) {
-  if (!integer)
-    return linalg::detail::isContractionBody(
-        block, [](Operation *first, Operation *second) {
-          return isa<arith::MulFOp>(first) && isa<arith::AddFOp>(second);
-        });
-  return isIntegerDotBody(block);
+/// packed forms' extensions: zext of the input and sext of the weight in
+/// groups of 4 (int8), extf of both in groups of 2 (bf16).
+static bool isConvBody(Block &block, int64_t group) {
+  if (group == 4)
+    return isIntegerDotBody(block);
+  if (group == 2)
+    return isBF16DotBody(block);
+  return linalg::detail::isContractionBody(
+      block, [](Operation *first, Operation *second) {
+        return isa<arith::MulFOp>(first) && isa<arith::AddFOp>(second);
+      });
+}
+
+bool isBF16DotBody(Block &block) {
+  auto yield = cast<linalg::YieldOp>(block.getTerminator());
+  if (yield.getNumOperands() != 1 || block.getNumArguments() != 3 ||
+      block.getOperations().size() != 5)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = add.getLhs(), product = add.getRhs();
+  if (acc != block.getArgument(2))
+    std::swap(acc, product);
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (acc != block.getArgument(2) || !mul)
+    return false;
+  auto x = mul.getLhs().getDefiningOp<arith::ExtFOp>();
+  auto w = mul.getRhs().getDefiningOp<arith::ExtFOp>();
+  return x && w && x.getIn() == block.getArgument(0) &&
+         w.getIn() == block.getArgument(1) && x.getIn().getType().isBF16() &&
+         w.getIn().getType().isBF16();
 }
 
 bool isIntegerDotBody(Block &block) {
@@ -64,15 +87,19 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
       !weightType.hasStaticShape() || !outputType.hasStaticShape() ||
       outputType.getRank() != 5)
     return std::nullopt;
-  conv.integer = inputType.getRank() == 6;
+  conv.group = inputType.getRank() == 6 ? inputType.getDimSize(5) : 0;
   Type f32 = Float32Type::get(op->getContext());
+  Type bf16 = BFloat16Type::get(op->getContext());
   Type i8 = IntegerType::get(op->getContext(), 8);
   Type i32 = IntegerType::get(op->getContext(), 32);
-  if (conv.integer) {
-    if (weightType.getRank() != 7 || inputType.getElementType() != i8 ||
-        weightType.getElementType() != i8 ||
-        outputType.getElementType() != i32 || inputType.getDimSize(5) != 4 ||
-        weightType.getDimSize(6) != 4)
+  if (conv.group) {
+    Type element = conv.group == 4 ? i8 : bf16;
+    Type acc = conv.group == 4 ? i32 : f32;
+    if ((conv.group != 4 && conv.group != 2) || weightType.getRank() != 7 ||
+        inputType.getElementType() != element ||
+        weightType.getElementType() != element ||
+        outputType.getElementType() != acc ||
+        weightType.getDimSize(6) != conv.group)
       return std::nullopt;
   } else if (inputType.getRank() != 5 || weightType.getRank() != 6 ||
              inputType.getElementType() != f32 ||
@@ -83,9 +110,9 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
   ArrayRef<int64_t> in = inputType.getShape(), w = weightType.getShape();
   conv.inputShape.assign(in.begin(), in.begin() + 5);
   conv.weightShape.assign(w.begin(), w.begin() + 6);
-  if (conv.integer) {
-    conv.inputShape[4] *= 4;
-    conv.weightShape[4] *= 4;
+  if (conv.group) {
+    conv.inputShape[4] *= conv.group;
+    conv.weightShape[4] *= conv.group;
     conv.weightShape[5] = w[5];
   }
   conv.outputShape.assign(outputType.getShape().begin(),
@@ -98,12 +125,12 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
   // The maps and iterators the tag promises.
   MLIRContext *ctx = op->getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  unsigned loops = conv.integer ? 10 : 9;
+  unsigned loops = conv.group ? 10 : 9;
   SmallVector<AffineExpr> inputExprs = {
       d(0), d(5), d(2) * conv.strides[0] + d(6) * conv.dilations[0],
       d(3) * conv.strides[1] + d(7) * conv.dilations[1], d(8)};
   SmallVector<AffineExpr> weightExprs = {d(1), d(5), d(6), d(7), d(8), d(4)};
-  if (conv.integer) {
+  if (conv.group) {
     inputExprs.push_back(d(9));
     weightExprs.push_back(d(9));
   }
@@ -118,7 +145,7 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
     if (iterator != (index < 5 ? utils::IteratorType::parallel
                                : utils::IteratorType::reduction))
       return std::nullopt;
-  if (!isConvBody(*generic.getBlock(), conv.integer))
+  if (!isConvBody(*generic.getBlock(), conv.group))
     return std::nullopt;
   // The channel blocks and the block sizes agree.
   if (conv.weightShape[1] != conv.inputShape[1] ||
@@ -131,7 +158,7 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
 }
 
 bool isWinogradCandidate(const BlockedConv &conv) {
-  if (conv.integer || conv.kernelHeight() != 3 || conv.kernelWidth() != 3)
+  if (conv.group || conv.kernelHeight() != 3 || conv.kernelWidth() != 3)
     return false;
   if (conv.strides[0] != 1 || conv.strides[1] != 1 || conv.dilations[0] != 1 ||
       conv.dilations[1] != 1)

@@ -6,13 +6,16 @@
 //   out[n, ko, oh, ow, o] += in[n, ci, oh * s + y * d, ow * s + x * d, i]
 //                            * w[ko, ci, y, x, i, o]
 //
-// on an input already padded, with the bias in `out`. Its integer form
-// (a convolution of 8-bit operands, see buildIntegerBlockedConv in
-// LayoutToLinalg.cpp) splits the input block i into groups of four, j
-// innermost in both operands, and accumulates in i32:
+// on an input already padded, with the bias in `out`. Its packed forms
+// (see buildPackedBlockedConv in LayoutToLinalg.cpp) split the input block
+// i into groups, j innermost in both operands: of four 8-bit integers
+// accumulated in i32 (int8),
 //
-//   out[n, ko, oh, ow, o] += zext(in[n, ci, oh*s + y*d, ow*s + x*d, i4, j])
-//                            * sext(w[ko, ci, y, x, i4, o, j])
+//   out[n, ko, oh, ow, o] += zext(in[n, ci, oh*s + y*d, ow*s + x*d, ig, j])
+//                            * sext(w[ko, ci, y, x, ig, o, j])
+//
+// or of two bf16 accumulated in f32 (extf for the extensions): the shapes of
+// the dot-product instructions.
 //
 // The CPU passes that
 // choose and apply a convolution algorithm recognise it through
@@ -33,15 +36,16 @@ namespace kiln::codegen {
 /// A blocked convolution's operands and parameters.
 struct BlockedConv {
   mlir::linalg::GenericOp op;
-  mlir::Value input;  ///< N x C1 x H x W x ci, padded (integer: ci/4 x 4)
-  mlir::Value weight; ///< K1 x C1 x kh x kw x ci x c (integer: ci/4 x c x 4)
+  mlir::Value input;  ///< N x C1 x H x W x ci, padded (packed: ci/g x g)
+  mlir::Value weight; ///< K1 x C1 x kh x kw x ci x c (packed: ci/g x c x g)
   mlir::Value init;   ///< N x K1 x OH x OW x c, the bias or zeros
   /// The shapes as the f32 form has them, whatever the form.
   llvm::SmallVector<int64_t, 5> inputShape;
   llvm::SmallVector<int64_t, 6> weightShape;
   llvm::SmallVector<int64_t, 5> outputShape;
-  /// The integer form: u8 input, s8 weight, i32 accumulators, ten loops.
-  bool integer = false;
+  /// The packed forms' group g, and ten loops: 4 (u8 input, s8 weight, i32
+  /// accumulators) or 2 (bf16 operands, f32 accumulators); 0 for f32.
+  int64_t group = 0;
   int64_t strides[2] = {1, 1};
   int64_t dilations[2] = {1, 1};
 
@@ -50,7 +54,7 @@ struct BlockedConv {
 };
 
 /// `op` as a blocked convolution: a linalg.generic on static tensors (f32,
-/// or the integer form's) tagged `kiln.blocked_conv` whose maps, iterators
+/// or a packed form's) tagged `kiln.blocked_conv` whose maps, iterators
 /// and body are the convolution's.
 std::optional<BlockedConv> matchBlockedConv(mlir::Operation *op);
 
@@ -58,6 +62,10 @@ std::optional<BlockedConv> matchBlockedConv(mlir::Operation *op);
 /// i8 x, i8 w and i32 acc: the body of the integer forms of a blocked
 /// convolution and of a matrix product.
 bool isIntegerDotBody(mlir::Block &block);
+
+/// Whether `block` is acc + extf(x) * extf(w) on bf16 x and w and f32 acc:
+/// the body of the bf16 forms.
+bool isBF16DotBody(mlir::Block &block);
 
 /// Whether Winograd F(m, 3) applies: 3x3, stride 1, undilated, constant
 /// f32 weights.

@@ -9,13 +9,14 @@
 // which the CPU passes compute by the algorithm chosen for the layer:
 // Winograd (kiln-codegen-conv-to-winograd) or direct, register-blocked as it is
 // (kiln-cpu-tile-and-vectorize). A convolution marked `kiln.integer_input`
-// (kiln-graph-mark-integer-contractions) is computed in 8-bit integers instead,
-// its input block split into groups of four channels (see
-// buildIntegerBlockedConv).
+// or `kiln.bf16` (kiln-graph-mark-integer-contractions) is computed in 8-bit
+// integers or bf16 instead, its input block split into groups of four or two
+// channels (see buildPackedBlockedConv).
 //===----------------------------------------------------------------------===//
 
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "conversion/GraphToLinalg/LoweringUtils.h"
+#include "conversion/GraphToLinalg/PackedForm.h"
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Graph/Transforms/ConstantValues.h"
@@ -161,23 +162,23 @@ FailureOr<Value> padConvInput(ConversionPatternRewriter &rewriter, ConvOp op,
                                          resultType.getElementType(), 0.0));
 }
 
-/// A blocked convolution marked `kiln.integer_input = [low, high]` in 8-bit
-/// integers: the input shifted by -low to [0, 255] and stored as bytes
-/// (padded with -low, the byte of a 0), the weight as signed bytes, the
-/// bias plus low times each filter's sum (what the shift took away) as the
-/// i32 accumulators' start, and the reduction over the input block split
-/// into groups of four channels, innermost in both operands:
+/// A blocked convolution marked for a packed form (PackedForm: 8-bit
+/// integers, or bf16): the input converted (bytes x - low, padded with the
+/// byte of a 0; or bf16), the weight in the element type with each output
+/// lane's group of input channels in a row ([K1, C1, kh, kw, ci/g, c, g]),
+/// the accumulators starting from the bias (plus, for int8, low times each
+/// filter's sum: what the shift took away), and the reduction over the
+/// input block split into groups, innermost in both operands:
 ///
-///   acc[n, ko, oh, ow, o] += zext(in[n, ci, oh*s + y*d, ow*s + x*d, i4, j])
-///                            * sext(w[ko, ci, y, x, i4, o, j])
+///   acc[n, ko, oh, ow, o] += ext(in[n, ci, oh*s + y*d, ow*s + x*d, ig, j])
+///                            * ext(w[ko, ci, y, x, ig, o, j])
 ///
-/// the shape of the dot-product instructions (four byte products summed into
-/// each 32-bit lane), tagged `kiln.blocked_conv` like the f32 form. Returns
-/// the i32 accumulators, or failure when the weight or bias is not what the
-/// mark promises.
-FailureOr<Value> buildIntegerBlockedConv(ConversionPatternRewriter &rewriter,
-                                         graph::BlockedConvOp op, Value input,
-                                         DenseI64ArrayAttr range) {
+/// the shape of the dot-product instructions, tagged `kiln.blocked_conv`
+/// like the f32 form. Returns the accumulators, or failure when the weight
+/// or bias is not what the mark promises.
+FailureOr<Value> buildPackedBlockedConv(ConversionPatternRewriter &rewriter,
+                                        graph::BlockedConvOp op, Value input,
+                                        const PackedForm &form) {
   Location loc = op.getLoc();
   MLIRContext *ctx = rewriter.getContext();
   std::optional<SmallVector<double>> weights =
@@ -186,86 +187,71 @@ FailureOr<Value> buildIntegerBlockedConv(ConversionPatternRewriter &rewriter,
   RankedTensorType inputType = getTensorType(input);
   if (!weights || !weightType.hasStaticShape() || !inputType.hasStaticShape())
     return rewriter.notifyMatchFailure(op, "no constant weight");
-  if (llvm::any_of(*weights, [](double w) {
-        return w != std::nearbyint(w) || w < -128 || w > 127;
-      }))
+  if (!form.holds(*weights))
     return rewriter.notifyMatchFailure(op, "weights are not 8-bit integers");
   std::optional<SmallVector<double>> bias;
   if (op.getBias()) {
     bias = graph::getFloatElements(op.getBias());
-    if (!bias || llvm::any_of(*bias, [](double b) {
-          return b != std::nearbyint(b) || std::abs(b) > double(1 << 30);
-        }))
+    if (!bias || (form.isInteger() && llvm::any_of(*bias, [](double b) {
+                    return b != std::nearbyint(b) ||
+                           std::abs(b) > double(1 << 30);
+                  })))
       return rewriter.notifyMatchFailure(op, "bias is not integers");
   }
   ArrayRef<int64_t> w = weightType.getShape(); // K1 C1 kh kw ci c
   int64_t blocks = w[0], block = w[5], depth = w[4];
   int64_t perFilter = w[1] * w[2] * w[3] * depth;
-  // The input block in whole groups of four channels: an image's 3 get a
-  // fourth of zero weights.
-  int64_t quads = (depth + 3) / 4;
-  int64_t low = range[0];
+  // The input block in whole groups: an image's 3 channels get a fourth
+  // (int8) of zero weights.
+  int64_t group = form.group;
+  int64_t groups = (depth + group - 1) / group;
 
-  // The weight as [K1, C1, kh, kw, quads, c, 4] signed bytes, and the
+  // The weight as [K1, C1, kh, kw, groups, c, group], and the
   // accumulators' start per output channel.
-  SmallVector<int8_t> packed(blocks * (perFilter / depth) * quads * block * 4,
-                             0);
-  SmallVector<int32_t> start(blocks * block, 0);
+  SmallVector<double> packed(
+      blocks * (perFilter / depth) * groups * block * group, 0.0);
+  SmallVector<double> start(blocks * block, 0.0);
   for (int64_t k = 0; k < blocks; ++k)
     for (int64_t r = 0; r < perFilter; ++r) {
       int64_t i = r % depth, outer = r / depth; // outer: (c1, y, x)
       for (int64_t o = 0; o < block; ++o) {
         double value = (*weights)[((k * perFilter) + r) * block + o];
         int64_t to =
-            (((k * perFilter / depth + outer) * quads + i / 4) * block + o) *
-                4 +
-            i % 4;
-        packed[to] = static_cast<int8_t>(value);
-        start[k * block + o] += static_cast<int32_t>(value) * low;
+            (((k * perFilter / depth + outer) * groups + i / group) * block +
+             o) *
+                group +
+            i % group;
+        packed[to] = value;
+        start[k * block + o] += value * form.low;
       }
     }
   if (bias)
     for (int64_t c = 0; c < blocks * block; ++c)
-      start[c] += static_cast<int32_t>((*bias)[c]);
-  Type i8 = rewriter.getI8Type(), i32 = rewriter.getI32Type();
-  auto packedType =
-      RankedTensorType::get({w[0], w[1], w[2], w[3], quads, block, 4}, i8);
-  Value weight = arith::ConstantOp::create(
-      rewriter, loc, DenseElementsAttr::get(packedType, ArrayRef(packed)));
-  auto startType = RankedTensorType::get({blocks, block}, i32);
-  Value startValue = arith::ConstantOp::create(
-      rewriter, loc, DenseElementsAttr::get(startType, ArrayRef(start)));
+      start[c] += (*bias)[c];
+  Value weight = form.constant(
+      rewriter, loc, {w[0], w[1], w[2], w[3], groups, block, group}, packed);
+  Value startValue = form.start(rewriter, loc, {blocks, block}, start);
 
-  // The input as bytes x - low, padded with the byte of a 0 (around the
-  // image, and up to whole groups of four channels).
-  Value lowValue =
-      createScalarConstant(rewriter, loc, inputType.getElementType(), low);
-  Value bytes = buildBroadcastElementwise(
-      rewriter, loc, inputType.clone(i8), input,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value shifted = arith::SubFOp::create(nb, nloc, args[0], lowValue);
-        return arith::FPToUIOp::create(nb, nloc, i8, shifted);
-      });
-  int64_t zeroByte = -low > 127 ? -low - 256 : -low;
+  // The input converted, padded with the element of a 0 (around the image,
+  // and up to whole groups of channels).
+  Value converted = form.convertInput(rewriter, loc, input);
   ArrayRef<int64_t> pads = op.getPads();
   Value padded =
-      padTensor(rewriter, loc, bytes, {0, 0, pads[0], pads[1], 0},
-                {0, 0, pads[2], pads[3], quads * 4 - depth},
-                arith::ConstantOp::create(
-                    rewriter, loc,
-                    rewriter.getI8IntegerAttr(static_cast<int8_t>(zeroByte))));
+      padTensor(rewriter, loc, converted, {0, 0, pads[0], pads[1], 0},
+                {0, 0, pads[2], pads[3], groups * group - depth},
+                form.zero(rewriter, loc));
   SmallVector<int64_t> groupedShape(getTensorType(padded).getShape());
-  groupedShape.back() = quads;
-  groupedShape.push_back(4);
-  Value groups = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get(groupedShape, i8), padded,
+  groupedShape.back() = groups;
+  groupedShape.push_back(group);
+  Value grouped = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(groupedShape, form.element), padded,
       SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3}, {4, 5}});
 
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  auto accType = RankedTensorType::get(resultType.getShape(), i32);
+  auto accType = RankedTensorType::get(resultType.getShape(), form.acc);
   Value init = createBlockedConvInit(rewriter, loc, accType, startValue);
   ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
-  // d0 n, d1 ko, d2 oh, d3 ow, d4 o | d5 ci, d6 y, d7 x, d8 i4, d9 j.
+  // d0 n, d1 ko, d2 oh, d3 ow, d4 o | d5 ci, d6 y, d7 x, d8 ig, d9 j.
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineMap> maps = {
       AffineMap::get(10, 0,
@@ -275,14 +261,10 @@ FailureOr<Value> buildIntegerBlockedConv(ConversionPatternRewriter &rewriter,
       AffineMap::get(10, 0, {d(1), d(5), d(6), d(7), d(8), d(4), d(9)}, ctx),
       AffineMap::get(10, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
   auto conv = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{accType}, ValueRange{groups, weight}, init, maps,
-      getIterators(5, 5), [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value x = arith::ExtUIOp::create(nb, nloc, i32, args[0]);
-        Value y = arith::ExtSIOp::create(nb, nloc, i32, args[1]);
-        Value product = arith::MulIOp::create(nb, nloc, x, y);
-        linalg::YieldOp::create(
-            nb, nloc,
-            ValueRange{arith::AddIOp::create(nb, nloc, args[2], product)});
+      rewriter, loc, TypeRange{accType}, ValueRange{grouped, weight}, init,
+      maps, getIterators(5, 5),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        form.body(nb, nloc, args);
       });
   conv->setAttr(kBlockedConvAttr,
                 BlockedConvAttr::get(ctx, strides, dilations));
@@ -300,10 +282,9 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
     Value weight = adaptor.getWeight();
-    if (auto range =
-            op->getAttrOfType<DenseI64ArrayAttr>(attr::kIntegerInput)) {
+    if (std::optional<PackedForm> form = PackedForm::of(op, rewriter)) {
       FailureOr<Value> acc =
-          buildIntegerBlockedConv(rewriter, op, adaptor.getInput(), range);
+          buildPackedBlockedConv(rewriter, op, adaptor.getInput(), *form);
       if (failed(acc))
         return failure();
       // The accumulators as floats, then the residual and the activation.
@@ -316,8 +297,7 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
           op, buildBroadcastElementwise(
                   rewriter, loc, resultType, operands,
                   [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-                    Value x = arith::SIToFPOp::create(
-                        nb, nloc, resultType.getElementType(), args[0]);
+                    Value x = form->toFloat(nb, nloc, args[0]);
                     if (args.size() > 1)
                       x = arith::AddFOp::create(nb, nloc, x, args[1]);
                     return buildActivation(nb, nloc, activation, params, x);

@@ -13,6 +13,7 @@
 
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 #include "conversion/GraphToLinalg/LoweringUtils.h"
+#include "conversion/GraphToLinalg/PackedForm.h"
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Graph/GraphShapeUtils.h"
@@ -559,24 +560,24 @@ FailureOr<Value> buildMatMulAccumulator(ConversionPatternRewriter &rewriter,
   return reshapeTo(rewriter, loc, result, resultType.getShape());
 }
 
-/// A matrix product marked `kiln.integer_input = [low, high]` (an
-/// activation of 8-bit integers times a constant int8 matrix, see
-/// kiln-graph-mark-integer-contractions) in 8-bit integers: the activation's
-/// rows [R, K] as bytes x - low (K padded to whole groups of four with the
-/// byte of a 0), the matrix as signed bytes [K/4, N, 4] (each column's four
-/// rows of a group in a row), low * colsum(W) as the i32 accumulators'
-/// start, and the reduction split into groups of four, innermost in both
-/// operands:
+/// A matrix product marked for a packed form (PackedForm: an activation of
+/// 8-bit integers times a constant int8 matrix, or bf16 operands; see
+/// kiln-graph-mark-integer-contractions): the activation's rows [R, K]
+/// converted (bytes x - low, or bf16; K padded to whole groups with the
+/// element of a 0), the matrix as [K/g, N, g] (each column's group of rows
+/// in a row), low * colsum(W) (int8) or zeros as the accumulators' start,
+/// and the reduction split into groups, innermost in both operands:
 ///
-///   acc[r, n] += zext(x[r, q, j]) * sext(w[q, n, j])
+///   acc[r, n] += ext(x[r, q, j]) * ext(w[q, n, j])
 ///
 /// the shape of the dot-product instructions, which
 /// kiln-cpu-tile-and-vectorize recognises by it. Returns the product as
-/// `resultType` (f32), or failure when the matrix is not int8.
-FailureOr<Value> buildIntegerMatMul(ConversionPatternRewriter &rewriter,
-                                    Operation *op, Value matrix, Value lhs,
-                                    RankedTensorType resultType,
-                                    DenseI64ArrayAttr range) {
+/// `resultType` (f32), or failure when the matrix is not what the mark
+/// promises.
+FailureOr<Value> buildPackedMatMul(ConversionPatternRewriter &rewriter,
+                                   Operation *op, Value matrix, Value lhs,
+                                   RankedTensorType resultType,
+                                   const PackedForm &form) {
   Location loc = op->getLoc();
   MLIRContext *ctx = rewriter.getContext();
   auto rhsType = dyn_cast<RankedTensorType>(matrix.getType());
@@ -586,55 +587,36 @@ FailureOr<Value> buildIntegerMatMul(ConversionPatternRewriter &rewriter,
       !lhsType.hasStaticShape() || lhsType.getRank() < 2 ||
       !resultType.hasStaticShape())
     return rewriter.notifyMatchFailure(op, "no constant matrix");
-  if (llvm::any_of(*weights, [](double w) {
-        return w != std::nearbyint(w) || w < -128 || w > 127;
-      }))
+  if (!form.holds(*weights))
     return rewriter.notifyMatchFailure(op, "the matrix is not 8-bit integers");
   int64_t k = rhsType.getDimSize(0), n = rhsType.getDimSize(1);
   int64_t rows = lhsType.getNumElements() / k;
-  int64_t quads = (k + 3) / 4;
-  int64_t low = range[0];
-  SmallVector<int8_t> packed(quads * n * 4, 0);
-  SmallVector<int32_t> start(n, 0);
+  int64_t group = form.group;
+  int64_t groups = (k + group - 1) / group;
+  SmallVector<double> packed(groups * n * group, 0.0);
+  SmallVector<double> start(n, 0.0);
   for (int64_t row = 0; row < k; ++row)
     for (int64_t col = 0; col < n; ++col) {
       double value = (*weights)[row * n + col];
-      packed[((row / 4) * n + col) * 4 + row % 4] = static_cast<int8_t>(value);
-      start[col] += static_cast<int32_t>(value) * low;
+      packed[((row / group) * n + col) * group + row % group] = value;
+      start[col] += value * form.low;
     }
-  Type i8 = rewriter.getI8Type(), i32 = rewriter.getI32Type();
-  Value weight = arith::ConstantOp::create(
-      rewriter, loc,
-      DenseElementsAttr::get(RankedTensorType::get({quads, n, 4}, i8),
-                             ArrayRef(packed)));
-  Value startValue = arith::ConstantOp::create(
-      rewriter, loc,
-      DenseElementsAttr::get(RankedTensorType::get({n}, i32), ArrayRef(start)));
+  Value weight = form.constant(rewriter, loc, {groups, n, group}, packed);
+  Value startValue = form.start(rewriter, loc, {n}, start);
 
   Value flat = reshapeTo(rewriter, loc, lhs, {rows, k});
-  Value lowValue =
-      createScalarConstant(rewriter, loc, lhsType.getElementType(), low);
-  Value bytes = buildBroadcastElementwise(
-      rewriter, loc, RankedTensorType::get({rows, k}, i8), flat,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value shifted = arith::SubFOp::create(nb, nloc, args[0], lowValue);
-        return arith::FPToUIOp::create(nb, nloc, i8, shifted);
-      });
-  int64_t zeroByte = -low > 127 ? -low - 256 : -low;
-  Value padded =
-      padTensor(rewriter, loc, bytes, {0, 0}, {0, quads * 4 - k},
-                arith::ConstantOp::create(
-                    rewriter, loc,
-                    rewriter.getI8IntegerAttr(static_cast<int8_t>(zeroByte))));
-  Value groups = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get({rows, quads, 4}, i8), padded,
-      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  Value converted = form.convertInput(rewriter, loc, flat);
+  Value padded = padTensor(rewriter, loc, converted, {0, 0},
+                           {0, groups * group - k}, form.zero(rewriter, loc));
+  Value grouped = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get({rows, groups, group}, form.element),
+      padded, SmallVector<ReassociationIndices>{{0}, {1, 2}});
 
-  auto accType = RankedTensorType::get({rows, n}, i32);
+  auto accType = RankedTensorType::get({rows, n}, form.acc);
   Value init =
       linalg::BroadcastOp::create(
           rewriter, loc, startValue,
-          tensor::EmptyOp::create(rewriter, loc, accType.getShape(), i32),
+          tensor::EmptyOp::create(rewriter, loc, accType.getShape(), form.acc),
           ArrayRef<int64_t>{0})
           .getResult()[0];
   // d0 r, d1 n | d2 q, d3 j.
@@ -642,27 +624,22 @@ FailureOr<Value> buildIntegerMatMul(ConversionPatternRewriter &rewriter,
   SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
                                  AffineMap::get(4, 0, {d(2), d(1), d(3)}, ctx),
                                  AffineMap::get(4, 0, {d(0), d(1)}, ctx)};
-  Value acc =
-      linalg::GenericOp::create(
-          rewriter, loc, TypeRange{accType}, ValueRange{groups, weight}, init,
-          maps, getIterators(2, 2),
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value x = arith::ExtUIOp::create(nb, nloc, i32, args[0]);
-            Value y = arith::ExtSIOp::create(nb, nloc, i32, args[1]);
-            Value product = arith::MulIOp::create(nb, nloc, x, y);
-            linalg::YieldOp::create(
-                nb, nloc,
-                ValueRange{arith::AddIOp::create(nb, nloc, args[2], product)});
-          })
-          .getResult(0);
+  Value acc = linalg::GenericOp::create(
+                  rewriter, loc, TypeRange{accType},
+                  ValueRange{grouped, weight}, init, maps, getIterators(2, 2),
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    form.body(nb, nloc, args);
+                  })
+                  .getResult(0);
   // Reshaped before the conversion, which then fuses with the ops after
   // it into the product's epilogue.
   Value shaped = reshapeTo(rewriter, loc, acc, resultType.getShape());
+  if (!form.isInteger())
+    return shaped;
   return buildBroadcastElementwise(
       rewriter, loc, resultType, shaped,
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return arith::SIToFPOp::create(nb, nloc, resultType.getElementType(),
-                                       args[0]);
+        return form.toFloat(nb, nloc, args[0]);
       });
 }
 
@@ -674,10 +651,9 @@ struct MatMulLowering : OpConversionPattern<graph::MatMulOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
-    if (auto range =
-            op->getAttrOfType<DenseI64ArrayAttr>(attr::kIntegerInput)) {
-      FailureOr<Value> result = buildIntegerMatMul(
-          rewriter, op, op.getRhs(), adaptor.getLhs(), resultType, range);
+    if (std::optional<PackedForm> form = PackedForm::of(op, rewriter)) {
+      FailureOr<Value> result = buildPackedMatMul(
+          rewriter, op, op.getRhs(), adaptor.getLhs(), resultType, *form);
       if (failed(result))
         return failure();
       rewriter.replaceOp(op, *result);
@@ -837,12 +813,12 @@ struct FusedMatMulLowering : OpConversionPattern<graph::FusedMatMulOp> {
         getTypeConverter()->convertType(op.getResult().getType()));
     if (!allStatic({adaptor.getBias(), adaptor.getResidual()}))
       return rewriter.notifyMatchFailure(op, "needs static shapes");
-    auto range = op->getAttrOfType<DenseI64ArrayAttr>(attr::kIntegerInput);
+    std::optional<PackedForm> form = PackedForm::of(op, rewriter);
     FailureOr<Value> result =
-        range ? buildIntegerMatMul(rewriter, op, op.getRhs(), adaptor.getLhs(),
-                                   resultType, range)
-              : buildMatMulAccumulator(rewriter, op, adaptor.getLhs(),
-                                       adaptor.getRhs(), resultType);
+        form ? buildPackedMatMul(rewriter, op, op.getRhs(), adaptor.getLhs(),
+                                 resultType, *form)
+             : buildMatMulAccumulator(rewriter, op, adaptor.getLhs(),
+                                      adaptor.getRhs(), resultType);
     if (failed(result))
       return failure();
     rewriter.replaceOp(

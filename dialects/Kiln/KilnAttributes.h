@@ -46,6 +46,10 @@ constexpr llvm::StringLiteral kBlockedConv = "kiln.blocked_conv";
 /// [-128, 127]; the lowering computes it in 8-bit integers
 /// (kiln-graph-mark-integer-contractions proves it).
 constexpr llvm::StringLiteral kIntegerInput = "kiln.integer_input";
+/// On a graph.blocked_conv, graph.matmul or graph.fused_matmul: compute it
+/// with bf16 operands and f32 accumulators (a unit attribute;
+/// kiln-graph-mark-integer-contractions with bf16, --precision=bf16).
+constexpr llvm::StringLiteral kBF16 = "kiln.bf16";
 /// On a convolution: the algorithm chosen for it (a ConvAlgorithmAttr); on a
 /// function, one report line per convolution (an array of strings).
 constexpr llvm::StringLiteral kConvAlgorithm = "kiln.conv_algorithm";

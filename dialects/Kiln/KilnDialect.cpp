@@ -286,6 +286,11 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
       return fail("a #kiln.kernel_config");
     return success();
   }
+  if (name == attr::kBF16) {
+    if (!isa<UnitAttr>(value))
+      return fail("a unit attribute");
+    return success();
+  }
   if (name == attr::kIntegerInput) {
     auto range = dyn_cast<DenseI64ArrayAttr>(value);
     if (!range || range.size() != 2 || range[0] > 0 || range[1] < 0 ||

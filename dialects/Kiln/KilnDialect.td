@@ -27,9 +27,10 @@ def Kiln_Dialect : Dialect {
     workspace size, batch repeat) are builtin values that the dialect
     checks.
 
-    Its one op, `kiln.dot_i8`, is the step of an 8-bit integer contraction
-    on vectors: CPU code generation makes it and lowers it to the target's
-    dot-product instruction, or to plain vector arithmetic.
+    Its two ops, `kiln.dot_i8` and `kiln.dot_bf16`, are the steps of an
+    8-bit integer and a bf16 contraction on vectors: CPU code generation
+    makes them and lowers them to the target's dot-product instructions, or
+    to plain vector arithmetic.
 
     ```mlir
     func.func @kiln_model_main(%x: tensor<1x4xf32> {kiln.name = "x"})
@@ -197,6 +198,31 @@ def Kiln_DotI8Op : Op<Kiln_Dialect, "dot_i8",
                        VectorOfRankAndType<[1], [I32]>:$rhs);
   let results = (outs VectorOfRankAndType<[1], [I32]>:$result);
   let assemblyFormat = "$acc `,` $lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Kiln_DotBF16Op : Op<Kiln_Dialect, "dot_bf16",
+    [Pure, AllTypesMatch<["acc", "result"]>,
+     AllTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "Two bf16 products summed into each f32 lane";
+  let description = [{
+    Each f32 lane `l` of the result is `acc[l]` plus the sum over the two
+    bf16 halves `j` of its 32-bit lane of `lhs[l].half[j] * rhs[l].half[j]`,
+    as x86's `vdpbf16ps` and AArch64's `bfdot` compute it. The operands are
+    32-bit lanes (`vector<Nxi32>`) holding two bf16 each.
+    `kiln-cpu-tile-and-vectorize` makes it for `--precision=bf16`;
+    `kiln-cpu-lower-dot-products` lowers it to the instruction where the
+    target has it and to f32 vector arithmetic elsewhere.
+
+    ```mlir
+    %r = kiln.dot_bf16 %acc, %input, %weights : vector<16xi32> -> vector<16xf32>
+    ```
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [F32]>:$acc,
+                       VectorOfRankAndType<[1], [I32]>:$lhs,
+                       VectorOfRankAndType<[1], [I32]>:$rhs);
+  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let assemblyFormat =
+      "$acc `,` $lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)";
 }
 
 #endif // KILN_DIALECT

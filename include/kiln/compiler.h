@@ -116,6 +116,10 @@ struct CompileOptions {
   /// Channels per block of the blocked layout (the C0 of NC1HWC0); 0 takes
   /// the target's fp32 vector width (16 for AVX-512, 8 for AVX2, 4 for NEON).
   int64_t layoutBlock = 0;
+  /// The operands of float convolutions and matrix products: "fp32" (the
+  /// default) or "bf16" (bf16 operands, f32 accumulation, on the target's
+  /// bf16 dot products: x86 AVX512-BF16, AArch64 BF16).
+  std::string precision = "fp32";
   /// A batch above 1 as one sample at a time: the model's entry then takes
   /// one sample and runs once per sample (docs/performance.md, "Batch
   /// splitting"); --report says which and why.

@@ -45,9 +45,13 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
     graph::GraphBlockedLayoutOptions layout;
     layout.block = options.layoutBlock;
     pm.addNestedPass<func::FuncOp>(graph::createGraphBlockedLayout(layout));
-    if (options.integerContractions)
+    if (options.integerContractions || options.bf16Contractions) {
+      graph::GraphMarkIntegerContractionsOptions mark;
+      mark.integers = options.integerContractions;
+      mark.bf16 = options.bf16Contractions;
       pm.addNestedPass<func::FuncOp>(
-          graph::createGraphMarkIntegerContractions());
+          graph::createGraphMarkIntegerContractions(mark));
+    }
   }
   // Weights replaced by folding are dead now.
   pm.addPass(createCanonicalizerPass());
@@ -191,6 +195,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   cpu::CPULowerDotProductsOptions dots;
   dots.instruction = options.int8Dot;
   dots.lanes = options.int8DotLanes;
+  dots.bf16Instruction = options.bf16Dot;
+  dots.bf16Lanes = options.bf16DotLanes;
   pm.addNestedPass<func::FuncOp>(cpu::createCPULowerDotProducts(dots));
   addLowerToLLVMPasses(pm, options.parallel);
 }
@@ -309,6 +315,22 @@ resolvePipelineOptions(const CompileOptions &options) {
   result.graph.integerContractions =
       result.target.int8DotLanes > 0 &&
       result.graph.layoutBlock == result.target.int8DotLanes;
+  if (options.precision != "fp32" && options.precision != "bf16")
+    return llvm::createStringError("--precision=" + options.precision +
+                                   " is not a precision (fp32 or bf16)");
+  if (options.precision == "bf16") {
+    if (result.target.bf16Dot.empty())
+      return llvm::createStringError(
+          "--precision=bf16 needs a CPU with bf16 dot products (x86 "
+          "AVX512-BF16, e.g. --cpu=sapphirerapids or znver4; AArch64 BF16, "
+          "e.g. --cpu=neoverse-v1); " +
+          result.target.cpu + " has none");
+    if (result.graph.layoutBlock != result.target.bf16DotLanes)
+      return llvm::createStringError(
+          "--precision=bf16 needs the blocked layout at the target's vector "
+          "width (--layout=blocked without --layout-block)");
+    result.graph.bf16Contractions = true;
+  }
   result.batchSplit = spell(options.batchSplit);
   if (result.target.arch == TargetArch::NVPTX &&
       options.batchSplit == BatchSplit::Auto)
@@ -321,6 +343,8 @@ resolvePipelineOptions(const CompileOptions &options) {
   cpu.rows = result.target.registerBlockRows();
   cpu.int8Dot = result.target.int8Dot;
   cpu.int8DotLanes = result.target.int8DotLanes;
+  cpu.bf16Dot = result.target.bf16Dot;
+  cpu.bf16DotLanes = result.target.bf16DotLanes;
   cpu.convCosts = result.target.convCosts;
   cpu.cachedWeightBytes = result.target.cachedWeightBytes;
   cpu.transposeBlock = result.target.transposeBlock;
@@ -415,6 +439,11 @@ struct GraphPipelineOptions : public PassPipelineOptions<GraphPipelineOptions> {
       *this, "layout-block",
       llvm::cl::desc("channels per block of the blocked layout (0: NCHW)"),
       llvm::cl::init(0)};
+  Option<bool> bf16Contractions{
+      *this, "bf16-contractions",
+      llvm::cl::desc("bf16 operands for float convolutions and matrix "
+                     "products (--precision=bf16)"),
+      llvm::cl::init(false)};
   Option<bool> integerContractions{
       *this, "integer-contractions",
       llvm::cl::desc("compute convolutions of proven 8-bit operands in "
@@ -446,6 +475,14 @@ struct CodegenPipelineOptions
   Option<int64_t> int8DotLanes{
       *this, "int8-dot-lanes",
       llvm::cl::desc("lanes of the target's 8-bit dot product (0: none)"),
+      llvm::cl::init(0)};
+  Option<std::string> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("the target's bf16 dot-product instruction: vdpbf16ps, "
+                     "bfdot or none")};
+  Option<int64_t> bf16DotLanes{
+      *this, "bf16-dot-lanes",
+      llvm::cl::desc("lanes of the target's bf16 dot product (0: none)"),
       llvm::cl::init(0)};
   Option<bool> parallel{*this, "parallel",
                         llvm::cl::desc("multithreaded code (OpenMP), as "
@@ -480,6 +517,7 @@ void registerPipelines() {
         GraphOptimizationOptions options;
         options.layoutBlock = pipelineOptions.layoutBlock;
         options.integerContractions = pipelineOptions.integerContractions;
+        options.bf16Contractions = pipelineOptions.bf16Contractions;
         buildGraphOptimizationPipeline(pm, options);
       });
   PassPipelineRegistration<>(
@@ -499,6 +537,8 @@ void registerPipelines() {
         options.rows = pipelineOptions.rows;
         options.int8Dot = pipelineOptions.int8Dot;
         options.int8DotLanes = pipelineOptions.int8DotLanes;
+        options.bf16Dot = pipelineOptions.bf16Dot;
+        options.bf16DotLanes = pipelineOptions.bf16DotLanes;
         options.parallel = pipelineOptions.parallel;
         options.tuningDB = pipelineOptions.tuningDB;
         options.targetKey = pipelineOptions.targetKey;

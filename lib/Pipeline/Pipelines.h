@@ -43,6 +43,9 @@ struct GraphOptimizationOptions {
   /// arithmetic (kiln-graph-mark-integer-contractions): for targets whose 8-bit
   /// dot-product instructions code generation uses (TargetInfo::int8DotLanes).
   bool integerContractions = false;
+  /// Mark the other float convolutions and matrix products with constant
+  /// weights for bf16 operands (--precision=bf16).
+  bool bf16Contractions = false;
 };
 
 /// Graph-level optimisation on the graph dialect.
@@ -66,6 +69,10 @@ struct CPUCodegenOptions {
   /// for none; TargetInfo::int8Dot).
   std::string int8Dot;
   int64_t int8DotLanes = 0;
+  /// The target's bf16 dot-product instruction and its lanes
+  /// (TargetInfo::bf16Dot).
+  std::string bf16Dot;
+  int64_t bf16DotLanes = 0;
   /// The target's cost model of the convolution algorithms, the L2 share a
   /// blocked convolution's weights may take, and the side of the register
   /// blocks of transposes (0: none); TargetInfo's values.

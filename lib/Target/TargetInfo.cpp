@@ -119,6 +119,10 @@ Expected<TargetInfo> resolveTarget(const std::string &target,
       info.int8DotLanes = 8;
     if (info.int8DotLanes)
       info.int8Dot = "vpdpbusd";
+    if (info.vectorWidthF32 == 16 && has("avx512bf16")) {
+      info.bf16Dot = "vdpbf16ps";
+      info.bf16DotLanes = 16;
+    }
   } else {
     info.vectorWidthF32 = 4;
     info.vectorRegisters = 32;
@@ -130,6 +134,10 @@ Expected<TargetInfo> resolveTarget(const std::string &target,
       info.int8Dot = "sdot";
     if (!info.int8Dot.empty())
       info.int8DotLanes = 4;
+    if (has("bf16")) {
+      info.bf16Dot = "bfdot";
+      info.bf16DotLanes = 4;
+    }
   }
 
   if (sveVectorBits != 0) {
@@ -147,6 +155,8 @@ Expected<TargetInfo> resolveTarget(const std::string &target,
     info.vectorWidthF32 = static_cast<int>(sveVectorBits / 32);
     info.int8Dot.clear();
     info.int8DotLanes = 0;
+    info.bf16Dot.clear();
+    info.bf16DotLanes = 0;
     // Not an LLVM feature: the runtime checks the running thread's vector
     // length (prctl PR_SVE_GET_VL) against it.
     required.push_back("sve-vector-bits=" + std::to_string(sveVectorBits));

@@ -69,6 +69,12 @@ struct TargetInfo {
   /// lanes are the fp32 vector width.
   std::string int8Dot;
   int int8DotLanes = 0;
+  /// The target's bf16 dot-product instruction (two bf16 products summed
+  /// into each f32 lane) and its lanes: x86 "vdpbf16ps" (AVX512-BF16, 16
+  /// lanes on a target of 16-lane vectors), AArch64 NEON "bfdot" (BF16, 4);
+  /// "" and 0 without one. --precision=bf16 needs it.
+  std::string bf16Dot;
+  int bf16DotLanes = 0;
   /// Vector registers the code may use: 32 for AVX-512 and for AArch64
   /// (NEON and SVE), 16 for AVX and SSE. Register blocks are sized by it.
   int vectorRegisters = 32;

@@ -19,7 +19,8 @@ _SUFFIXES = {"imported": ".mlir", "graph": ".mlir", "linalg": ".mlir",
 # with the Python type it takes.
 _OPTIONS = {"optimize_graph": bool, "conv_algorithm": str, "openmp": bool,
             "sve_vector_bits": int, "layout": str, "layout_block": int,
-            "batch_split": str, "gpu_arch": str, "cuda_path": str,
+            "batch_split": str, "precision": str, "gpu_arch": str,
+            "cuda_path": str,
             "gpu_emulation": bool}
 
 _temp_dir = None
@@ -90,7 +91,11 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         default) runs a batch above 1 as one sample at a time where the
         batch's activations outgrow the cache and outweigh the weights,
         "on" wherever every op treats the samples apart, "off" never
-        (docs/performance.md, "Batch splitting"). For the nvptx target:
+        (docs/performance.md, "Batch splitting"). ``precision`` (str):
+        "fp32" (the default) or "bf16": float convolutions and matrix
+        products with bf16 operands and f32 accumulation, on the CPU's bf16
+        dot products (x86 AVX512-BF16, AArch64 BF16; docs/quantization.md).
+        For the nvptx target:
         ``gpu_arch`` (str, default "sm_80,sm_90"), the GPU architectures;
         ``cuda_path`` (str), the CUDA toolkit's root (default $CUDA_HOME,
         $CUDA_PATH, then /usr/local/cuda); ``gpu_emulation`` (bool) adds

@@ -97,6 +97,7 @@ void init_kiln_compiler(py::module_ &&m) {
       .def_readwrite("dynamic_dims", &kiln::CompileOptions::dynamicDims)
       .def_readwrite("optimize_graph", &kiln::CompileOptions::optimizeGraph)
       .def_readwrite("layout_block", &kiln::CompileOptions::layoutBlock)
+      .def_readwrite("precision", &kiln::CompileOptions::precision)
       .def_readwrite("report", &kiln::CompileOptions::report)
       .def_readwrite("print_pipeline", &kiln::CompileOptions::printPipeline)
       .def_readwrite("tuning_db", &kiln::CompileOptions::tuningDB);

@@ -446,3 +446,25 @@ def test_int8_dot_products_match_onnxruntime(tmp_path, name, cpu, instruction):
         assert np.abs(got.astype(np.float64) - want).max() <= 1.001 * output_step(model)
     else:
         np.testing.assert_allclose(got, want, rtol=0, atol=0.02 * np.abs(want).max())
+
+
+def test_bf16_precision_on_bfdot(tmp_path):
+    """--precision=bf16 on a CPU with BF16 (Neoverse V1): the matmuls run on
+    bfdot, within bf16's rounding of fp32 onnxruntime; a CPU without BF16
+    (Neoverse N1) is refused at compile time."""
+    sys.path.insert(0, str(ROOT / "test" / "python"))
+    from test_qlinear import mlp
+    model = mlp()
+    rng = np.random.default_rng(9)
+    feeds = {"x": rng.standard_normal((3, 10, 40)).astype(np.float32)}
+    so = compile_for_aarch64(model, tmp_path / "v1", "--cpu=neoverse-v1",
+                             "--precision=bf16")
+    assert re.search(r"\bbfdot\s+v\d+\.4s", disassemble(so))
+    got = run_under_qemu(so, feeds, tmp_path / "run", cpu="max")["y"]
+    want = onnxruntime_outputs(model, feeds)["y"]
+    np.testing.assert_allclose(got, want, rtol=0, atol=0.02 * np.abs(want).max())
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    with pytest.raises(ToolError, match="needs a CPU with bf16 dot products"):
+        _call([KILN_COMPILE, path, "-o", tmp_path / "n1.so", "--target=aarch64",
+               "--cpu=neoverse-n1", "--precision=bf16"])

@@ -107,6 +107,13 @@ cl::opt<int64_t> layoutBlock(
              "C0 of NC1HWC0); "
              "0 (default) takes the target's fp32 vector width"),
     cl::init(0), cl::cat(category));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Operands of float convolutions and matrix products: fp32 "
+             "(default) or bf16 (bf16 operands and f32 accumulation on the "
+             "CPU's bf16 dot products: x86 AVX512-BF16, AArch64 BF16; "
+             "quantised layers stay int8)"),
+    cl::init("fp32"), cl::cat(category));
 cl::opt<std::string> batchSplitName(
     "batch-split",
     cl::desc("A batch above 1 as one sample at a time, the model's entry "
@@ -347,6 +354,7 @@ int main(int argc, char **argv) {
   options.openMP = !noOpenMP;
   options.optimizeGraph = !noGraphOpt;
   options.layoutBlock = layoutBlock;
+  options.precision = precision;
   options.report = report;
   options.printPipeline = printPipeline;
   options.tuningDB = tuningDB;

@@ -202,8 +202,11 @@ template <typename MatMulLike> void markMatMul(MatMulLike op) {
       !lhsType.hasStaticShape() || lhsType.getRank() < 2 ||
       !lhsType.getElementType().isF32())
     return;
-  std::optional<Value> rhs = int8Matrix(op.getRhs(), op);
-  if (!rhs)
+  // The matrix (a transpose folded) is made only for a product marked.
+  auto transpose = op.getRhs().template getDefiningOp<TransposeOp>();
+  if (!isInt8Matrix(op.getRhs()) &&
+      !(transpose && transpose.getPerm() == ArrayRef<int64_t>{1, 0} &&
+        isInt8Matrix(transpose.getInput())))
     return;
   MLIRContext *ctx = op.getContext();
   auto mark = [&](Operation *product, IntegerRange range) {
@@ -212,7 +215,7 @@ template <typename MatMulLike> void markMatMul(MatMulLike op) {
   };
   std::optional<IntegerRange> lhs = integerRange(op.getLhs());
   if (isByteRange(lhs)) {
-    op.getRhsMutable().assign(*rhs);
+    op.getRhsMutable().assign(*int8Matrix(op.getRhs(), op));
     mark(op, *lhs);
     return;
   }
@@ -225,6 +228,7 @@ template <typename MatMulLike> void markMatMul(MatMulLike op) {
       !integerRange(sub.getRhs()))
     return;
   // colsum(W), one per column.
+  std::optional<Value> rhs = int8Matrix(op.getRhs(), op);
   auto rhsType = cast<RankedTensorType>(rhs->getType());
   int64_t k = rhsType.getDimSize(0), n = rhsType.getDimSize(1);
   SmallVector<double> weights = *getFloatElements(*rhs);
@@ -276,30 +280,88 @@ template <typename MatMulLike> void markMatMul(MatMulLike op) {
   }
 }
 
+/// The constant matrix `value` is (of any float values), folding a
+/// transpose of a constant like int8Matrix; nothing otherwise.
+std::optional<Value> constantMatrix(Value value, Operation *user) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+    return std::nullopt;
+  if (getFloatElements(value))
+    return value;
+  auto transpose = value.getDefiningOp<TransposeOp>();
+  std::optional<SmallVector<double>> input =
+      transpose ? getFloatElements(transpose.getInput()) : std::nullopt;
+  if (!input || transpose.getPerm() != ArrayRef<int64_t>{1, 0})
+    return std::nullopt;
+  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
+  SmallVector<double> values(input->size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < columns; ++c)
+      values[r * columns + c] = (*input)[c * rows + r];
+  OpBuilder builder(user);
+  return createFloatConstant(builder, transpose.getLoc(), type, values);
+}
+
+/// Marks `op` (a blocked convolution, matmul or fused matmul of f32 not
+/// marked integer) for bf16 operands when its weight is a constant.
+void markBF16(Operation *op) {
+  if (op->hasAttr(attr::kIntegerInput) ||
+      !getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+    return;
+  if (auto conv = dyn_cast<BlockedConvOp>(op)) {
+    if (!getFloatElements(conv.getWeight()) ||
+        !conv.getInput().getType().hasStaticShape())
+      return;
+  } else {
+    auto lhsType = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    if (!lhsType || !lhsType.hasStaticShape() || lhsType.getRank() < 2)
+      return;
+    std::optional<Value> rhs = constantMatrix(op->getOperand(1), op);
+    if (!rhs)
+      return;
+    op->setOperand(1, *rhs);
+  }
+  op->setAttr(attr::kBF16, UnitAttr::get(op->getContext()));
+}
+
 struct GraphMarkIntegerContractionsPass
     : impl::GraphMarkIntegerContractionsBase<GraphMarkIntegerContractionsPass> {
+  using GraphMarkIntegerContractionsBase::GraphMarkIntegerContractionsBase;
+
   void runOnOperation() override {
-    SmallVector<Operation *> products;
-    getOperation().walk([&](Operation *op) {
-      if (isa<MatMulOp, FusedMatMulOp>(op) && !op->hasAttr(attr::kIntegerInput))
-        products.push_back(op);
-    });
-    for (Operation *op : products) {
-      if (auto matmul = dyn_cast<MatMulOp>(op))
-        markMatMul(matmul);
-      else
-        markMatMul(cast<FusedMatMulOp>(op));
-    }
-    getOperation().walk([](BlockedConvOp conv) {
-      std::optional<IntegerRange> input = integerConvInput(conv);
-      if (!input) {
-        conv->removeAttr(attr::kIntegerInput);
-        return;
+    if (integers) {
+      SmallVector<Operation *> products;
+      getOperation().walk([&](Operation *op) {
+        if (isa<MatMulOp, FusedMatMulOp>(op) &&
+            !op->hasAttr(attr::kIntegerInput))
+          products.push_back(op);
+      });
+      for (Operation *op : products) {
+        if (auto matmul = dyn_cast<MatMulOp>(op))
+          markMatMul(matmul);
+        else
+          markMatMul(cast<FusedMatMulOp>(op));
       }
-      conv->setAttr(
-          attr::kIntegerInput,
-          DenseI64ArrayAttr::get(conv.getContext(), {input->low, input->high}));
-    });
+      getOperation().walk([](BlockedConvOp conv) {
+        std::optional<IntegerRange> input = integerConvInput(conv);
+        if (!input) {
+          conv->removeAttr(attr::kIntegerInput);
+          return;
+        }
+        conv->setAttr(attr::kIntegerInput,
+                      DenseI64ArrayAttr::get(conv.getContext(),
+                                             {input->low, input->high}));
+      });
+    }
+    if (bf16) {
+      SmallVector<Operation *> products;
+      getOperation().walk([&](Operation *op) {
+        if (isa<BlockedConvOp, MatMulOp, FusedMatMulOp>(op))
+          products.push_back(op);
+      });
+      for (Operation *op : products)
+        markBF16(op);
+    }
   }
 };
 

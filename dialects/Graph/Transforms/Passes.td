@@ -110,7 +110,16 @@ def GraphMarkIntegerContractions : Pass<"kiln-graph-mark-integer-contractions", 
     where f32 is exact only below 2^24.
 
     The pipeline runs it for targets with 8-bit dot-product instructions
-    (x86 AVX-512 VNNI and AVX-VNNI); elsewhere the convolution stays f32.
+    (x86 AVX-512 VNNI and AVX-VNNI, AArch64 dotprod and i8mm); elsewhere the
+    convolution stays f32. Blocked convolutions, matmuls and fused matmuls
+    (a Gemm's transposed constant folded) are marked alike; an activation
+    less a zero point known only at run time (DynamicQuantizeLinear's) is
+    taken out of the product: `(a - z) W = a W - z colsum(W)`.
+
+    With `bf16` (`kiln-compile --precision=bf16`), every other f32 blocked
+    convolution, matmul and fused matmul with a constant weight gets
+    `kiln.bf16`: the lowering computes it with bf16 operands and f32
+    accumulators.
 
     Before:
     ```mlir
@@ -124,6 +133,13 @@ def GraphMarkIntegerContractions : Pass<"kiln-graph-mark-integer-contractions", 
     %y = graph.blocked_conv %q, %w activation none {..., kiln.integer_input = array<i64: 0, 255>} : (...) -> ...
     ```
   }];
+  let options = [
+    Option<"integers", "integers", "bool", /*default=*/"true",
+           "mark the products of 8-bit integer operands (kiln.integer_input)">,
+    Option<"bf16", "bf16", "bool", /*default=*/"false",
+           "mark the other float products with constant weights for bf16 "
+           "operands (kiln.bf16)">,
+  ];
   let dependentDialects = ["kiln::graph::GraphDialect"];
 }
 
