@@ -548,7 +548,7 @@ class Kiln(Engine):
         return f"{', '.join(missing)} not built in {build}" if missing else None
 
     def compile(self, model, tag):
-        so = self.work / f"{tag}.kiln.so"
+        so = self.work / f"{tag}.{self.name}.so"
         code, wall, rss, text = self.measured(
             [str(self.options.build / "bin" / "kiln-compile"), str(model), "-o", str(so),
              *self.flags],

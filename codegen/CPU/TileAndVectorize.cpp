@@ -289,28 +289,52 @@ struct DotProductStep {
   }
 };
 
+/// The ranked tensor type of `value`, which must have one.
+RankedTensorType tensorTypeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// A tile of a blocked convolution (a `kiln.blocked_conv` generic) on static
+/// tensors: its tag, input, weight and output.
+struct ConvTile {
+  BlockedConvAttr tag;
+  Value input, weight, output;
+};
+
+/// `generic` as a ConvTile whose input and weight have the given ranks (5
+/// and 6 for the f32 form, 6 and 7 for a packed one) and output rank 5.
+std::optional<ConvTile> matchConvTile(linalg::GenericOp generic,
+                                      int64_t inputRank, int64_t weightRank) {
+  auto tag = generic->getAttrOfType<BlockedConvAttr>(kBlockedConvAttr);
+  if (!tag || generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
+      !generic.hasPureTensorSemantics())
+    return std::nullopt;
+  ConvTile tile{tag, generic.getDpsInputs()[0], generic.getDpsInputs()[1],
+                generic.getDpsInits()[0]};
+  for (auto [value, rank] : {std::pair{tile.input, inputRank},
+                             {tile.weight, weightRank},
+                             {tile.output, 5}}) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !type.hasStaticShape() || type.getRank() != rank)
+      return std::nullopt;
+  }
+  return tile;
+}
+
 /// Rewrites one reduction step of a packed blocked convolution's output
 /// tile (see chooseBlockedConvTileSizes: one input channel block, one
 /// window position and one group of input channels) as dot products
 /// (DotProductStep), the input rows read at the stride.
 LogicalResult convTileAsDotProducts(RewriterBase &rewriter,
-                                    linalg::GenericOp tile) {
-  auto tag = tile->getAttrOfType<BlockedConvAttr>(kBlockedConvAttr);
-  if (!tag || tile.getNumDpsInputs() != 2 || tile.getNumDpsInits() != 1 ||
-      !tile.hasPureTensorSemantics())
+                                    linalg::GenericOp generic) {
+  std::optional<ConvTile> tile = matchConvTile(generic, 6, 7);
+  if (!tile)
     return failure();
-  Value input = tile.getDpsInputs()[0], weight = tile.getDpsInputs()[1];
-  Value output = tile.getDpsInits()[0];
-  auto inputType = dyn_cast<RankedTensorType>(input.getType());
-  auto weightType = dyn_cast<RankedTensorType>(weight.getType());
-  auto outputType = dyn_cast<RankedTensorType>(output.getType());
-  if (!inputType || !weightType || !outputType || !inputType.hasStaticShape() ||
-      !weightType.hasStaticShape() || !outputType.hasStaticShape() ||
-      inputType.getRank() != 6 || weightType.getRank() != 7 ||
-      outputType.getRank() != 5)
-    return failure();
-  ArrayRef<int64_t> in = inputType.getShape(), w = weightType.getShape(),
-                    out = outputType.getShape();
+  auto [tag, input, weight, output] = *tile;
+  RankedTensorType inputType = tensorTypeOf(input);
+  ArrayRef<int64_t> in = inputType.getShape(),
+                    w = tensorTypeOf(weight).getShape(),
+                    out = tensorTypeOf(output).getShape();
   int64_t blocks = out[1], rowCount = out[3], block = out[4];
   int64_t stride = tag.getStrides()[1];
   int64_t group = in[5];
@@ -321,8 +345,8 @@ LogicalResult convTileAsDotProducts(RewriterBase &rewriter,
       in[3] != (rowCount - 1) * stride + 1)
     return failure();
 
-  rewriter.setInsertionPoint(tile);
-  DotProductStep step(rewriter, tile.getLoc(), inputType.getElementType());
+  rewriter.setInsertionPoint(generic);
+  DotProductStep step(rewriter, generic.getLoc(), inputType.getElementType());
   SmallVector<Value> rows;
   for (int64_t r = 0; r < rowCount; ++r)
     rows.push_back(step.rowWord(input, {0, 0, 0, r * stride, 0, 0}, block));
@@ -331,7 +355,7 @@ LogicalResult convTileAsDotProducts(RewriterBase &rewriter,
     result = step.accumulate(
         result, {0, k, 0, 0, 0}, {1, 1, 1, rowCount, block}, rows,
         step.weightLanes(weight, {k, 0, 0, 0, 0, 0, 0}, block));
-  rewriter.replaceOp(tile, result);
+  rewriter.replaceOp(generic, result);
   return success();
 }
 
@@ -426,22 +450,15 @@ LogicalResult matmulTileAsDotProducts(RewriterBase &rewriter,
 /// input read through a strided slice that all of them share. Returns the
 /// matmuls, or failure when `tile` does not have that shape.
 FailureOr<SmallVector<linalg::MatmulOp>>
-convTileAsMatmuls(RewriterBase &rewriter, linalg::GenericOp tile) {
-  auto tag = tile->getAttrOfType<BlockedConvAttr>(kBlockedConvAttr);
-  if (!tag || tile.getNumDpsInputs() != 2 || tile.getNumDpsInits() != 1 ||
-      !tile.hasPureTensorSemantics())
+convTileAsMatmuls(RewriterBase &rewriter, linalg::GenericOp generic) {
+  std::optional<ConvTile> convTile = matchConvTile(generic, 5, 6);
+  if (!convTile)
     return failure();
-  Value input = tile.getDpsInputs()[0], weight = tile.getDpsInputs()[1];
-  Value output = tile.getDpsInits()[0];
-  auto inputType = dyn_cast<RankedTensorType>(input.getType());
-  auto weightType = dyn_cast<RankedTensorType>(weight.getType());
-  auto outputType = dyn_cast<RankedTensorType>(output.getType());
-  if (!inputType || !weightType || !outputType || !inputType.hasStaticShape() ||
-      !weightType.hasStaticShape() || !outputType.hasStaticShape() ||
-      inputType.getRank() != 5 || weightType.getRank() != 6 ||
-      outputType.getRank() != 5)
-    return failure();
-  ArrayRef<int64_t> in = inputType.getShape(), w = weightType.getShape(),
+  auto [tag, input, weight, output] = *convTile;
+  linalg::GenericOp tile = generic;
+  RankedTensorType outputType = tensorTypeOf(output);
+  ArrayRef<int64_t> in = tensorTypeOf(input).getShape(),
+                    w = tensorTypeOf(weight).getShape(),
                     out = outputType.getShape();
   int64_t blocks = out[1], rowCount = out[3], depth = in[4], block = out[4];
   int64_t stride = tag.getStrides()[1];

@@ -1245,12 +1245,15 @@ static LogicalResult importQGemm(NodeImporter &node) {
                             << " and " << b.getType();
   if (transA)
     a = node.create<graph::TransposeOp>(a, ArrayRef<int64_t>{1, 0});
-  if (transB)
-    b = node.create<graph::TransposeOp>(b, ArrayRef<int64_t>{1, 0});
-  if (!a || !b)
+  if (!a)
     return failure();
   Value lhs = shiftedOperand(node, a, aZero, -1, "A");
-  Value rhs = shiftedOperand(node, b, bZero, 1, "B");
+  // B shifted before its transpose, so that a constant B folds into a
+  // float constant (its zero points are per output column: B's axis 0 when
+  // transposed).
+  Value rhs = shiftedOperand(node, b, bZero, transB ? 0 : 1, "B");
+  if (rhs && transB)
+    rhs = node.create<graph::TransposeOp>(rhs, ArrayRef<int64_t>{1, 0});
   Value acc = lhs && rhs ? node.create<graph::MatMulOp>(lhs, rhs) : Value();
   if (acc && bias) {
     if (!elementType(bias).isInteger(32))
