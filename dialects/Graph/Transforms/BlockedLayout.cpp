@@ -74,10 +74,18 @@ bool isBlockableUnary(Operation *op) {
              HardSwishOp, NegOp, AbsOp, RoundOp, FloorOp, CeilOp>(op);
 }
 
-/// The binary ops that take the layout (Div is not one: 0 / 0 in the
-/// padding channels).
+/// The binary ops that take the layout. Div only by one nonzero finite
+/// constant (a QuantizeLinear's scale): by a tensor, or per channel, the
+/// padding channels would make 0 / 0.
 bool isBlockableBinary(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, MaxOp, MinOp>(op);
+  if (isa<AddOp, SubOp, MulOp, MaxOp, MinOp>(op))
+    return true;
+  auto div = dyn_cast<DivOp>(op);
+  if (!div)
+    return false;
+  std::optional<SmallVector<double>> divisor = getFloatElements(div.getRhs());
+  return divisor && divisor->size() == 1 && divisor->front() != 0.0 &&
+         std::isfinite(divisor->front());
 }
 
 /// Whether `value` is the result of an op that this pass puts (or has put)

@@ -30,7 +30,8 @@ def GraphBlockedLayout : Pass<"kiln-graph-blocked-layout", "mlir::func::FuncOp">
     parameters (as a Mul and an Add), unary ops that keep finite values
     finite (Relu, LeakyRelu, Elu, Sigmoid, Tanh, HardSigmoid, HardSwish, Neg,
     Abs), Add/Sub/Mul/Max/Min of blocked tensors and per-channel or scalar
-    constants, and channel concats of whole blocks take the layout too.
+    constants, Div by one nonzero constant (a QuantizeLinear's scale), and
+    channel concats of whole blocks take the layout too.
     Other grouped convolutions, weights or biases that are not constants and
     dynamic shapes are left alone.
 

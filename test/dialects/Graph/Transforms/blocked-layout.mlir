@@ -343,3 +343,26 @@ func.func @round_between_convolutions(%x: tensor<1x6x4x4xf32>) -> tensor<1x6x4x4
   %2 = graph.conv %1, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x4x4xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x4x4xf32>
   return %2 : tensor<1x6x4x4xf32>
 }
+
+// -----
+
+// A QuantizeLinear's division by its scale (one nonzero constant) takes the
+// layout: the padding channels stay 0 / s = 0. By a per-channel constant or
+// by zero it keeps NCHW (the padding would make 0 / 0).
+// CHECK-LABEL: func.func @quantize_division
+// CHECK: %[[A:.+]] = graph.blocked_conv
+// CHECK: %[[Y:.+]] = graph.from_blocked %[[A]]
+// CHECK: graph.div %[[A]], %{{.+}} : (tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>, tensor<f32>)
+// CHECK: graph.div %[[Y]], %{{.+}} : (tensor<1x6x4x4xf32>, tensor<6x1x1xf32>)
+// CHECK: graph.div %[[Y]], %{{.+}} : (tensor<1x6x4x4xf32>, tensor<f32>)
+func.func @quantize_division(%x: tensor<1x6x4x4xf32>) -> (tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>) {
+  %w = graph.constant dense<0.5> : tensor<6x6x1x1xf32>
+  %s = graph.constant dense<0.02> : tensor<f32>
+  %c = graph.constant dense<0.5> : tensor<6x1x1xf32>
+  %z = graph.constant dense<0.0> : tensor<f32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x6x4x4xf32>, tensor<6x6x1x1xf32>) -> tensor<1x6x4x4xf32>
+  %1 = graph.div %0, %s : (tensor<1x6x4x4xf32>, tensor<f32>) -> tensor<1x6x4x4xf32>
+  %2 = graph.div %0, %c : (tensor<1x6x4x4xf32>, tensor<6x1x1xf32>) -> tensor<1x6x4x4xf32>
+  %3 = graph.div %0, %z : (tensor<1x6x4x4xf32>, tensor<f32>) -> tensor<1x6x4x4xf32>
+  return %1, %2, %3 : tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>
+}
