@@ -183,7 +183,10 @@ Candidate estimate(const BlockedConv &conv, int64_t vectorWidth,
       {},
       describeShape(static_cast<int64_t>(c), static_cast<int64_t>(k),
                     conv.kernelHeight(), conv.kernelWidth(), h, w) +
-          ", blocked c=" + std::to_string(block)};
+          ", blocked c=" + std::to_string(block) +
+          (conv.group == 4   ? ", int8 dot products"
+           : conv.group == 2 ? ", bf16 dot products"
+                             : "")};
   SmallVector<Estimate> &estimates = candidate.estimates;
   estimates.push_back(
       {"direct", contractionCost(k * c * taps * pixels, block, vectorWidth) +

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -kiln-convert-graph-to-linalg | FileCheck %s
 // RUN: kiln-opt %s -kiln-convert-graph-to-linalg -canonicalize -kiln-cpu-tile-and-vectorize=vector-width=4 | FileCheck %s --check-prefix=TILES
+// RUN: kiln-opt %s -kiln-convert-graph-to-linalg -kiln-cpu-select-conv-algorithm | FileCheck %s --check-prefix=REPORT
 
 // A blocked convolution marked kiln.integer_input = [-2, 253] (a uint8
 // activation less a zero point of 2) computes in 8-bit integers: the input
@@ -27,6 +28,10 @@
 // CHECK: arith.sitofp %{{.+}} : i32 to f32
 // CHECK: arith.addf
 // CHECK: arith.maximumf
+
+// The integer form is direct (no Winograd), and the report says how it
+// computes.
+// REPORT: kiln.conv_algorithms = ["conv#0: direct (cost model; 4->8 channels, 1x1, 3x3 output, blocked c=4, int8 dot products; estimates direct={{[0-9.]+}})"]
 
 // Each output tile (3 rows of one block) keeps its i32 accumulators in
 // registers across the reduction, whose steps are one group of four input
