@@ -634,21 +634,28 @@ struct BlockedAveragePoolLowering
             return arith::AddFOp::create(nb, nloc, a, b).getResult();
           });
     } else {
-      // A large window (a global pool): the window as reduction loops.
+      // A large window (a global pool): the window as reduction loops
+      // outside the block's channels, so that the innermost loop reads
+      // the block's c contiguous floats and adds them to c accumulators (a
+      // vector). With the window innermost it summed each channel alone at
+      // a stride of c: EfficientNet-B0's 112x112 squeeze-and-excitation
+      // pool ran at 2 GFLOP/s.
       Value init = createFilled(rewriter, loc, resultType, 0.0);
       Value window = tensor::EmptyOp::create(rewriter, loc, kernel, element);
       auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-      // d0 n, d1 cb, d2 oh, d3 ow, d4 i | d5 y, d6 x.
+      // d0 n, d1 cb, d2 oh, d3 ow, d4 y (reduction), d5 x (reduction), d6 i.
       SmallVector<AffineMap> maps = {
           AffineMap::get(7, 0,
-                         {d(0), d(1), d(2) * strides[0] + d(5) * dilations[0],
-                          d(3) * strides[1] + d(6) * dilations[1], d(4)},
+                         {d(0), d(1), d(2) * strides[0] + d(4) * dilations[0],
+                          d(3) * strides[1] + d(5) * dilations[1], d(6)},
                          ctx),
-          AffineMap::get(7, 0, {d(5), d(6)}, ctx),
-          AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
+          AffineMap::get(7, 0, {d(4), d(5)}, ctx),
+          AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(6)}, ctx)};
+      SmallVector<utils::IteratorType> iterators = getIterators(7, 0);
+      iterators[4] = iterators[5] = utils::IteratorType::reduction;
       sum = linalg::GenericOp::create(
                 rewriter, loc, TypeRange{resultType}, ValueRange{input, window},
-                init, maps, getIterators(5, 2),
+                init, maps, iterators,
                 [](OpBuilder &nb, Location nloc, ValueRange args) {
                   linalg::YieldOp::create(nb, nloc,
                                           ValueRange{arith::AddFOp::create(

@@ -132,6 +132,23 @@ func.func @average_pool(%x: tensor<1x2x5x5x4xf32, #graph.blocked<c = 4>>) -> ten
 
 // -----
 
+// A global average pool (a 7x7 window, more than poolBySlices takes): the
+// window as reduction loops outside the block's channels, which are the
+// innermost loop (contiguous, a vector of accumulators), then the division.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 + d4, d3 + d5, d6)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d6)>
+// CHECK-LABEL: func.func @global_average_pool
+// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[IN]], #{{.+}}, #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} ins(%[[SUM]]
+// CHECK: arith.divf %{{.+}}, %{{.+}} : f32
+func.func @global_average_pool(%x: tensor<1x2x7x7x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x1x1x4xf32, #graph.blocked<c = 4>> {
+  %0 = graph.blocked_average_pool %x {kernel_shape = array<i64: 7, 7>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<1x2x7x7x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x1x1x4xf32, #graph.blocked<c = 4>>
+  return %0 : tensor<1x2x1x1x4xf32, #graph.blocked<c = 4>>
+}
+
+// -----
+
 // Elementwise ops and concat of blocked tensors lower as they do on any
 // tensor, with the encoding dropped.
 // CHECK-LABEL: func.func @elementwise_and_concat
