@@ -440,8 +440,26 @@ Value createPerChannelConstant(OpBuilder &builder, Location loc,
       padded);
 }
 
+/// Whether an NCHW operand of `type` broadcasts against `result` keeping
+/// its channels: the same channels, every other dimension the result's or
+/// 1 (a squeeze-and-excitation scale, [N, C, 1, 1], against [N, C, H, W]).
+/// Its blocked form then broadcasts the same way against the blocked
+/// result.
+bool broadcastsAlongChannels(Type type, RankedTensorType result) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !isStaticNCHW(tensor) ||
+      tensor.getDimSize(1) != result.getDimSize(1))
+    return false;
+  for (int64_t i : {0, 2, 3})
+    if (tensor.getDimSize(i) != result.getDimSize(i) &&
+        tensor.getDimSize(i) != 1)
+      return false;
+  return true;
+}
+
 /// An elementwise op (isBlockableUnary, isBlockableBinary) whose tensor
-/// operands are all blocked, of the result's NCHW shape, computes on the
+/// operands are all blocked, of the result's NCHW shape or broadcasting
+/// along its channels (broadcastsAlongChannels), computes on the
 /// blocked tensors: the same op on N x C1 x H x W x c. Constant operands
 /// that broadcast per channel ([C, 1, 1] or [1, C, 1, 1]) are re-laid out
 /// to [C1, 1, 1, c] (zero padded), which broadcasts the same way against the
@@ -470,7 +488,7 @@ struct BlockElementwise : RewritePattern {
     bool removesConversion = false;
     for (Value operand : op->getOperands()) {
       perChannel.emplace_back();
-      if (operand.getType() == resultType) {
+      if (broadcastsAlongChannels(operand.getType(), resultType)) {
         if (Value blocked = getBlockedSource(operand, block)) {
           operands.push_back(blocked);
           removesConversion = true;

@@ -29,8 +29,9 @@ def GraphBlockedLayout : Pass<"kiln-graph-blocked-layout", "mlir::func::FuncOp">
     removes a conversion), average and global pools, BatchNorm with constant
     parameters (as a Mul and an Add), unary ops that keep finite values
     finite (Relu, LeakyRelu, Elu, Sigmoid, Tanh, HardSigmoid, HardSwish, Neg,
-    Abs), Add/Sub/Mul/Max/Min of blocked tensors and per-channel or scalar
-    constants, Div by one nonzero constant (a QuantizeLinear's scale), and
+    Abs), Add/Sub/Mul/Max/Min of blocked tensors (of the same shape, or one
+    broadcast along the channels such as a squeeze-and-excitation scale
+    [N, C, 1, 1]) and per-channel or scalar constants, Div by one nonzero constant (a QuantizeLinear's scale), and
     channel concats of whole blocks take the layout too.
     Other grouped convolutions, weights or biases that are not constants and
     dynamic shapes are left alone.

@@ -366,3 +366,25 @@ func.func @quantize_division(%x: tensor<1x6x4x4xf32>) -> (tensor<1x6x4x4xf32>, t
   %3 = graph.div %0, %z : (tensor<1x6x4x4xf32>, tensor<f32>) -> tensor<1x6x4x4xf32>
   return %1, %2, %3 : tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>
 }
+
+// -----
+
+// A squeeze-and-excitation scale: the pooled and gated channels [1, C, 1, 1]
+// times the feature map [1, C, H, W], both from blocked ops, broadcast the
+// same way in the blocked layout: no conversion of the feature map.
+// CHECK-LABEL: func.func @squeeze_excitation
+// CHECK: %[[X:.+]] = graph.blocked_conv
+// CHECK: %[[S:.+]] = graph.blocked_average_pool %[[X]]
+// CHECK: %[[G:.+]] = graph.sigmoid %[[S]] : tensor<1x2x1x1x4xf32, #graph.blocked<c = 4>>
+// CHECK: %[[M:.+]] = graph.mul %[[G]], %[[X]] : (tensor<1x2x1x1x4xf32, #graph.blocked<c = 4>>, tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>) -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: graph.blocked_conv %[[M]]
+// CHECK-NOT: graph.to_blocked
+func.func @squeeze_excitation(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %w = graph.constant dense<0.5> : tensor<8x8x1x1xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %1 = graph.global_average_pool %0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x1x1xf32>
+  %2 = graph.sigmoid %1 : tensor<1x8x1x1xf32>
+  %3 = graph.mul %2, %0 : (tensor<1x8x1x1xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %4 = graph.conv %3, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
+  return %4 : tensor<1x8x4x4xf32>
+}
