@@ -126,6 +126,13 @@ std::optional<IntegerRange> integerRange(Value value, int depth = 12) {
   return clampRange(a->low - b->high, a->high - b->low);
 }
 
+/// Whether `range` is what the integer lowering takes: 256 consecutive
+/// integers at most, holding 0.
+bool isByteRange(std::optional<IntegerRange> range) {
+  return range && range->low <= 0 && range->high >= 0 &&
+         range->high - range->low <= 255;
+}
+
 /// The input range to record on `conv`, when its operands are 8-bit
 /// integers: the input within 256 consecutive integers that hold 0 (an
 /// 8-bit value less its zero point; padding is 0), the weight in
@@ -144,17 +151,9 @@ std::optional<IntegerRange> integerConvInput(BlockedConvOp conv) {
       return std::nullopt;
   }
   std::optional<IntegerRange> input = integerRange(conv.getInput());
-  if (!input || input->low > 0 || input->high < 0 ||
-      input->high - input->low > 255)
+  if (!isByteRange(input))
     return std::nullopt;
   return input;
-}
-
-/// Whether `range` is what the integer lowering takes: 256 consecutive
-/// integers at most, holding 0.
-bool isByteRange(std::optional<IntegerRange> range) {
-  return range && range->low <= 0 && range->high >= 0 &&
-         range->high - range->low <= 255;
 }
 
 /// Whether `value` is a constant matrix of int8 values.
@@ -165,25 +164,35 @@ bool isInt8Matrix(Value value) {
          range->high <= 127;
 }
 
-/// The constant int8 matrix `value` is, folding a transpose of a constant
-/// (a Gemm's transB) into a new constant before `user`; nothing when it is
-/// not one.
-std::optional<Value> int8Matrix(Value value, Operation *user) {
-  if (isInt8Matrix(value))
+/// The constant matrix `value` is, folding a transpose of a constant (a
+/// Gemm's transB) into a new constant before `user`; nothing when it is not
+/// one.
+std::optional<Value> constantMatrix(Value value, Operation *user) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+    return std::nullopt;
+  if (getFloatElements(value))
     return value;
   auto transpose = value.getDefiningOp<TransposeOp>();
-  if (!transpose || transpose.getPerm() != ArrayRef<int64_t>{1, 0} ||
-      !isInt8Matrix(transpose.getInput()))
+  std::optional<SmallVector<double>> input =
+      transpose ? getFloatElements(transpose.getInput()) : std::nullopt;
+  if (!input || transpose.getPerm() != ArrayRef<int64_t>{1, 0})
     return std::nullopt;
-  auto type = cast<RankedTensorType>(value.getType());
   int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
-  SmallVector<double> input = *getFloatElements(transpose.getInput());
-  SmallVector<double> values(input.size());
+  SmallVector<double> values(input->size());
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < columns; ++c)
-      values[r * columns + c] = input[c * rows + r];
+      values[r * columns + c] = (*input)[c * rows + r];
   OpBuilder builder(user);
   return createFloatConstant(builder, transpose.getLoc(), type, values);
+}
+
+/// The matrix whose values `value` takes: itself, or a transpose's input.
+Value matrixSource(Value value) {
+  auto transpose = value.getDefiningOp<TransposeOp>();
+  return transpose && transpose.getPerm() == ArrayRef<int64_t>{1, 0}
+             ? transpose.getInput()
+             : value;
 }
 
 /// Marks a matrix product `op` (graph.matmul or graph.fused_matmul: an
@@ -203,10 +212,7 @@ template <typename MatMulLike> void markMatMul(MatMulLike op) {
       !lhsType.getElementType().isF32())
     return;
   // The matrix (a transpose folded) is made only for a product marked.
-  auto transpose = op.getRhs().template getDefiningOp<TransposeOp>();
-  if (!isInt8Matrix(op.getRhs()) &&
-      !(transpose && transpose.getPerm() == ArrayRef<int64_t>{1, 0} &&
-        isInt8Matrix(transpose.getInput())))
+  if (!isInt8Matrix(matrixSource(op.getRhs())))
     return;
   MLIRContext *ctx = op.getContext();
   auto mark = [&](Operation *product, IntegerRange range) {
@@ -215,7 +221,7 @@ template <typename MatMulLike> void markMatMul(MatMulLike op) {
   };
   std::optional<IntegerRange> lhs = integerRange(op.getLhs());
   if (isByteRange(lhs)) {
-    op.getRhsMutable().assign(*int8Matrix(op.getRhs(), op));
+    op.getRhsMutable().assign(*constantMatrix(op.getRhs(), op));
     mark(op, *lhs);
     return;
   }
@@ -228,7 +234,7 @@ template <typename MatMulLike> void markMatMul(MatMulLike op) {
       !integerRange(sub.getRhs()))
     return;
   // colsum(W), one per column.
-  std::optional<Value> rhs = int8Matrix(op.getRhs(), op);
+  std::optional<Value> rhs = constantMatrix(op.getRhs(), op);
   auto rhsType = cast<RankedTensorType>(rhs->getType());
   int64_t k = rhsType.getDimSize(0), n = rhsType.getDimSize(1);
   SmallVector<double> weights = *getFloatElements(*rhs);
@@ -278,28 +284,6 @@ template <typename MatMulLike> void markMatMul(MatMulLike op) {
     op.replaceAllUsesWith(result);
     op.erase();
   }
-}
-
-/// The constant matrix `value` is (of any float values), folding a
-/// transpose of a constant like int8Matrix; nothing otherwise.
-std::optional<Value> constantMatrix(Value value, Operation *user) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || type.getRank() != 2 || !type.hasStaticShape())
-    return std::nullopt;
-  if (getFloatElements(value))
-    return value;
-  auto transpose = value.getDefiningOp<TransposeOp>();
-  std::optional<SmallVector<double>> input =
-      transpose ? getFloatElements(transpose.getInput()) : std::nullopt;
-  if (!input || transpose.getPerm() != ArrayRef<int64_t>{1, 0})
-    return std::nullopt;
-  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
-  SmallVector<double> values(input->size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < columns; ++c)
-      values[r * columns + c] = (*input)[c * rows + r];
-  OpBuilder builder(user);
-  return createFloatConstant(builder, transpose.getLoc(), type, values);
 }
 
 /// Marks `op` (a blocked convolution, matmul or fused matmul of f32 not
