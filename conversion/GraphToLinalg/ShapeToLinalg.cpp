@@ -782,6 +782,79 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
     return arith::SubFOp::create(b, loc, scaled, constant(0.5));
   }
 
+  /// originalCoordinate at compile time, in the same f32 operations (each
+  /// constant rounded to f32 as createScalarConstant rounds it), or nothing
+  /// for tf_crop_and_resize.
+  static std::optional<float> originalCoordinateOf(int64_t index,
+                                                   StringRef transform,
+                                                   double scale, int64_t inSize,
+                                                   int64_t outSize) {
+    auto f = [](double v) { return static_cast<float>(v); };
+    float x = static_cast<float>(static_cast<uint64_t>(index));
+    if (transform == "align_corners") {
+      double outLength = scale * static_cast<double>(inSize);
+      if (outLength == 1.0)
+        return 0.0f;
+      return x * f(static_cast<double>(inSize - 1) / (outLength - 1));
+    }
+    if (transform == "asymmetric")
+      return x / f(scale);
+    if (transform == "tf_crop_and_resize")
+      return std::nullopt;
+    if (transform == "pytorch_half_pixel" && outSize == 1)
+      return 0.0f;
+    if (transform == "half_pixel_symmetric") {
+      double offset = static_cast<double>(inSize) / 2 *
+                      (1 - static_cast<double>(outSize) /
+                               (scale * static_cast<double>(inSize)));
+      return (x + f(0.5)) / f(scale) + f(offset - 0.5);
+    }
+    return (x + f(0.5)) / f(scale) - f(0.5);
+  }
+
+  /// Per result index of dimension `d`, what nearest or two-tap linear
+  /// resizing reads, computed at compile time: the position (nearest) or
+  /// the low and high positions and the high one's weight (linear). The
+  /// body then reads them from constant tables (one element per index)
+  /// instead of computing them per element: a bilinear upsample's inner
+  /// loop was some forty scalar ops per element (DeepLabV3's final 16x
+  /// upsample of 21 classes, 1.4 ms at 21 GFLOP/s).
+  struct Table {
+    SmallVector<int32_t> low, high;
+    SmallVector<float> weight;
+  };
+  static std::optional<Table> tableOf(bool nearest, StringRef nearestMode,
+                                      StringRef transform, double scale,
+                                      int64_t inSize, int64_t outSize) {
+    Table table;
+    for (int64_t i = 0; i < outSize; ++i) {
+      std::optional<float> coordinate =
+          originalCoordinateOf(i, transform, scale, inSize, outSize);
+      if (!coordinate)
+        return std::nullopt;
+      float x = *coordinate;
+      auto clamp = [&](int64_t v) {
+        return static_cast<int32_t>(std::clamp<int64_t>(v, 0, inSize - 1));
+      };
+      if (nearest) {
+        float rounded = nearestMode == "floor"  ? std::floor(x)
+                        : nearestMode == "ceil" ? std::ceil(x)
+                        : nearestMode == "round_prefer_ceil"
+                            ? std::floor(x + 0.5f)
+                            : std::ceil(x - 0.5f);
+        table.low.push_back(clamp(static_cast<int64_t>(rounded)));
+        continue;
+      }
+      x = std::min(std::max(x, 0.0f), static_cast<float>(inSize - 1));
+      float floor = std::floor(x);
+      int32_t low = clamp(static_cast<int64_t>(floor));
+      table.low.push_back(low);
+      table.high.push_back(clamp(int64_t(low) + 1));
+      table.weight.push_back(x - floor);
+    }
+    return table;
+  }
+
   LogicalResult lower(graph::ResizeOp op, Adaptor adaptor,
                       ArrayRef<Type> resultTypes,
                       ConversionPatternRewriter &rewriter) const override {
@@ -806,10 +879,109 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
     bool crop = transform == "tf_crop_and_resize";
     ArrayRef<double> scales = op.getScales();
     Type elementType = outType.getElementType();
+    // The tables of the resized dimensions, where every one has one
+    // (nearest, or linear without antialiasing), as inputs of the generic:
+    // for dimension d, its positions (and the high positions and weights),
+    // read through (d0, ..., dn) -> (dd).
+    SmallVector<Value> tableInputs;
+    SmallVector<AffineMap> tableMaps;
+    SmallVector<int64_t> tableArg(rank, -1);
+    bool tabulated = !cubic && !antialias && !crop;
+    SmallVector<std::optional<Table>> tables(rank);
+    for (int64_t d = 0; tabulated && d < rank; ++d) {
+      int64_t inSize = inType.getDimSize(d), outSize = outType.getDimSize(d);
+      if (inSize == outSize && scales[d] == 1.0)
+        continue;
+      tables[d] =
+          tableOf(nearest, nearestMode, transform, scales[d], inSize, outSize);
+      tabulated = tables[d].has_value();
+    }
+    // Linear in several dimensions: one pass per dimension, innermost
+    // first (its gathers along the contiguous dimension run on the smaller
+    // tensor; every later pass reads two whole rows). The taps' product
+    // becomes nested two-tap sums: the same value up to f32 rounding.
+    int64_t resized =
+        llvm::count_if(tables, [](auto &t) { return t.has_value(); });
+    if (tabulated && !nearest && resized > 1 && isa<FloatType>(elementType)) {
+      Location loc = op.getLoc();
+      Value current = input;
+      SmallVector<int64_t> shape(inType.getShape());
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (!tables[d])
+          continue;
+        int64_t outSize = outType.getDimSize(d);
+        shape[d] = outSize;
+        auto map = AffineMap::get(rank, 0, rewriter.getAffineDimExpr(d));
+        auto table = [&](auto values, Type element) -> Value {
+          return arith::ConstantOp::create(
+              rewriter, loc,
+              DenseElementsAttr::get(RankedTensorType::get({outSize}, element),
+                                     ArrayRef(values)));
+        };
+        Value source = current;
+        current = buildIndexedGeneric(
+            rewriter, loc, RankedTensorType::get(shape, elementType),
+            {table(tables[d]->low, rewriter.getI32Type()),
+             table(tables[d]->high, rewriter.getI32Type()),
+             table(tables[d]->weight, rewriter.getF32Type())},
+            {map, map, map},
+            [&](OpBuilder &b, Location nloc, ArrayRef<Value> ivs,
+                ValueRange args) -> Value {
+              SmallVector<Value> position(ivs);
+              auto read = [&](Value index) -> Value {
+                position[d] = arith::IndexCastOp::create(
+                    b, nloc, b.getIndexType(), index);
+                Value element =
+                    tensor::ExtractOp::create(b, nloc, source, position);
+                return element.getType() == b.getF32Type()
+                           ? element
+                           : arith::ExtFOp::create(b, nloc, b.getF32Type(),
+                                                   element)
+                                 .getResult();
+              };
+              Value w = args[2];
+              Value low = read(args[0]), high = read(args[1]);
+              // low + w * (high - low)
+              Value sum = arith::AddFOp::create(
+                  b, nloc, low,
+                  arith::MulFOp::create(
+                      b, nloc, w, arith::SubFOp::create(b, nloc, high, low)));
+              if (elementType.isF32())
+                return sum;
+              if (elementType.getIntOrFloatBitWidth() > 32)
+                return arith::ExtFOp::create(b, nloc, elementType, sum);
+              return arith::TruncFOp::create(b, nloc, elementType, sum);
+            });
+      }
+      rewriter.replaceOp(op, current);
+      return success();
+    }
+    if (tabulated) {
+      Location loc = op.getLoc();
+      for (int64_t d = 0; d < rank; ++d) {
+        if (!tables[d])
+          continue;
+        int64_t outSize = outType.getDimSize(d);
+        auto map = AffineMap::get(rank, 0, rewriter.getAffineDimExpr(d));
+        auto addTable = [&](auto values, Type element) {
+          tableInputs.push_back(arith::ConstantOp::create(
+              rewriter, loc,
+              DenseElementsAttr::get(RankedTensorType::get({outSize}, element),
+                                     ArrayRef(values))));
+          tableMaps.push_back(map);
+        };
+        tableArg[d] = tableInputs.size();
+        addTable(tables[d]->low, rewriter.getI32Type());
+        if (!nearest) {
+          addTable(tables[d]->high, rewriter.getI32Type());
+          addTable(tables[d]->weight, rewriter.getF32Type());
+        }
+      }
+    }
     Value result = buildIndexedGeneric(
-        rewriter, op.getLoc(), outType, {}, {},
+        rewriter, op.getLoc(), outType, tableInputs, tableMaps,
         [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
-            ValueRange) -> Value {
+            ValueRange tableArgs) -> Value {
           Type f32 = b.getF32Type();
           auto constant = [&](double v) {
             return createScalarConstant(b, loc, f32, v);
@@ -831,6 +1003,22 @@ struct ResizeLowering : StaticLowering<graph::ResizeOp> {
             bool fullRoi = roi[d] == 0.0 && roi[rank + d] == 1.0;
             if (inSize == outSize && scales[d] == 1.0 && (!crop || fullRoi)) {
               at.push_back(ivs[d]);
+              continue;
+            }
+            if (tableArg[d] >= 0) {
+              auto position = [&](int64_t k) -> Value {
+                return arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                                  tableArgs[tableArg[d] + k]);
+              };
+              if (nearest) {
+                at.push_back(position(0));
+                continue;
+              }
+              at.push_back(Value());
+              Value w = tableArgs[tableArg[d] + 2];
+              taps[d] = {{position(0),
+                          arith::SubFOp::create(b, loc, constant(1.0), w)},
+                         {position(1), w}};
               continue;
             }
             Value x =

@@ -228,10 +228,13 @@ func.func @one_hot(%i: tensor<3xi64>, %v: tensor<2xf32>) -> tensor<3x4xf32> {
 
 // -----
 
+// Nearest: each result index's position is computed at compile time
+// (asymmetric, floor: 0, 0, 1, 1) and read from a table per resized
+// dimension, not computed per element.
 // CHECK-LABEL: func.func @resize_nearest
-// CHECK: linalg.generic
-// CHECK: arith.divf
-// CHECK: math.floor
+// CHECK-DAG: %[[T:.+]] = arith.constant dense<[0, 0, 1, 1]> : tensor<4xi32>
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<4xi32>, tensor<4xi32>)
+// CHECK-NOT: math.floor
 // CHECK: tensor.extract
 // CHECK-NOT: arith.mulf
 func.func @resize_nearest(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
@@ -241,11 +244,20 @@ func.func @resize_nearest(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
 
 // -----
 
-// Bilinear: four corners, each weighted.
+// Bilinear: one pass per resized dimension, the innermost first, each
+// reading its low and high positions and the high one's weight from tables
+// computed at compile time (half_pixel 2x: x = (i + 0.5) / 2 - 0.5 clamped
+// to [0, 1]: positions 0 0 0 1 and 1 1 1 1, weights 0 0.25 0.75 0), and
+// computing low + w * (high - low).
 // CHECK-LABEL: func.func @resize_linear
-// CHECK: linalg.generic
-// CHECK-COUNT-4: tensor.extract
-// CHECK: linalg.yield
+// CHECK-DAG: arith.constant dense<[0, 0, 0, 1]> : tensor<4xi32>
+// CHECK-DAG: arith.constant dense<1> : tensor<4xi32>
+// CHECK-DAG: %[[W:.+]] = arith.constant dense<[0.000000e+00, 2.500000e-01, 7.500000e-01, 0.000000e+00]> : tensor<4xf32>
+// CHECK: %[[X:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %{{.+}}, %[[W]] : tensor<4xi32>, tensor<4xi32>, tensor<4xf32>) outs(%{{.+}} : tensor<1x1x2x4xf32>)
+// CHECK-COUNT-2: tensor.extract
+// CHECK: arith.subf
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<1x1x4x4xf32>)
+// CHECK-COUNT-2: tensor.extract %[[X]]
 func.func @resize_linear(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
   %0 = graph.resize %x {sizes = array<i64: 1, 1, 4, 4>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear", coordinate_transformation_mode = "half_pixel", nearest_mode = "floor"} : (tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
   return %0 : tensor<1x1x4x4xf32>
