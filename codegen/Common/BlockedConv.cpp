@@ -24,44 +24,39 @@ static bool isConvBody(Block &block, int64_t group) {
       });
 }
 
-bool isBF16DotBody(Block &block) {
+/// Whether `block` yields acc + ExtX(x) * ExtW(w) with its three
+/// arguments (x, w, acc) and nothing else.
+template <typename Add, typename Mul, typename ExtX, typename ExtW>
+static bool isExtendedProductBody(Block &block) {
   auto yield = cast<linalg::YieldOp>(block.getTerminator());
   if (yield.getNumOperands() != 1 || block.getNumArguments() != 3 ||
       block.getOperations().size() != 5)
     return false;
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  auto add = yield.getOperand(0).getDefiningOp<Add>();
   if (!add)
     return false;
   Value acc = add.getLhs(), product = add.getRhs();
   if (acc != block.getArgument(2))
     std::swap(acc, product);
-  auto mul = product.getDefiningOp<arith::MulFOp>();
+  auto mul = product.getDefiningOp<Mul>();
   if (acc != block.getArgument(2) || !mul)
     return false;
-  auto x = mul.getLhs().getDefiningOp<arith::ExtFOp>();
-  auto w = mul.getRhs().getDefiningOp<arith::ExtFOp>();
+  auto x = mul.getLhs().template getDefiningOp<ExtX>();
+  auto w = mul.getRhs().template getDefiningOp<ExtW>();
   return x && w && x.getIn() == block.getArgument(0) &&
-         w.getIn() == block.getArgument(1) && x.getIn().getType().isBF16() &&
-         w.getIn().getType().isBF16();
+         w.getIn() == block.getArgument(1);
+}
+
+bool isBF16DotBody(Block &block) {
+  return isExtendedProductBody<arith::AddFOp, arith::MulFOp, arith::ExtFOp,
+                               arith::ExtFOp>(block) &&
+         block.getArgument(0).getType().isBF16() &&
+         block.getArgument(1).getType().isBF16();
 }
 
 bool isIntegerDotBody(Block &block) {
-  auto yield = cast<linalg::YieldOp>(block.getTerminator());
-  if (yield.getNumOperands() != 1 || block.getNumArguments() != 3)
-    return false;
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
-  if (!add)
-    return false;
-  Value acc = add.getLhs(), product = add.getRhs();
-  if (acc != block.getArgument(2))
-    std::swap(acc, product);
-  auto mul = product.getDefiningOp<arith::MulIOp>();
-  if (acc != block.getArgument(2) || !mul)
-    return false;
-  auto x = mul.getLhs().getDefiningOp<arith::ExtUIOp>();
-  auto w = mul.getRhs().getDefiningOp<arith::ExtSIOp>();
-  return x && w && x.getIn() == block.getArgument(0) &&
-         w.getIn() == block.getArgument(1) && block.getOperations().size() == 5;
+  return isExtendedProductBody<arith::AddIOp, arith::MulIOp, arith::ExtUIOp,
+                               arith::ExtSIOp>(block);
 }
 
 std::optional<BlockedConv> matchBlockedConv(Operation *op) {
