@@ -89,16 +89,18 @@ def test_onnxruntime_quantised_models(tmp_path, name, quant_format):
     assert off <= 0.001 * total
 
 
-def conv_stack():
+def conv_stack(seed=3):
     """Convolutions of the shapes the integer path must get right: a first
     layer of 3 channels (padded to a group of 4), 20 channels
     (a padded channel block), stride 2 with dilation 2 and padding (read as
     the zero point), a 1x1 layer, a residual Add and a Relu."""
+    weights = np.random.default_rng(seed)  # its own: other modules build it
+
     def conv(name, x, cin, cout, k, stride=1, dilation=1, pad=0):
         w = helper.make_tensor(name + "_w", TensorProto.FLOAT, [cout, cin, k, k],
-                               rng.standard_normal(cout * cin * k * k) * 0.2)
+                               weights.standard_normal(cout * cin * k * k) * 0.2)
         b = helper.make_tensor(name + "_b", TensorProto.FLOAT, [cout],
-                               rng.standard_normal(cout) * 0.1)
+                               weights.standard_normal(cout) * 0.1)
         node = helper.make_node("Conv", [x, name + "_w", name + "_b"], [name],
                                 strides=[stride] * 2, dilations=[dilation] * 2,
                                 pads=[pad] * 4)
@@ -165,15 +167,18 @@ def test_integer_convolutions_by_target(tmp_path, features, lanes):
     assert off <= 0.01 * total
 
 
-def mlp():
+def mlp(seed=4):
     """Two MatMuls with biases, a Relu between, 40 -> 64 -> 24 on 3 x 10
-    rows: K = 40 and 64, N = 64 and 24 (not a multiple of 16)."""
+    rows: K = 40 and 64, N = 64 and 24 (not a multiple of 16). Its weights
+    come from a generator of its own, so that building it elsewhere (other
+    test modules do) leaves this module's random sequence alone."""
+    weights = np.random.default_rng(seed)
     w1 = numpy_helper.from_array(
-        (rng.standard_normal((40, 64)) * 0.2).astype(np.float32), "w1")
+        (weights.standard_normal((40, 64)) * 0.2).astype(np.float32), "w1")
     b1 = numpy_helper.from_array(
-        (rng.standard_normal(64) * 0.1).astype(np.float32), "b1")
+        (weights.standard_normal(64) * 0.1).astype(np.float32), "b1")
     w2 = numpy_helper.from_array(
-        (rng.standard_normal((64, 24)) * 0.2).astype(np.float32), "w2")
+        (weights.standard_normal((64, 24)) * 0.2).astype(np.float32), "w2")
     nodes = [helper.make_node("MatMul", ["x", "w1"], ["m1"]),
              helper.make_node("Add", ["m1", "b1"], ["a1"]),
              helper.make_node("Relu", ["a1"], ["r1"]),
