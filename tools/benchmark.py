@@ -17,6 +17,8 @@ and whether the outputs agree with onnxruntime's (rtol 1e-3, atol 1e-4).
 
 The engines and how they are run:
   kiln         kiln-compile (timed), then kiln-run --threads T --json
+  kiln-before  kiln from --build-before (an earlier commit's build), for a
+               change's before and after in one interleaved run
   kiln-bf16    the same with --precision=bf16 (bf16 operands, f32
                accumulation; its outputs column is its error against fp32)
   onnxruntime  an InferenceSession with intra_op_num_threads=T (its creation
@@ -82,7 +84,7 @@ BUILDERS = {
 }
 # Builders that take the batch themselves (--batch) rather than rebatch's edit.
 BATCHED_BUILDERS = {"transformer", "bert_base", "lstm_tagger", "gru_encoder"}
-ENGINES = ["kiln", "kiln-bf16", "kiln-dynamic", "onnxruntime", "iree", "tvm"]
+ENGINES = ["kiln", "kiln-before", "kiln-bf16", "kiln-dynamic", "onnxruntime", "iree", "tvm"]
 # kiln-dynamic (the same model with a symbolic batch) runs when asked for.
 DEFAULT_ENGINES = ["kiln", "onnxruntime", "iree", "tvm"]
 PEERS = {"iree": "iree.runtime", "tvm": "tvm"}
@@ -542,15 +544,20 @@ class Engine:
 class Kiln(Engine):
     flags = []
 
+    @property
+    def build(self):
+        """The Kiln build whose kiln-compile and kiln-run this engine runs."""
+        return self.options.build
+
     def available(self):
-        build = self.options.build
+        build = self.build
         missing = [t for t in ("kiln-compile", "kiln-run") if not (build / "bin" / t).exists()]
         return f"{', '.join(missing)} not built in {build}" if missing else None
 
     def compile(self, model, tag):
         so = self.work / f"{tag}.{self.name}.so"
         code, wall, rss, text = self.measured(
-            [str(self.options.build / "bin" / "kiln-compile"), str(model), "-o", str(so),
+            [str(self.build / "bin" / "kiln-compile"), str(model), "-o", str(so),
              *self.flags],
             tag, "compile", self.options.compile_timeout)
         if code:
@@ -560,7 +567,7 @@ class Kiln(Engine):
 
     def run(self, model, tag, inputs, threads, outputs):
         names = json.loads((inputs / "names.json").read_text())
-        args = [str(self.options.build / "bin" / "kiln-run"), str(self.artifact), "--json",
+        args = [str(self.build / "bin" / "kiln-run"), str(self.artifact), "--json",
                 "--output-dir", str(outputs / "by-name"), "--threads", str(threads),
                 "--warmup", str(self.options.warmup), "--repeat", str(self.options.repeat)]
         for i, name in enumerate(names):
@@ -583,6 +590,21 @@ class KilnBF16(Kiln):
     flags = ["--precision=bf16"]
 
 
+class KilnBefore(Kiln):
+    """Kiln from another build (--build-before: an earlier commit's), run
+    beside the current one so that a change's before and after are
+    interleaved with the peers in one run."""
+
+    @property
+    def build(self):
+        return self.options.build_before
+
+    def available(self):
+        if self.options.build_before is None:
+            return "no --build-before given"
+        return super().available()
+
+
 class KilnDynamic(Kiln):
     """Kiln on the same model with a symbolic batch (issue 21): the model's
     batch becomes the dim_param "batch" (tools/models/common.py
@@ -600,7 +622,7 @@ class KilnDynamic(Kiln):
             return {"error": "no symbolic batch: " + one_line(error)}
         so = self.work / f"{tag}.kiln-dynamic.so"
         code, wall, rss, text = self.measured(
-            [str(self.options.build / "bin" / "kiln-compile"), str(dynamic), "-o", str(so),
+            [str(self.build / "bin" / "kiln-compile"), str(dynamic), "-o", str(so),
              "--dynamic-dims", "batch=1..64"],
             tag, "compile", self.options.compile_timeout)
         if code:
@@ -698,7 +720,8 @@ class Tvm(Peer):
         return {"compile_s": result["compile_s"], "compile_rss_mb": rss}
 
 
-ENGINE_CLASSES = {"kiln": Kiln, "kiln-bf16": KilnBF16, "kiln-dynamic": KilnDynamic,
+ENGINE_CLASSES = {"kiln": Kiln, "kiln-before": KilnBefore, "kiln-bf16": KilnBF16,
+                  "kiln-dynamic": KilnDynamic,
                   "onnxruntime": OnnxRuntime,
                   "iree": Iree, "tvm": Tvm}
 
@@ -731,7 +754,8 @@ def write_svg(rows, path, engines):
         if key not in groups:
             groups.append(key)
     shown = [e for e in engines if e != "onnxruntime"]
-    colors = {"kiln": "#d95f02", "kiln-bf16": "#a6761d", "kiln-dynamic": "#e6ab02",
+    colors = {"kiln": "#d95f02", "kiln-before": "#666666", "kiln-bf16": "#a6761d",
+              "kiln-dynamic": "#e6ab02",
               "iree": "#1b9e77",
               "tvm": "#7570b3"}
     ratios = {(r["model"], r["batch"], r["threads"], r["engine"]): r.get("ratio")
@@ -805,6 +829,8 @@ def parse_args():
     parser.add_argument("--build", type=Path,
                         default=Path(os.environ.get("KILN_BUILD_DIR", ROOT / "build")),
                         help="Kiln's build folder (default: $KILN_BUILD_DIR or build/)")
+    parser.add_argument("--build-before", type=Path,
+                        help="the build the kiln-before engine runs (an earlier commit's)")
     parser.add_argument("--peer-python", type=Path, default=ROOT / ".venv-bench" / "bin" / "python",
                         help="the Python of IREE and TVM (default: .venv-bench/bin/python)")
     parser.add_argument("--compile-timeout", type=int, default=1800,

@@ -29,9 +29,38 @@ using namespace mlir;
 namespace kiln::cpu {
 namespace {
 
-struct LowerDotI8 : OpRewritePattern<DotI8Op> {
-  LowerDotI8(MLIRContext *ctx, StringRef instruction, int64_t lanes)
-      : OpRewritePattern(ctx), instruction(instruction.str()), lanes(lanes) {}
+/// `acc` plus, in each of its lanes, the sum of that lane's `group`
+/// consecutive elements of `products` (lanes x group): position j of every
+/// lane gathered by one shuffle, all in one dimension (this runs after the
+/// vector ops' lowering).
+Value addGroups(PatternRewriter &rewriter, Location loc, Value acc,
+                Value products, int64_t group) {
+  int64_t lanes = cast<VectorType>(acc.getType()).getDimSize(0);
+  bool isFloat = isa<FloatType>(getElementTypeOrSelf(acc.getType()));
+  for (int64_t j = 0; j < group; ++j) {
+    SmallVector<int64_t> mask;
+    for (int64_t lane = 0; lane < lanes; ++lane)
+      mask.push_back(lane * group + j);
+    Value part =
+        vector::ShuffleOp::create(rewriter, loc, products, products, mask);
+    acc = isFloat ? arith::AddFOp::create(rewriter, loc, acc, part).getResult()
+                  : arith::AddIOp::create(rewriter, loc, acc, part).getResult();
+  }
+  return acc;
+}
+
+/// A dot op's lowering: the target's instruction for it and its lanes.
+template <typename DotOp> struct DotLowering : OpRewritePattern<DotOp> {
+  DotLowering(MLIRContext *ctx, StringRef instruction, int64_t lanes)
+      : OpRewritePattern<DotOp>(ctx), instruction(instruction.str()),
+        lanes(lanes) {}
+
+  std::string instruction;
+  int64_t lanes;
+};
+
+struct LowerDotI8 : DotLowering<DotI8Op> {
+  using DotLowering::DotLowering;
 
   LogicalResult matchAndRewrite(DotI8Op op,
                                 PatternRewriter &rewriter) const override {
@@ -79,9 +108,7 @@ struct LowerDotI8 : OpRewritePattern<DotI8Op> {
       rewriter.replaceOpWithNewOp<arith::SubIOp>(op, shifted, correction);
       return success();
     }
-    // lanes x 4 bytes each, extended to i32 and multiplied; byte j of every
-    // lane gathered by a shuffle (all in one dimension: this runs after
-    // the vector ops' lowering) and summed onto the accumulators.
+    // lanes x 4 bytes each, extended to i32, multiplied and summed by lane.
     auto wideType = VectorType::get({count * 4}, i32);
     Value lhs = arith::ExtUIOp::create(
         rewriter, loc, wideType,
@@ -90,26 +117,13 @@ struct LowerDotI8 : OpRewritePattern<DotI8Op> {
         rewriter, loc, wideType,
         vector::BitCastOp::create(rewriter, loc, bytesType, op.getRhs()));
     Value products = arith::MulIOp::create(rewriter, loc, lhs, rhs);
-    Value sum = op.getAcc();
-    for (int64_t j = 0; j < 4; ++j) {
-      SmallVector<int64_t> mask;
-      for (int64_t lane = 0; lane < count; ++lane)
-        mask.push_back(lane * 4 + j);
-      Value bytes =
-          vector::ShuffleOp::create(rewriter, loc, products, products, mask);
-      sum = arith::AddIOp::create(rewriter, loc, sum, bytes);
-    }
-    rewriter.replaceOp(op, sum);
+    rewriter.replaceOp(op, addGroups(rewriter, loc, op.getAcc(), products, 4));
     return success();
   }
-
-  std::string instruction;
-  int64_t lanes;
 };
 
-struct LowerDotBF16 : OpRewritePattern<DotBF16Op> {
-  LowerDotBF16(MLIRContext *ctx, StringRef instruction, int64_t lanes)
-      : OpRewritePattern(ctx), instruction(instruction.str()), lanes(lanes) {}
+struct LowerDotBF16 : DotLowering<DotBF16Op> {
+  using DotLowering::DotLowering;
 
   LogicalResult matchAndRewrite(DotBF16Op op,
                                 PatternRewriter &rewriter) const override {
@@ -140,21 +154,9 @@ struct LowerDotBF16 : OpRewritePattern<DotBF16Op> {
     Value products = arith::MulFOp::create(
         rewriter, loc, arith::ExtFOp::create(rewriter, loc, wideType, lhs),
         arith::ExtFOp::create(rewriter, loc, wideType, rhs));
-    Value sum = op.getAcc();
-    for (int64_t j = 0; j < 2; ++j) {
-      SmallVector<int64_t> mask;
-      for (int64_t lane = 0; lane < count; ++lane)
-        mask.push_back(lane * 2 + j);
-      sum = arith::AddFOp::create(
-          rewriter, loc, sum,
-          vector::ShuffleOp::create(rewriter, loc, products, products, mask));
-    }
-    rewriter.replaceOp(op, sum);
+    rewriter.replaceOp(op, addGroups(rewriter, loc, op.getAcc(), products, 2));
     return success();
   }
-
-  std::string instruction;
-  int64_t lanes;
 };
 
 struct CPULowerDotProductsPass

@@ -96,6 +96,29 @@ void replaceByContraction(PatternRewriter &rewriter, linalg::LinalgOp conv,
       outputGroups);
 }
 
+/// The im2col copy: a tensor of `columnsType` (the window positions, then
+/// the output positions) whose element at every index is `input` read
+/// through `inputExprs` of those indices.
+Value copyWindows(PatternRewriter &rewriter, Location loc, Value input,
+                  RankedTensorType columnsType,
+                  ArrayRef<AffineExpr> inputExprs) {
+  int64_t rank = columnsType.getRank();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, columnsType.getShape(),
+                                        columnsType.getElementType());
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, inputExprs, rewriter.getContext()),
+      rewriter.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             rewriter, loc, columnsType, ValueRange{input}, ValueRange{empty},
+             maps, iterators,
+             [](OpBuilder &b, Location nestedLoc, ValueRange args) {
+               linalg::YieldOp::create(b, nestedLoc, args[0]);
+             })
+      .getResult(0);
+}
+
 /// Rewrites `conv`, a 2-D NCHW convolution, as an im2col copy and a
 /// contraction. With `grouped` it is `linalg.conv_2d_ngchw_gfchw` (input
 /// [N, G, C, H, W], filter [G, F, C, KH, KW], output [N, G, F, OH, OW]), and
@@ -162,8 +185,6 @@ LogicalResult rewriteAsIm2Col(linalg::LinalgOp conv, ArrayRef<int64_t> strides,
     //     input[n, (g,) c, y*sh + i*dh, x*sw + j*dw]
     auto columnsType = RankedTensorType::get(
         withGroups({n, c, kh, kw, oh, ow}, 1), elementType);
-    Value empty = tensor::EmptyOp::create(rewriter, loc, columnsType.getShape(),
-                                          elementType);
     int rank = 6 + g;
     SmallVector<AffineExpr> d;
     for (int i = 0; i < rank; ++i)
@@ -177,17 +198,7 @@ LogicalResult rewriteAsIm2Col(linalg::LinalgOp conv, ArrayRef<int64_t> strides,
     inputExprs.push_back(d[1 + g]);
     inputExprs.push_back(dy * strides[0] + di * dilations[0]);
     inputExprs.push_back(dx * strides[1] + dj * dilations[1]);
-    SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, inputExprs, ctx),
-                                   rewriter.getMultiDimIdentityMap(rank)};
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    Value copied = linalg::GenericOp::create(
-                       rewriter, loc, columnsType, ValueRange{input},
-                       ValueRange{empty}, maps, iterators,
-                       [](OpBuilder &b, Location nestedLoc, ValueRange args) {
-                         linalg::YieldOp::create(b, nestedLoc, args[0]);
-                       })
-                       .getResult(0);
+    Value copied = copyWindows(rewriter, loc, input, columnsType, inputExprs);
     columns = tensor::CollapseShapeOp::create(
         rewriter, loc,
         RankedTensorType::get(withGroups({n, k, p}, 1), elementType), copied,
@@ -255,24 +266,12 @@ struct Conv3DNcdhwFcdhwToIm2Col : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
       for (int i = 0; i < s; ++i)
         shape.push_back(outputType.getDimSize(2 + i));
       auto columnsType = RankedTensorType::get(shape, elementType);
-      Value empty = tensor::EmptyOp::create(rewriter, loc, shape, elementType);
-      int rank = 2 + 2 * s;
       SmallVector<AffineExpr> exprs = {getAffineDimExpr(0, ctx),
                                        getAffineDimExpr(1, ctx)};
       for (int i = 0; i < s; ++i)
         exprs.push_back(getAffineDimExpr(2 + s + i, ctx) * strides[i] +
                         getAffineDimExpr(2 + i, ctx) * dilations[i]);
-      SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs, ctx),
-                                     rewriter.getMultiDimIdentityMap(rank)};
-      SmallVector<utils::IteratorType> iterators(rank,
-                                                 utils::IteratorType::parallel);
-      Value copied = linalg::GenericOp::create(
-                         rewriter, loc, columnsType, ValueRange{input},
-                         ValueRange{empty}, maps, iterators,
-                         [](OpBuilder &b, Location nestedLoc, ValueRange args) {
-                           linalg::YieldOp::create(b, nestedLoc, args[0]);
-                         })
-                         .getResult(0);
+      Value copied = copyWindows(rewriter, loc, input, columnsType, exprs);
       columns = tensor::CollapseShapeOp::create(
           rewriter, loc, RankedTensorType::get({n, k, pixels}, elementType),
           copied,

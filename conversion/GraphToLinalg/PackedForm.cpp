@@ -22,42 +22,44 @@ bool PackedForm::holds(ArrayRef<double> weights) const {
   });
 }
 
-Value PackedForm::constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                           ArrayRef<double> values) const {
-  auto type = RankedTensorType::get(shape, element);
-  if (isInteger()) {
-    SmallVector<int8_t> bytes(values.size());
-    for (auto [to, v] : llvm::zip_equal(bytes, values))
-      to = static_cast<int8_t>(v);
+/// `values` (whole numbers for an integer type) as a constant of `type`: its
+/// i8, i32, f32 or bf16 elements, the floats rounded to nearest even.
+static Value constantOf(OpBuilder &b, Location loc, RankedTensorType type,
+                        ArrayRef<double> values) {
+  auto dense = [&](auto typed) -> Value {
+    using T = typename decltype(typed)::value_type;
+    SmallVector<T> elements(values.begin(), values.end());
     return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, ArrayRef(bytes)));
-  }
-  SmallVector<APFloat> halves;
-  halves.reserve(values.size());
+        b, loc, DenseElementsAttr::get(type, ArrayRef(elements)));
+  };
+  Type element = type.getElementType();
+  if (element.isInteger(8))
+    return dense(SmallVector<int8_t>());
+  if (element.isInteger(32))
+    return dense(SmallVector<int32_t>());
+  if (element.isF32())
+    return dense(SmallVector<float>());
+  SmallVector<APFloat> floats;
+  floats.reserve(values.size());
   for (double v : values) {
     APFloat value(v);
     bool lost;
-    value.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
-                  &lost);
-    halves.push_back(value);
+    value.convert(cast<FloatType>(element).getFloatSemantics(),
+                  APFloat::rmNearestTiesToEven, &lost);
+    floats.push_back(value);
   }
   return arith::ConstantOp::create(b, loc,
-                                   DenseElementsAttr::get(type, halves));
+                                   DenseElementsAttr::get(type, floats));
+}
+
+Value PackedForm::constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                           ArrayRef<double> values) const {
+  return constantOf(b, loc, RankedTensorType::get(shape, element), values);
 }
 
 Value PackedForm::start(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                         ArrayRef<double> perChannel) const {
-  auto type = RankedTensorType::get(shape, acc);
-  if (isInteger()) {
-    SmallVector<int32_t> words(perChannel.size());
-    for (auto [to, v] : llvm::zip_equal(words, perChannel))
-      to = static_cast<int32_t>(v);
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, ArrayRef(words)));
-  }
-  SmallVector<float> floats(perChannel.begin(), perChannel.end());
-  return arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(type, ArrayRef(floats)));
+  return constantOf(b, loc, RankedTensorType::get(shape, acc), perChannel);
 }
 
 Value PackedForm::convertInput(OpBuilder &b, Location loc, Value input) const {
