@@ -288,6 +288,29 @@ kiln_status checkDescriptorKernels(const kiln_abi_model *d,
   return nullptr;
 }
 
+// Checks the run-time index checks of a version 5 descriptor, whose
+// entries a failed run's message reads.
+kiln_status checkDescriptorChecks(const kiln_abi_model *d) {
+  if (d->num_checks < 0 || (d->num_checks > 0 && !d->checks) ||
+      d->reserved3 != 0)
+    return makeStatus(KILN_STATUS_INVALID_MODEL,
+                      "invalid model: %d index checks, array %s, reserved "
+                      "field %d",
+                      d->num_checks, d->checks ? "present" : "missing",
+                      d->reserved3);
+  for (int32_t i = 0; i < d->num_checks; ++i) {
+    const kiln_abi_check &check = d->checks[i];
+    if (!check.source || !check.what || strnlen(check.source, 4096) == 4096 ||
+        strnlen(check.what, 4096) == 4096 || check.low > check.high)
+      return makeStatus(KILN_STATUS_INVALID_MODEL,
+                        "invalid model: index check #%d has no source or "
+                        "description, one longer than 4095 bytes, or an "
+                        "empty range",
+                        i);
+  }
+  return nullptr;
+}
+
 // The largest size of a symbolic dimension (kiln-compile's limit).
 constexpr int64_t kMaxSymbolSize = (int64_t(1) << 31) - 1;
 constexpr int32_t kMaxSymbols = 64;
@@ -385,6 +408,10 @@ kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
                         model.symbols[k].name,
                         !fromInput ? "in no input" : "not the first dimension");
   }
+  // Version 5: the run-time index checks.
+  if (d->abi_version >= 5)
+    if (kiln_status status = checkDescriptorChecks(d))
+      return status;
   // Version 1 descriptors end before the kernel table: do not read it.
   if (d->abi_version >= 2)
     if (kiln_status status = checkDescriptorKernels(d, model.kernels))
@@ -791,6 +818,25 @@ struct KernelTimer {
   }
 };
 
+// The status of a run that failed an index check: the node, the index and
+// the range. A model of an older version never fails one.
+kiln_status indexError(const kiln_abi_model *d,
+                       const kiln_abi_run_error &error) {
+  if (d->abi_version < 5 || error.check < 0 || error.check >= d->num_checks)
+    return makeStatus(KILN_STATUS_INTERNAL,
+                      "model reported a failed index check #%lld, which it "
+                      "does not have",
+                      static_cast<long long>(error.check));
+  const kiln_abi_check &check = d->checks[error.check];
+  return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                    "%s%s%s %lld is out of range [%lld, %lld]; the run's "
+                    "outputs are not valid",
+                    check.source, *check.source ? ": " : "", check.what,
+                    static_cast<long long>(error.value),
+                    static_cast<long long>(check.low),
+                    static_cast<long long>(check.high));
+}
+
 kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
                      size_t numInputs, const kiln_tensor *outputs,
                      size_t numOutputs, uint64_t *kernelNs = nullptr,
@@ -894,10 +940,14 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   args.profiler = profiled && numKernels ? &profiler : nullptr;
   args.gpu = nullptr;
   args.symbol_values = symbolValues.empty() ? nullptr : symbolValues.data();
+  kiln_abi_run_error error{-1, 0};
+  args.error = &error;
   int32_t result = model->run(&args);
   switch (result) {
   case KILN_ABI_RUN_OK:
     return nullptr;
+  case KILN_ABI_RUN_INDEX_ERROR:
+    return indexError(model->descriptor, error);
   case KILN_ABI_RUN_NO_MEMORY:
     return makeStatus(KILN_STATUS_OUT_OF_MEMORY, "model ran out of memory");
   case KILN_ABI_RUN_BAD_ARGS:

@@ -33,6 +33,11 @@ constexpr llvm::StringLiteral kWorkspaceSizeAttr = attr::kWorkspaceSize;
 /// model's kernel table.
 inline constexpr llvm::StringLiteral kKernelAttr = attr::kKernel;
 
+/// The thread-local slot where kiln-codegen-lower-index-checks records a
+/// run's first failed index check (its number + 1, and the index), which
+/// the model ABI's kiln_abi_run clears and reads.
+inline constexpr llvm::StringLiteral kRunErrorGlobal = "kiln.run_error";
+
 #define GEN_PASS_DECL
 #include "codegen/Common/Passes.h.inc"
 

@@ -270,6 +270,45 @@ def CodegenLowerCopies : Pass<"kiln-codegen-lower-copies", "mlir::func::FuncOp">
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def CodegenLowerIndexChecks : Pass<"kiln-codegen-lower-index-checks", "mlir::ModuleOp"> {
+  let summary = "Makes each run-time index check record a failure for the model ABI";
+  let description = [{
+    Numbers the module's `kiln.check_index` ops in order and replaces check
+    `k` by code that, when an index lies outside its range and no check of
+    this run failed before, writes `k + 1` and the offending index into
+    `@kiln.run_error`, a thread-local `!llvm.array<2 x i64>` that
+    `kiln_abi_run` clears before the run and reads after it (it is
+    thread-local because handles of one model share its globals, while a
+    model's top-level code runs on the thread that called it). The module
+    gets `kiln.index_checks`, the checks' sources and ranges in the same
+    order, for the descriptor. A check inside a parallel loop is an error:
+    it would run on another thread. With `record=false` (the GPU, whose
+    kernels clamp indices and report nothing yet) the checks are dropped.
+
+    Before:
+    ```mlir
+    kiln.check_index %min, %max in [-10, 9] {source = "emb (Gather)", what = "index"}
+    ```
+    After:
+    ```mlir
+    %low = arith.cmpi slt, %min, %c-10_i64 : i64
+    %high = arith.cmpi sgt, %max, %c9_i64 : i64
+    %bad = arith.ori %low, %high : i1
+    scf.if %bad {
+      %slot = llvm.mlir.addressof @kiln.run_error : !llvm.ptr
+      %error = llvm.intr.threadlocal.address %slot : !llvm.ptr
+      ...  // the check's number and the index, unless one is there
+    }
+    ```
+  }];
+  let options = [
+    Option<"record", "record", "bool", /*default=*/"true",
+           "record failed checks (else drop the checks)">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def CodegenOutlineKernels : Pass<"kiln-codegen-outline-kernels", "mlir::ModuleOp"> {
   let summary = "Moves each top-level loop nest of a function into a function "
                 "of its own";

@@ -3,6 +3,7 @@
 #include "conversion/GraphToLinalg/GraphToLinalg.h"
 
 #include "dialects/Graph/GraphDialect.h"
+#include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
@@ -54,6 +55,7 @@ struct ConvertGraphToLinalgPass
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,
                            tensor::TensorDialect>();
+    target.addLegalOp<CheckIndexOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
       return converter.isSignatureLegal(op.getFunctionType()) &&
              converter.isLegal(&op.getBody());

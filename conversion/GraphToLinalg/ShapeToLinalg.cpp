@@ -6,7 +6,9 @@
 // result element computes the position it reads and takes it with
 // tensor.extract (gathers, padding, tiling, resizing). Indices read from
 // tensors are wrapped when negative and clamped to the dimension, so an
-// index out of range (undefined in ONNX) never reads outside the tensor.
+// index out of range never reads outside the tensor; a gather's or
+// scatter's run-time indices are also checked (kiln.check_index), so that
+// such an index fails the run, as ONNX has it.
 //
 // The lowerings need static shapes; an op whose shape is still dynamic is
 // left for an error.
@@ -17,6 +19,7 @@
 #include "conversion/GraphToLinalg/LoweringUtils.h"
 
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -97,6 +100,100 @@ Value wrapNegative(OpBuilder &b, Location loc, Value index, int64_t size) {
 /// Wraps a negative index by adding `size`, then clamps it into [0, size).
 Value wrapAndClamp(OpBuilder &b, Location loc, Value index, int64_t size) {
   return clampIndex(b, loc, wrapNegative(b, loc, index, size), 0, size - 1);
+}
+
+/// The ONNX node an op comes from, "name (OpType)", or "" when unknown.
+std::string nodeOf(Location loc) {
+  std::string node;
+  loc->walk([&](Location nested) {
+    if (auto name = dyn_cast<NameLoc>(nested)) {
+      node = name.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return node;
+}
+
+/// Checks the run-time indices of gather or scatter `op` (graph::
+/// getIndexedDims): one reduction finds their least and greatest value, per
+/// position of the last dimension where each position indexes a dimension
+/// of its own, and a kiln.check_index per range fails the run when one lies
+/// outside. Constant indices need no check here: the compiler refuses
+/// those out of range (lib/Pipeline/Compiler.cpp).
+void checkIndices(OpBuilder &b, Operation *op, Value indices) {
+  std::optional<graph::IndexedDims> dims = graph::getIndexedDims(op);
+  if (!dims || matchPattern(indices, m_Constant()))
+    return;
+  Location loc = op->getLoc();
+  auto type = getTensorType(indices);
+  auto elementType = cast<IntegerType>(type.getElementType());
+  bool isUnsigned = isUnsignedInteger(
+      cast<RankedTensorType>(dims->indices.getType()).getElementType());
+  unsigned width = elementType.getWidth();
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  if (dims->perPosition) {
+    shape.push_back(dims->sizes.size());
+    outExprs.push_back(b.getAffineDimExpr(rank - 1));
+    iterators.back() = utils::IteratorType::parallel;
+  }
+  auto outType = RankedTensorType::get(shape, elementType);
+  auto constant = [&](const APInt &value) -> Value {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getIntegerAttr(elementType, value));
+  };
+  Value least =
+      createFilled(b, loc, outType,
+                   constant(isUnsigned ? APInt::getMaxValue(width)
+                                       : APInt::getSignedMaxValue(width)));
+  Value greatest =
+      createFilled(b, loc, outType,
+                   constant(isUnsigned ? APInt::getMinValue(width)
+                                       : APInt::getSignedMinValue(width)));
+  MLIRContext *ctx = b.getContext();
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+  auto range = linalg::GenericOp::create(
+      b, loc, TypeRange{outType, outType}, ValueRange{indices},
+      ValueRange{least, greatest},
+      {b.getMultiDimIdentityMap(rank), outMap, outMap}, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value low, high;
+        if (isUnsigned) {
+          low = arith::MinUIOp::create(nested, nestedLoc, args[0], args[1]);
+          high = arith::MaxUIOp::create(nested, nestedLoc, args[0], args[2]);
+        } else {
+          low = arith::MinSIOp::create(nested, nestedLoc, args[0], args[1]);
+          high = arith::MaxSIOp::create(nested, nestedLoc, args[0], args[2]);
+        }
+        linalg::YieldOp::create(nested, nestedLoc, ValueRange{low, high});
+      });
+  std::string source = nodeOf(loc);
+  for (auto [j, size] : llvm::enumerate(dims->sizes)) {
+    if (size <= 0)
+      continue;
+    SmallVector<Value> at;
+    if (dims->perPosition)
+      at.push_back(indexConstant(b, loc, j));
+    auto toI64 = [&](Value value) -> Value {
+      if (width == 64)
+        return value;
+      if (isUnsigned)
+        return arith::ExtUIOp::create(b, loc, b.getI64Type(), value);
+      return arith::ExtSIOp::create(b, loc, b.getI64Type(), value);
+    };
+    Value low =
+        toI64(tensor::ExtractOp::create(b, loc, range.getResult(0), at));
+    Value high =
+        toI64(tensor::ExtractOp::create(b, loc, range.getResult(1), at));
+    std::string what = "index";
+    if (dims->perPosition)
+      what = "index " + std::to_string(j) + " of a tuple";
+    CheckIndexOp::create(b, loc, low, high, -size, size - 1, source, what);
+  }
 }
 
 template <typename Op> struct StaticLowering : OpConversionPattern<Op> {
@@ -294,6 +391,7 @@ struct GatherLowering : StaticLowering<graph::GatherOp> {
   LogicalResult lower(graph::GatherOp op, Adaptor adaptor,
                       ArrayRef<Type> resultTypes,
                       ConversionPatternRewriter &rewriter) const override {
+    checkIndices(rewriter, op, adaptor.getIndices());
     auto outType = cast<RankedTensorType>(resultTypes[0]);
     Value data = adaptor.getData();
     auto dataType = getTensorType(data);
@@ -328,6 +426,7 @@ struct GatherElementsLowering : StaticLowering<graph::GatherElementsOp> {
   LogicalResult lower(graph::GatherElementsOp op, Adaptor adaptor,
                       ArrayRef<Type> resultTypes,
                       ConversionPatternRewriter &rewriter) const override {
+    checkIndices(rewriter, op, adaptor.getIndices());
     auto outType = cast<RankedTensorType>(resultTypes[0]);
     Value data = adaptor.getData();
     int64_t axis = op.getAxis();
@@ -353,6 +452,7 @@ struct GatherNDLowering : StaticLowering<graph::GatherNDOp> {
   LogicalResult lower(graph::GatherNDOp op, Adaptor adaptor,
                       ArrayRef<Type> resultTypes,
                       ConversionPatternRewriter &rewriter) const override {
+    checkIndices(rewriter, op, adaptor.getIndices());
     auto outType = cast<RankedTensorType>(resultTypes[0]);
     Value data = adaptor.getData(), indices = adaptor.getIndices();
     auto dataType = getTensorType(data);
@@ -491,6 +591,7 @@ struct ScatterElementsLowering : StaticLowering<graph::ScatterElementsOp> {
   LogicalResult lower(graph::ScatterElementsOp op, Adaptor adaptor,
                       ArrayRef<Type> resultTypes,
                       ConversionPatternRewriter &rewriter) const override {
+    checkIndices(rewriter, op, adaptor.getIndices());
     Value indices = adaptor.getIndices();
     int64_t axis = op.getAxis();
     int64_t axisSize = getTensorType(adaptor.getData()).getDimSize(axis);
@@ -515,6 +616,7 @@ struct ScatterNDLowering : StaticLowering<graph::ScatterNDOp> {
   LogicalResult lower(graph::ScatterNDOp op, Adaptor adaptor,
                       ArrayRef<Type> resultTypes,
                       ConversionPatternRewriter &rewriter) const override {
+    checkIndices(rewriter, op, adaptor.getIndices());
     Value indices = adaptor.getIndices();
     auto dataType = getTensorType(adaptor.getData());
     auto indicesType = getTensorType(indices);

@@ -21,4 +21,26 @@
 #define GET_OP_CLASSES
 #include "dialects/Graph/GraphOps.h.inc"
 
+#include <optional>
+
+namespace kiln::graph {
+
+/// What the indices of a gather or a scatter index: the tensor of indices,
+/// and the size of the dimension each index falls in. An index must lie in
+/// [-size, size - 1] (ONNX: an error otherwise). With `perPosition`, the
+/// indices' last dimension holds one index per entry of `sizes` (GatherND,
+/// ScatterND); else every index falls in the one size (Gather,
+/// GatherElements, ScatterElements).
+struct IndexedDims {
+  mlir::Value indices;
+  llvm::SmallVector<int64_t> sizes;
+  bool perPosition = false;
+};
+
+/// The IndexedDims of `op`, or nullopt for an op that reads no indices, or
+/// whose indexed sizes are not static.
+std::optional<IndexedDims> getIndexedDims(mlir::Operation *op);
+
+} // namespace kiln::graph
+
 #endif // KILN_DIALECTS_GRAPH_GRAPHOPS_H

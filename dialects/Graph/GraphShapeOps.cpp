@@ -726,3 +726,38 @@ LogicalResult ResizeOp::verify() {
                          << getInput().getType();
   return success();
 }
+
+std::optional<IndexedDims> kiln::graph::getIndexedDims(Operation *op) {
+  auto sizeOf = [](Value data, int64_t dim) {
+    return cast<RankedTensorType>(data.getType()).getDimSize(dim);
+  };
+  IndexedDims dims;
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    dims.indices = gather.getIndices();
+    dims.sizes = {sizeOf(gather.getData(), gather.getAxis())};
+  } else if (auto gather = dyn_cast<GatherElementsOp>(op)) {
+    dims.indices = gather.getIndices();
+    dims.sizes = {sizeOf(gather.getData(), gather.getAxis())};
+  } else if (auto scatter = dyn_cast<ScatterElementsOp>(op)) {
+    dims.indices = scatter.getIndices();
+    dims.sizes = {sizeOf(scatter.getData(), scatter.getAxis())};
+  } else if (isa<GatherNDOp, ScatterNDOp>(op)) {
+    Value data = op->getOperand(0);
+    dims.indices = op->getOperand(1);
+    int64_t first = 0;
+    if (auto gather = dyn_cast<GatherNDOp>(op))
+      first = gather.getBatchDims();
+    auto indexType = cast<RankedTensorType>(dims.indices.getType());
+    if (indexType.getRank() == 0 ||
+        ShapedType::isDynamic(indexType.getShape().back()))
+      return std::nullopt;
+    for (int64_t j = 0; j < indexType.getShape().back(); ++j)
+      dims.sizes.push_back(sizeOf(data, first + j));
+    dims.perPosition = true;
+  } else {
+    return std::nullopt;
+  }
+  if (llvm::any_of(dims.sizes, ShapedType::isDynamic))
+    return std::nullopt;
+  return dims;
+}

@@ -79,6 +79,11 @@ constexpr llvm::StringLiteral kConstantsSize = "kiln.constants_size";
 /// On a GPU kernel's host stub: grid x, y, z and block x, y, z (six
 /// positive integers; kiln-gpu-lower-launches).
 constexpr llvm::StringLiteral kGPULaunch = "kiln.gpu_launch";
+/// On the module: the run-time index checks, in the order of their numbers
+/// (an array of {source, what, low, high};
+/// kiln-codegen-lower-index-checks), which the model ABI's descriptor
+/// lists.
+constexpr llvm::StringLiteral kIndexChecks = "kiln.index_checks";
 
 /// Every convolution algorithm as the options and the IR spell it (the
 /// ConvAlgorithm enum of KilnDialect.td): im2col, direct, winograd-2x3,

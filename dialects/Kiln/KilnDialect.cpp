@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -254,6 +255,22 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
       return fail("on a function, a non-negative integer");
     return success();
   }
+  if (name == attr::kIndexChecks) {
+    auto list = dyn_cast<ArrayAttr>(value);
+    auto isCheck = [](Attribute entry) {
+      auto fields = dyn_cast<DictionaryAttr>(entry);
+      auto low = fields ? fields.getAs<IntegerAttr>("low") : nullptr;
+      auto high = fields ? fields.getAs<IntegerAttr>("high") : nullptr;
+      return fields && fields.size() == 4 &&
+             fields.getAs<StringAttr>("source") &&
+             fields.getAs<StringAttr>("what") && low && high &&
+             low.getInt() <= high.getInt();
+    };
+    if (!isa<ModuleOp>(op) || !list || !llvm::all_of(list, isCheck))
+      return fail("on the module, an array of {source, what, low, high} "
+                  "with low <= high");
+    return success();
+  }
   if (name == attr::kGPULaunch) {
     auto sizes = dyn_cast<DenseI64ArrayAttr>(value);
     if (!onFunction || !sizes || sizes.size() != 6 ||
@@ -331,6 +348,17 @@ verifyValueAttribute(Operation *op, NamedAttribute attribute, StringRef where) {
     return op->emitOpError()
            << "'" << name << "' of " << where << " must be a string, not "
            << attribute.getValue();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult CheckIndexOp::verify() {
+  int64_t low = getLowAttr().getInt(), high = getHighAttr().getInt();
+  if (low > high)
+    return emitOpError() << "range [" << low << ", " << high << "] is empty";
   return success();
 }
 

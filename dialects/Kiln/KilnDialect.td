@@ -27,10 +27,11 @@ def Kiln_Dialect : Dialect {
     workspace size, batch repeat) are builtin values that the dialect
     checks.
 
-    Its two ops, `kiln.dot_i8` and `kiln.dot_bf16`, are the steps of an
-    8-bit integer and a bf16 contraction on vectors: CPU code generation
-    makes them and lowers them to the target's dot-product instructions, or
-    to plain vector arithmetic.
+    Its ops: `kiln.dot_i8` and `kiln.dot_bf16`, the steps of an 8-bit
+    integer and a bf16 contraction on vectors, which CPU code generation
+    makes and lowers to the target's dot-product instructions or to plain
+    vector arithmetic; and `kiln.check_index`, which fails a run whose
+    indices, read at run time, are out of range.
 
     ```mlir
     func.func @kiln_model_main(%x: tensor<1x4xf32> {kiln.name = "x"})
@@ -223,6 +224,36 @@ def Kiln_DotBF16Op : Op<Kiln_Dialect, "dot_bf16",
   let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
   let assemblyFormat =
       "$acc `,` $lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)";
+}
+
+def Kiln_CheckIndexOp : Op<Kiln_Dialect, "check_index",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "Fails the run when an index read at run time is out of range";
+  let description = [{
+    `min` and `max` are the least and the greatest index that an op (a
+    gather or a scatter) read from a tensor at run time; `low` and `high`
+    the range it allows, negative indices counted from the end. When an
+    index lies outside it, the run fails: the first failed check of a run
+    records itself and the offending index (`max` when it is above `high`,
+    else `min`), and the model ABI's `kiln_abi_run` returns
+    `KILN_ABI_RUN_INDEX_ERROR` naming it. The op that reads the indices
+    clamps them all the same, so nothing is read or written out of bounds
+    while the run finishes. `source` names the ONNX node and `what` the
+    operand, for the runtime's message.
+
+    `kiln-convert-graph-to-linalg` makes it for run-time indices (constant
+    ones are checked at compile time); `kiln-codegen-lower-index-checks`
+    lowers it on the CPU, and drops it on the GPU, which clamps only.
+
+    ```mlir
+    kiln.check_index %min, %max in [-10, 9] {source = "emb (Gather)", what = "indices"}
+    ```
+  }];
+  let arguments = (ins I64:$min, I64:$max, I64Attr:$low, I64Attr:$high,
+                       StrAttr:$source, StrAttr:$what);
+  let assemblyFormat =
+      "$min `,` $max `in` ` ` `[` $low `,` $high `]` attr-dict";
+  let hasVerifier = 1;
 }
 
 #endif // KILN_DIALECT

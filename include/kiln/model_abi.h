@@ -28,6 +28,8 @@
  *      kiln_abi_model, and kiln_abi_run_args.gpu
  *   4  symbolic dimensions: kiln_abi_model.num_symbols, .symbols, negative
  *      shape entries that name them, and kiln_abi_run_args.symbol_values
+ *   5  run-time index checks: kiln_abi_model.num_checks, .checks,
+ *      kiln_abi_run_args.error and KILN_ABI_RUN_INDEX_ERROR
  *
  *===----------------------------------------------------------------------===*/
 
@@ -43,7 +45,7 @@ extern "C" {
 
 /* Version of the layouts below, and the oldest version a runtime still
  * loads. */
-#define KILN_ABI_VERSION 4u
+#define KILN_ABI_VERSION 5u
 #define KILN_ABI_MIN_VERSION 1u
 
 /* Element types. The numbers are ONNX's TensorProto.DataType numbers, so that a
@@ -166,6 +168,18 @@ typedef struct kiln_abi_symbol {
 
 #define KILN_ABI_SYMBOL_REPEAT 1
 
+/* A check of indices read at run time (since version 5): a gather's or a
+ * scatter's indices must lie in [low, high] (negative ones count from the
+ * end of the dimension). The model clamps an index out of range, so it
+ * never reads or writes outside a tensor, and fails the run
+ * (KILN_ABI_RUN_INDEX_ERROR). */
+typedef struct kiln_abi_check {
+  const char *source; /* the ONNX node, "name (OpType)"; "" when unknown */
+  const char *what;   /* which index: "index", "index 1 of a tuple" */
+  int64_t low;
+  int64_t high; /* >= low */
+} kiln_abi_check;
+
 /* The model descriptor. */
 typedef struct kiln_abi_model {
   uint32_t abi_version;      /* == KILN_ABI_VERSION; always the first field */
@@ -200,6 +214,10 @@ typedef struct kiln_abi_model {
   int32_t num_symbols;            /* entries of `symbols`, >= 0 */
   int32_t reserved2;              /* zero */
   const kiln_abi_symbol *symbols; /* NULL when num_symbols is 0 */
+  /* Since version 5. */
+  int32_t num_checks;           /* entries of `checks`, >= 0 */
+  int32_t reserved3;            /* zero */
+  const kiln_abi_check *checks; /* NULL when num_checks is 0 */
 } kiln_abi_model;
 
 /* Hooks a caller may pass to time each kernel (since version 2). The model
@@ -239,7 +257,16 @@ typedef struct kiln_abi_run_args {
    * num_symbols entries, each within its bounds; NULL when num_symbols is
    * 0. */
   const int64_t *symbol_values;
+  /* Since version 5: NULL, or where a run that returns
+   * KILN_ABI_RUN_INDEX_ERROR says which check failed, and on which index. */
+  struct kiln_abi_run_error *error;
 } kiln_abi_run_args;
+
+/* The first failed index check of a run (since version 5). */
+typedef struct kiln_abi_run_error {
+  int64_t check; /* an index into kiln_abi_model.checks */
+  int64_t value; /* the index that was out of range */
+} kiln_abi_run_error;
 
 /* The seal of a model file (not part of the loaded image): kiln-compile
  * appends these 32 bytes after the shared object it links, and the runtime
@@ -278,6 +305,10 @@ static inline uint64_t kiln_abi_checksum(const void *data, uint64_t size) {
 #define KILN_ABI_RUN_OK 0
 #define KILN_ABI_RUN_BAD_ARGS 1  /* version mismatch or a NULL pointer */
 #define KILN_ABI_RUN_NO_MEMORY 2 /* an internal allocation failed */
+/* An index read at run time was out of range (since version 5): the run
+ * finished with that index clamped, and its outputs are not to be used;
+ * `*args->error` (when not NULL) says which check failed. */
+#define KILN_ABI_RUN_INDEX_ERROR 3
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -14,6 +14,7 @@
 #include "codegen/CPU/Passes.h"
 #include "codegen/Common/KernelConfig.h"
 #include "codegen/GPU/Passes.h"
+#include "dialects/Graph/GraphOps.h"
 #include "dialects/Graph/Transforms/Passes.h"
 #include "kiln/model_abi.h"
 #include "lib/Import/ONNXImporter.h"
@@ -32,6 +33,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -261,6 +263,18 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
   if (auto size =
           entry->getAttrOfType<IntegerAttr>(codegen::kWorkspaceSizeAttr))
     signature.workspaceSize = size.getInt();
+  // The run-time index checks (kiln-codegen-lower-index-checks).
+  if (auto module = entry->getParentOfType<ModuleOp>())
+    if (auto checks = module->getAttrOfType<ArrayAttr>(attr::kIndexChecks))
+      for (Attribute item : checks) {
+        auto fields = cast<DictionaryAttr>(item);
+        signature.checks.push_back(
+            {fields.getAs<StringAttr>("source").str(),
+             fields.getAs<StringAttr>("what").str(),
+             fields.getAs<IntegerAttr>("low").getInt(),
+             fields.getAs<IntegerAttr>("high").getInt()});
+      }
+  signature.runErrorGlobal = codegen::kRunErrorGlobal.str();
   return signature;
 }
 
@@ -309,6 +323,42 @@ LogicalResult checkTensorSizes(ModuleOp module) {
         op->emitError() << "makes " << *why;
         return WalkResult::interrupt();
       }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+/// Refuses a gather or scatter whose constant indices are out of range (an
+/// error in ONNX), naming the node; indices computed at run time are
+/// checked when the model runs (kiln.check_index).
+LogicalResult checkConstantIndices(ModuleOp module) {
+  WalkResult walk = module.walk([&](Operation *op) {
+    std::optional<graph::IndexedDims> dims = graph::getIndexedDims(op);
+    Attribute constant;
+    if (!dims || !matchPattern(dims->indices, m_Constant(&constant)))
+      return WalkResult::advance();
+    auto values = dyn_cast<DenseIntElementsAttr>(constant);
+    if (!values)
+      return WalkResult::advance();
+    bool isUnsigned = values.getElementType().isUnsignedInteger();
+    size_t i = 0;
+    for (const APInt &raw : values.getValues<APInt>()) {
+      size_t position = dims->perPosition ? i++ % dims->sizes.size() : 0;
+      int64_t size = dims->sizes[position];
+      // An unsigned index beyond int64_t is out of range all the same.
+      int64_t value =
+          isUnsigned
+              ? int64_t(std::min<uint64_t>(raw.getZExtValue(), INT64_MAX))
+              : raw.getSExtValue();
+      if (value >= -size && value < size)
+        continue;
+      InFlightDiagnostic error = op->emitError() << "index " << value;
+      if (dims->perPosition)
+        error << " (entry " << position << " of an index tuple)";
+      error << " is out of range [" << -size << ", " << size - 1
+            << "] of the dimension it indexes";
+      return WalkResult::interrupt();
+    }
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
@@ -575,7 +625,8 @@ private:
 
     // Folding may make new values (a shape computed from constants).
     if (failed(runStage(module, PipelineStage::Graph)) ||
-        failed(checkTensorSizes(module)))
+        failed(checkTensorSizes(module)) ||
+        failed(checkConstantIndices(module)))
       return failure();
     if (options.report) {
       result.report += countOps(module, "graph");

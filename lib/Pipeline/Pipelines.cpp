@@ -198,11 +198,18 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   dots.bf16Instruction = options.bf16Dot;
   dots.bf16Lanes = options.bf16DotLanes;
   pm.addNestedPass<func::FuncOp>(cpu::createCPULowerDotProducts(dots));
+  // Out-of-range indices fail the run (after outlining: a check stays in
+  // the code that runs on the caller's thread).
+  pm.addPass(codegen::createCodegenLowerIndexChecks());
   addLowerToLLVMPasses(pm, options.parallel);
 }
 
 void buildGPUCodegenPipeline(OpPassManager &pm,
                              const GPUCodegenOptions &options) {
+  // GPU kernels clamp indices; reporting one out of range is not done yet.
+  codegen::CodegenLowerIndexChecksOptions checks;
+  checks.record = false;
+  pm.addPass(codegen::createCodegenLowerIndexChecks(checks));
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenFuseElementwise());
   // Convolutions as matmuls, which the GPU tiles through shared memory.
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenConvToIm2Col());

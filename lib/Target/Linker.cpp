@@ -66,6 +66,13 @@ Error linkSharedObject(const std::string &object, const std::string &outputPath,
   Expected<std::string> libc = findLibrary(target.arch, "libc.so.6");
   if (!libc)
     return libc.takeError();
+  // The dynamic loader defines __tls_get_addr, which a model's thread-local
+  // slot (its index checks) calls; --as-needed keeps it out of the others.
+  Expected<std::string> loader = findLibrary(
+      target.arch, target.arch == TargetArch::AArch64 ? "ld-linux-aarch64.so.1"
+                                                      : "ld-linux-x86-64.so.2");
+  if (!loader)
+    return loader.takeError();
   std::string libomp;
   if (openMP) {
     Expected<std::string> found = findLibrary(target.arch, "libomp.so.5");
@@ -81,7 +88,7 @@ Error linkSharedObject(const std::string &object, const std::string &outputPath,
       // An unresolved symbol is an error now,
       // not when the runtime loads the model.
       "-z", "defs", "-soname", sys::path::filename(outputPath), "-o",
-      outputPath, objectPath, *libm, *libc};
+      outputPath, objectPath, *libm, *libc, *loader};
   if (openMP)
     args.push_back(libomp);
 

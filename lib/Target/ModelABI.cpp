@@ -39,14 +39,19 @@ public:
                             // version 3
                             i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, i64Ty,
                             // version 4
+                            i32Ty, i32Ty, ptrTy,
+                            // version 5
                             i32Ty, i32Ty, ptrTy},
                            "kiln_abi_model");
     symbolTy = StructType::create(ctx, {ptrTy, i64Ty, i64Ty, i32Ty, i32Ty},
                                   "kiln_abi_symbol");
+    checkTy =
+        StructType::create(ctx, {ptrTy, ptrTy, i64Ty, i64Ty}, "kiln_abi_check");
+    runErrorTy = StructType::create(ctx, {i64Ty, i64Ty}, "kiln_abi_run_error");
     profilerTy =
         StructType::create(ctx, {ptrTy, ptrTy, ptrTy}, "kiln_abi_profiler");
     runArgsTy = StructType::create(
-        ctx, {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy},
+        ctx, {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy},
         "kiln_abi_run_args");
     imageTy = StructType::create(ctx, {ptrTy, i32Ty, i32Ty, ptrTy, i64Ty},
                                  "kiln_abi_device_image");
@@ -111,6 +116,23 @@ public:
     return new GlobalVariable(
         module, arrayTy, true, GlobalValue::PrivateLinkage,
         ConstantArray::get(arrayTy, entries), "kiln.symbols");
+  }
+
+  /// The run-time index checks: a private constant array of kiln_abi_check.
+  Constant *checks(const std::vector<CheckSignature> &list) {
+    if (list.empty())
+      return ConstantPointerNull::get(ptrTy);
+    SmallVector<Constant *> entries;
+    for (auto [i, check] : llvm::enumerate(list))
+      entries.push_back(ConstantStruct::get(
+          checkTy, {string(check.source, "kiln.check.source." + Twine(i)),
+                    string(check.what, "kiln.check.what." + Twine(i)),
+                    ConstantInt::get(i64Ty, check.low),
+                    ConstantInt::get(i64Ty, check.high)}));
+    auto *arrayTy = ArrayType::get(checkTy, entries.size());
+    return new GlobalVariable(
+        module, arrayTy, true, GlobalValue::PrivateLinkage,
+        ConstantArray::get(arrayTy, entries), "kiln.checks");
   }
 
   /// The kernel table: a private constant array of kiln_abi_kernel.
@@ -415,7 +437,10 @@ public:
                   (*device)[5],
                   ConstantInt::get(i32Ty, signature.symbols.size()),
                   ConstantInt::get(i32Ty, 0),
-                  symbols(signature.symbols)});
+                  symbols(signature.symbols),
+                  ConstantInt::get(i32Ty, signature.checks.size()),
+                  ConstantInt::get(i32Ty, 0),
+                  checks(signature.checks)});
     auto *descGlobal = new GlobalVariable(
         module, modelTy, true, GlobalValue::PrivateLinkage, desc, "kiln.model");
 
@@ -453,6 +478,49 @@ public:
     b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_BAD_ARGS));
 
     b.SetInsertPoint(call);
+    // The index checks record a run's first failure in a thread-local slot
+    // (kiln-codegen-lower-index-checks): cleared here, read at the end.
+    Value *runError = nullptr;
+    if (!signature.checks.empty()) {
+      GlobalVariable *slot =
+          module.getGlobalVariable(signature.runErrorGlobal, true);
+      if (!slot || !slot->isThreadLocal())
+        return createStringError("the model has index checks but no "
+                                 "thread-local slot '" +
+                                 signature.runErrorGlobal + "'");
+      runError = b.CreateThreadLocalAddress(slot);
+      b.CreateStore(ConstantAggregateZero::get(runErrorTy), runError);
+    }
+    // Returns KILN_ABI_RUN_OK, or KILN_ABI_RUN_INDEX_ERROR with the failed
+    // check in *args->error when one failed.
+    auto finish = [&]() {
+      if (!runError) {
+        b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
+        return;
+      }
+      Value *failed =
+          b.CreateLoad(i64Ty, b.CreateStructGEP(runErrorTy, runError, 0));
+      BasicBlock *ok = BasicBlock::Create(ctx, "ok", run);
+      BasicBlock *fail = BasicBlock::Create(ctx, "index_error", run);
+      BasicBlock *report = BasicBlock::Create(ctx, "report", run);
+      BasicBlock *refuse = BasicBlock::Create(ctx, "refuse", run);
+      b.CreateCondBr(b.CreateICmpEQ(failed, ConstantInt::get(i64Ty, 0)), ok,
+                     fail);
+      b.SetInsertPoint(ok);
+      b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
+      b.SetInsertPoint(fail);
+      Value *out = b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 8));
+      b.CreateCondBr(b.CreateIsNull(out), refuse, report);
+      b.SetInsertPoint(report);
+      b.CreateStore(b.CreateSub(failed, ConstantInt::get(i64Ty, 1)),
+                    b.CreateStructGEP(runErrorTy, out, 0));
+      b.CreateStore(
+          b.CreateLoad(i64Ty, b.CreateStructGEP(runErrorTy, runError, 1)),
+          b.CreateStructGEP(runErrorTy, out, 1));
+      b.CreateBr(refuse);
+      b.SetInsertPoint(refuse);
+      b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_INDEX_ERROR));
+    };
     if (signature.usesOpenMP) {
       // Parallel regions started by this thread use the caller's count.
       FunctionCallee setThreads = module.getOrInsertFunction(
@@ -496,7 +564,7 @@ public:
         b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 5)));
     if (signature.repeat <= 1 && signature.repeatSymbol < 0) {
       b.CreateCall(entry, callArgs);
-      b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
+      finish();
       return Error::success();
     }
     // A split batch: the entry once per sample, each input and output
@@ -535,7 +603,7 @@ public:
     sample->addIncoming(next, loop);
     b.CreateCondBr(b.CreateICmpULT(next, count), loop, done);
     b.SetInsertPoint(done);
-    b.CreateRet(ConstantInt::get(i32Ty, KILN_ABI_RUN_OK));
+    finish();
     return Error::success();
   }
 
@@ -545,7 +613,7 @@ private:
   PointerType *ptrTy;
   IntegerType *i32Ty, *i64Ty;
   StructType *tensorTy, *kernelTy, *modelTy, *profilerTy, *runArgsTy;
-  StructType *symbolTy;
+  StructType *symbolTy, *checkTy, *runErrorTy;
   StructType *imageTy, *gpuKernelTy, *emulatedTy, *gpuTy;
 };
 

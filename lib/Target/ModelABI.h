@@ -37,6 +37,14 @@ struct SymbolSignature {
   int32_t kind = 0; // a KILN_ABI_SYMBOL_*
 };
 
+/// A run-time index check (kiln_abi_check).
+struct CheckSignature {
+  std::string source;
+  std::string what;
+  int64_t low = 0;
+  int64_t high = 0;
+};
+
 /// One kernel of the model's kernel table (kiln_abi_kernel).
 struct KernelSignature {
   std::string name; // the function's name in the LLVM module
@@ -94,6 +102,11 @@ struct ModelSignature {
   uint64_t constantsSize = 0;
   /// Add an emulation image made of the `<kernel>_emu` functions.
   bool emulation = false;
+  /// The run-time index checks, and the thread-local global (a
+  /// `[2 x i64]`) where the code records the first that failed: its
+  /// number + 1 and the index.
+  std::vector<CheckSignature> checks;
+  std::string runErrorGlobal;
 };
 
 /// Adds `kiln_abi_describe` and `kiln_abi_run` to `module`, the latter

@@ -168,3 +168,17 @@ func.func @wide_integer_input(%x: tensor<2xf32>) -> tensor<2xf32> attributes {ki
   %0 = graph.relu %x : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @empty_check_range(%lo: i64, %hi: i64) {
+  // expected-error @+1 {{range [3, 2] is empty}}
+  kiln.check_index %lo, %hi in [3, 2] {source = "", what = "index"}
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.index_checks' must be on the module, an array of {source, what, low, high} with low <= high}}
+module attributes {kiln.index_checks = [{source = "", what = "index", low = 0 : i64}]} {
+}

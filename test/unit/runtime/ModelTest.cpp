@@ -476,7 +476,7 @@ TEST(ModelOpen, SharedObjectWithoutTheAbi) {
 
 TEST(ModelOpen, AbiVersionMismatch) {
   EXPECT_EQ(openFails("fake_bad_version", KILN_STATUS_ABI_MISMATCH),
-            "model ABI version 999, but this runtime loads versions 1 to 4; "
+            "model ABI version 999, but this runtime loads versions 1 to 5; "
             "recompile the model with a matching Kiln");
 }
 
@@ -668,6 +668,39 @@ TEST(ModelRun, ModelFailureBecomesStatus) {
   EXPECT_EQ(status.code(), KILN_STATUS_OUT_OF_MEMORY);
   EXPECT_EQ(status.message(), "model ran out of memory");
   kiln_model_release(model);
+}
+
+TEST(ModelRun, FailedIndexCheckNamesNodeAndIndex) {
+  kiln_model *model = nullptr;
+  ASSERT_EQ(Status(kiln_model_open(fakeModel("fake_index_error").c_str(),
+                                   nullptr, &model))
+                .code(),
+            KILN_STATUS_OK);
+  int64_t shape[2] = {2, 3};
+  float a[6] = {}, b[6] = {}, sum[6];
+  int32_t threads;
+  kiln_tensor inputs[2] = {
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, a, sizeof(a)),
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, b, sizeof(b))};
+  kiln_tensor outputs[2] = {
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)),
+      KILN_TENSOR_INIT(KILN_DTYPE_I32, 0, nullptr, &threads, 4)};
+  EXPECT_EQ(Status(kiln_model_run(model, inputs, 2, outputs, 2)).code(),
+            KILN_STATUS_OK);
+  a[0] = 1000000;
+  Status status = kiln_model_run(model, inputs, 2, outputs, 2);
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(),
+            "emb (Gather): index 1000000 is out of range [-10, 9]; the run's "
+            "outputs are not valid");
+  // The next run starts afresh.
+  a[0] = 3;
+  EXPECT_EQ(Status(kiln_model_run(model, inputs, 2, outputs, 2)).code(),
+            KILN_STATUS_OK);
+  kiln_model_release(model);
+  EXPECT_NE(openFails("fake_bad_check", KILN_STATUS_INVALID_MODEL)
+                .find("index check #0"),
+            std::string::npos);
 }
 
 TEST(Status, NullIsOk) {

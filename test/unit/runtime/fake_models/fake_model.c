@@ -29,6 +29,9 @@
  *   FAKE_SYMBOL_INSIDE  a symbolic batch that is not an input's first
  *                       dimension
  *   FAKE_SYMBOL_BOUNDS  a symbolic batch with bounds 0..4
+ *   FAKE_INDEX_ERROR    FAKE_ADD with one index check (ABI version 5), which
+ *                       fails, on index a[0], when a[0] >= 10
+ *   FAKE_BAD_CHECK      FAKE_INDEX_ERROR with an empty range [1, 0]
  *
  *===----------------------------------------------------------------------===*/
 
@@ -54,6 +57,10 @@
 #define FAKE_SYMBOLIC 16
 #define FAKE_SYMBOL_INSIDE 17
 #define FAKE_SYMBOL_BOUNDS 18
+#define FAKE_INDEX_ERROR 19
+#define FAKE_BAD_CHECK 20
+#define CHECKS                                                                 \
+  (FAKE_VARIANT == FAKE_INDEX_ERROR || FAKE_VARIANT == FAKE_BAD_CHECK)
 #define SYMBOLIC                                                               \
   (FAKE_VARIANT == FAKE_SYMBOLIC || FAKE_VARIANT == FAKE_SYMBOL_INSIDE ||      \
    FAKE_VARIANT == FAKE_SYMBOL_BOUNDS)
@@ -134,6 +141,16 @@ static const kiln_abi_kernel kernels[] = {
 #define MODEL_VERSION KILN_ABI_VERSION
 #endif
 
+#if CHECKS
+static const kiln_abi_check checks[] = {
+#if FAKE_VARIANT == FAKE_BAD_CHECK
+    {"emb (Gather)", "index", 1, 0},
+#else
+    {"emb (Gather)", "index", -10, 9},
+#endif
+};
+#endif
+
 static const kiln_abi_model model = {
     MODEL_VERSION,
     0,
@@ -184,6 +201,19 @@ static const kiln_abi_model model = {
     1, /* num_symbols */
     0,
     symbols,
+#elif CHECKS
+    KILN_ABI_DEVICE_CPU,
+    0,
+    NULL,
+    NULL,
+    NULL,
+    0,
+    0, /* num_symbols */
+    0,
+    NULL,
+    1, /* num_checks */
+    0,
+    checks,
 #endif
 };
 
@@ -226,6 +256,15 @@ EXPORT int32_t kiln_abi_run(const kiln_abi_run_args *args) {
   *(int32_t *)args->outputs[1] = args->num_threads;
   if (profiler)
     profiler->kernel_end(profiler->context, 1);
+#if CHECKS
+  if (a[0] >= 10) {
+    if (args->error) {
+      args->error->check = 0;
+      args->error->value = (int64_t)a[0];
+    }
+    return KILN_ABI_RUN_INDEX_ERROR;
+  }
+#endif
   return KILN_ABI_RUN_OK;
 }
 #endif

@@ -1,0 +1,32 @@
+// RUN: kiln-opt %s -kiln-codegen-lower-index-checks | FileCheck %s
+// RUN: kiln-opt %s -kiln-codegen-lower-index-checks=record=false | FileCheck %s --check-prefix=DROP
+
+// Each check records, on failure and when no check of the run failed
+// before, its number + 1 and the index out of range in a thread-local slot;
+// the module lists the checks in the same order for the model ABI.
+// CHECK: module attributes {kiln.index_checks = [{high = 9 : i64, low = -10 : i64, source = "lookup (Gather)", what = "index"}, {high = 2 : i64, low = -3 : i64, source = "", what = "index 0 of a tuple"}]}
+// CHECK: llvm.mlir.global internal thread_local @kiln.run_error(dense<0> : tensor<2xi64>) {addr_space = 0 : i32, alignment = 8 : i64, dso_local} : !llvm.array<2 x i64>
+// CHECK-LABEL: func.func @two_checks
+// CHECK-SAME: (%[[LO:.+]]: i64, %[[HI:.+]]: i64)
+// CHECK: %[[BELOW:.+]] = arith.cmpi slt, %[[LO]], %{{.+}} : i64
+// CHECK: %[[ABOVE:.+]] = arith.cmpi sgt, %[[HI]], %{{.+}} : i64
+// CHECK: %[[BAD:.+]] = arith.ori %[[BELOW]], %[[ABOVE]] : i1
+// CHECK: scf.if %[[BAD]] {
+// CHECK: %[[SLOT:.+]] = llvm.mlir.addressof @kiln.run_error : !llvm.ptr
+// CHECK: %[[ERR:.+]] = "llvm.intr.threadlocal.address"(%[[SLOT]]) : (!llvm.ptr) -> !llvm.ptr
+// CHECK: %[[FIRST:.+]] = llvm.load %[[ERR]] : !llvm.ptr -> i64
+// CHECK: %[[NONE:.+]] = arith.cmpi eq, %[[FIRST]], %{{.+}} : i64
+// CHECK: scf.if %[[NONE]] {
+// CHECK: llvm.store %{{.+}}, %[[ERR]] : i64, !llvm.ptr
+// CHECK: %[[INDEX:.+]] = arith.select %[[ABOVE]], %[[HI]], %[[LO]] : i64
+// CHECK: %[[SECOND:.+]] = llvm.getelementptr %[[ERR]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK: llvm.store %[[INDEX]], %[[SECOND]] : i64, !llvm.ptr
+// CHECK-NOT: kiln.check_index
+// DROP-NOT: kiln.run_error
+// DROP-NOT: kiln.check_index
+// DROP-NOT: kiln.index_checks
+func.func @two_checks(%lo: i64, %hi: i64) {
+  kiln.check_index %lo, %hi in [-10, 9] {source = "lookup (Gather)", what = "index"}
+  kiln.check_index %lo, %hi in [-3, 2] {source = "", what = "index 0 of a tuple"}
+  return
+}
