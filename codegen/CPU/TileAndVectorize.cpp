@@ -466,6 +466,12 @@ convTileAsMatmuls(RewriterBase &rewriter, linalg::GenericOp generic) {
       w[0] != blocks || w[1] != 1 || w[2] != 1 || w[3] != 1 || w[4] != depth ||
       w[5] != block || in[3] != (rowCount - 1) * stride + 1)
     return failure();
+  // A strided row of a one-channel input would be a rank-reducing slice to
+  // [rows, 1] with strides [stride, 1], whose dropped dimensions MLIR 22's
+  // subview expansion cannot tell apart (it crashes on it); the loop path
+  // takes that tile.
+  if (depth == 1 && stride > 1)
+    return failure();
 
   Location loc = tile.getLoc();
   MLIRContext *ctx = rewriter.getContext();
@@ -582,9 +588,25 @@ std::optional<SmallVector<int64_t>> tileLoopOrder(linalg::LinalgOp op,
   return contractionLoopOrder(op);
 }
 
+/// Whether `op` reads or writes a tensor of booleans (or other elements
+/// narrower than a byte). A vector of them in memory is a bitmask in LLVM
+/// (`store <16 x i1>` writes two bytes), where Kiln keeps one byte per
+/// element: such ops stay scalar loops.
+bool hasSubByteElements(Operation *op) {
+  auto subByte = [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return shaped && shaped.getElementType().isIntOrFloat() &&
+           shaped.getElementTypeBitWidth() < 8;
+  };
+  return llvm::any_of(op->getOperandTypes(), subByte) ||
+         llvm::any_of(op->getResultTypes(), subByte);
+}
+
 /// Vectorizes one tile (a vector.contract where it is a named contraction);
 /// leaves it as it is on failure.
 void vectorizeTile(RewriterBase &rewriter, Operation *tile, int64_t lanes) {
+  if (hasSubByteElements(tile))
+    return;
   if (isPackedMatmul(tile)) {
     (void)matmulTileAsDotProducts(rewriter, cast<linalg::GenericOp>(tile),
                                   lanes);
@@ -714,7 +736,8 @@ linalg::GenericOp getEpilogue(linalg::LinalgOp op) {
       !epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
            .isIdentity() ||
       cast<ShapedType>(epilogue.getResult(0).getType()).getShape() !=
-          cast<ShapedType>(op->getResult(0).getType()).getShape())
+          cast<ShapedType>(op->getResult(0).getType()).getShape() ||
+      hasSubByteElements(epilogue))
     return nullptr;
   // The epilogue becomes vector code on a whole register block: only ops
   // that lower to vector instructions (not a scalar libm call per element,
