@@ -466,11 +466,14 @@ convTileAsMatmuls(RewriterBase &rewriter, linalg::GenericOp generic) {
       w[0] != blocks || w[1] != 1 || w[2] != 1 || w[3] != 1 || w[4] != depth ||
       w[5] != block || in[3] != (rowCount - 1) * stride + 1)
     return failure();
-  // A strided row of a one-channel input would be a rank-reducing slice to
-  // [rows, 1] with strides [stride, 1], whose dropped dimensions MLIR 22's
-  // subview expansion cannot tell apart (it crashes on it); the loop path
-  // takes that tile.
-  if (depth == 1 && stride > 1)
+  // The strided row of an input whose channel block is 1 (a one-channel
+  // image) is a rank-reducing slice to [rows, 1] whose width stride equals
+  // its channel stride: MLIR 22's subview expansion cannot tell which unit
+  // dimensions it dropped, and crashes. The loop path takes that tile.
+  int64_t inputBlock = depth;
+  if (auto whole = input.getDefiningOp<tensor::ExtractSliceOp>())
+    inputBlock = whole.getSourceType().getShape().back();
+  if (inputBlock == 1 && stride > 1)
     return failure();
 
   Location loc = tile.getLoc();
