@@ -198,10 +198,13 @@ func.func @batch_norm(%x: tensor<1x3x4x4xf32>, %c: tensor<3xf32>) -> tensor<1x3x
 
 // -----
 
-// Mean, then the squared deviations from it, then the normalisation.
+// Mean, then the squared deviations from it, then the normalisation, each
+// on the values less the first of their row (shifted data).
 // CHECK-LABEL: func @layer_norm
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<8x16xf32>) outs(%{{.*}} : tensor<8xf32>)
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<8x16xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<8xf32>)
+// CHECK: %[[P:.+]] = tensor.extract_slice %{{.+}}[0, 0] [8, 1] [1, 1] : tensor<8x16xf32> to tensor<8xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}}, %[[P]] : tensor<8x16xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<8xf32>)
+// CHECK: arith.subf
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}}, %[[P]], %{{.*}} : tensor<8x16xf32>, tensor<8xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<8xf32>)
 // CHECK: math.rsqrt
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>)
 func.func @layer_norm(%x: tensor<8x16xf32>, %s: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
