@@ -78,28 +78,6 @@ const char *machineName(uint16_t machine) {
   }
 }
 
-/// Whether the file has a section named `name` (its tables were checked to
-/// lie within the file).
-bool hasSection(int fd, const Elf64_Ehdr &header, const char *name) {
-  if (header.e_shnum == 0 || header.e_shstrndx >= header.e_shnum)
-    return false;
-  std::vector<Elf64_Shdr> sections(header.e_shnum);
-  if (!readAt(fd, header.e_shoff, sections.data(),
-              sections.size() * sizeof(Elf64_Shdr)))
-    return false;
-  const Elf64_Shdr &names = sections[header.e_shstrndx];
-  if (names.sh_size == 0 || names.sh_size > (1u << 24))
-    return false;
-  std::vector<char> table(names.sh_size + 1, '\0');
-  if (!readAt(fd, names.sh_offset, table.data(), names.sh_size))
-    return false;
-  for (const Elf64_Shdr &section : sections)
-    if (section.sh_name < names.sh_size &&
-        std::strcmp(table.data() + section.sh_name, name) == 0)
-      return true;
-  return false;
-}
-
 } // namespace
 
 kiln_status checkModelFile(const char *path) {
@@ -147,50 +125,20 @@ kiln_status checkModelFile(const char *path) {
     return makeStatus(KILN_STATUS_UNSUPPORTED_CPU,
                       "model '%s' was compiled for %s, but this machine is %s",
                       path, machineName(header.e_machine), machineName(host));
-  if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0)
-    return damaged("its program header table is malformed");
-  if (!within(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr), size))
-    return damaged("its program header table lies past the end");
-  if (header.e_shnum != 0 &&
-      (header.e_shentsize != sizeof(Elf64_Shdr) ||
-       !within(header.e_shoff, header.e_shnum, sizeof(Elf64_Shdr), size)))
-    return damaged("its section header table lies past the end");
-  std::vector<Elf64_Phdr> segments(header.e_phnum);
-  if (!readAt(fd, header.e_phoff, segments.data(),
-              segments.size() * sizeof(Elf64_Phdr)))
-    return damaged("its program header table lies past the end");
-  bool loads = false;
-  // Where the shared object ends: its last table or segment.
-  uint64_t end = std::max<uint64_t>(
-      header.e_phoff + header.e_phnum * sizeof(Elf64_Phdr),
-      header.e_shoff + header.e_shnum * uint64_t(sizeof(Elf64_Shdr)));
-  for (const Elf64_Phdr &segment : segments) {
-    if (segment.p_type != PT_LOAD && segment.p_type != PT_DYNAMIC)
-      continue;
-    loads = loads || segment.p_type == PT_LOAD;
-    if (!within(segment.p_offset, 1, segment.p_filesz, size) ||
-        segment.p_filesz > segment.p_memsz)
-      return damaged("a segment lies past the end");
-    end = std::max<uint64_t>(end, segment.p_offset + segment.p_filesz);
-  }
-  if (!loads)
-    return damaged("it has no loadable segment");
-
-  // The seal kiln-compile appended after the shared object. A model of an
-  // older Kiln has none, and no `.kiln.sealed` section saying it should.
-  // Anything else after the object is damage (a seal cut short, say).
-  if (size == end) {
-    if (hasSection(fd, header, ".kiln.sealed"))
-      return damaged("it ends where its seal should begin");
-    return nullptr;
-  }
+  // The seal kiln-compile appended (include/kiln/model_abi.h): its last 32
+  // bytes, then the checksum of everything before them. Checked before the
+  // structure, whose damage could make a sealed file look like one without
+  // a seal; a file without one (cut short, or made by a Kiln before seals)
+  // is refused.
   kiln_abi_seal seal;
-  if (size - end != sizeof(seal) || !readAt(fd, end, &seal, sizeof(seal)) ||
+  if (size < sizeof(Elf64_Ehdr) + sizeof(seal) ||
+      !readAt(fd, size - sizeof(seal), &seal, sizeof(seal)) ||
       std::memcmp(seal.magic, KILN_ABI_SEAL_MAGIC, sizeof(seal.magic)) != 0 ||
       seal.version != KILN_ABI_SEAL_VERSION || seal.reserved != 0 ||
-      seal.size != end)
-    return damaged("the bytes after the shared object are not a whole Kiln "
-                   "seal");
+      seal.size != size - sizeof(seal))
+    return damaged("it does not end in a whole Kiln seal (a model kiln-compile "
+                   "wrote does; one of a Kiln before seals must be "
+                   "recompiled)");
   // Mapped, not copied: the loader maps the same pages next.
   void *data = mmap(nullptr, seal.size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (data == MAP_FAILED)
@@ -200,6 +148,33 @@ kiln_status checkModelFile(const char *path) {
   munmap(data, seal.size);
   if (checksum != seal.checksum)
     return damaged("its checksum does not match what kiln-compile recorded");
+
+  // The structure, within the sealed bytes: a file sealed by another tool
+  // than kiln-compile must hold together too.
+  uint64_t object = seal.size;
+  if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0)
+    return damaged("its program header table is malformed");
+  if (!within(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr), object))
+    return damaged("its program header table lies past the end");
+  if (header.e_shnum != 0 &&
+      (header.e_shentsize != sizeof(Elf64_Shdr) ||
+       !within(header.e_shoff, header.e_shnum, sizeof(Elf64_Shdr), object)))
+    return damaged("its section header table lies past the end");
+  std::vector<Elf64_Phdr> segments(header.e_phnum);
+  if (!readAt(fd, header.e_phoff, segments.data(),
+              segments.size() * sizeof(Elf64_Phdr)))
+    return damaged("its program header table lies past the end");
+  bool loads = false;
+  for (const Elf64_Phdr &segment : segments) {
+    if (segment.p_type != PT_LOAD && segment.p_type != PT_DYNAMIC)
+      continue;
+    loads = loads || segment.p_type == PT_LOAD;
+    if (!within(segment.p_offset, 1, segment.p_filesz, object) ||
+        segment.p_filesz > segment.p_memsz)
+      return damaged("a segment lies past the end");
+  }
+  if (!loads)
+    return damaged("it has no loadable segment");
   return nullptr;
 }
 

@@ -3,10 +3,10 @@
 // Internal to the runtime: dlopen maps a shared object by its program
 // headers and trusts them. A file copied half-way or damaged in transit
 // makes it map past the end of the file, and the process dies of SIGBUS or
-// SIGSEGV inside the loader. So the runtime reads the ELF header and the
-// program and section header tables first, and refuses a file whose
-// structure does not lie within it, or that is not a 64-bit shared object
-// for this machine.
+// SIGSEGV inside the loader. So the runtime first reads the ELF header
+// (a 64-bit shared object for this machine), then the seal kiln-compile
+// appended (its size and checksum match the file: no byte damaged), then
+// the program and section header tables (they lie within the file).
 //
 //===----------------------------------------------------------------------===//
 

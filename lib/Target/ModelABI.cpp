@@ -204,10 +204,10 @@ public:
     return fn;
   }
 
-  /// The producer string, in a section of its own, `.kiln.sealed`: it tells
-  /// the runtime, before it loads the file, that kiln-compile sealed it
-  /// (lib/Target/Linker.cpp), so that a file cut exactly where its seal
-  /// began is refused rather than taken for an unsealed one.
+  /// The producer string, in a section of its own, `.kiln.sealed`, which
+  /// says to a person reading the file (readelf -S) that kiln-compile sealed
+  /// it (lib/Target/Linker.cpp); the runtime requires the seal of every
+  /// model.
   Constant *producer() {
     auto *global = cast<GlobalVariable>(string("kiln 0.1.0", "kiln.producer"));
     global->setSection(".kiln.sealed");

@@ -5,6 +5,7 @@ SIGSEGV inside dlopen)."""
 
 import platform
 import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -12,7 +13,10 @@ import pytest
 from onnx import TensorProto, helper
 
 import kiln
-from kiln_testing import KILN_RUN
+from kiln_testing import KILN_RUN, ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import seal_model  # noqa: E402
 
 
 def tiny_model():
@@ -79,16 +83,35 @@ def test_damage_inside_is_caught_by_the_checksum(model_bytes, tmp_path):
         kiln.load(path)
     # Bytes appended after the seal.
     path.write_bytes(model_bytes + b"\0" * 7)
-    with pytest.raises(kiln.ModelError, match="are not a whole Kiln seal"):
+    with pytest.raises(kiln.ModelError, match="does not end in a whole Kiln seal"):
         kiln.load(path)
 
 
+def test_a_model_without_a_seal_is_refused(model_bytes, tmp_path):
+    """A damaged section table once made a sealed model look like one of a
+    Kiln before seals, which the runtime took on its structure alone, and
+    dlopen crashed in its relocations (found by the model-file fuzzer; the
+    input is in test/fuzz/regressions/model-file/). Every model must be
+    sealed now."""
+    path = tmp_path / "unsealed.so"
+    path.write_bytes(model_bytes[:-32])
+    with pytest.raises(kiln.ModelError,
+                       match="does not end in a whole Kiln seal .* must be recompiled"):
+        kiln.load(path)
+    assert seal_model.is_sealed(model_bytes)
+    assert seal_model.seal(model_bytes[:-32]) == model_bytes
+
+
 def test_damaged_program_headers(model_bytes, tmp_path):
-    # e_phoff (bytes 32-39) pointing past the end of the file.
-    data = bytearray(model_bytes)
+    # e_phoff (bytes 32-39) pointing past the end of the file: the checksum
+    # finds it, and in a file sealed after the damage, the structure check.
+    data = bytearray(model_bytes[:-32])
     data[32:40] = (len(data) + 4096).to_bytes(8, "little")
     path = tmp_path / "damaged.so"
-    path.write_bytes(bytes(data))
+    path.write_bytes(bytes(data) + model_bytes[-32:])
+    with pytest.raises(kiln.ModelError, match="checksum does not match"):
+        kiln.load(path)
+    path.write_bytes(seal_model.seal(bytes(data)))
     with pytest.raises(kiln.ModelError, match="program header table lies past the end"):
         kiln.load(path)
 
