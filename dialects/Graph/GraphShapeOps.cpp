@@ -132,8 +132,9 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
         continue;
       if (isDynamic(size))
         allKnown = false;
-      else
-        known *= size;
+      else if (__builtin_mul_overflow(known, size, &known))
+        return emitOptionalError(loc, "shape ", formatShape(shape),
+                                 " has more elements than a tensor can hold");
     }
     int64_t total = input.getNumElements();
     if (allKnown && inferIndex >= 0) {

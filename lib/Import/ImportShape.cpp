@@ -574,6 +574,15 @@ static LogicalResult importConstantOfShape(NodeImporter &node) {
       createConstant(node, DenseElementsAttr::get(type, value)));
 }
 
+/// A size computed in floating point (a Range's count, a Resize's output
+/// size), or nullopt when it is not a number or beyond any tensor's size
+/// (2^48; converting it to an integer would be undefined).
+static std::optional<int64_t> sizeOf(double value) {
+  if (!std::isfinite(value) || std::fabs(value) > 0x1p48)
+    return std::nullopt;
+  return static_cast<int64_t>(value);
+}
+
 static LogicalResult importRange(NodeImporter &node) {
   auto start = dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(0));
   auto limit = dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(1));
@@ -591,8 +600,12 @@ static LogicalResult importRange(NodeImporter &node) {
   double first = scalar(start), last = scalar(limit), step = scalar(delta);
   if (step == 0)
     return node.emitError() << "delta is 0";
-  int64_t count = std::max<int64_t>(
-      0, static_cast<int64_t>(std::ceil((last - first) / step)));
+  std::optional<int64_t> steps = sizeOf(std::ceil((last - first) / step));
+  if (!steps)
+    return node.emitError()
+           << "start " << first << ", limit " << last << " and delta " << step
+           << " make no number of elements";
+  int64_t count = std::max<int64_t>(0, *steps);
   auto type = RankedTensorType::get({count}, elementType);
   SmallVector<Attribute> values;
   for (int64_t i = 0; i < count; ++i) {
@@ -901,8 +914,14 @@ buildResize(NodeImporter &node, Value input, SmallVector<double> scales,
     if (static_cast<int64_t>(scales.size()) != rank)
       return node.emitError()
              << "expected " << rank << " scales, got " << scales.size();
-    for (auto [scale, in] : llvm::zip(scales, type.getShape()))
-      sizes.push_back(static_cast<int64_t>(std::floor(in * scale)));
+    for (auto [scale, in] : llvm::zip(scales, type.getShape())) {
+      std::optional<int64_t> size = sizeOf(std::floor(in * scale));
+      if (!size || scale <= 0)
+        return node.emitError() << "scale " << scale
+                                << " is not a positive number that makes a "
+                                   "dimension of a tensor";
+      sizes.push_back(*size);
+    }
   }
   Builder &b = node.getBuilder();
   return node.setResults(node.create<graph::ResizeOp>(
@@ -1011,8 +1030,11 @@ static LogicalResult importResize(NodeImporter &node) {
     }
     scales.assign(rank, 1.0);
     for (int64_t axis : axes) {
+      std::optional<int64_t> size = sizeOf(scale * shape[axis] + 0.5);
+      if (!size)
+        return node.emitError() << "sizes make a scale of " << scale;
       scales[axis] = scale;
-      sizes[axis] = static_cast<int64_t>(scale * shape[axis] + 0.5);
+      sizes[axis] = *size;
     }
   }
   std::string transform =

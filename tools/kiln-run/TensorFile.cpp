@@ -594,12 +594,10 @@ std::string kiln::parseTensorProto(const uint8_t *bytes, size_t size,
       return std::string("TensorProto of type ") + kiln_dtype_name(dtype) +
              (haveRaw ? " has both raw_data and " : " has ") + typedNames[s];
 
-  out.dtype = dtype;
-  out.shape = std::move(shape);
-  out.name = std::move(name);
-  if (!out.allocate(byteSize))
-    return "out of memory";
-  if (unsigned bits = packedBits(dtype)) {
+  // The data the shape asks for must be there before anything is
+  // allocated: a few bytes of header may ask for any size.
+  unsigned bits = packedBits(dtype);
+  if (bits) {
     // ONNX packs these, the first element in the lowest bits of the first
     // byte, in raw_data or one byte per int32_data value; Kiln's buffers hold
     // one element per byte.
@@ -609,9 +607,26 @@ std::string kiln::parseTensorProto(const uint8_t *bytes, size_t size,
       return std::string("TensorProto ") +
              (haveRaw ? "raw_data" : "int32_data") + " has " +
              std::to_string(given) + " bytes, its shape " +
-             formatShape(out.shape.data(), out.shape.size()) + " needs " +
+             formatShape(shape.data(), shape.size()) + " needs " +
              std::to_string(packedSize) + " packed " + kiln_dtype_name(dtype) +
              " bytes";
+  } else if (haveRaw) {
+    if (rawSize != byteSize)
+      return "TensorProto raw_data has " + std::to_string(rawSize) +
+             " bytes, its shape " + formatShape(shape.data(), shape.size()) +
+             " needs " + std::to_string(byteSize);
+  } else if (typedCounts[source] != count) {
+    return std::string("TensorProto ") + typedNames[source] + " has " +
+           std::to_string(typedCounts[source]) + " values, its shape " +
+           formatShape(shape.data(), shape.size()) + " needs " +
+           std::to_string(count);
+  }
+  out.dtype = dtype;
+  out.shape = std::move(shape);
+  out.name = std::move(name);
+  if (!out.allocate(byteSize))
+    return "out of memory";
+  if (bits) {
     uint8_t mask = uint8_t((1u << bits) - 1);
     for (size_t i = 0; i < count; ++i) {
       size_t bit = i * bits;
@@ -622,20 +637,10 @@ std::string kiln::parseTensorProto(const uint8_t *bytes, size_t size,
     return "";
   }
   if (haveRaw) {
-    if (rawSize != byteSize)
-      return "TensorProto raw_data has " + std::to_string(rawSize) +
-             " bytes, its shape " +
-             formatShape(out.shape.data(), out.shape.size()) + " needs " +
-             std::to_string(byteSize);
     if (byteSize)
       std::memcpy(out.data(), raw, byteSize);
     return "";
   }
-  if (typedCounts[source] != count)
-    return std::string("TensorProto ") + typedNames[source] + " has " +
-           std::to_string(typedCounts[source]) + " values, its shape " +
-           formatShape(out.shape.data(), out.shape.size()) + " needs " +
-           std::to_string(count);
   uint8_t *dst = out.data();
   for (size_t i = 0; i < count; ++i) {
     switch (source) {
