@@ -79,7 +79,9 @@ if [[ ! -f "$asan/build.ninja" ]]; then
     -DPython3_EXECUTABLE="$root/.venv/bin/python" >/dev/null || exit 1
 fi
 asan_tests=(kiln_runtime_tests KilnImportTests)
-if ninja -C "$asan" kiln-run "${asan_tests[@]}" >"$log" 2>&1; then
+fuzzers=(import model-proto model-file tensor-file)
+if ninja -C "$asan" kiln-run "${asan_tests[@]}" "${fuzzers[@]/#/kiln-fuzz-}" \
+  >"$log" 2>&1; then
   for t in "${asan_tests[@]}"; do
     (cd "$asan" &&
       ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -92,6 +94,42 @@ if ninja -C "$asan" kiln-run "${asan_tests[@]}" >"$log" 2>&1; then
 else
   tail -30 "$log"; echo "the sanitizer build failed"; failed=$((failed + 1))
 fi
+
+step "fuzzing harnesses, ${KILN_FUZZ_SECONDS:=20} s each, and their regressions ($build-asan)"
+# libFuzzer with ASan and UBSan (docs/reliability.md): each harness replays
+# the inputs that once crashed it (test/fuzz/regressions/<harness>/), then
+# mutates its seed corpus (test/fuzz/corpus/<harness>/, the importer's for
+# the ModelProto mutator; copied: libFuzzer adds to the folder it is given)
+# for a bounded time. A crash, hang, leak
+# or sanitizer report fails the step and leaves the input in
+# $build-asan/fuzz-artifacts/.
+for h in "${fuzzers[@]}"; do
+  bin="$asan/bin/kiln-fuzz-$h"
+  if [[ ! -x "$bin" ]]; then
+    echo "failed: $bin was not built"; failed=$((failed + 1)); continue
+  fi
+  work="$asan/fuzz-work/$h"; artifacts="$asan/fuzz-artifacts/$h/"
+  rm -rf "$work"; mkdir -p "$work" "$artifacts"
+  cp "$root/test/fuzz/corpus/${h/model-proto/import}/"* "$work/"
+  mapfile -t regressions < <(ls "$root/test/fuzz/regressions/$h/"* 2>/dev/null)
+  ok=1
+  if (( ${#regressions[@]} )) &&
+     ! (cd "$work" && "$bin" "${regressions[@]}") >"$log" 2>&1; then
+    tail -30 "$log"; ok=0
+  fi
+  if (( ok )) && ! (cd "$work" && "$bin" -max_total_time="$KILN_FUZZ_SECONDS" \
+      -timeout=20 -rss_limit_mb=4096 -artifact_prefix="$artifacts" \
+      -print_final_stats=1 "$work") >"$log" 2>&1; then
+    tail -30 "$log"; ok=0
+  fi
+  if (( ok )); then
+    runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log")
+    echo "fuzz $h: ${#regressions[@]} regression input(s), ${runs:-?} runs, no finding"
+    passed=$((passed + 1))
+  else
+    echo "failed: fuzz $h (inputs in $artifacts)"; failed=$((failed + 1))
+  fi
+done
 
 step "the runtime's concurrency tests under ThreadSanitizer ($build-tsan)"
 # Many threads on one handle, several handles and models at once, the last

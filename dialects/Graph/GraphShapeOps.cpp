@@ -239,8 +239,13 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     for (int64_t d = 0; d < rank; ++d) {
       int64_t size = type.getDimSize(d);
       if (d == axis) {
-        shape[d] = isDynamic(shape[d]) || isDynamic(size) ? ShapedType::kDynamic
-                                                          : shape[d] + size;
+        if (isDynamic(shape[d]) || isDynamic(size))
+          shape[d] = ShapedType::kDynamic;
+        else if (__builtin_add_overflow(shape[d], size, &shape[d]))
+          return emitOptionalError(loc,
+                                   "the inputs add up to more than a "
+                                   "tensor can hold along axis ",
+                                   axis);
         continue;
       }
       if (isDynamic(shape[d]))
@@ -314,7 +319,9 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
                              " must be one or more non-negative sizes");
   int64_t total = 0;
   for (int64_t s : sizes)
-    total += s;
+    if (__builtin_add_overflow(total, s, &total))
+      return emitOptionalError(loc, "sizes ", formatShape(sizes),
+                               " add up to more than a tensor can hold");
   int64_t axisSize = input.getDimSize(axis);
   if (!isDynamic(axisSize) && total != axisSize)
     return emitOptionalError(loc, "sizes ", formatShape(sizes), " add up to ",
@@ -365,8 +372,10 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                                ": start ", start, " and end ", end,
                                " are out of range for step ", step);
     int64_t extent = step > 0 ? end - start : start - end;
-    int64_t absStep = step > 0 ? step : -step;
-    shape.push_back(extent <= 0 ? 0 : (extent + absStep - 1) / absStep);
+    // In unsigned arithmetic: a step of INT64_MIN has no negation.
+    uint64_t absStep = step > 0 ? uint64_t(step) : 0 - uint64_t(step);
+    shape.push_back(extent <= 0 ? 0
+                                : int64_t(1 + uint64_t(extent - 1) / absStep));
   }
   inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
@@ -583,8 +592,13 @@ LogicalResult TileOp::inferReturnTypes(MLIRContext *,
                              "dimension of the input ",
                              formatShape(input.getShape()));
   SmallVector<int64_t> shape;
-  for (auto [size, repeat] : llvm::zip(input.getShape(), repeats))
-    shape.push_back(isDynamic(size) ? size : size * repeat);
+  for (auto [size, repeat] : llvm::zip(input.getShape(), repeats)) {
+    int64_t tiled = size;
+    if (!isDynamic(size) && __builtin_mul_overflow(size, repeat, &tiled))
+      return emitOptionalError(loc, "repeats ", formatShape(repeats),
+                               " make more elements than a tensor can hold");
+    shape.push_back(tiled);
+  }
   inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
 }
@@ -606,7 +620,12 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
       shape.push_back(size);
       continue;
     }
-    int64_t padded = size + pads[d] + pads[d + rank];
+    int64_t padded;
+    if (__builtin_add_overflow(size, pads[d], &padded) ||
+        __builtin_add_overflow(padded, pads[d + rank], &padded))
+      return emitOptionalError(loc, "pads ", formatShape(pads),
+                               " make dimension ", d,
+                               " larger than a tensor can hold");
     if (padded < 0)
       return emitOptionalError(loc, "pads ", formatShape(pads),
                                " remove more than the ", size,

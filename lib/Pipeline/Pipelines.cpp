@@ -27,36 +27,6 @@ using namespace mlir;
 
 namespace kiln {
 
-void buildGraphOptimizationPipeline(OpPassManager &pm,
-                                    const GraphOptimizationOptions &options) {
-  if (!options.enable)
-    return;
-  pm.addNestedPass<func::FuncOp>(graph::createGraphInferShapes());
-  pm.addNestedPass<func::FuncOp>(graph::createGraphFoldEmptyTensors());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  // After folding, so that weights and per-channel parameters are constants;
-  // BatchNorm folding before fusion, so that an activation meets its conv.
-  pm.addNestedPass<func::FuncOp>(graph::createGraphFoldBatchNorm());
-  pm.addNestedPass<func::FuncOp>(graph::createGraphPruneConvTaps());
-  pm.addNestedPass<func::FuncOp>(graph::createGraphFuseEpilogues());
-  // After fusion, so that the blocked ops carry their epilogues.
-  if (options.layoutBlock > 0) {
-    graph::GraphBlockedLayoutOptions layout;
-    layout.block = options.layoutBlock;
-    pm.addNestedPass<func::FuncOp>(graph::createGraphBlockedLayout(layout));
-    if (options.integerContractions || options.bf16Contractions) {
-      graph::GraphMarkIntegerContractionsOptions mark;
-      mark.integers = options.integerContractions;
-      mark.bf16 = options.bf16Contractions;
-      pm.addNestedPass<func::FuncOp>(
-          graph::createGraphMarkIntegerContractions(mark));
-    }
-  }
-  // Weights replaced by folding are dead now.
-  pm.addPass(createCanonicalizerPass());
-}
-
 void buildLowerToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createConvertGraphToLinalg());
   pm.addPass(createCanonicalizerPass());

@@ -21,6 +21,7 @@
 #define KILN_LIB_PIPELINE_PIPELINES_H
 
 #include "codegen/Common/KernelConfig.h"
+#include "dialects/Graph/Transforms/Pipeline.h"
 #include "kiln/compiler.h"
 #include "lib/Target/TargetInfo.h"
 
@@ -32,25 +33,6 @@
 #include <vector>
 
 namespace kiln {
-
-struct GraphOptimizationOptions {
-  /// Refine shapes, canonicalize, fold constants and remove dead values.
-  bool enable = true;
-  /// Channels per block of the blocked layout NCHWc that convolutions and
-  /// max pools take (kiln-graph-blocked-layout); 0 keeps NCHW.
-  int64_t layoutBlock = 0;
-  /// Mark the blocked convolutions of 8-bit integer operands for integer
-  /// arithmetic (kiln-graph-mark-integer-contractions): for targets whose 8-bit
-  /// dot-product instructions code generation uses (TargetInfo::int8DotLanes).
-  bool integerContractions = false;
-  /// Mark the other float convolutions and matrix products with constant
-  /// weights for bf16 operands (--precision=bf16).
-  bool bf16Contractions = false;
-};
-
-/// Graph-level optimisation on the graph dialect.
-void buildGraphOptimizationPipeline(mlir::OpPassManager &pm,
-                                    const GraphOptimizationOptions &options);
 
 /// Lowering of the graph dialect to linalg and friends on tensors.
 void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);

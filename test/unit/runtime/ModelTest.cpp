@@ -649,55 +649,50 @@ TEST(SymbolicModel, BrokenSymbols) {
             std::string::npos);
 }
 
-TEST(ModelRun, ModelFailureBecomesStatus) {
+/// A fake add model (a [2,3] + b [2,3]) opened with its buffers, for the
+/// tests of what a run reports.
+struct AddRun {
   kiln_model *model = nullptr;
-  ASSERT_EQ(Status(kiln_model_open(fakeModel("fake_run_fails").c_str(), nullptr,
-                                   &model))
-                .code(),
-            KILN_STATUS_OK);
   int64_t shape[2] = {2, 3};
-  float a[6] = {}, b[6] = {}, sum[6];
-  int32_t threads;
+  float a[6] = {}, b[6] = {}, sum[6] = {};
+  int32_t threads = 0;
   kiln_tensor inputs[2] = {
       KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, a, sizeof(a)),
       KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, b, sizeof(b))};
   kiln_tensor outputs[2] = {
       KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)),
       KILN_TENSOR_INIT(KILN_DTYPE_I32, 0, nullptr, &threads, 4)};
-  Status status = kiln_model_run(model, inputs, 2, outputs, 2);
+
+  explicit AddRun(const char *name) {
+    EXPECT_EQ(Status(kiln_model_open(fakeModel(name).c_str(), nullptr, &model))
+                  .code(),
+              KILN_STATUS_OK);
+  }
+  ~AddRun() { kiln_model_release(model); }
+  Status run() { return kiln_model_run(model, inputs, 2, outputs, 2); }
+};
+
+TEST(ModelRun, ModelFailureBecomesStatus) {
+  AddRun add("fake_run_fails");
+  ASSERT_NE(add.model, nullptr);
+  Status status = add.run();
   EXPECT_EQ(status.code(), KILN_STATUS_OUT_OF_MEMORY);
   EXPECT_EQ(status.message(), "model ran out of memory");
-  kiln_model_release(model);
 }
 
 TEST(ModelRun, FailedIndexCheckNamesNodeAndIndex) {
-  kiln_model *model = nullptr;
-  ASSERT_EQ(Status(kiln_model_open(fakeModel("fake_index_error").c_str(),
-                                   nullptr, &model))
-                .code(),
-            KILN_STATUS_OK);
-  int64_t shape[2] = {2, 3};
-  float a[6] = {}, b[6] = {}, sum[6];
-  int32_t threads;
-  kiln_tensor inputs[2] = {
-      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, a, sizeof(a)),
-      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, b, sizeof(b))};
-  kiln_tensor outputs[2] = {
-      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)),
-      KILN_TENSOR_INIT(KILN_DTYPE_I32, 0, nullptr, &threads, 4)};
-  EXPECT_EQ(Status(kiln_model_run(model, inputs, 2, outputs, 2)).code(),
-            KILN_STATUS_OK);
-  a[0] = 1000000;
-  Status status = kiln_model_run(model, inputs, 2, outputs, 2);
+  AddRun add("fake_index_error");
+  ASSERT_NE(add.model, nullptr);
+  EXPECT_EQ(add.run().code(), KILN_STATUS_OK);
+  add.a[0] = 1000000;
+  Status status = add.run();
   EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(status.message(),
             "emb (Gather): index 1000000 is out of range [-10, 9]; the run's "
             "outputs are not valid");
   // The next run starts afresh.
-  a[0] = 3;
-  EXPECT_EQ(Status(kiln_model_run(model, inputs, 2, outputs, 2)).code(),
-            KILN_STATUS_OK);
-  kiln_model_release(model);
+  add.a[0] = 3;
+  EXPECT_EQ(add.run().code(), KILN_STATUS_OK);
   EXPECT_NE(openFails("fake_bad_check", KILN_STATUS_INVALID_MODEL)
                 .find("index check #0"),
             std::string::npos);
