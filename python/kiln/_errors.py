@@ -22,7 +22,8 @@ class ModelError(KilnError):
 
 class InvalidInputError(KilnError, ValueError):
     """The inputs given to Model.run do not match the model: a missing or
-    unknown name, a wrong count, a wrong dtype or shape."""
+    unknown name, a wrong count, a wrong dtype or shape; or an index among
+    them is out of range for the gather or scatter that reads it."""
 
 
 for _error in (KilnError, CompileError, ModelError, InvalidInputError):
