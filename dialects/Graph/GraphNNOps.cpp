@@ -44,8 +44,10 @@ checkConvOperands(std::optional<Location> loc, RankedTensorType input,
   int64_t channels = input.getDimSize(1);
   int64_t filters = weight.getDimSize(0);
   int64_t perGroup = weight.getDimSize(1);
+  int64_t expected = 0;
   if (!ShapedType::isDynamic(channels) && !ShapedType::isDynamic(perGroup) &&
-      channels != perGroup * group)
+      (__builtin_mul_overflow(perGroup, group, &expected) ||
+       channels != expected))
     return emitOptionalError(loc, "input has ", channels,
                              " channels but weight expects ", perGroup,
                              " per group x ", group, " groups");
@@ -325,23 +327,31 @@ ConvTransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
     return emitOptionalError(loc, "group ", group,
                              " does not divide the number of channels ",
                              weightChannels);
-  int64_t perGroup = weight.getDimSize(1);
-  SmallVector<int64_t> shape = {input.getDimSize(0),
-                                ShapedType::isDynamic(perGroup)
-                                    ? ShapedType::kDynamic
-                                    : perGroup * group};
+  int64_t perGroup = weight.getDimSize(1), filters = ShapedType::kDynamic;
+  if (!ShapedType::isDynamic(perGroup) &&
+      __builtin_mul_overflow(perGroup, group, &filters))
+    return emitOptionalError(loc, "group ", group, " times ", perGroup,
+                             " filters per group overflows");
+  SmallVector<int64_t> shape = {input.getDimSize(0), filters};
   for (size_t i = 0; i < spatial; ++i) {
     int64_t in = input.getDimSize(2 + i), k = weight.getDimSize(2 + i);
     if (ShapedType::isDynamic(in) || ShapedType::isDynamic(k)) {
       shape.push_back(ShapedType::kDynamic);
       continue;
     }
-    int64_t size = strides[i] * (in - 1) + outputPadding[i] +
-                   dilations[i] * (k - 1) + 1 - pads[i] - pads[spatial + i];
+    // In 128 bits: the attributes may be any 64-bit values.
+    __int128 size = __int128(strides[i]) * (in - 1) + outputPadding[i] +
+                    __int128(dilations[i]) * (k - 1) + 1 - pads[i] -
+                    pads[spatial + i];
     if (size <= 0)
       return emitOptionalError(loc, "pads ", formatShape(pads),
                                " leave no output in spatial dimension ", i);
-    shape.push_back(size);
+    if (size > INT64_MAX)
+      return emitOptionalError(loc,
+                               "strides, dilations and padding make "
+                               "spatial dimension ",
+                               i, " larger than a tensor can hold");
+    shape.push_back(int64_t(size));
   }
   inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();

@@ -54,15 +54,18 @@ int64_t convOutputSize(int64_t inputSize, int64_t kernelSize, int64_t stride,
                        bool ceilMode) {
   if (ShapedType::isDynamic(inputSize) || ShapedType::isDynamic(kernelSize))
     return ShapedType::kDynamic;
-  int64_t effectiveKernel = dilation * (kernelSize - 1) + 1;
-  int64_t span = inputSize + padBegin + padEnd - effectiveKernel;
+  // In 128 bits: the pads, strides and dilations are a model's attributes,
+  // any 64-bit values. A size beyond int64_t is clamped to its largest, a
+  // tensor that the compiler's size limit refuses.
+  __int128 effectiveKernel = __int128(dilation) * (kernelSize - 1) + 1;
+  __int128 span = __int128(inputSize) + padBegin + padEnd - effectiveKernel;
   if (span < 0)
     return 0;
-  int64_t size = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  __int128 size = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
   // With ceil mode, a window may not start inside the end padding.
-  if (ceilMode && (size - 1) * stride >= inputSize + padBegin)
+  if (ceilMode && (size - 1) * stride >= __int128(inputSize) + padBegin)
     --size;
-  return size;
+  return size > INT64_MAX ? INT64_MAX : int64_t(size);
 }
 
 bool areCompatibleResultTypes(TypeRange inferred, TypeRange declared) {

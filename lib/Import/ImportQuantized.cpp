@@ -52,6 +52,12 @@ static Value alignQuantParameter(NodeImporter &node, Value value,
   if (type.getNumElements() == 1)
     return node.create<graph::ReshapeOp>(value, ArrayRef<int64_t>{},
                                          /*allow_zero=*/false);
+  if (axis < 0 || axis >= rank) {
+    node.emitError() << "axis " << axis << " is out of range for an input of "
+                     << "rank " << rank << " with a per-axis scale or zero "
+                     << "point";
+    return {};
+  }
   if (blockSize <= 0) {
     if (type.getRank() != 1 || type.getDimSize(0) != shape[axis]) {
       node.emitError() << "a per-axis scale or zero point must have "

@@ -19,6 +19,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -149,18 +151,24 @@ static LogicalResult importFlatten(NodeImporter &node) {
            << "axis " << axis << " is out of range for rank " << rank;
   if (axis < 0)
     axis += rank;
-  auto product = [](ArrayRef<int64_t> sizes) {
+  // The sizes of a shape computed from constants may be anything: their
+  // product must fit.
+  bool overflow = false;
+  auto product = [&](ArrayRef<int64_t> sizes) {
     int64_t p = 1;
     for (int64_t s : sizes) {
       if (ShapedType::isDynamic(s))
         return ShapedType::kDynamic;
-      p *= s;
+      overflow = overflow || llvm::MulOverflow(p, s, p);
     }
     return p;
   };
-  return node.setResults(reshapeTo(
-      node, input,
-      {product(shape.take_front(axis)), product(shape.drop_front(axis))}));
+  int64_t outer = product(shape.take_front(axis));
+  int64_t inner = product(shape.drop_front(axis));
+  if (overflow)
+    return node.emitError() << "input of shape " << graph::formatShape(shape)
+                            << " has more elements than fit in 64 bits";
+  return node.setResults(reshapeTo(node, input, {outer, inner}));
 }
 
 static LogicalResult importSqueeze(NodeImporter &node) {

@@ -24,6 +24,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -465,6 +466,15 @@ ModelImporter::convertInputType(const onnx::ValueInfoProto &input,
                               << "' has negative dimension " << dim.dim_value();
     shape.push_back(dim.dim_value());
   }
+  // Static sizes whose product (the element count) overflows would make
+  // every later shape computation undefined.
+  int64_t elements = 1;
+  for (int64_t size : shape)
+    if (!ShapedType::isDynamic(size) &&
+        llvm::MulOverflow(elements, size, elements))
+      return emitModelError()
+             << "input '" << name << "' has shape " << graph::formatShape(shape)
+             << ", more elements than fit in 64 bits";
   if (given != options.inputShapes.end()) {
     ArrayRef<int64_t> override = given->second;
     if (override.size() != shape.size())
