@@ -216,6 +216,12 @@ template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
         !isStaticNCHW(op.getWeight().getType()))
       return rewriter.notifyMatchFailure(op,
                                          "not a static 2-D f32 convolution");
+    // Nothing to block, and a zero among huge dimensions (a weight of 2^62
+    // channels and no element) would loop for ever in blockWeight.
+    if (op.getInput().getType().getNumElements() == 0 ||
+        op.getWeight().getType().getNumElements() == 0 ||
+        op.getResult().getType().getNumElements() == 0)
+      return rewriter.notifyMatchFailure(op, "an empty convolution");
     auto parameters = getConstantParameters(op);
     if (!parameters)
       return rewriter.notifyMatchFailure(op,
