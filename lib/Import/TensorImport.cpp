@@ -243,6 +243,8 @@ openExternalData(const onnx::TensorProto &tensor, GraphImportState &state,
 /// host's byte order.
 static void copyLittleEndian(const char *src, MutableArrayRef<char> dst,
                              size_t elementBytes) {
+  if (dst.empty()) // an empty tensor's data may be a null pointer
+    return;
   std::memcpy(dst.data(), src, dst.size());
   if (!llvm::sys::IsBigEndianHost || elementBytes == 1)
     return;
