@@ -12,6 +12,8 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace kiln::graph;
 
@@ -38,11 +40,14 @@ static RankedTensorType getStaticResultType(Operation *op) {
   return type;
 }
 
-/// Row-major strides of a static shape.
+/// Row-major strides of a static shape. A shape with a zero dimension may
+/// have others of any size (no element is ever indexed): its strides
+/// saturate rather than overflow.
 static SmallVector<int64_t> getStrides(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
+    if (__builtin_mul_overflow(strides[d + 1], shape[d + 1], &strides[d]))
+      strides[d] = std::numeric_limits<int64_t>::max();
   return strides;
 }
 
