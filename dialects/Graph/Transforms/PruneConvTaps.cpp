@@ -47,6 +47,11 @@ struct PruneDeadTaps : OpRewritePattern<ConvOp> {
     if (!inputType.hasStaticShape() || !weightType.hasStaticShape() ||
         !resultType.hasStaticShape())
       return rewriter.notifyMatchFailure(conv, "dynamic shapes");
+    // An empty convolution may have a kernel of any size (a weight of 2^62
+    // taps and no channel): the loops over its taps would not end.
+    if (inputType.getNumElements() == 0 || weightType.getNumElements() == 0 ||
+        resultType.getNumElements() == 0)
+      return rewriter.notifyMatchFailure(conv, "an empty convolution");
     int64_t dims = conv.getNumSpatialDims();
     ArrayRef<int64_t> strides = conv.getStrides(),
                       dilations = conv.getDilations(), pads = conv.getPads();
