@@ -4,8 +4,16 @@
 #ifndef KILN_TEST_FUZZ_FUZZCONTEXT_H
 #define KILN_TEST_FUZZ_FUZZCONTEXT_H
 
+#include "lib/Import/ONNXImporter.h"
+
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
 
 namespace kiln::fuzz {
 
@@ -19,6 +27,20 @@ inline mlir::MLIRContext &context() {
     return c;
   }();
   return *ctx;
+}
+
+/// Imports `data` as a serialized ModelProto into context(): the module, or
+/// null when the importer refused it. An imported module that does not
+/// verify aborts (the importer's bug, which the fuzzer reports).
+inline mlir::OwningOpRef<mlir::ModuleOp> importAndVerify(const uint8_t *data,
+                                                         size_t size) {
+  std::string bytes(reinterpret_cast<const char *>(data), size);
+  kiln::ImportOptions options;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      kiln::importONNXBytes(context(), bytes, /*baseDir=*/"", options);
+  if (module && mlir::failed(mlir::verify(*module)))
+    std::abort();
+  return module;
 }
 
 } // namespace kiln::fuzz

@@ -288,16 +288,12 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  mlir::MLIRContext *context = &kiln::fuzz::context();
-  std::string bytes(reinterpret_cast<const char *>(data), size);
-  kiln::ImportOptions options;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      kiln::importONNXBytes(*context, bytes, /*baseDir=*/"", options);
+      kiln::fuzz::importAndVerify(data, size);
   if (!module)
     return 0;
-  if (mlir::failed(mlir::verify(*module)))
-    std::abort(); // the importer made IR that does not verify
-  mlir::PassManager pm(context, mlir::ModuleOp::getOperationName());
+  mlir::PassManager pm(&kiln::fuzz::context(),
+                       mlir::ModuleOp::getOperationName());
   kiln::GraphOptimizationOptions graph;
   graph.layoutBlock = 16;
   kiln::buildGraphOptimizationPipeline(pm, graph);
