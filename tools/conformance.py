@@ -151,17 +151,61 @@ def graph_inputs(model):
     return [i for i in model.graph.input if i.name not in inits]
 
 
-def shape_like_inputs(model, operands=None):
-    """Names of graph inputs consumed as a shape-determining operand."""
+def subgraph_reads(node):
+    """The names read by the nodes of `node`'s subgraphs (any depth)."""
+    names = []
+    for attr in node.attribute:
+        graphs = list(attr.graphs) + ([attr.g] if attr.HasField("g") else [])
+        for graph in graphs:
+            for inner in graph.node:
+                names += [n for n in inner.input if n]
+                names += subgraph_reads(inner)
+    return names
+
+
+def shape_like_inputs(model, operands=None, computed=None):
+    """Names of graph inputs a shape-determining operand is computed from.
+
+    An operand that is a graph input counts; so does one computed from graph
+    inputs by other nodes (a window function's expanded form casts its size
+    before its Range): every graph input it depends on decides a shape too,
+    whatever its type (a float Range bound cast to a Loop's trip count), and
+    also goes into `computed`.
+    """
     operands = SHAPE_OPERANDS if operands is None else operands
+    computed = set() if computed is None else computed
     names = {i.name for i in graph_inputs(model)}
-    found = set()
+    producer = {out: node for node in model.graph.node for out in node.output}
+    found, seen = set(), set()
+
+    def visit(name, direct):
+        if name in seen:
+            return
+        seen.add(name)
+        if name in names:
+            found.add(name)
+            if not direct:
+                computed.add(name)
+        elif name in producer:
+            node = producer[name]
+            # Shape and Size read their input's shape, not its values;
+            # CastLike reads only its second input's type.
+            if node.op_type in ("Shape", "Size"):
+                return
+            operands = list(node.input[:1] if node.op_type == "CastLike"
+                            else node.input)
+            # An If, Loop or Scan also reads outer values inside its bodies.
+            operands += subgraph_reads(node)
+            for operand in operands:
+                if operand:
+                    visit(operand, False)
+
     for node in model.graph.node:
         if node.domain not in ("", "ai.onnx"):
             continue
         for index in operands.get(node.op_type, ()):
-            if index < len(node.input) and node.input[index] in names:
-                found.add(node.input[index])
+            if index < len(node.input) and node.input[index]:
+                visit(node.input[index], True)
     return found
 
 
@@ -269,7 +313,8 @@ def run_case(case, build, timeout, keep_dir=None):
         model = load_model(case)
         result["ops"] = sorted({n.op_type for n in model.graph.node})
         inputs = graph_inputs(model)
-        shape_like = shape_like_inputs(model)
+        computed = set()  # graph inputs a shape operand is computed from
+        shape_like = shape_like_inputs(model, computed=computed)
         float_shape_like = shape_like_inputs(model, FLOAT_SHAPE_OPERANDS)
         compiled = {}  # frozen values -> (so path) per distinct freeze
         for ds_index, (ds_inputs, ds_outputs) in enumerate(case.data_sets):
@@ -278,7 +323,8 @@ def run_case(case, build, timeout, keep_dir=None):
             named = dict(zip((i.name for i in inputs), values))
             frozen = {n: v for n, v in named.items()
                       if n in shape_like and isinstance(v, np.ndarray)
-                      and (v.dtype.kind in "iub" or n in float_shape_like)}
+                      and (v.dtype.kind in "iub" or n in float_shape_like
+                           or n in computed)}
             result["frozen"] = sorted(frozen)
             key = tuple((n, v.dtype.str, v.shape, v.tobytes())
                         for n, v in sorted(frozen.items()))

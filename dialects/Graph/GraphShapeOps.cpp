@@ -340,6 +340,38 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+/// A constant splits into constants (shape arithmetic: an expanded
+/// AffineGrid splits its size input into N, C, H and W).
+LogicalResult SplitOp::fold(FoldAdaptor adaptor,
+                            SmallVectorImpl<OpFoldResult> &results) {
+  auto values = getFoldableValues(adaptor.getInput());
+  if (!values)
+    return failure();
+  ArrayRef<int64_t> inputShape = getInput().getType().getShape();
+  SmallVector<int64_t> strides = getStrides(inputShape);
+  int64_t axis = getAxis(), offset = 0;
+  SmallVector<OpFoldResult> folded;
+  for (auto [result, size] : llvm::zip(getResults(), getSizes())) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type || !type.hasStaticShape())
+      return failure();
+    SmallVector<Attribute> elements;
+    elements.reserve(type.getNumElements());
+    for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
+      SmallVector<int64_t> index = delinearize(i, type.getShape());
+      index[axis] += offset;
+      int64_t linear = 0;
+      for (auto [d, at] : llvm::enumerate(index))
+        linear += at * strides[d];
+      elements.push_back((*values)[linear]);
+    }
+    folded.push_back(DenseElementsAttr::get(type, elements));
+    offset += size;
+  }
+  results.append(folded.begin(), folded.end());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // SliceOp
 //===----------------------------------------------------------------------===//

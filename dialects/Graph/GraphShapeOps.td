@@ -83,6 +83,7 @@ def Graph_SplitOp : Graph_InferOp<"split"> {
                    DenseI64ArrayAttr:$sizes);
   let results = (outs Variadic<Graph_Tensor>:$results);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Graph_SliceOp : Graph_InferOp<"slice"> {

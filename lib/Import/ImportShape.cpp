@@ -310,7 +310,7 @@ static LogicalResult importSplit(NodeImporter &node) {
       input, b.getI64IntegerAttr(*axis), b.getDenseI64ArrayAttr(sizes));
   if (!op)
     return failure();
-  return node.setResults(op->getResults());
+  return node.setResults(node.foldResults(op));
 }
 
 static LogicalResult importSlice(NodeImporter &node) {

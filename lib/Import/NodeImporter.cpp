@@ -240,6 +240,8 @@ const NodeImporterRegistry &kiln::getNodeImporterRegistry() {
     registerControlFlowImporters(r);
     registerQuantizedImporters(r);
     registerRecurrentImporters(r);
+    registerTrainingImporters(r);
+    registerMLImporters(r);
     return r;
   }();
   return registry;

@@ -247,6 +247,8 @@ void registerReductionImporters(NodeImporterRegistry &registry);
 void registerCompositeImporters(NodeImporterRegistry &registry);
 void registerControlFlowImporters(NodeImporterRegistry &registry);
 void registerRecurrentImporters(NodeImporterRegistry &registry);
+void registerTrainingImporters(NodeImporterRegistry &registry);
+void registerMLImporters(NodeImporterRegistry &registry);
 
 /// The registry with every family registered; built once, thread-safe.
 const NodeImporterRegistry &getNodeImporterRegistry();

@@ -256,7 +256,9 @@ LogicalResult ModelImporter::checkNodes(const onnx::GraphProto &graph) {
     diag.attachNote(fileLoc)
         << "domain '" << domain.getKey()
         << "' is not ai.onnx: Kiln imports the standard ONNX operators, "
-           "ai.onnx.preview's FlexAttention, and from com.microsoft "
+           "ai.onnx.preview's FlexAttention, ai.onnx.preview.training's "
+           "Adagrad, Adam and Momentum, ai.onnx.ml's Binarizer and "
+           "ArrayFeatureExtractor, and from com.microsoft "
            "onnxruntime's quantised operators (QLinearAdd, QLinearMul, "
            "QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat, "
            "QLinearLeakyRelu, QLinearSigmoid, QLinearSoftmax, QGemm)";

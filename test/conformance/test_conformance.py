@@ -53,3 +53,38 @@ def test_conformance_on_emulated_gpu_matches_expected_failures():
         import pytest
         pytest.skip("no CUDA toolkit (ptxas) on this machine")
     check_share("--gpu-emulation", timeout=2400)
+
+
+def test_shape_operands_are_traced_to_the_graph_inputs():
+    """The runner freezes a graph input whose values decide a shape: one that
+    is a shape operand, or that one is computed from (through a Cast, inside
+    an If's branch), but not one whose shape alone is read."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import conformance
+    from onnx import TensorProto, helper
+
+    def vi(name, elem=TensorProto.INT64, shape=()):
+        return helper.make_tensor_value_info(name, elem, list(shape))
+
+    then = helper.make_graph([helper.make_node("Identity", ["n"], ["m"])],
+                             "then", [], [vi("m")])
+    nodes = [
+        helper.make_node("Cast", ["size"], ["size_f"], to=TensorProto.FLOAT),
+        helper.make_node("Range", ["zero", "size_f", "one"], ["r"]),
+        helper.make_node("Shape", ["x"], ["xs"]),
+        helper.make_node("Reshape", ["x", "xs"], ["y"]),
+        helper.make_node("If", ["c"], ["shape"], then_branch=then,
+                         else_branch=then),
+        helper.make_node("Expand", ["x", "shape"], ["z"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g",
+        [vi("size"), vi("zero", TensorProto.FLOAT), vi("one", TensorProto.FLOAT),
+         vi("x", TensorProto.FLOAT, [2]), vi("c", TensorProto.BOOL), vi("n", shape=[1])],
+        [vi("r", TensorProto.FLOAT, [None]), vi("y", TensorProto.FLOAT, [2]),
+         vi("z", TensorProto.FLOAT, [None])])
+    model = helper.make_model(graph)
+    computed = set()
+    found = conformance.shape_like_inputs(model, computed=computed)
+    assert found == {"size", "zero", "one", "c", "n"}
+    assert computed == {"size", "c", "n"}

@@ -125,6 +125,24 @@ func.func @fold_shape_chain() -> (tensor<2xi64>, tensor<2xi64>, tensor<3x2xi64>,
 
 // -----
 
+// A constant splits into constants, along any axis (an expanded AffineGrid
+// splits its size input into N, C, H and W).
+// FOLD-LABEL: func.func @fold_split
+func.func @fold_split() -> (tensor<1xi64>, tensor<3xi64>, tensor<2x1xi64>, tensor<2x2xi64>) {
+  %s = graph.constant dense<[2, 3, 4, 5]> : tensor<4xi64>
+  // FOLD-DAG: graph.constant dense<2> : tensor<1xi64>
+  // FOLD-DAG: graph.constant dense<[3, 4, 5]> : tensor<3xi64>
+  %a, %b = graph.split %s {axis = 0 : i64, sizes = array<i64: 1, 3>} : (tensor<4xi64>) -> (tensor<1xi64>, tensor<3xi64>)
+  %m = graph.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  // FOLD-DAG: graph.constant dense<{{\[\[}}1], [4]]> : tensor<2x1xi64>
+  // FOLD-DAG: graph.constant dense<{{\[\[}}2, 3], [5, 6]]> : tensor<2x2xi64>
+  %c, %d = graph.split %m {axis = 1 : i64, sizes = array<i64: 1, 2>} : (tensor<2x3xi64>) -> (tensor<2x1xi64>, tensor<2x2xi64>)
+  // FOLD-NOT: graph.split
+  return %a, %b, %c, %d : tensor<1xi64>, tensor<3xi64>, tensor<2x1xi64>, tensor<2x2xi64>
+}
+
+// -----
+
 // Ops that change nothing fold to their input.
 // FOLD-LABEL: func.func @fold_identity
 // FOLD-SAME: (%[[X:.+]]: tensor<2x3xf32>)
