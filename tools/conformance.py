@@ -76,7 +76,11 @@ SHAPE_OPERANDS = {
     "Range": (0, 1, 2), "CenterCropPad": (1, 2), "Col2Im": (1, 2),
     "CumSum": (1,), "CumProd": (1,), "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
     "STFT": (1, 3), "HannWindow": (0,), "HammingWindow": (0,),
-    "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2),
+    "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2, 3, 4),
+    # Positions in a sequence and the split of SplitToSequence decide which
+    # tensors a sequence holds, which Kiln resolves at compile time.
+    "SequenceAt": (1,), "SequenceInsert": (2,), "SequenceErase": (1,),
+    "SplitToSequence": (1,),
     # A Loop's trip count and condition decide how many iterations Kiln
     # unrolls, and the length of its scan outputs.
     "Loop": (0, 1),
@@ -86,7 +90,9 @@ SHAPE_OPERANDS = {
 # Float operands that still decide a shape (resize scales, OneHot's depth,
 # Range's bounds and step): frozen like the integer ones.
 FLOAT_SHAPE_OPERANDS = {"Resize": (1, 2), "Upsample": (1,), "OneHot": (1,),
-                        "Range": (0, 1, 2)}
+                        "Range": (0, 1, 2),
+                        # Compiled as constants, like Resize's roi.
+                        "MelWeightMatrix": (3, 4)}
 
 # ml_dtypes' narrow types (what numpy_helper gives for ONNX's 8-, 4- and 2-bit
 # types): one element per byte, the code in the low bits, as in Kiln's ABI.
@@ -326,8 +332,21 @@ def run_case(case, build, timeout, keep_dir=None):
                       and (v.dtype.kind in "iub" or n in float_shape_like
                            or n in computed)}
             result["frozen"] = sorted(frozen)
+            # A sequence input's length and shapes are compiled in: the
+            # model takes its tensors as NAME[0], NAME[1], ...
+            for n, v in named.items():
+                if v is None:
+                    raise Outcome("unsupported", f"runner: input {n} is an "
+                                  f"absent optional; Kiln compiles optional "
+                                  f"inputs as present")
+            sequences = {n: [to_array(e) for e in v] for n, v in named.items()
+                         if isinstance(v, list)}
+            sequence_flags = [
+                f"--sequence-shape={n}=" + ",".join(
+                    "x".join(str(d) for d in e.shape) or "scalar" for e in v)
+                for n, v in sorted(sequences.items())]
             key = tuple((n, v.dtype.str, v.shape, v.tobytes())
-                        for n, v in sorted(frozen.items()))
+                        for n, v in sorted(frozen.items())) + tuple(sequence_flags)
             if key not in compiled:
                 variant = load_model(case)
                 if frozen:
@@ -335,14 +354,34 @@ def run_case(case, build, timeout, keep_dir=None):
                 sub = workdir / f"m{len(compiled)}"
                 sub.mkdir()
                 onnx.save(variant, str(sub / "model.onnx"))
-                _, error = call([build / "bin" / "kiln-compile", "model.onnx",
-                                 "-o", "model.so", *COMPILE_FLAGS], timeout,
-                                "kiln-compile", sub)
+                command = [build / "bin" / "kiln-compile", "model.onnx",
+                           "-o", "model.so", *COMPILE_FLAGS, *sequence_flags]
+                _, error = call(command, timeout, "kiln-compile", sub)
+                # Kiln keeps only a leading batch symbolic: a model with
+                # another symbolic dimension compiles at the test's sizes.
+                fixed = [f"--input-shape={i.name}=" + "x".join(
+                             str(d) for d in named[i.name].shape)
+                         for i in inputs
+                         if i.type.HasField("tensor_type")
+                         and isinstance(named.get(i.name), np.ndarray)
+                         and i.name not in frozen
+                         and any(not d.HasField("dim_value")
+                                 for d in i.type.tensor_type.shape.dim)]
+                if error is not None and fixed:
+                    _, retry_error = call(command + fixed, timeout,
+                                          "kiln-compile", sub)
+                    error = error if retry_error is not None else None
                 if error is not None:
                     raise Outcome("unsupported", error)
                 compiled[key] = sub / "model.so"
             so = compiled[key]
-            feeds = {n: v for n, v in named.items() if n not in frozen}
+            feeds = {}
+            for n, v in named.items():
+                if n in sequences:
+                    feeds.update({f"{n}[{i}]": e
+                                  for i, e in enumerate(sequences[n])})
+                elif n not in frozen:
+                    feeds[n] = v
             args = [build / "bin" / "kiln-run", so, "--json", "--threads", "1",
                     "--output-dir", workdir / f"out{ds_index}"]
             for i, (name, value) in enumerate(feeds.items()):
@@ -361,16 +400,26 @@ def run_case(case, build, timeout, keep_dir=None):
                 raise Outcome("fail", f"kiln-run: {error}")
             outputs = json.loads(stdout)["outputs"]
             for out, expected in zip(model.graph.output, want):
-                if not isinstance(expected, np.ndarray):
+                if isinstance(expected, list):
+                    # A sequence output: its tensors NAME[0], NAME[1], ...
+                    if f"{out.name}[{len(expected)}]" in outputs:
+                        raise Outcome("fail", f"output {out.name}: a sequence "
+                                      f"longer than {len(expected)}")
+                    pairs = [(f"{out.name}[{i}]", to_array(e))
+                             for i, e in enumerate(expected)]
+                elif isinstance(expected, np.ndarray):
+                    pairs = [(out.name, expected)]
+                else:
                     raise Outcome("fail", f"output {out.name} is a "
                                   f"{type(expected).__name__}, not a tensor")
-                if out.name not in outputs:
-                    raise Outcome("fail", f"output {out.name} missing from "
-                                  f"kiln-run's outputs")
-                have = np.load(outputs[out.name], allow_pickle=False)
-                why = compare(out.name, have, expected, case.rtol, case.atol)
-                if why:
-                    raise Outcome("fail", why)
+                for name, value in pairs:
+                    if name not in outputs:
+                        raise Outcome("fail", f"output {name} missing from "
+                                      f"kiln-run's outputs")
+                    have = np.load(outputs[name], allow_pickle=False)
+                    why = compare(name, have, value, case.rtol, case.atol)
+                    if why:
+                        raise Outcome("fail", why)
     except Outcome as outcome:
         result["status"] = outcome.status
         result["reason"] = outcome.reason

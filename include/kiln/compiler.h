@@ -104,6 +104,10 @@ struct CompileOptions {
   EmitStage emit = EmitStage::SharedObject;
   /// Static shapes for inputs, by name, replacing symbolic dimensions.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// The shapes of the tensors of each sequence input, by name: a
+  /// sequence's length and shapes are compiled into the model, which takes
+  /// it as one input per tensor, named NAME[i] (--sequence-shape).
+  std::map<std::string, std::vector<std::vector<int64_t>>> sequenceShapes;
   /// Symbolic dimensions by name (the model's dim_param): the bounds
   /// {min, max} of one that stays symbolic, or {N, N} to give it the size
   /// N in every input (--dynamic-dims). A symbolic batch that leads every

@@ -5,7 +5,8 @@
 // RMSNormalization, GroupNormalization, LpNormalization,
 // MeanVarianceNormalization, RotaryEmbedding, CausalConvWithState,
 // LinearAttention, Swish, SwiGLU, Shrink, NegativeLogLikelihoodLoss,
-// SoftmaxCrossEntropyLoss, Attention and ai.onnx.preview's FlexAttention
+// SoftmaxCrossEntropyLoss, Attention, Det and ai.onnx.preview's
+// FlexAttention
 // (the quantised operators are in ImportQuantized.cpp). No new op, no new
 // lowering: the pieces are lowered as usual.
 //
@@ -1249,8 +1250,131 @@ static LogicalResult importFlexAttention(NodeImporter &node) {
   return node.setResults(castTo(node, out, elementType(v)));
 }
 
+//===----------------------------------------------------------------------===//
+// Det
+//===----------------------------------------------------------------------===//
+
+/// The largest matrix whose determinant Kiln unrolls (each column is a
+/// handful of graph ops over the whole matrix).
+static constexpr int64_t kMaxDetSize = 64;
+
+/// Det (opset 11): the determinant of each [n, n] matrix of X [..., n, n],
+/// by Gaussian elimination with partial pivoting (as LAPACK's getrf, which
+/// numpy's det uses), unrolled over the columns: at column k the row of the
+/// largest magnitude at or below k is swapped in (a gather of rows, which
+/// flips the sign), and the rows below are reduced by it. The determinant
+/// is the sign times the product of the pivots; a zero pivot column gives 0.
+static LogicalResult importDet(NodeImporter &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return node.emitError() << "needs an input";
+  RankedTensorType type = tensorType(input);
+  int64_t rank = type.getRank();
+  if (!isa<FloatType>(type.getElementType()) || rank < 2 ||
+      !type.hasStaticShape() ||
+      type.getDimSize(rank - 1) != type.getDimSize(rank - 2))
+    return node.emitError()
+           << "needs static float matrices [..., n, n], got " << type;
+  int64_t n = type.getDimSize(rank - 1);
+  if (n > kMaxDetSize)
+    return node.emitError() << "matrices of " << n << "x" << n
+                            << ": Kiln unrolls determinants of at most "
+                            << kMaxDetSize << "x" << kMaxDetSize;
+  Type element = type.getElementType();
+  Type i64 = node.getBuilder().getI64Type();
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rowAxis = rank - 2;
+  // A[..., rows, cols] of the current matrix.
+  auto block = [&](Value a, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    SmallVector<int64_t> starts(rank, 0), ends(shape), steps(rank, 1);
+    starts[rank - 2] = r0;
+    ends[rank - 2] = r1;
+    starts[rank - 1] = c0;
+    ends[rank - 1] = c1;
+    return node.create<graph::SliceOp>(a, starts, ends, steps);
+  };
+  // Row numbers 0..n-1 as [n, 1].
+  std::vector<int64_t> rowNumbers(n);
+  for (int64_t i = 0; i < n; ++i)
+    rowNumbers[i] = i;
+  Value rows =
+      node.create<graph::ConstantOp>(cast<TypedAttr>(DenseElementsAttr::get(
+          RankedTensorType::get({n, 1}, i64), ArrayRef<int64_t>(rowNumbers))));
+  Value zero = createScalar(node, element, 0.0);
+  Value a = input, sign = createScalar(node, element, 1.0), product;
+  if (!rows || !zero || !sign)
+    return failure();
+  for (int64_t k = 0; k < n; ++k) {
+    Value column = block(a, k, n, k, k + 1);
+    Value magnitude = column ? node.create<graph::AbsOp>(column) : Value();
+    Value relative = magnitude ? node.create<graph::ArgMaxOp>(
+                                     magnitude, uint64_t(rowAxis), true, false)
+                               : Value();
+    Value kValue = createScalar(node, i64, double(k));
+    Value pivotRow = relative && kValue
+                         ? node.create<graph::AddOp>(relative, kValue)
+                         : Value();
+    if (!pivotRow)
+      return failure();
+    if (k + 1 < n) {
+      // Swap rows k and pivotRow: row r reads row idx[r].
+      Value isK = node.create<graph::EqualOp>(rows, kValue);
+      Value isPivot = node.create<graph::EqualOp>(rows, pivotRow);
+      Value inner = isPivot ? node.create<graph::WhereOp>(isPivot, kValue, rows)
+                            : Value();
+      Value index = isK && inner
+                        ? node.create<graph::WhereOp>(isK, pivotRow, inner)
+                        : Value();
+      Value full = index ? node.create<graph::ExpandOp>(index, shape) : Value();
+      a = full
+              ? node.create<graph::GatherElementsOp>(a, full, uint64_t(rowAxis))
+              : Value();
+      Value same = node.create<graph::EqualOp>(pivotRow, kValue);
+      Value flipped = node.create<graph::NegOp>(sign);
+      sign = same && flipped && a
+                 ? node.create<graph::WhereOp>(same, sign, flipped)
+                 : Value();
+      if (!sign)
+        return failure();
+    }
+    Value pivot = block(a, k, k + 1, k, k + 1);
+    if (!pivot)
+      return failure();
+    product = product ? node.create<graph::MulOp>(product, pivot) : pivot;
+    if (!product)
+      return failure();
+    if (k + 1 == n)
+      break;
+    // Rows below k minus factor * row k; a zero pivot (the column is zero
+    // from k down) leaves them, and the determinant is 0 anyway.
+    Value below = block(a, k + 1, n, 0, n);
+    Value under = block(a, k + 1, n, k, k + 1);
+    Value isZero = node.create<graph::EqualOp>(pivot, zero);
+    Value ratio = under ? node.create<graph::DivOp>(under, pivot) : Value();
+    Value factor = ratio && isZero
+                       ? node.create<graph::WhereOp>(isZero, zero, ratio)
+                       : Value();
+    Value rowK = block(a, k, k + 1, 0, n);
+    Value scaled =
+        factor && rowK ? node.create<graph::MulOp>(factor, rowK) : Value();
+    Value reduced =
+        below && scaled ? node.create<graph::SubOp>(below, scaled) : Value();
+    Value top = block(a, 0, k + 1, 0, n);
+    a = reduced && top ? node.create<graph::ConcatOp>(ValueRange{top, reduced},
+                                                      uint64_t(rowAxis))
+                       : Value();
+    if (!a)
+      return failure();
+  }
+  Value det = node.create<graph::MulOp>(sign, product);
+  return node.setResults(
+      det ? node.create<graph::ReshapeOp>(det, shape.drop_back(2), false)
+          : Value());
+}
+
 void kiln::registerCompositeImporters(NodeImporterRegistry &registry) {
   registry.add("Attention", /*minOpset=*/23, importAttention);
+  registry.add("Det", /*minOpset=*/11, importDet);
   registry.add("CausalConvWithState", /*minOpset=*/27,
                importCausalConvWithState);
   registry.add("GroupNormalization", /*minOpset=*/18, importGroupNorm);

@@ -1,6 +1,7 @@
 //===- ImportNN.cpp - Convolution, matrix products and friends ------------===//
 
 #include "lib/Import/ImportState.h"
+#include "lib/Import/ImportUtils.h"
 #include "lib/Import/NodeImporter.h"
 
 #include "dialects/Graph/GraphOps.h"
@@ -679,8 +680,82 @@ static LogicalResult importGlobalPool(NodeImporter &node) {
   return node.setResults(node.create<OpTy>(input));
 }
 
-/// BatchNormalization in inference form; the running-statistics outputs of
-/// training mode are refused.
+/// BatchNormalization in training mode (opset 14 on): X normalised by the
+/// statistics of this batch (the mean and population variance over every
+/// dimension but the channels), and the running statistics updated,
+/// running = input * momentum + batch * (1 - momentum). Outputs Y,
+/// running_mean, running_var.
+static LogicalResult importTrainingBatchNorm(NodeImporter &node,
+                                             ArrayRef<Value> operands,
+                                             float epsilon) {
+  float momentum = node.getFloat("momentum", 0.9f);
+  if (node.hasFailed())
+    return failure();
+  Value x = operands[0];
+  RankedTensorType type = import::tensorType(x);
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element) || type.getRank() < 2 || !type.hasStaticShape())
+    return node.emitError() << "training mode needs a static float input of "
+                               "rank >= 2 (N, C, ...), got "
+                            << type;
+  int64_t channels = type.getDimSize(1);
+  for (unsigned i = 1; i < 5; ++i) {
+    auto paramType = import::tensorType(operands[i]);
+    if (paramType.getRank() != 1 || paramType.getDimSize(0) != channels ||
+        paramType.getElementType() != element)
+      return node.emitError()
+             << "input " << i << " must be " << element << " of shape ["
+             << channels << "], got " << paramType;
+  }
+  SmallVector<int64_t> axes{0};
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    axes.push_back(d);
+  // [C] -> [C, 1, ...] to broadcast against X's channels.
+  SmallVector<int64_t> paramShape(type.getRank() - 1, 1);
+  paramShape[0] = channels;
+  auto perChannel = [&](Value v) {
+    return node.create<graph::ReshapeOp>(v, paramShape, false);
+  };
+  Value mean = node.create<graph::ReduceMeanOp>(x, axes, /*keepdims=*/true);
+  Value centered = mean ? node.create<graph::SubOp>(x, mean) : Value();
+  Value squared =
+      centered ? node.create<graph::MulOp>(centered, centered) : Value();
+  Value variance =
+      squared ? node.create<graph::ReduceMeanOp>(squared, axes, true) : Value();
+  Value eps = import::createScalar(node, element, epsilon);
+  Value shifted =
+      variance && eps ? node.create<graph::AddOp>(variance, eps) : Value();
+  Value root = shifted ? node.create<graph::SqrtOp>(shifted) : Value();
+  Value normalized = root ? node.create<graph::DivOp>(centered, root) : Value();
+  Value scale = perChannel(operands[1]), bias = perChannel(operands[2]);
+  Value scaled = normalized && scale
+                     ? node.create<graph::MulOp>(normalized, scale)
+                     : Value();
+  Value y = scaled && bias ? node.create<graph::AddOp>(scaled, bias) : Value();
+  if (!y)
+    return failure();
+  // The batch's statistics as [C], blended into the running ones.
+  Value keep = import::createScalar(node, element, momentum);
+  Value take = import::createScalar(node, element, 1.0 - double(momentum));
+  SmallVector<Value> results{y};
+  for (auto [batch, running] :
+       {std::pair(mean, operands[3]), std::pair(variance, operands[4])}) {
+    Value flat = node.create<graph::ReshapeOp>(
+        batch, SmallVector<int64_t>{channels}, false);
+    Value old = keep ? node.create<graph::MulOp>(running, keep) : Value();
+    Value update =
+        flat && take ? node.create<graph::MulOp>(flat, take) : Value();
+    Value blended =
+        old && update ? node.create<graph::AddOp>(old, update) : Value();
+    if (!blended)
+      return failure();
+    results.push_back(blended);
+  }
+  return node.setResults(results);
+}
+
+/// BatchNormalization: the inference form, or the training form (opset 14
+/// on) with its running statistics.
 static LogicalResult importBatchNorm(NodeImporter &node) {
   SmallVector<Value> operands;
   for (unsigned i = 0; i < 5; ++i) {
@@ -690,9 +765,11 @@ static LogicalResult importBatchNorm(NodeImporter &node) {
              << "needs inputs X, scale, B, input_mean and input_var";
   }
   float epsilon = node.getFloat("epsilon", 1e-5f);
+  if (node.getOpset() >= 14 && node.getInt("training_mode", 0) != 0)
+    return importTrainingBatchNorm(node, operands, epsilon);
   if (node.getInt("training_mode", 0) != 0)
-    return node.emitError() << "training_mode is not supported (Kiln "
-                               "compiles inference graphs)";
+    return node.emitError() << "training_mode is not supported before "
+                               "opset 14";
   if (node.getOpset() < 9 && node.getInt("spatial", 1) != 1)
     return node.emitError() << "spatial = 0 is not supported";
   for (unsigned i = 1; i < node.getNumOutputs(); ++i)

@@ -1168,6 +1168,74 @@ template <int Kind> static LogicalResult importWindow(NodeImporter &node) {
       node, RankedTensorType::get({n}, element), values));
 }
 
+/// MelWeightMatrix (opset 17): the [dft_length / 2 + 1, num_mel_bins]
+/// matrix of triangular filters that maps a spectrogram onto the mel scale,
+/// computed from its five inputs, which must be constants, as ONNX's
+/// reference computes it (edges num_mel_bins + 2 equal mel steps apart,
+/// rounded down to spectrogram bins).
+static LogicalResult importMelWeightMatrix(NodeImporter &node) {
+  auto bins = getConstantInts(node, 0, "num_mel_bins");
+  auto dft = bins ? getConstantInts(node, 1, "dft_length") : std::nullopt;
+  auto rate = dft ? getConstantInts(node, 2, "sample_rate") : std::nullopt;
+  auto low =
+      rate ? getConstantDoubles(node, 3, "lower_edge_hertz") : std::nullopt;
+  auto high =
+      low ? getConstantDoubles(node, 4, "upper_edge_hertz") : std::nullopt;
+  if (!high)
+    return failure();
+  if (bins->size() != 1 || dft->size() != 1 || rate->size() != 1 ||
+      low->size() != 1 || high->size() != 1)
+    return node.emitError() << "needs five scalar inputs";
+  int64_t melBins = bins->front(), length = dft->front(),
+          sampleRate = rate->front();
+  double lowHz = low->front(), highHz = high->front();
+  if (melBins <= 0 || melBins > (1 << 16) || length <= 0 ||
+      length > (1 << 24) || sampleRate <= 0)
+    return node.emitError()
+           << "num_mel_bins (" << melBins << "), dft_length (" << length
+           << ") and sample_rate (" << sampleRate
+           << ") must be positive (and at most 65536 bins, 2^24 samples)";
+  if (!(lowHz >= 0.0) || !(highHz > lowHz) || !std::isfinite(highHz))
+    return node.emitError() << "the edges must satisfy 0 <= lower (" << lowHz
+                            << ") < upper (" << highHz << ")";
+  Type element =
+      attrElementType(node, "output_datatype", node.getBuilder().getF32Type());
+  if (!element || node.hasFailed())
+    return failure();
+  int64_t spectrumBins = length / 2 + 1;
+  auto toMel = [](double hz) {
+    return 2595.0 * std::log1p(hz / 700.0) / std::log(10.0);
+  };
+  double lowMel = toMel(lowHz), highMel = toMel(highHz);
+  double step = (highMel - lowMel) / static_cast<double>(melBins + 2);
+  std::vector<int64_t> edges(melBins + 2);
+  for (int64_t i = 0; i < melBins + 2; ++i) {
+    double mel = static_cast<double>(i) * step + lowMel;
+    double hz = 700.0 * std::expm1(mel / 2595.0 * std::log(10.0));
+    edges[i] =
+        static_cast<int64_t>(std::floor(static_cast<double>(length + 1) * hz /
+                                        static_cast<double>(sampleRate)));
+  }
+  if (edges.back() >= spectrumBins)
+    return node.emitError()
+           << "upper_edge_hertz " << highHz << " lies beyond the spectrum's "
+           << spectrumBins << " bins at sample_rate " << sampleRate;
+  std::vector<double> values(spectrumBins * melBins, 0.0);
+  for (int64_t i = 0; i < melBins; ++i) {
+    int64_t left = edges[i], center = edges[i + 1], right = edges[i + 2];
+    if (center == left) {
+      values[center * melBins + i] = 1.0;
+    } else {
+      for (int64_t j = left; j <= center; ++j)
+        values[j * melBins + i] = double(j - left) / double(center - left);
+    }
+    for (int64_t j = center; j < right; ++j)
+      values[j * melBins + i] = double(right - j) / double(right - center);
+  }
+  return node.setResults(createConstantFromDoubles(
+      node, RankedTensorType::get({spectrumBins, melBins}, element), values));
+}
+
 //===----------------------------------------------------------------------===//
 // CenterCropPad, ReverseSequence
 //===----------------------------------------------------------------------===//
@@ -2367,6 +2435,7 @@ void kiln::registerShapeImporters(NodeImporterRegistry &registry) {
   registry.add("GridSample", /*minOpset=*/16, importGridSample);
   registry.add("HammingWindow", /*minOpset=*/17, importWindow<1>);
   registry.add("HannWindow", /*minOpset=*/17, importWindow<0>);
+  registry.add("MelWeightMatrix", /*minOpset=*/17, importMelWeightMatrix);
   registry.add("MaxUnpool", /*minOpset=*/9, importMaxUnpool);
   registry.add("OneHot", /*minOpset=*/9, importOneHot);
   registry.add("Pad", /*minOpset=*/1, importPad);

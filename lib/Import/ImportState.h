@@ -15,6 +15,7 @@
 #include "mlir/IR/Value.h"
 #include "mlir/IR/ValueRange.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
@@ -26,6 +27,10 @@ namespace onnx {
 class GraphProto;
 class TensorProto;
 } // namespace onnx
+
+namespace mlir {
+class OpBuilder;
+} // namespace mlir
 
 namespace kiln {
 
@@ -90,6 +95,14 @@ struct GraphImportState {
   llvm::DenseMap<mlir::Value, DequantizedValue> dequantized;
   llvm::DenseMap<mlir::Value, Accumulation> accumulations;
 };
+
+/// Sequences at import (ImportSequence.cpp): a list of tensor values,
+/// carried between nodes as one value of tuple type.
+mlir::Value createSequence(mlir::OpBuilder &builder, mlir::Location loc,
+                           mlir::ValueRange elements, mlir::Type elementType);
+bool isSequence(mlir::Value value);
+llvm::SmallVector<mlir::Value> getSequenceElements(mlir::Value sequence);
+mlir::Type getSequenceElementType(mlir::Value sequence);
 
 /// The MLIR element type of an ONNX TensorProto::DataType, or null.
 mlir::Type convertElementType(mlir::MLIRContext *context, int32_t onnxType);

@@ -242,6 +242,7 @@ const NodeImporterRegistry &kiln::getNodeImporterRegistry() {
     registerRecurrentImporters(r);
     registerTrainingImporters(r);
     registerMLImporters(r);
+    registerSequenceImporters(r);
     return r;
   }();
   return registry;

@@ -249,6 +249,7 @@ void registerControlFlowImporters(NodeImporterRegistry &registry);
 void registerRecurrentImporters(NodeImporterRegistry &registry);
 void registerTrainingImporters(NodeImporterRegistry &registry);
 void registerMLImporters(NodeImporterRegistry &registry);
+void registerSequenceImporters(NodeImporterRegistry &registry);
 
 /// The registry with every family registered; built once, thread-safe.
 const NodeImporterRegistry &getNodeImporterRegistry();

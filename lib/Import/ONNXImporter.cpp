@@ -89,6 +89,10 @@ private:
   FailureOr<RankedTensorType>
   convertInputType(const onnx::ValueInfoProto &,
                    SmallVectorImpl<Attribute> &dimNames);
+  /// The element types of a sequence input, one per element, from
+  /// ImportOptions::sequenceShapes; failure after an error.
+  FailureOr<SmallVector<Type>>
+  convertSequenceInput(const onnx::ValueInfoProto &input);
   LogicalResult checkOpset(const onnx::GraphProto &graph);
   LogicalResult importNode(const onnx::NodeProto &node, unsigned index,
                            OpBuilder &builder);
@@ -123,15 +127,24 @@ private:
   std::pair<int64_t, int64_t> batchBounds = kDefaultSymbolBounds;
 };
 
+/// The type an optional stands for: Kiln compiles an optional graph input
+/// as present (a run cannot pass an absent one), so it is its element.
+const onnx::TypeProto &unwrapOptional(const onnx::TypeProto &type) {
+  const onnx::TypeProto *t = &type;
+  while (t->has_optional_type() && t->optional_type().has_elem_type())
+    t = &t->optional_type().elem_type();
+  return *t;
+}
+
 /// The inputs of `graph` that are not initializers, with a tensor shape.
 template <typename Fn>
 void forEachShapedInput(const onnx::GraphProto &graph,
                         const llvm::StringSet<> &initializers, Fn fn) {
   for (const onnx::ValueInfoProto &input : graph.input())
     if (!initializers.contains(input.name()) &&
-        input.type().has_tensor_type() &&
-        input.type().tensor_type().has_shape())
-      fn(input, input.type().tensor_type().shape());
+        unwrapOptional(input.type()).has_tensor_type() &&
+        unwrapOptional(input.type()).tensor_type().has_shape())
+      fn(input, unwrapOptional(input.type()).tensor_type().shape());
 }
 
 } // namespace
@@ -417,11 +430,12 @@ FailureOr<RankedTensorType>
 ModelImporter::convertInputType(const onnx::ValueInfoProto &input,
                                 SmallVectorImpl<Attribute> &dimNames) {
   const std::string &name = input.name();
-  if (!input.type().has_tensor_type())
+  const onnx::TypeProto &inputType = unwrapOptional(input.type());
+  if (!inputType.has_tensor_type())
     return emitModelError() << "input '" << name
-                            << "' is not a tensor (sequences, maps and "
-                               "optionals are not supported)";
-  const onnx::TypeProto::Tensor &tensorType = input.type().tensor_type();
+                            << "' is not a tensor or a sequence of tensors "
+                               "(maps are not supported)";
+  const onnx::TypeProto::Tensor &tensorType = inputType.tensor_type();
   Type elementType = convertElementType(&context, tensorType.elem_type());
   if (!elementType)
     return emitModelError() << "input '" << name << "' has element type "
@@ -502,6 +516,59 @@ ModelImporter::convertInputType(const onnx::ValueInfoProto &input,
   return RankedTensorType::get(resolved, elementType);
 }
 
+FailureOr<SmallVector<Type>>
+ModelImporter::convertSequenceInput(const onnx::ValueInfoProto &input) {
+  const std::string &name = input.name();
+  const onnx::TypeProto &element =
+      unwrapOptional(input.type()).sequence_type().elem_type();
+  if (!element.has_tensor_type())
+    return emitModelError() << "input '" << name
+                            << "' is a sequence of something other than "
+                               "tensors, which Kiln does not support";
+  Type elementType =
+      convertElementType(&context, element.tensor_type().elem_type());
+  if (!elementType)
+    return emitModelError()
+           << "input '" << name << "' is a sequence of "
+           << getONNXTypeName(element.tensor_type().elem_type())
+           << ", which Kiln does not support";
+  auto given = options.sequenceShapes.find(name);
+  if (given == options.sequenceShapes.end())
+    return emitModelError()
+           << "input '" << name
+           << "' is a sequence: Kiln compiles a sequence's length and its "
+              "tensors' shapes into the model; give them with "
+              "--sequence-shape "
+           << name << "=D0xD1,D0xD1,... (one shape per tensor)";
+  if (given->second.size() > size_t(kMaxUnrolledIterations))
+    return emitModelError()
+           << "the sequence given for input '" << name << "' holds "
+           << given->second.size() << " tensors; Kiln's sequences hold at most "
+           << kMaxUnrolledIterations;
+  SmallVector<Type> types;
+  for (auto [i, shape] : llvm::enumerate(given->second)) {
+    if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+      return emitModelError()
+             << "the shape of tensor " << i << " of sequence input '" << name
+             << "' has a negative dimension: " << graph::formatShape(shape);
+    if (element.tensor_type().has_shape()) {
+      const auto &dims = element.tensor_type().shape().dim();
+      bool agrees = dims.size() == static_cast<int>(shape.size());
+      for (int d = 0; agrees && d < dims.size(); ++d)
+        agrees = dims[d].value_case() !=
+                     onnx::TensorShapeProto::Dimension::kDimValue ||
+                 dims[d].dim_value() == shape[d];
+      if (!agrees)
+        return emitModelError()
+               << "the shape " << graph::formatShape(shape) << " given for "
+               << "tensor " << i << " of sequence input '" << name
+               << "' differs from the model's element shape";
+    }
+    types.push_back(RankedTensorType::get(shape, elementType));
+  }
+  return types;
+}
+
 LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
                                         unsigned index, OpBuilder &builder) {
   std::string name = getNodeName(node, index);
@@ -534,6 +601,26 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
              << "input '" << input
              << "' is not a graph input, an initializer or the output of an "
                 "earlier node (ONNX graphs are topologically sorted)";
+  // Sequences reach only the operators that take them; any other gets
+  // tensors (its importer never sees a sequence).
+  static const llvm::StringSet<> takesSequences = {"SequenceInsert",
+                                                   "SequenceAt",
+                                                   "SequenceErase",
+                                                   "SequenceLength",
+                                                   "ConcatFromSequence",
+                                                   "SequenceMap",
+                                                   "Identity",
+                                                   "If",
+                                                   "Loop",
+                                                   "Optional",
+                                                   "OptionalGetElement",
+                                                   "OptionalHasElement"};
+  if (!domain.empty() || !takesSequences.contains(node.op_type()))
+    for (auto [i, input] : llvm::enumerate(node.input()))
+      if (!input.empty() && isSequence(state.values.lookup(input)))
+        return importer.emitError()
+               << "input " << i << " ('" << input << "') is a sequence, but "
+               << node.op_type() << " takes tensors";
   NodeImportFn fn = getNodeImporterRegistry().lookup(
       domain.empty() ? node.op_type() : domain + "." + node.op_type(), opset);
   assert(fn && "checkNodes let an unsupported node through");
@@ -687,13 +774,46 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
       return nullptr;
   }
 
-  // @main's arguments: the graph inputs that are not initializers.
+  // @main's arguments: the graph inputs that are not initializers; a
+  // sequence input gives one argument per tensor, named NAME[i].
   SmallVector<Type> argTypes;
   SmallVector<const onnx::ValueInfoProto *> args;
   SmallVector<ArrayAttr> argDims;
+  SmallVector<std::string> argNames;
+  // Per sequence input: its first argument and its element types.
+  llvm::StringMap<std::pair<unsigned, SmallVector<Type>>> sequenceArgs;
+  for (const auto &entry : options.sequenceShapes) {
+    bool isSequenceInput = llvm::any_of(graph.input(), [&](const auto &in) {
+      return in.name() == entry.first &&
+             unwrapOptional(in.type()).has_sequence_type() &&
+             !initializerNames.contains(in.name());
+    });
+    if (!isSequenceInput) {
+      emitModelError() << "a sequence shape is given for '" << entry.first
+                       << "', which is not a sequence input of the model";
+      if (!problem())
+        return nullptr;
+    }
+  }
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (initializerNames.contains(input.name()))
       continue;
+    if (unwrapOptional(input.type()).has_sequence_type()) {
+      FailureOr<SmallVector<Type>> types = convertSequenceInput(input);
+      if (failed(types)) {
+        if (!undefine(std::vector<std::string>{input.name()}))
+          return nullptr;
+        continue;
+      }
+      sequenceArgs[input.name()] = {unsigned(argTypes.size()), *types};
+      for (auto [i, type] : llvm::enumerate(*types)) {
+        argDims.push_back(ArrayAttr());
+        argTypes.push_back(type);
+        args.push_back(&input);
+        argNames.push_back(input.name() + "[" + std::to_string(i) + "]");
+      }
+      continue;
+    }
     SmallVector<Attribute> dimNames;
     FailureOr<RankedTensorType> type = convertInputType(input, dimNames);
     if (failed(type)) {
@@ -705,6 +825,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
                                        : ArrayAttr::get(&context, dimNames));
     argTypes.push_back(*type);
     args.push_back(&input);
+    argNames.push_back(input.name());
   }
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
@@ -714,14 +835,40 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
                                    builder.getFunctionType(argTypes, {}));
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToEnd(body);
+  llvm::StringSet<> argNameSet;
   for (auto [i, input] : llvm::enumerate(args)) {
-    if (!state.values.try_emplace(input->name(), body->getArgument(i)).second)
+    if (!argNameSet.insert(argNames[i]).second)
       return fail(emitModelError()
-                  << "graph input '" << input->name() << "' is listed twice");
-    func.setArgAttr(i, attr::kName, builder.getStringAttr(input->name()));
+                  << "graph input '" << argNames[i] << "' is listed twice");
+    func.setArgAttr(i, attr::kName, builder.getStringAttr(argNames[i]));
     if (argDims[i])
       func.setArgAttr(i, attr::kDims, argDims[i]);
+    auto sequence = sequenceArgs.find(input->name());
+    if (sequence == sequenceArgs.end()) {
+      if (!state.values.try_emplace(input->name(), body->getArgument(i)).second)
+        return fail(emitModelError()
+                    << "graph input '" << input->name() << "' is listed twice");
+    } else if (sequence->second.first == i) {
+      const onnx::TypeProto &element =
+          unwrapOptional(input->type()).sequence_type().elem_type();
+      ValueRange elements =
+          body->getArguments().slice(i, sequence->second.second.size());
+      state.values[input->name()] = createSequence(
+          builder, fileLoc, elements,
+          convertElementType(&context, element.tensor_type().elem_type()));
+    }
   }
+  // Sequence inputs of no tensor have no argument: bind them too.
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (auto it = sequenceArgs.find(input.name());
+        it != sequenceArgs.end() && it->second.second.empty())
+      state.values[input.name()] = createSequence(
+          builder, fileLoc, {},
+          convertElementType(&context, unwrapOptional(input.type())
+                                           .sequence_type()
+                                           .elem_type()
+                                           .tensor_type()
+                                           .elem_type()));
   if (!batchSymbol.empty())
     func->setAttr(
         attr::kSymbols,
@@ -756,12 +903,22 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
     return nullptr;
 
   SmallVector<Value> results;
+  SmallVector<std::string> resultNames;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Value value = state.values.lookup(output.name());
     if (!value)
       return fail(emitModelError() << "graph output '" << output.name()
                                    << "' is not computed by any node, input or "
                                       "initializer");
+    if (isSequence(value)) {
+      // One result per tensor, named NAME[i].
+      for (auto [i, element] : llvm::enumerate(getSequenceElements(value))) {
+        results.push_back(element);
+        resultNames.push_back(output.name() + "[" + std::to_string(i) + "]");
+      }
+      continue;
+    }
+    resultNames.push_back(output.name());
     if (output.type().has_tensor_type() &&
         output.type().tensor_type().elem_type() != 0) {
       int32_t declared = output.type().tensor_type().elem_type();
@@ -781,8 +938,21 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   func::ReturnOp::create(builder, fileLoc, results);
   func.setType(
       builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  for (auto [i, output] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, attr::kName, builder.getStringAttr(output.name()));
+  for (auto [i, name] : llvm::enumerate(resultNames))
+    func.setResultAttr(i, attr::kName, builder.getStringAttr(name));
+  // The sequences were lists of values for the import only: nothing uses
+  // them now.
+  SmallVector<Operation *> sequences;
+  func.walk([&](UnrealizedConversionCastOp cast) {
+    if (cast->getNumResults() == 1 && isSequence(cast.getResult(0)))
+      sequences.push_back(cast);
+  });
+  for (Operation *op : llvm::reverse(sequences)) {
+    if (!op->use_empty())
+      return fail(emitModelError() << "internal error: a sequence is still "
+                                      "used after the import");
+    op->erase();
+  }
 
   if (failed(verifyModule(*module)))
     return nullptr;

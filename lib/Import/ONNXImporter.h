@@ -32,6 +32,9 @@ struct ImportOptions {
   /// Shapes that replace the declared shape of graph inputs, by input name;
   /// this is how a symbolic dimension gets a static size.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// The tensors' shapes of each sequence input, by input name: Kiln
+  /// compiles a sequence's length and shapes into the model.
+  std::map<std::string, std::vector<std::vector<int64_t>>> sequenceShapes;
   /// Sizes of symbolic dimensions, by the name the model gives them
   /// (dim_param), in every input that names them (--dynamic-dims NAME=N).
   std::map<std::string, int64_t> dimSizes;

@@ -417,6 +417,7 @@ std::string printModule(ModuleOp module, bool locations = false) {
 ImportOptions importOptions(const CompileOptions &options) {
   ImportOptions result;
   result.inputShapes = options.inputShapes;
+  result.sequenceShapes = options.sequenceShapes;
   // Bounds of one size fix the dimension.
   for (const auto &[name, bounds] : options.dynamicDims) {
     if (bounds.first == bounds.second)

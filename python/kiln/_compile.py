@@ -40,7 +40,7 @@ def _temporary_output(emit):
 
 def compile(model, output=None, target=None, cpu=None, features=None,
             input_shapes=None, emit="so", tuning_db=None, dynamic_dims=None,
-            **options):
+            sequence_shapes=None, **options):
     """Compiles an ONNX model with Kiln and returns the path of the result.
 
     Args:
@@ -58,6 +58,11 @@ def compile(model, output=None, target=None, cpu=None, features=None,
       features: LLVM features to add or remove, e.g. "+avx2,-avx512f".
       input_shapes: {input name: shape} giving symbolic dimensions static
         values.
+      sequence_shapes: {sequence input name: [shape, ...]}, the shapes of
+        the tensors of a sequence input, one per tensor: Kiln compiles a
+        sequence's length and shapes into the model, which then takes the
+        tensors as inputs NAME[0], NAME[1], ... (Model.run also takes a list
+        for NAME); a sequence output gives outputs NAME[0], NAME[1], ...
       dynamic_dims: {dimension name: (min, max)} keeps the symbolic
         dimension of that name (the model's dim_param) symbolic within those
         bounds; {name: size} gives it a static size in every input. A
@@ -136,6 +141,9 @@ def compile(model, output=None, target=None, cpu=None, features=None,
     settings.features = features or ""
     settings.input_shapes = {name: [int(d) for d in shape]
                              for name, shape in (input_shapes or {}).items()}
+    settings.sequence_shapes = {
+        name: [[int(d) for d in shape] for shape in shapes]
+        for name, shapes in (sequence_shapes or {}).items()}
     settings.dynamic_dims = _dynamic_dims(dynamic_dims)
     settings.tuning_db = os.fspath(tuning_db) if tuning_db is not None else ""
     output = os.fspath(output) if output is not None else _temporary_output(emit)

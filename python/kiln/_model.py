@@ -109,10 +109,13 @@ class Model:
         is made: a wrong one raises InvalidInputError), but for a symbolic
         dimension: any size within its bounds, the same wherever it is
         named. A non-contiguous array is copied. The outputs are fresh arrays
-        owned by the caller, of this run's shapes.
+        owned by the caller, of this run's shapes. A sequence input (compiled
+        as inputs NAME[0], NAME[1], ...) may be given as a list under NAME;
+        a sequence output comes as outputs NAME[0], NAME[1], ...
         """
         self._check_open()
         if isinstance(feeds, Mapping):
+            feeds = self._expand_sequences(feeds)
             unknown = [name for name in feeds if name not in self._input_index]
             if unknown:
                 raise InvalidInputError(
@@ -136,6 +139,29 @@ class Model:
         return {info.name: array for info, array in zip(self._outputs, results)}
 
     __call__ = run
+
+    def _expand_sequences(self, feeds):
+        """`feeds` with each list given for a sequence input spread over
+        its tensors NAME[0], NAME[1], ..."""
+        expanded = {}
+        for name, value in feeds.items():
+            if name in self._input_index or not isinstance(value, (list, tuple)):
+                expanded[name] = value
+                continue
+            length = 0
+            while f"{name}[{length}]" in self._input_index:
+                length += 1
+            if not length:
+                raise InvalidInputError(
+                    f"unknown input {name!r}; the model's inputs are "
+                    + self._names(self._inputs))
+            if length != len(value):
+                raise InvalidInputError(
+                    f"input {name!r}: a sequence of {len(value)} tensors, but "
+                    f"the model was compiled for {length} ({name}[0], ...)")
+            expanded.update({f"{name}[{i}]": v for i, v in enumerate(value)})
+        return expanded
+
 
     def close(self):
         """Unloads the model now (waiting for a run in progress); later

@@ -94,6 +94,7 @@ void init_kiln_compiler(py::module_ &&m) {
       .def_readwrite("conv_algorithm", &kiln::CompileOptions::convAlgorithm)
       .def_readwrite("conv_algorithms", &kiln::CompileOptions::convAlgorithms)
       .def_readwrite("input_shapes", &kiln::CompileOptions::inputShapes)
+      .def_readwrite("sequence_shapes", &kiln::CompileOptions::sequenceShapes)
       .def_readwrite("dynamic_dims", &kiln::CompileOptions::dynamicDims)
       .def_readwrite("optimize_graph", &kiln::CompileOptions::optimizeGraph)
       .def_readwrite("layout_block", &kiln::CompileOptions::layoutBlock)

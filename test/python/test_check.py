@@ -91,18 +91,16 @@ def test_check_reports_every_attribute_problem():
         helper.make_node("Resize", ["x", "", "", "sizes"], ["big"], name="resize_lanczos",
                          mode="lanczos"),
         helper.make_node("Relu", ["big"], ["big_relu"], name="after_resize"),
-        helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["bn"],
-                         name="bn_training", training_mode=1),
+        helper.make_node("Softmax", ["x"], ["bn"], name="softmax_axis", axis=7),
         helper.make_node("Relu", ["x"], ["y"], name="fine"),
     ]
-    channel = [helper.make_tensor(n, TensorProto.FLOAT, [3], [1.0] * 3) for n in "sbmv"]
-    model = _model(nodes, [_out("y"), _out("big_relu"), _out("bn")], [sizes] + channel)
+    model = _model(nodes, [_out("y"), _out("big_relu"), _out("bn")], [sizes])
     checked = kiln.check(model)
     assert not checked.ok and checked.unsupported == {}
     assert len(checked.errors) == 2, checked.report
     assert checked.errors[0].startswith("node 'resize_lanczos' (Resize): mode 'lanczos'")
-    assert checked.errors[1].startswith("node 'bn_training' (BatchNormalization): "
-                                        "training_mode")
+    assert checked.errors[1].startswith("node 'softmax_axis' (Softmax): axis 7"), \
+        checked.errors[1]
     assert checked.unchecked == 1
 
 

@@ -145,6 +145,14 @@ cl::list<std::string> inputShapes(
     cl::desc("Static shape of an input, replacing symbolic dimensions: "
              "NAME=D0xD1x... (repeatable)"),
     cl::value_desc("name=shape"), cl::cat(category));
+cl::list<std::string> sequenceShapes(
+    "sequence-shape",
+    cl::desc("The length and tensor shapes of a sequence input, which Kiln "
+             "compiles into the model: NAME=D0xD1,D0xD1,... one shape per "
+             "tensor ('scalar' for a rank-0 one; NAME= for an empty "
+             "sequence). The model then takes tensors NAME[0], NAME[1], ... "
+             "(repeatable)"),
+    cl::value_desc("name=shape,shape,..."), cl::cat(category));
 cl::list<std::string> dynamicDims(
     "dynamic-dims",
     cl::desc("Symbolic dimensions by the model's names for them: NAME=MIN..MAX "
@@ -281,6 +289,40 @@ bool parseInputShape(StringRef text, kiln::CompileOptions &options,
   return true;
 }
 
+/// Parses NAME=D0xD1,D0xD1,... ('scalar' for a rank-0 tensor; nothing
+/// after '=' for an empty sequence).
+bool parseSequenceShape(StringRef text, kiln::CompileOptions &options,
+                        std::string &error) {
+  auto [name, list] = text.split('=');
+  if (name.empty() || !text.contains('=')) {
+    error = "--sequence-shape expects NAME=D0xD1,D0xD1,..., got '" +
+            text.str() + "'";
+    return false;
+  }
+  std::vector<std::vector<int64_t>> shapes;
+  SmallVector<StringRef> elements;
+  list.split(elements, ',', -1, /*KeepEmpty=*/true);
+  for (StringRef element : list.empty() ? ArrayRef<StringRef>() : elements) {
+    std::vector<int64_t> shape;
+    SmallVector<StringRef> parts;
+    if (element != "scalar")
+      element.split(parts, 'x', -1, /*KeepEmpty=*/true);
+    for (StringRef part : parts) {
+      int64_t value;
+      if (part.getAsInteger(10, value) || value < 0) {
+        error = "--sequence-shape: '" + element.str() + "' in '" + text.str() +
+                "' is not a shape (D0xD1x... of non-negative integers, or "
+                "'scalar')";
+        return false;
+      }
+      shape.push_back(value);
+    }
+    shapes.push_back(shape);
+  }
+  options.sequenceShapes[name.str()] = shapes;
+  return true;
+}
+
 /// Parses NAME=MIN..MAX or NAME=N.
 bool parseDynamicDim(StringRef text, kiln::CompileOptions &options,
                      std::string &error) {
@@ -380,6 +422,13 @@ int main(int argc, char **argv) {
   for (const std::string &shape : inputShapes) {
     std::string error;
     if (!parseInputShape(shape, options, error)) {
+      errs() << "kiln-compile: error: " << error << "\n";
+      return 1;
+    }
+  }
+  for (const std::string &shape : sequenceShapes) {
+    std::string error;
+    if (!parseSequenceShape(shape, options, error)) {
       errs() << "kiln-compile: error: " << error << "\n";
       return 1;
     }

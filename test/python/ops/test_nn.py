@@ -286,12 +286,19 @@ def test_batch_norm(shape, tmp_path):
           tmp_path)
 
 
-def test_batch_norm_training_refused(tmp_path):
-    x = data((2, 3, 4))
-    consts = {n: data((3,)) for n in ("scale", "bias", "mean", "var")}
-    m = model("BatchNormalization", {"x": x}, {"training_mode": 1}, consts,
-              outputs=("y", "running_mean", "running_var"))
-    with pytest.raises(KilnError, match="training_mode is not supported"):
+def test_batch_norm_training_refuses_what_has_no_channels(tmp_path):
+    """Training mode (test_sequences.py checks its statistics) needs an
+    input [N, C, ...] and per-channel parameters."""
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"],
+                            ["y", "running_mean", "running_var"], training_mode=1)
+    graph = helper.make_graph(
+        [node], "bn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3])
+         for n in ("y", "running_mean", "running_var")],
+        [numpy_helper.from_array(data((3,)), n) for n in "sbmv"])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    with pytest.raises(KilnError, match="training mode needs a static float "
+                       "input of rank >= 2"):
         compile_model(m, tmp_path)
 
 
