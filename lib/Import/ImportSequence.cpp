@@ -39,8 +39,8 @@ static constexpr llvm::StringLiteral kElementTypeAttr = "kiln.element_type";
 Value kiln::createSequence(OpBuilder &builder, Location loc,
                            ValueRange elements, Type elementType) {
   auto type = TupleType::get(builder.getContext(), elements.getTypes());
-  auto cast =
-      UnrealizedConversionCastOp::create(builder, loc, TypeRange(type), elements);
+  auto cast = UnrealizedConversionCastOp::create(builder, loc, TypeRange(type),
+                                                 elements);
   cast->setAttr(kElementTypeAttr, TypeAttr::get(elementType));
   return cast.getResult(0);
 }
@@ -100,8 +100,8 @@ static FailureOr<int64_t> getPosition(NodeImporter &node, unsigned i,
   int64_t position = (*attr.getValues<APInt>().begin()).getSExtValue();
   int64_t high = inclusiveEnd ? size : size - 1;
   if (position < -size || position > high) {
-    node.emitError() << "position " << position << " is out of range ["
-                     << -size << ", " << high << "] of a sequence of " << size;
+    node.emitError() << "position " << position << " is out of range [" << -size
+                     << ", " << high << "] of a sequence of " << size;
     return failure();
   }
   return position < 0 ? position + size : position;
@@ -113,9 +113,9 @@ static LogicalResult checkElement(NodeImporter &node, Value element,
   if (isSequence(element))
     return node.emitError() << "Kiln's sequences hold tensors, not sequences";
   if (elementType && elementType != import::elementType(element))
-    return node.emitError() << "a sequence of " << elementType
-                            << " cannot take a tensor of "
-                            << import::elementType(element);
+    return node.emitError()
+           << "a sequence of " << elementType << " cannot take a tensor of "
+           << import::elementType(element);
   return success();
 }
 
@@ -125,9 +125,9 @@ static LogicalResult importSequenceConstruct(NodeImporter &node) {
     Value v = node.getInput(i);
     if (!v)
       return node.emitError() << "input " << i << " is missing";
-    if (failed(checkElement(node, v, elements.empty()
-                                          ? Type()
-                                          : elementType(elements.front()))))
+    if (failed(checkElement(node, v,
+                            elements.empty() ? Type()
+                                             : elementType(elements.front()))))
       return failure();
     elements.push_back(v);
   }
@@ -188,9 +188,9 @@ static LogicalResult importSequenceErase(NodeImporter &node) {
   SmallVector<Value> elements = getSequenceElements(sequence);
   if (elements.empty())
     return node.emitError() << "cannot erase from an empty sequence";
-  FailureOr<int64_t> at = getPosition(node, 1, elements.size(),
-                                      /*inclusiveEnd=*/false,
-                                      int64_t(elements.size()) - 1);
+  FailureOr<int64_t> at =
+      getPosition(node, 1, elements.size(),
+                  /*inclusiveEnd=*/false, int64_t(elements.size()) - 1);
   if (failed(at))
     return failure();
   elements.erase(elements.begin() + *at);
@@ -281,9 +281,9 @@ static LogicalResult importSplitToSequence(NodeImporter &node) {
         sizes.push_back(v);
       }
       if (total != size)
-        return node.emitError() << "split sizes add up to " << total
-                                << ", not to the size " << size << " of axis "
-                                << *axis;
+        return node.emitError()
+               << "split sizes add up to " << total << ", not to the size "
+               << size << " of axis " << *axis;
     }
   } else {
     sizes.assign(size, 1);
@@ -296,8 +296,7 @@ static LogicalResult importSplitToSequence(NodeImporter &node) {
   SmallVector<Value> pieces;
   int64_t rank = type.getRank(), offset = 0;
   for (int64_t piece : sizes) {
-    SmallVector<int64_t> starts(rank, 0), ends(type.getShape()),
-        steps(rank, 1);
+    SmallVector<int64_t> starts(rank, 0), ends(type.getShape()), steps(rank, 1);
     starts[*axis] = offset;
     ends[*axis] = offset + piece;
     offset += piece;
@@ -329,9 +328,8 @@ static LogicalResult importSequenceMap(NodeImporter &node) {
     if (!v)
       return node.emitError() << "input " << i << " is missing";
     if (isSequence(v) && getSequenceElements(v).size() != length)
-      return node.emitError()
-             << "the sequences have lengths " << length << " and "
-             << getSequenceElements(v).size();
+      return node.emitError() << "the sequences have lengths " << length
+                              << " and " << getSequenceElements(v).size();
     inputs.push_back(v);
   }
   SmallVector<SmallVector<Value>> outputs(body->output_size());
@@ -377,8 +375,7 @@ void kiln::registerSequenceImporters(NodeImporterRegistry &registry) {
   registry.add("SequenceAt", /*minOpset=*/11, importSequenceAt);
   registry.add("SequenceErase", /*minOpset=*/11, importSequenceErase);
   registry.add("SequenceLength", /*minOpset=*/11, importSequenceLength);
-  registry.add("ConcatFromSequence", /*minOpset=*/11,
-               importConcatFromSequence);
+  registry.add("ConcatFromSequence", /*minOpset=*/11, importConcatFromSequence);
   registry.add("SplitToSequence", /*minOpset=*/11, importSplitToSequence);
   registry.add("SequenceMap", /*minOpset=*/17, importSequenceMap);
 }

@@ -85,6 +85,53 @@ def import_corpus(out):
          numpy_helper.from_array(w, "w"),
          numpy_helper.from_array(np.array(0.05, np.float32), "ws")]
     ).SerializeToString())
+    # Sequences: a list built in a Loop, then split, mapped, inserted into,
+    # erased from and concatenated; a sequence graph input.
+    seq_body = helper.make_graph(
+        [helper.make_node("SequenceInsert", ["s_in", "x"], ["s_out"]),
+         helper.make_node("Identity", ["cond"], ["cond_out"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_sequence_value_info("s_in", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_sequence_value_info("s_out", TensorProto.FLOAT, None)])
+    relu = helper.make_graph([helper.make_node("Relu", ["e"], ["r"])], "map",
+                             [f32("e", None)], [f32("r", None)])
+    (out / "sequences.onnx").write_bytes(model(
+        [helper.make_node("SequenceEmpty", [], ["empty"]),
+         helper.make_node("Loop", ["n", "", "empty"], ["built"], body=seq_body),
+         helper.make_node("ConcatFromSequence", ["built"], ["stacked"], axis=0,
+                          new_axis=1),
+         helper.make_node("SplitToSequence", ["stacked", "two"], ["parts"], axis=1),
+         helper.make_node("SequenceMap", ["parts"], ["mapped"], body=relu),
+         helper.make_node("SequenceInsert", ["mapped", "x2", "zero"], ["more"]),
+         helper.make_node("SequenceErase", ["more"], ["fewer"]),
+         helper.make_node("SequenceAt", ["xs", "zero"], ["first"]),
+         helper.make_node("SequenceLength", ["fewer"], ["count"]),
+         helper.make_node("ConcatFromSequence", ["fewer"], ["y"], axis=1)],
+        [f32("x", [2]), f32("x2", [3, 2]),
+         helper.make_tensor_sequence_value_info("xs", TensorProto.FLOAT, None)],
+        [f32("y", None), f32("first", None),
+         helper.make_tensor_value_info("count", TensorProto.INT64, [])],
+        [numpy_helper.from_array(np.array(3, np.int64), "n"),
+         numpy_helper.from_array(np.array(2, np.int64), "two"),
+         numpy_helper.from_array(np.array(0, np.int64), "zero")]).SerializeToString())
+    # Det, an optimiser step (another domain) and a classical-ML operator.
+    training = model(
+        [helper.make_node("Det", ["m"], ["d"]),
+         helper.make_node("Momentum", ["r", "t", "x", "g", "v"], ["x_new", "v_new"],
+                          domain="ai.onnx.preview.training", alpha=0.9, beta=0.5,
+                          mode="nesterov"),
+         helper.make_node("ArrayFeatureExtractor", ["m", "idx"], ["picked"],
+                          domain="ai.onnx.ml")],
+        [f32("m", [2, 3, 3]), f32("r", []),
+         helper.make_tensor_value_info("t", TensorProto.INT64, []),
+         f32("x", [4]), f32("g", [4]), f32("v", [4])],
+        [f32("d", [2]), f32("x_new", [4]), f32("v_new", [4]), f32("picked", None)],
+        [numpy_helper.from_array(np.array([2, 0], np.int64), "idx")])
+    training.opset_import.extend([helper.make_opsetid("ai.onnx.preview.training", 1),
+                                  helper.make_opsetid("ai.onnx.ml", 3)])
+    (out / "det-training-ml.onnx").write_bytes(training.SerializeToString())
     # External data (refused without a folder) and an opset Kiln does not know.
     weights = numpy_helper.from_array(np.ones((2, 2), np.float32), "w")
     weights.data_location = TensorProto.EXTERNAL

@@ -92,6 +92,39 @@ def GraphPruneConvTaps : Pass<"kiln-graph-prune-conv-taps", "mlir::func::FuncOp"
   let dependentDialects = ["kiln::graph::GraphDialect"];
 }
 
+def GraphStackDepthTaps : Pass<"kiln-graph-stack-depth-taps", "mlir::func::FuncOp"> {
+  let summary = "Computes a 3-D convolution as one 2-D convolution over "
+                "depth-shifted copies of its input stacked along the channels";
+  let description = [{
+    Output depth `d` of a `graph.conv` over NCDHW reads input depths `d *
+    stride + dz * dilation - pad` for its depth taps `dz`. The input is
+    transposed to NDCHW (and padded along D), one strided slice per depth
+    tap is taken, and the slices are stacked next to each group's channels:
+    a 2-D input of `N * Dout` images with `taps * C` channels. The filter
+    `[M, C/G, KD, KH, KW]` becomes `[M, KD * C/G, KH, KW]` (at compile time
+    when it is a constant), the 2-D convolution keeps the height and width
+    strides, pads and dilations, the groups and the bias, and its result
+    goes back to NCDHW. The same products, summed in another order; the
+    copies cost the depth taps times the input, where im2col's patch matrix
+    costs every tap times it. Static shapes, at most 7 depth taps, and a
+    spatial window of more than one pixel (a temporal 3x1x1 convolution
+    is a matrix product over stacked taps either way, and im2col needs no
+    transposes for it).
+
+    Before:
+    ```mlir
+    %y = graph.conv %x, %w {strides = array<i64: 1, 1, 1>, pads = array<i64: 1, 1, 1, 1, 1, 1>, ...}
+         : (tensor<1x64x8x56x56xf32>, tensor<64x64x3x3x3xf32>) -> tensor<1x64x8x56x56xf32>
+    ```
+    After (slices, concat and reshapes elided):
+    ```mlir
+    %y2 = graph.conv %x2, %w2 {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, ...}
+          : (tensor<8x192x56x56xf32>, tensor<64x192x3x3xf32>) -> tensor<8x64x56x56xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
 def GraphMarkIntegerContractions : Pass<"kiln-graph-mark-integer-contractions", "mlir::func::FuncOp"> {
   let summary = "Marks the blocked convolutions whose operands are 8-bit "
                 "integers, for integer arithmetic";

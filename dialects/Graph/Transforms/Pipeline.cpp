@@ -22,6 +22,9 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
   // BatchNorm folding before fusion, so that an activation meets its conv.
   pm.addNestedPass<func::FuncOp>(graph::createGraphFoldBatchNorm());
   pm.addNestedPass<func::FuncOp>(graph::createGraphPruneConvTaps());
+  // After pruning (fewer depth taps to stack), before fusion (the 2-D
+  // convolution takes the epilogues that follow).
+  pm.addNestedPass<func::FuncOp>(graph::createGraphStackDepthTaps());
   pm.addNestedPass<func::FuncOp>(graph::createGraphFuseEpilogues());
   // After fusion, so that the blocked ops carry their epilogues.
   if (options.layoutBlock > 0) {

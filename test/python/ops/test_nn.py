@@ -76,6 +76,16 @@ CONV_CASES = {
     "3d": ((1, 2, 5, 6, 7), (3, 2, 2, 3, 3), {"pads": [1, 0, 1, 0, 1, 1]}),
     "3d_grouped": ((1, 4, 4, 5, 5), (2, 2, 2, 2, 2), {"group": 2}),
     "3d_depthwise": ((1, 3, 4, 5, 5), (3, 1, 2, 2, 2), {"group": 3}),
+    # 3-D convolutions run as 2-D ones over stacked depth taps
+    # (kiln-graph-stack-depth-taps): strides, dilations and padding along
+    # every dimension, R(2+1)D's temporal and spatial factors, and a filter
+    # deeper than the pass takes (left to im2col).
+    "3d_stride_dilation": ((2, 3, 7, 9, 9), (4, 3, 3, 3, 3),
+                           {"strides": [2, 1, 2], "dilations": [2, 1, 1],
+                            "pads": [2, 1, 1, 1, 1, 0]}),
+    "3d_temporal": ((1, 8, 6, 5, 5), (4, 8, 3, 1, 1), {"pads": [1, 0, 0, 1, 0, 0]}),
+    "3d_spatial": ((1, 4, 3, 6, 6), (5, 4, 1, 3, 3), {"pads": [0, 1, 1, 0, 1, 1]}),
+    "3d_deep_filter": ((1, 2, 10, 4, 4), (2, 2, 9, 1, 1), {}),
 }
 
 
@@ -93,6 +103,12 @@ def test_conv(case, bias, tmp_path):
 def test_conv_weight_as_input(tmp_path):
     x, w = data((1, 3, 6, 6)), data((2, 3, 3, 3))
     check(model("Conv", {"x": x, "w": w}), {"x": x, "w": w}, tmp_path)
+
+
+def test_conv3d_weight_as_input(tmp_path):
+    x, w = data((1, 4, 5, 6, 6)), data((6, 2, 3, 3, 3))
+    check(model("Conv", {"x": x, "w": w}, {"group": 2, "pads": [1] * 6}),
+          {"x": x, "w": w}, tmp_path)
 
 
 def test_conv_f16(tmp_path):
