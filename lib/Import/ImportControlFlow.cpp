@@ -69,6 +69,9 @@ static LogicalResult importIf(NodeImporter &node) {
   const onnx::GraphProto *elseBranch = node.getGraph("else_branch");
   if (!cond || !thenBranch || !elseBranch)
     return node.emitError() << "needs a condition and both branches";
+  if (isSequence(cond))
+    return node.emitError() << "the condition must be one bool, got a "
+                               "sequence";
   if (tensorType(cond).getNumElements() != 1 || !elementType(cond).isInteger(1))
     return node.emitError()
            << "the condition must be one bool, got " << cond.getType();

@@ -564,6 +564,13 @@ ModelImporter::convertSequenceInput(const onnx::ValueInfoProto &input) {
                << "tensor " << i << " of sequence input '" << name
                << "' differs from the model's element shape";
     }
+    int64_t elements = 1;
+    for (int64_t size : shape)
+      if (llvm::MulOverflow(elements, size, elements))
+        return emitModelError()
+               << "tensor " << i << " of sequence input '" << name
+               << "' has shape " << graph::formatShape(shape)
+               << ", more elements than fit in 64 bits";
     types.push_back(RankedTensorType::get(shape, elementType));
   }
   return types;

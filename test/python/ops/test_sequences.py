@@ -144,6 +144,17 @@ def test_sequence_errors(tmp_path):
     with pytest.raises(kiln.CompileError, match=r"node 'Relu#1' \(Relu\): input 0 "
                        r"\('s'\) is a sequence, but Relu takes tensors"):
         kiln.compile(path)
+    # A sequence where If wants its condition.
+    branch = helper.make_graph([helper.make_node("Identity", ["a"], ["o"])], "b",
+                               [], [tensor("o", [2])])
+    nodes = [helper.make_node("SequenceConstruct", ["a"], ["s"]),
+             helper.make_node("If", ["s"], ["y"], then_branch=branch,
+                              else_branch=branch)]
+    _, path = save(tmp_path, nodes, [tensor("a", [2])], [tensor("y", [2])],
+                   name="if_on_sequence")
+    with pytest.raises(kiln.CompileError, match="the condition must be one bool, "
+                       "got a sequence"):
+        kiln.compile(path)
     # A position known only at run time.
     nodes = [helper.make_node("SequenceConstruct", ["a", "a"], ["s"]),
              helper.make_node("SequenceAt", ["s", "p"], ["y"])]
