@@ -5,6 +5,8 @@
 // RUN: not kiln-compile %s --features=avx2 -o %t.so 2>&1 | FileCheck %s --check-prefix=FEATURE
 // RUN: not kiln-compile %s -o - 2>&1 | FileCheck %s --check-prefix=STDOUT
 // RUN: not kiln-compile %s --input-shape=a=2xq -o %t.so 2>&1 | FileCheck %s --check-prefix=SHAPE
+// RUN: not kiln-compile %s --sequence-shape=xs=2x3,4xz -o %t.so 2>&1 | FileCheck %s --check-prefix=SEQSHAPE
+// RUN: not kiln-compile %s --sequence-shape=2x3 -o %t.so 2>&1 | FileCheck %s --check-prefix=SEQNAME
 // RUN: not kiln-compile %S/Inputs/dynamic.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=DYNAMIC
 // RUN: not kiln-compile %t.missing.onnx -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not kiln-compile %s --sve-vector-bits=256 -o %t.so 2>&1 | FileCheck %s --check-prefix=SVE-X86
@@ -34,6 +36,8 @@ func.func @main(%a: tensor<4xf32> {kiln.name = "a"}) -> (tensor<4xf32> {kiln.nam
 // FEATURE: kiln-compile: error: {{.*}}feature 'avx2' must start with + or -
 // STDOUT: kiln-compile: error: {{.*}}a shared object cannot be written to standard output
 // SHAPE: kiln-compile: error: --input-shape: 'q' in 'a=2xq' is not a dimension
+// SEQSHAPE: kiln-compile: error: --sequence-shape: '4xz' in 'xs=2x3,4xz' is not a shape
+// SEQNAME: kiln-compile: error: --sequence-shape expects NAME=D0xD1,D0xD1,..., got '2x3'
 // DYNAMIC: kiln-compile: error: {{.*}}input 'x' dimension 0 is symbolic, and Kiln keeps a symbolic dimension only where it leads every input and output as the batch (so far): give it a size with --input-shape x=D0xD1x...
 // MISSING: kiln-compile: error: {{.*}}missing.onnx
 // SVE-X86: kiln-compile: error: {{.*}}--sve-vector-bits is for the aarch64 target
