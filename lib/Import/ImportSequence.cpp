@@ -271,6 +271,13 @@ static LogicalResult importSplitToSequence(NodeImporter &node) {
       int64_t piece = values.front();
       if (piece <= 0)
         return node.emitError() << "split must be positive, got " << piece;
+      // Counted before the list is made: a huge axis must not fill memory.
+      int64_t count = size / piece + (size % piece != 0);
+      if (count > kMaxUnrolledIterations)
+        return node.emitError()
+               << "splits into " << count
+               << " tensors: Kiln's sequences hold at most "
+               << kMaxUnrolledIterations;
       for (int64_t left = size; left > 0; left -= piece)
         sizes.push_back(std::min(piece, left));
     } else {
@@ -286,6 +293,10 @@ static LogicalResult importSplitToSequence(NodeImporter &node) {
                << size << " of axis " << *axis;
     }
   } else {
+    if (size > kMaxUnrolledIterations)
+      return node.emitError() << "splits into " << size
+                              << " tensors: Kiln's sequences hold at most "
+                              << kMaxUnrolledIterations;
     sizes.assign(size, 1);
     squeeze = !keepdims;
   }
