@@ -274,10 +274,9 @@ static LogicalResult importSplitToSequence(NodeImporter &node) {
       // Counted before the list is made: a huge axis must not fill memory.
       int64_t count = size / piece + (size % piece != 0);
       if (count > kMaxUnrolledIterations)
-        return node.emitError()
-               << "splits into " << count
-               << " tensors: Kiln's sequences hold at most "
-               << kMaxUnrolledIterations;
+        return node.emitError() << "splits into " << count
+                                << " tensors: Kiln's sequences hold at most "
+                                << kMaxUnrolledIterations;
       for (int64_t left = size; left > 0; left -= piece)
         sizes.push_back(std::min(piece, left));
     } else {

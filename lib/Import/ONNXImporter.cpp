@@ -787,8 +787,15 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   SmallVector<const onnx::ValueInfoProto *> args;
   SmallVector<ArrayAttr> argDims;
   SmallVector<std::string> argNames;
-  // Per sequence input: its first argument and its element types.
-  llvm::StringMap<std::pair<unsigned, SmallVector<Type>>> sequenceArgs;
+  // Per sequence input: its first argument, its tensors' types and its
+  // element type.
+  struct SequenceArgs {
+    unsigned first;
+    SmallVector<Type> types;
+    Type element;
+  };
+  llvm::StringMap<SequenceArgs> sequenceArgs;
+  llvm::StringSet<> inputNames;
   for (const auto &entry : options.sequenceShapes) {
     bool isSequenceInput = llvm::any_of(graph.input(), [&](const auto &in) {
       return in.name() == entry.first &&
@@ -805,6 +812,9 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (initializerNames.contains(input.name()))
       continue;
+    if (!inputNames.insert(input.name()).second)
+      return fail(emitModelError()
+                  << "graph input '" << input.name() << "' is listed twice");
     if (unwrapOptional(input.type()).has_sequence_type()) {
       FailureOr<SmallVector<Type>> types = convertSequenceInput(input);
       if (failed(types)) {
@@ -812,7 +822,13 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
           return nullptr;
         continue;
       }
-      sequenceArgs[input.name()] = {unsigned(argTypes.size()), *types};
+      sequenceArgs[input.name()] = {
+          unsigned(argTypes.size()), *types,
+          convertElementType(&context, unwrapOptional(input.type())
+                                           .sequence_type()
+                                           .elem_type()
+                                           .tensor_type()
+                                           .elem_type())};
       for (auto [i, type] : llvm::enumerate(*types)) {
         argDims.push_back(ArrayAttr());
         argTypes.push_back(type);
@@ -856,26 +872,17 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
         return fail(emitModelError()
                     << "graph input '" << input->name() << "' is listed twice");
     } else if (sequence->second.first == i) {
-      const onnx::TypeProto &element =
-          unwrapOptional(input->type()).sequence_type().elem_type();
       ValueRange elements =
-          body->getArguments().slice(i, sequence->second.second.size());
-      state.values[input->name()] = createSequence(
-          builder, fileLoc, elements,
-          convertElementType(&context, element.tensor_type().elem_type()));
+          body->getArguments().slice(i, sequence->second.types.size());
+      state.values[input->name()] =
+          createSequence(builder, fileLoc, elements, sequence->second.element);
     }
   }
   // Sequence inputs of no tensor have no argument: bind them too.
-  for (const onnx::ValueInfoProto &input : graph.input())
-    if (auto it = sequenceArgs.find(input.name());
-        it != sequenceArgs.end() && it->second.second.empty())
-      state.values[input.name()] = createSequence(
-          builder, fileLoc, {},
-          convertElementType(&context, unwrapOptional(input.type())
-                                           .sequence_type()
-                                           .elem_type()
-                                           .tensor_type()
-                                           .elem_type()));
+  for (const auto &entry : sequenceArgs)
+    if (entry.getValue().types.empty())
+      state.values[entry.getKey()] =
+          createSequence(builder, fileLoc, {}, entry.getValue().element);
   if (!batchSymbol.empty())
     func->setAttr(
         attr::kSymbols,

@@ -1,4 +1,5 @@
-//===- StackDepthTaps.cpp - A 3-D convolution as one 2-D convolution -------===//
+//===- StackDepthTaps.cpp - A 3-D convolution as one 2-D convolution
+//-------===//
 //
 // A 3-D convolution (video models: R3D, MC3, R(2+1)D) computed through
 // im2col builds a patch matrix 27 times its input for a 3x3x3 filter (173
@@ -91,8 +92,8 @@ struct StackDepthTaps : OpRewritePattern<ConvOp> {
     if (pads[0] != 0 || pads[3] != 0)
       x = PadOp::create(
           rewriter, loc, tensor({n, padded, channels, height, width}), x,
-          rewriter.getDenseI64ArrayAttr({0, pads[0], 0, 0, 0, 0, pads[3], 0,
-                                         0, 0}),
+          rewriter.getDenseI64ArrayAttr(
+              {0, pads[0], 0, 0, 0, 0, pads[3], 0, 0, 0}),
           rewriter.getStringAttr("constant"), rewriter.getF64FloatAttr(0.0));
     // One shifted copy per depth tap, [N, Dout, G, 1, C/G, H, W], stacked
     // next to the channels of each group.
@@ -111,12 +112,11 @@ struct StackDepthTaps : OpRewritePattern<ConvOp> {
           slice, {n, outDepth, groups, 1, groupChannels, height, width}));
     }
     Value stacked =
-        taps == 1
-            ? shifted.front()
-            : ConcatOp::create(rewriter, loc,
-                               tensor({n, outDepth, groups, taps,
-                                       groupChannels, height, width}),
-                               shifted, rewriter.getI64IntegerAttr(3));
+        taps == 1 ? shifted.front()
+                  : ConcatOp::create(rewriter, loc,
+                                     tensor({n, outDepth, groups, taps,
+                                             groupChannels, height, width}),
+                                     shifted, rewriter.getI64IntegerAttr(3));
     Value input2d =
         reshape(stacked, {batch, groups * taps * groupChannels, height, width});
 
