@@ -36,6 +36,10 @@ bool tapReadsInput(int64_t i, int64_t size, int64_t outSize, int64_t stride,
   return first < outSize && first * stride + offset < size;
 }
 
+/// The largest filter whose taps are read (a splat constant can describe
+/// any size without holding it).
+constexpr int64_t kMaxScannedWeight = int64_t(1) << 28;
+
 struct PruneDeadTaps : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -52,6 +56,12 @@ struct PruneDeadTaps : OpRewritePattern<ConvOp> {
     if (inputType.getNumElements() == 0 || weightType.getNumElements() == 0 ||
         resultType.getNumElements() == 0)
       return rewriter.notifyMatchFailure(conv, "an empty convolution");
+    // Only a constant filter is cut, and the taps are scanned one by one:
+    // check that first, so that a filter of 2^62 taps computed at run time
+    // (which the compiler refuses later) is not scanned.
+    if (!conv.getWeight().getDefiningOp<ConstantOp>() ||
+        weightType.getNumElements() > kMaxScannedWeight)
+      return rewriter.notifyMatchFailure(conv, "weight is not a constant");
     int64_t dims = conv.getNumSpatialDims();
     ArrayRef<int64_t> strides = conv.getStrides(),
                       dilations = conv.getDilations(), pads = conv.getPads();

@@ -71,7 +71,8 @@ struct StackDepthTaps : OpRewritePattern<ConvOp> {
     if (w[3] * w[4] == 1)
       return rewriter.notifyMatchFailure(conv, "a 1x1 spatial window");
     int64_t batch;
-    if (llvm::MulOverflow(n, outDepth, batch))
+    if (llvm::MulOverflow(n, outDepth, batch) ||
+        weightType.getNumElements() > (int64_t(1) << 28))
       return rewriter.notifyMatchFailure(conv, "too large");
 
     Location loc = conv.getLoc();
