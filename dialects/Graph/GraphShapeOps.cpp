@@ -31,11 +31,23 @@ static std::optional<SmallVector<Attribute>> getFoldableValues(Attribute attr) {
   return llvm::to_vector(dense.getValues<Attribute>());
 }
 
+/// Whether a static `type` has at most kMaxFoldElements elements, its
+/// element count computed without overflow (a shape whose product wraps
+/// around would otherwise pass as small).
+static bool isSmallEnoughToFold(RankedTensorType type) {
+  if (llvm::is_contained(type.getShape(), 0))
+    return true;
+  int64_t count = 1;
+  for (int64_t size : type.getShape())
+    if (llvm::MulOverflow(count, size, count) || count > kMaxFoldElements)
+      return false;
+  return true;
+}
+
 /// The static result type of `op` when it can hold a folded constant.
 static RankedTensorType getStaticResultType(Operation *op) {
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.hasStaticShape() ||
-      type.getNumElements() > kMaxFoldElements)
+  if (!type || !type.hasStaticShape() || !isSmallEnoughToFold(type))
     return {};
   return type;
 }
