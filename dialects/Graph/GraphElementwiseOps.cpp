@@ -185,7 +185,8 @@ static constexpr int64_t kMaxFoldElements = 4096;
 /// The constant `attr` as a DenseElementsAttr small enough to fold, or null.
 static DenseElementsAttr getFoldable(Attribute attr) {
   auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
-  if (!dense || dense.getNumElements() > kMaxFoldElements)
+  if (!dense ||
+      !hasAtMostElements(dense.getType().getShape(), kMaxFoldElements))
     return {};
   return dense;
 }
@@ -238,7 +239,7 @@ template <typename In, typename Out, typename Fn>
 static Attribute foldBroadcast(Type type, ArrayRef<Attribute> operands, Fn fn) {
   auto resultType = dyn_cast<RankedTensorType>(type);
   if (!resultType || !resultType.hasStaticShape() ||
-      resultType.getNumElements() > kMaxFoldElements)
+      !hasAtMostElements(resultType.getShape(), kMaxFoldElements))
     return {};
   SmallVector<DenseElementsAttr> dense;
   bool allSplat = true;

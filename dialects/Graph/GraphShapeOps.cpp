@@ -26,28 +26,17 @@ static bool isDynamic(int64_t size) { return ShapedType::isDynamic(size); }
 /// The elements of a constant operand small enough to fold, or std::nullopt.
 static std::optional<SmallVector<Attribute>> getFoldableValues(Attribute attr) {
   auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
-  if (!dense || dense.getNumElements() > kMaxFoldElements)
+  if (!dense ||
+      !hasAtMostElements(dense.getType().getShape(), kMaxFoldElements))
     return std::nullopt;
   return llvm::to_vector(dense.getValues<Attribute>());
-}
-
-/// Whether a static `type` has at most kMaxFoldElements elements, its
-/// element count computed without overflow (a shape whose product wraps
-/// around would otherwise pass as small).
-static bool isSmallEnoughToFold(RankedTensorType type) {
-  if (llvm::is_contained(type.getShape(), 0))
-    return true;
-  int64_t count = 1;
-  for (int64_t size : type.getShape())
-    if (llvm::MulOverflow(count, size, count) || count > kMaxFoldElements)
-      return false;
-  return true;
 }
 
 /// The static result type of `op` when it can hold a folded constant.
 static RankedTensorType getStaticResultType(Operation *op) {
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.hasStaticShape() || !isSmallEnoughToFold(type))
+  if (!type || !type.hasStaticShape() ||
+      !hasAtMostElements(type.getShape(), kMaxFoldElements))
     return {};
   return type;
 }

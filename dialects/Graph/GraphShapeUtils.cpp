@@ -9,6 +9,16 @@ using namespace mlir;
 
 namespace kiln::graph {
 
+bool hasAtMostElements(ArrayRef<int64_t> shape, int64_t limit) {
+  if (llvm::is_contained(shape, 0))
+    return true;
+  int64_t count = 1;
+  for (int64_t size : shape)
+    if (size < 0 || llvm::MulOverflow(count, size, count) || count > limit)
+      return false;
+  return true;
+}
+
 std::string formatShape(ArrayRef<int64_t> shape) {
   std::string text;
   llvm::raw_string_ostream os(text);

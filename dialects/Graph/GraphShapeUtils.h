@@ -31,6 +31,11 @@ int64_t convOutputSize(int64_t inputSize, int64_t kernelSize, int64_t stride,
                        int64_t padBegin, int64_t padEnd, int64_t dilation,
                        bool ceilMode = false);
 
+/// Whether a static shape has at most `limit` elements, counted without
+/// overflow: a shape whose product wraps around (a splat constant can have
+/// any shape) does not pass as small. A shape with a zero has none.
+bool hasAtMostElements(llvm::ArrayRef<int64_t> shape, int64_t limit);
+
 /// Whether declared result types agree with inferred ones: same element
 /// types and ranks, and equal dimensions wherever both are static.
 bool areCompatibleResultTypes(mlir::TypeRange inferred,

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/GraphShapeUtils.h"
 #include "dialects/Graph/Transforms/ConstantValues.h"
 #include "dialects/Graph/Transforms/Passes.h"
 
@@ -60,7 +61,7 @@ struct PruneDeadTaps : OpRewritePattern<ConvOp> {
     // check that first, so that a filter of 2^62 taps computed at run time
     // (which the compiler refuses later) is not scanned.
     if (!conv.getWeight().getDefiningOp<ConstantOp>() ||
-        weightType.getNumElements() > kMaxScannedWeight)
+        !hasAtMostElements(weightType.getShape(), kMaxScannedWeight))
       return rewriter.notifyMatchFailure(conv, "weight is not a constant");
     int64_t dims = conv.getNumSpatialDims();
     ArrayRef<int64_t> strides = conv.getStrides(),

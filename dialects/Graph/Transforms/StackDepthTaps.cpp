@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/GraphShapeUtils.h"
 #include "dialects/Graph/Transforms/ConstantValues.h"
 #include "dialects/Graph/Transforms/Passes.h"
 
@@ -72,7 +73,7 @@ struct StackDepthTaps : OpRewritePattern<ConvOp> {
       return rewriter.notifyMatchFailure(conv, "a 1x1 spatial window");
     int64_t batch;
     if (llvm::MulOverflow(n, outDepth, batch) ||
-        weightType.getNumElements() > (int64_t(1) << 28))
+        !hasAtMostElements(weightType.getShape(), int64_t(1) << 28))
       return rewriter.notifyMatchFailure(conv, "too large");
 
     Location loc = conv.getLoc();
