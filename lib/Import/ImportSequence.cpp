@@ -303,22 +303,25 @@ static LogicalResult importSplitToSequence(NodeImporter &node) {
     return node.emitError() << "splits into " << sizes.size()
                             << " tensors: Kiln's sequences hold at most "
                             << kMaxUnrolledIterations;
+  // The pieces are a graph.split's results (which fold when the input is a
+  // constant), the axis dropped when keepdims says so.
   SmallVector<Value> pieces;
-  int64_t rank = type.getRank(), offset = 0;
-  for (int64_t piece : sizes) {
-    SmallVector<int64_t> starts(rank, 0), ends(type.getShape()), steps(rank, 1);
-    starts[*axis] = offset;
-    ends[*axis] = offset + piece;
-    offset += piece;
-    Value slice = node.create<graph::SliceOp>(input, starts, ends, steps);
-    if (slice && squeeze) {
-      SmallVector<int64_t> shape(tensorType(slice).getShape());
-      shape.erase(shape.begin() + *axis);
-      slice = node.create<graph::ReshapeOp>(slice, shape, false);
-    }
-    if (!slice)
+  if (!sizes.empty()) {
+    Builder &b = node.getBuilder();
+    Operation *split = node.createOp<graph::SplitOp>(
+        input, b.getI64IntegerAttr(*axis), b.getDenseI64ArrayAttr(sizes));
+    if (!split)
       return failure();
-    pieces.push_back(slice);
+    pieces = node.foldResults(split);
+  }
+  for (Value &piece : pieces) {
+    if (squeeze) {
+      SmallVector<int64_t> shape(tensorType(piece).getShape());
+      shape.erase(shape.begin() + *axis);
+      piece = node.create<graph::ReshapeOp>(piece, shape, false);
+    }
+    if (!piece)
+      return failure();
   }
   return node.setResults(makeSequence(node, pieces, type.getElementType()));
 }
