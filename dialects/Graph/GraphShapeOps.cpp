@@ -674,6 +674,13 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  if (llvm::all_of(getPads(), [](int64_t pad) { return pad == 0; }) &&
+      getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 LogicalResult PadOp::verify() {
   StringRef mode = getMode();
   if (mode != "constant" && mode != "reflect" && mode != "edge")

@@ -264,7 +264,9 @@ def Graph_PadOp : Graph_InferOp<"pad"> {
     before (all dimensions first) then after; a negative entry removes
     entries. `mode` is `constant` (fill with `value`), `reflect` (mirror
     without repeating the edge) or `edge` (repeat the edge). The importer
-    resolves ONNX's `axes` into an entry for every dimension.
+    resolves ONNX's `axes` into an entry for every dimension. A pad whose
+    entries are all zero (torch exports one before some pools) folds to its
+    input.
 
     ```mlir
     %r = graph.pad %x {pads = array<i64: 0, 1, 0, 2>, mode = "reflect",
@@ -276,6 +278,7 @@ def Graph_PadOp : Graph_InferOp<"pad"> {
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Graph_TriluOp : Graph_Op<"trilu", [Pure, SameOperandsAndResultType]> {

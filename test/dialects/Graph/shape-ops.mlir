@@ -146,10 +146,15 @@ func.func @fold_split() -> (tensor<1xi64>, tensor<3xi64>, tensor<2x1xi64>, tenso
 // Ops that change nothing fold to their input.
 // FOLD-LABEL: func.func @fold_identity
 // FOLD-SAME: (%[[X:.+]]: tensor<2x3xf32>)
-func.func @fold_identity(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+func.func @fold_identity(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x5xf32>) {
   %0 = graph.reshape %x {shape = array<i64: 2, 3>, allow_zero = false} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %1 = graph.transpose %0 {perm = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %2 = graph.slice %1 {starts = array<i64: 0, 0>, ends = array<i64: 2, 3>, steps = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
-  // FOLD: return %[[X]], %[[X]], %[[X]]
-  return %0, %1, %2 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+  // A pad of zeros (torch puts one before an AveragePool) folds; one that
+  // adds entries stays.
+  %3 = graph.pad %2 {pads = array<i64: 0, 0, 0, 0>, mode = "constant", value = 0.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // FOLD: %[[P:.+]] = graph.pad %[[X]] {mode = "edge", pads = array<i64: 0, 1, 0, 1>
+  %4 = graph.pad %3 {pads = array<i64: 0, 1, 0, 1>, mode = "edge", value = 0.0 : f64} : (tensor<2x3xf32>) -> tensor<2x5xf32>
+  // FOLD: return %[[X]], %[[X]], %[[X]], %[[X]], %[[P]]
+  return %0, %1, %2, %3, %4 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x5xf32>
 }
