@@ -22,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln::cpu {
@@ -186,6 +187,123 @@ struct CollapseContiguousDims : OpInterfaceRewritePattern<linalg::LinalgOp> {
   }
 };
 
+/// Whether `value`, a memref, moves by one element along its innermost
+/// dimension.
+bool hasUnitInnerStride(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type || type.getRank() == 0)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+/// Whether `op` is an elementwise op on buffers with an input that
+/// broadcasts (CollapseContiguousDims takes those with identity maps only)
+/// and an innermost dimension that is a multiple of `lanes` and contiguous
+/// in every buffer that moves along it: one that vectorizeBroadcasts runs
+/// as whole vectors.
+bool isBroadcastElementwise(linalg::GenericOp op, int64_t lanes) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() == 0 || op.getNumLoops() != op.getNumParallelLoops() ||
+      !op.getBody()->getOps<linalg::IndexOp>().empty())
+    return false;
+  // Arithmetic on integers and floats only (a vector of index values, which
+  // an index_cast makes, does not reach LLVM).
+  auto isNumber = [](Type type) { return type.isIntOrFloat(); };
+  for (Operation &inner : op.getBody()->without_terminator())
+    if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
+        inner.getNumRegions() != 0 ||
+        !llvm::all_of(inner.getOperandTypes(), isNumber) ||
+        !llvm::all_of(inner.getResultTypes(), isNumber))
+      return false;
+  // Elements narrower than a byte are packed in memory, where a vector of
+  // them is not (as in TileAndVectorize's hasSubByteElements).
+  if (llvm::any_of(op->getOperandTypes(), [](Type type) {
+        Type element = getElementTypeOrSelf(type);
+        return !element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8;
+      }))
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic) || ranges.back() % lanes != 0)
+    return false;
+  unsigned last = op.getNumLoops() - 1;
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!op.getMatchingIndexingMap(init).isIdentity() ||
+      !hasUnitInnerStride(init->get()))
+    return false;
+  bool broadcasts = false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isIdentity())
+      broadcasts = true;
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return false;
+    if (map.isFunctionOfDim(last) &&
+        (map.getResults().back() != getAffineDimExpr(last, op.getContext()) ||
+         !hasUnitInnerStride(input->get())))
+      return false;
+  }
+  return broadcasts;
+}
+
+/// Runs each isBroadcastElementwise op as loops over its outer dimensions
+/// and `lanes`-wide steps of its innermost one, each step one vector op per
+/// operation of its body (upstream's tiling and vectorizer). Returns the
+/// ops of the steps.
+SmallVector<Operation *> vectorizeBroadcasts(func::FuncOp func, int64_t lanes) {
+  SmallVector<linalg::GenericOp> ops;
+  func.walk([&](linalg::GenericOp op) {
+    if (isBroadcastElementwise(op, lanes))
+      ops.push_back(op);
+  });
+  IRRewriter rewriter(func.getContext());
+  SmallVector<Operation *> steps;
+  for (linalg::GenericOp op : ops) {
+    SmallVector<int64_t> sizes(op.getNumLoops(), 1);
+    sizes.back() = lanes;
+    linalg::LinalgTilingOptions options;
+    options.setTileSizes(sizes);
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::TiledLinalgOp> tiled =
+        linalg::tileLinalgOp(rewriter, op, options);
+    if (failed(tiled))
+      continue;
+    rewriter.eraseOp(op);
+    rewriter.setInsertionPoint(tiled->op);
+    FailureOr<linalg::VectorizationResult> vectorized =
+        linalg::vectorize(rewriter, tiled->op);
+    if (succeeded(vectorized))
+      rewriter.eraseOp(tiled->op);
+    if (!tiled->loops.empty())
+      tiled->loops.front()->walk([&](Operation *inner) {
+        if (!isa<scf::ForOp, scf::YieldOp>(inner))
+          steps.push_back(inner);
+      });
+  }
+  return steps;
+}
+
+/// A 0-D read of a buffer (a scalar that a tile of vectorizeBroadcasts
+/// broadcasts) as a load: upstream lowers those only from buffers whose
+/// innermost stride is 1, and nothing later lowers what is left.
+struct ScalarReadAsLoad : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getVectorType().getRank() != 0 ||
+        !isa<MemRefType>(op.getBase().getType()) || op.getMask())
+      return rewriter.notifyMatchFailure(op, "not a 0-D read of a buffer");
+    Value scalar = memref::LoadOp::create(rewriter, op.getLoc(), op.getBase(),
+                                          op.getIndices());
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, op.getVectorType(),
+                                                     scalar);
+    return success();
+  }
+};
+
 /// A transpose that moves its input's innermost dimension (the key of an
 /// attention head, [S, H, D] -> [H, D, S]) reads that dimension with a
 /// stride when lowered to loops: LLVM gathers one element at a time. It
@@ -317,6 +435,27 @@ struct CPUReorderLoopsPass : impl::CPUReorderLoopsBase<CPUReorderLoopsPass> {
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     reassociateInnermostReductions(getOperation());
+    if (vectorWidth > 0) {
+      SmallVector<Operation *> steps =
+          vectorizeBroadcasts(getOperation(), vectorWidth);
+      // The vectors of a tile (1 x ... x 1 x lanes) as 1-D ones, read and
+      // written with loads and stores (a broadcast scalar as a 0-D read,
+      // which nothing later lowers, as a load). Only these: the tiles of
+      // contractions have transfers of their own (a column of a matrix as
+      // vector<16x1xf32>), which these patterns would turn round and round.
+      RewritePatternSet vectors(&getContext());
+      vector::populateCastAwayVectorLeadingOneDimPatterns(vectors);
+      vector::populateVectorTransferPermutationMapLoweringPatterns(vectors);
+      vector::populateVectorTransferLoweringPatterns(vectors,
+                                                     /*maxTransferRank=*/1);
+      vectors.add<ScalarReadAsLoad>(&getContext());
+      if (!steps.empty() &&
+          failed(applyOpPatternsGreedily(
+              steps, std::move(vectors),
+              GreedyRewriteConfig().setStrictness(
+                  GreedyRewriteStrictness::ExistingAndNewOps))))
+        return signalPassFailure();
+    }
     // The blocks' transposes as shuffles of whole rows (LLVM's own lowering
     // of a 2-D transpose moves one element at a time).
     RewritePatternSet transposes(&getContext());

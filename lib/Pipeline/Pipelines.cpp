@@ -150,6 +150,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenLowerCopies());
   cpu::CPUReorderLoopsOptions reorder;
   reorder.transposeBlock = options.transposeBlock;
+  reorder.vectorWidth = options.vectorWidth;
   pm.addNestedPass<func::FuncOp>(cpu::createCPUReorderLoops(reorder));
   // n-D vector transfers become 1-D ones in registers, not a memory copy.
   pm.addPass(createConvertVectorToSCFPass(

@@ -2,6 +2,9 @@
 // Without register blocks for transposes (transpose-block=0, AArch64's
 // value), they stay linalg.transpose.
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-reorder-loops=transpose-block=0 | FileCheck %s --check-prefix=NOBLOCK
+// Without vectors for broadcasting elementwise ops (vector-width=0), LLVM
+// gets their loops.
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-reorder-loops=vector-width=0 | FileCheck %s --check-prefix=NOVEC
 
 // matmul: (i, j, k) becomes (i, k, j), so the inner loop walks B and C rows.
 // CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -83,6 +86,78 @@ func.func @contiguous(%buffer: memref<1x4x58x58x16xf32>, %i: index, %x: memref<1
     linalg.yield %r : f32
   }
   return
+}
+
+// -----
+
+// A per-channel scale and shift of a blocked tensor, then ReLU: the scale
+// and shift broadcast over the pixels, so the op cannot be collapsed. It
+// runs as loops over the pixels around 16-lane vectors: every buffer read
+// and written one whole channel block at a time (LLVM, given the scalar
+// loops, vectorized across the pixels with gathers). An op whose innermost
+// dimension is not a multiple of the vector width (3), or a broadcast
+// input read across its innermost dimension, stays for LLVM.
+// CHECK-LABEL: func.func @broadcast_elementwise
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for
+// CHECK: %[[X:.+]] = vector.load %{{.+}} : memref<1x1x1x1x16xf32, strided<[200704, 50176, 896, 16, 1], offset: ?>>, vector<16xf32>
+// CHECK: %[[S:.+]] = vector.load %{{.+}} : memref<1x1x1x16xf32, strided<[16, 16, 16, 1], offset: ?>>, vector<16xf32>
+// CHECK: %[[T:.+]] = vector.load %{{.+}} : memref<1x16xf32, strided<[16, 1], offset: ?>>, vector<16xf32>
+// CHECK: %[[M:.+]] = math.fma %[[X]], %[[S]], %[[T]] : vector<16xf32>
+// CHECK: %[[R:.+]] = arith.maximumf %[[M]], %{{.+}} : vector<16xf32>
+// CHECK: vector.store %[[R]], %{{.+}} : memref<1x1x1x1x16xf32, strided<[200704, 50176, 896, 16, 1], offset: ?>>, vector<16xf32>
+// NOVEC-LABEL: func.func @broadcast_elementwise
+// NOVEC-COUNT-3: linalg.generic
+func.func @broadcast_elementwise(%x: memref<1x4x56x56x16xf32>, %scale: memref<4x1x1x16xf32>, %shift: memref<4x16xf32>, %y: memref<1x4x56x56x16xf32>,
+                                 %a: memref<2x5x3xf32>, %b: memref<3xf32>, %c: memref<2x5x3xf32>,
+                                 %d: memref<4x16xf32>, %e: memref<16x4xf32>, %f: memref<4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, 0, 0, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x, %scale, %shift : memref<1x4x56x56x16xf32>, memref<4x1x1x16xf32>, memref<4x16xf32>) outs(%y : memref<1x4x56x56x16xf32>) {
+  ^bb0(%in: f32, %s: f32, %t: f32, %o: f32):
+    %m = math.fma %in, %s, %t : f32
+    %r = arith.maximumf %m, %zero : f32
+    linalg.yield %r : f32
+  }
+  // CHECK-COUNT-2: linalg.generic
+  // CHECK: return
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%a, %b : memref<2x5x3xf32>, memref<3xf32>) outs(%c : memref<2x5x3xf32>) {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %r = arith.mulf %in, %s : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%d, %e : memref<4x16xf32>, memref<16x4xf32>) outs(%f : memref<4x16xf32>) {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %r = arith.addf %in, %s : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A scalar that broadcasts along the vectors, from a buffer with a stride
+// (a column): loaded once per vector. A transfer that a contraction's tile
+// already has (a column read as vector<16x1xf32>) stays as it is (the
+// lowering patterns, let loose on the whole function, rewrote it forever).
+// CHECK-LABEL: func.func @broadcast_scalar
+// CHECK: %[[C:.+]] = vector.transfer_read %{{.+}} {in_bounds = [true, true]} : memref<32x7xf32>, vector<16x1xf32>
+// CHECK: scf.for
+// CHECK: %[[V:.+]] = memref.load %{{.+}} : memref<1x1xf32, strided<[512, 4], offset: ?>>
+// CHECK: vector.broadcast %[[V]] : f32 to vector<f32>
+// CHECK: vector.broadcast %{{.+}} : vector<f32> to vector<16xf32>
+// CHECK: arith.subf %{{.+}} : vector<16xf32>
+// CHECK: return %[[C]]
+func.func @broadcast_scalar(%x: memref<4x128x512xf32>, %m: memref<4x512xf32>, %y: memref<4x128x512xf32>, %a: memref<32x7xf32>) -> vector<16x1xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %col = vector.transfer_read %a[%c0, %c0], %zero {in_bounds = [true, true]} : memref<32x7xf32>, vector<16x1xf32>
+  %columns = memref.subview %m[0, 0] [4, 128] [1, 4] : memref<4x512xf32> to memref<4x128xf32, strided<[512, 4]>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %columns : memref<4x128x512xf32>, memref<4x128xf32, strided<[512, 4]>>) outs(%y : memref<4x128x512xf32>) {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %r = arith.subf %in, %s : f32
+    linalg.yield %r : f32
+  }
+  return %col : vector<16x1xf32>
 }
 
 // -----
