@@ -127,12 +127,14 @@ def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
     partial results in vector lanes instead of one chain of scalar
     additions; the result differs from the serial sum by rounding only.
 
-    A `linalg.transpose` of f32 that moves its input's innermost dimension,
-    where that dimension and the output's innermost one are whole 16x16
-    blocks, becomes a loop over blocks: 16 contiguous rows read
+    A `linalg.transpose` of f32 that moves its input's innermost dimension
+    becomes a loop over 16x16 blocks: 16 contiguous rows read
     (`vector.transfer_read`), transposed with upstream's 16x16 shuffle
-    lowering, and written as 16 contiguous rows. Lowered to loops, it read
-    the input with a stride, one element at a time.
+    lowering, and written as 16 contiguous rows. A block that crosses the
+    end of a dimension that is not a multiple of 16 (56 pixels) is read and
+    written with masks; a dimension under half a block stays element by
+    element. Lowered to loops, it read the input with a stride, one element
+    at a time.
 
     Fills, copies and elementwise ops (identity maps, no indices used) on
     buffers get one loop over the trailing dimensions that every buffer

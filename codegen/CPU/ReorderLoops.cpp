@@ -309,10 +309,13 @@ struct ScalarReadAsLoad : OpRewritePattern<vector::TransferReadOp> {
 /// stride when lowered to loops: LLVM gathers one element at a time. It
 /// becomes a loop over 16x16 blocks instead, each read as 16 contiguous
 /// rows of the input, transposed in registers with shuffles and written as
-/// 16 contiguous rows of the output. Where the two dimensions are not
-/// multiples of the block, or the element type is not f32, the op stays.
-/// The block is the target's (TargetInfo::transposeBlock): 16 f32 rows of
-/// 16, transposed with upstream's 16x16 shuffle sequence, on x86-64.
+/// 16 contiguous rows of the output. Where one of the two dimensions is not
+/// a multiple of the block (a blocked layout's conversion from or to NCHW
+/// at 56 x 56 pixels), the blocks that cross its end are read and written
+/// with masks, row by row; where one is less than half a block, or the
+/// element type is not f32, the op stays. The block is the target's
+/// (TargetInfo::transposeBlock): 16 f32 rows of 16, transposed with
+/// upstream's 16x16 shuffle sequence, on x86-64.
 struct VectorizeTranspose : OpRewritePattern<linalg::TransposeOp> {
   VectorizeTranspose(MLIRContext *context, int64_t block)
       : OpRewritePattern(context), kTransposeBlock(block) {}
@@ -339,10 +342,13 @@ struct VectorizeTranspose : OpRewritePattern<linalg::TransposeOp> {
     // innermost is the input's dimension `across`.
     int64_t along = llvm::find(perm, rank - 1) - perm.begin();
     int64_t across = perm.back();
+    int64_t alongSize = output.getDimSize(along);
+    int64_t innerSize = output.getDimSize(rank - 1);
     if (!unitInner(input) || !unitInner(output) ||
-        output.getDimSize(along) % kTransposeBlock != 0 ||
-        output.getDimSize(rank - 1) % kTransposeBlock != 0)
-      return rewriter.notifyMatchFailure(op, "not whole blocks");
+        2 * alongSize < kTransposeBlock || 2 * innerSize < kTransposeBlock)
+      return rewriter.notifyMatchFailure(op, "not blocks");
+    bool ragged =
+        alongSize % kTransposeBlock != 0 || innerSize % kTransposeBlock != 0;
 
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
@@ -359,6 +365,7 @@ struct VectorizeTranspose : OpRewritePattern<linalg::TransposeOp> {
     Value zero = arith::ConstantOp::create(rewriter, loc,
                                            rewriter.getF32FloatAttr(0.0f));
     ArrayAttr inBounds = rewriter.getBoolArrayAttr({true, true});
+    ArrayAttr maybeOut = rewriter.getBoolArrayAttr({false, false});
     // Rows along the input's dimension `across`, each 16 contiguous floats,
     // written as rows along the output's dimension `along`.
     auto readMap = AffineMap::get(
@@ -373,15 +380,44 @@ struct VectorizeTranspose : OpRewritePattern<linalg::TransposeOp> {
           SmallVector<Value> inIndex(rank);
           for (int64_t d = 0; d < rank; ++d)
             inIndex[perm[d]] = outIndex[d];
-          Value rows = vector::TransferReadOp::create(
-              b, loc, blockType, op.getInput(), inIndex,
-              AffineMapAttr::get(readMap), zero, /*mask=*/Value(), inBounds);
-          Value columns = vector::TransposeOp::create(b, loc, rows,
-                                                      ArrayRef<int64_t>{1, 0});
-          vector::TransferWriteOp::create(b, loc, columns, op.getInit(),
-                                          outIndex,
-                                          AffineMapAttr::get(writeMap),
-                                          /*mask=*/Value(), inBounds);
+          auto moveBlock = [&](OpBuilder &b, Location loc, ArrayAttr bounds) {
+            Value rows = vector::TransferReadOp::create(
+                b, loc, blockType, op.getInput(), inIndex,
+                AffineMapAttr::get(readMap), zero, /*mask=*/Value(), bounds);
+            Value columns = vector::TransposeOp::create(
+                b, loc, rows, ArrayRef<int64_t>{1, 0});
+            vector::TransferWriteOp::create(b, loc, columns, op.getInit(),
+                                            outIndex,
+                                            AffineMapAttr::get(writeMap),
+                                            /*mask=*/Value(), bounds);
+          };
+          if (!ragged) {
+            moveBlock(b, loc, inBounds);
+            return;
+          }
+          // A whole block as above; one that crosses the end of either
+          // dimension with masks (convert-vector-to-scf's row guards and
+          // masked loads and stores).
+          auto fits = [&](int64_t d, int64_t size) {
+            Value end = arith::AddIOp::create(
+                b, loc, outIndex[d],
+                arith::ConstantIndexOp::create(b, loc, kTransposeBlock));
+            return arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::sle, end,
+                arith::ConstantIndexOp::create(b, loc, size));
+          };
+          Value whole = arith::AndIOp::create(b, loc, fits(along, alongSize),
+                                              fits(rank - 1, innerSize));
+          scf::IfOp::create(
+              b, loc, whole,
+              [&](OpBuilder &b, Location loc) {
+                moveBlock(b, loc, inBounds);
+                scf::YieldOp::create(b, loc);
+              },
+              [&](OpBuilder &b, Location loc) {
+                moveBlock(b, loc, maybeOut);
+                scf::YieldOp::create(b, loc);
+              });
         });
     rewriter.eraseOp(op);
     return success();

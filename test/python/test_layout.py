@@ -411,6 +411,39 @@ def test_mobilenetv2_convolutions_are_blocked(tmp_path, request):
                                rtol=RTOL, atol=ATOL, compile_args=args)
 
 
+def test_transition_pad_stays_blocked(tmp_path):
+    """DenseNet's transition as torch exports it: a Pad of zeros before the
+    AveragePool folds away, so the pool, the BatchNorm and ReLU after it
+    (a per-channel scale and shift of blocked tensors, computed a vector of
+    16 channels at a time) and the next convolution stay blocked. Then a
+    Softmax over the channels takes the tensor out of the layout and back
+    at 10 x 12 pixels (transposes whose blocks cross the ends)."""
+    g = GraphBuilder(seed=37)
+
+    def bn(x, c, hint):
+        return g.op("BatchNormalization", [x, g.uniform(f"{hint}.scale", (c,), 0.7, 1.1),
+                                           g.normal(f"{hint}.bias", (c,), 0.1),
+                                           g.normal(f"{hint}.mean", (c,), 0.1),
+                                           g.uniform(f"{hint}.var", (c,), 0.8, 1.5)],
+                    hint, epsilon=1e-5)
+
+    y = g.op("Relu", [g.conv_bn("x", 3, 32, 3, hint="stem")])
+    y = g.conv_bn(g.op("Relu", [bn(y, 32, "bn0")]), 32, 32, 1, hint="transition")
+    pads = g.const("pads", np.zeros(8, np.int64))
+    y = g.op("AveragePool", [g.op("Pad", [y, pads])], kernel_shape=[2, 2], strides=[2, 2])
+    y = g.conv_bn(g.op("Relu", [bn(y, 32, "bn1")]), 32, 32, 3, hint="next")
+    y = g.conv_bn(g.op("Softmax", [y], axis=1), 32, 16, 3, hint="after")
+    model = g.model("transition", [tensor_info("x", TensorProto.FLOAT, [1, 3, 20, 24])],
+                    [tensor_info(y, TensorProto.FLOAT, [1, 16, 10, 12])])
+    counts, graph = compile_and_compare(tmp_path, model, 16)
+    assert "graph.pad" not in counts, counts
+    assert "graph.batch_norm" not in counts, counts
+    assert counts["graph.blocked_average_pool"] == 1
+    assert counts["graph.blocked_conv"] == 4
+    assert counts["graph.to_blocked"] == 2
+    assert counts["graph.from_blocked"] == 2
+
+
 @pytest.mark.large
 @pytest.mark.parametrize("name,conversions", [("densenet121", 1), ("inception_v1", 3)])
 def test_light_models_stay_blocked(tmp_path, request, name, conversions):

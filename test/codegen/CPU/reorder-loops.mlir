@@ -217,15 +217,33 @@ func.func @reductions(%x: memref<8x32xf32>, %sum: memref<8xf32>, %mean: memref<8
 // CHECK-NOT: vector.transpose
 // CHECK: vector.transfer_write %{{.+}}, %arg1[%[[I]], %[[J]]]{{.*}} : vector<16x16xf32>, memref<48x32xf32>
 // CHECK: linalg.transpose ins(%arg2 : memref<2x16x32xf32>)
-// CHECK: linalg.transpose ins(%arg4 : memref<20x24xf32>)
+// Dimensions that are not whole blocks (20 and 24, as a blocked layout's
+// conversion at 56 x 56 pixels has): a block that fits moves as above, one
+// that crosses an end with masked rows (no in_bounds: every dimension may
+// leave the buffer).
+// CHECK: scf.for %[[I2:.+]] = %{{.+}} to %{{.+}} step %c16
+// CHECK: scf.for %[[J2:.+]] = %{{.+}} to %{{.+}} step %c16
+// CHECK: %[[FITS:.+]] = arith.andi
+// CHECK: scf.if %[[FITS]] {
+// CHECK: vector.transfer_read %arg4[%[[J2]], %[[I2]]]{{.*}}in_bounds = [true, true]{{.*}} : memref<20x24xf32>, vector<16x16xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.transfer_write %{{.+}}, %arg5[%[[I2]], %[[J2]]]{{.*}}in_bounds = [true, true]{{.*}} : vector<16x16xf32>, memref<24x20xf32>
+// CHECK: } else {
+// CHECK: vector.transfer_read %arg4[%[[J2]], %[[I2]]], %{{[a-z0-9_]+}} : memref<20x24xf32>, vector<16x16xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.transfer_write %{{.+}}, %arg5[%[[I2]], %[[J2]]] : vector<16x16xf32>, memref<24x20xf32>
+// Under half a block (4 rows): element by element.
+// CHECK: linalg.transpose ins(%arg6 : memref<4x24xf32>)
 // NOBLOCK-LABEL: func.func @transposes
 // NOBLOCK-NOT: vector.shuffle
 // NOBLOCK: linalg.transpose ins(%arg0 : memref<32x48xf32>)
 func.func @transposes(%a: memref<32x48xf32>, %b: memref<48x32xf32>,
                       %c: memref<2x16x32xf32>, %d: memref<16x2x32xf32>,
-                      %e: memref<20x24xf32>, %f: memref<24x20xf32>) {
+                      %e: memref<20x24xf32>, %f: memref<24x20xf32>,
+                      %g: memref<4x24xf32>, %h: memref<24x4xf32>) {
   linalg.transpose ins(%a : memref<32x48xf32>) outs(%b : memref<48x32xf32>) permutation = [1, 0]
   linalg.transpose ins(%c : memref<2x16x32xf32>) outs(%d : memref<16x2x32xf32>) permutation = [1, 0, 2]
   linalg.transpose ins(%e : memref<20x24xf32>) outs(%f : memref<24x20xf32>) permutation = [1, 0]
+  linalg.transpose ins(%g : memref<4x24xf32>) outs(%h : memref<24x4xf32>) permutation = [1, 0]
   return
 }
