@@ -352,29 +352,32 @@ def test_grouped_conv_keeps_nchw(tmp_path):
     assert counts["graph.from_blocked"] == 2
 
 
+def batch_norm(g, x, c, hint):
+    """An inference-mode BatchNormalization of `x` (`c` channels) that no
+    convolution absorbs, with drawn statistics."""
+    return g.op("BatchNormalization", [x, g.uniform(f"{hint}.scale", (c,), 0.7, 1.1),
+                                       g.normal(f"{hint}.bias", (c,), 0.1),
+                                       g.normal(f"{hint}.mean", (c,), 0.1),
+                                       g.uniform(f"{hint}.var", (c,), 0.8, 1.5)],
+                hint, epsilon=1e-5)
+
+
 def test_dense_block_blocked(tmp_path):
     """DenseNet's dense block in small: BatchNorm and ReLU before each
     convolution (a BatchNorm after a concat, which no convolution absorbs)
     and the concat of the block's outputs all stay blocked."""
     g = GraphBuilder(seed=31)
 
-    def bn(x, c, hint):
-        return g.op("BatchNormalization", [x, g.uniform(f"{hint}.scale", (c,), 0.7, 1.1),
-                                           g.normal(f"{hint}.bias", (c,), 0.1),
-                                           g.normal(f"{hint}.mean", (c,), 0.1),
-                                           g.uniform(f"{hint}.var", (c,), 0.8, 1.5)],
-                    hint, epsilon=1e-5)
-
     y = g.op("Relu", [g.conv_bn("x", 3, 16, 3, stride=2, hint="stem")])
     channels = 16
     for i in range(2):
-        h = g.op("Relu", [bn(y, channels, f"bn{i}a")])
+        h = g.op("Relu", [batch_norm(g, y, channels, f"bn{i}a")])
         h = g.op("Relu", [g.conv_bn(h, channels, 32, 1, hint=f"conv{i}a")])
         h = g.conv_bn(h, 32, 8, 3, hint=f"conv{i}b")
         y = g.op("Concat", [y, h], axis=1)
         channels += 8
-    y = g.op("AveragePool", [g.op("Relu", [bn(y, channels, "final")])], kernel_shape=[2, 2],
-             strides=[2, 2])
+    y = g.op("AveragePool", [g.op("Relu", [batch_norm(g, y, channels, "final")])],
+             kernel_shape=[2, 2], strides=[2, 2])
     model = g.model("dense_block", [tensor_info("x", TensorProto.FLOAT, [1, 3, 17, 17])],
                     [tensor_info(y, TensorProto.FLOAT, [1, channels, 4, 4])])
     counts, graph = compile_and_compare(tmp_path, model, 8)
@@ -420,18 +423,11 @@ def test_transition_pad_stays_blocked(tmp_path):
     at 10 x 12 pixels (transposes whose blocks cross the ends)."""
     g = GraphBuilder(seed=37)
 
-    def bn(x, c, hint):
-        return g.op("BatchNormalization", [x, g.uniform(f"{hint}.scale", (c,), 0.7, 1.1),
-                                           g.normal(f"{hint}.bias", (c,), 0.1),
-                                           g.normal(f"{hint}.mean", (c,), 0.1),
-                                           g.uniform(f"{hint}.var", (c,), 0.8, 1.5)],
-                    hint, epsilon=1e-5)
-
     y = g.op("Relu", [g.conv_bn("x", 3, 32, 3, hint="stem")])
-    y = g.conv_bn(g.op("Relu", [bn(y, 32, "bn0")]), 32, 32, 1, hint="transition")
+    y = g.conv_bn(g.op("Relu", [batch_norm(g, y, 32, "bn0")]), 32, 32, 1, hint="transition")
     pads = g.const("pads", np.zeros(8, np.int64))
     y = g.op("AveragePool", [g.op("Pad", [y, pads])], kernel_shape=[2, 2], strides=[2, 2])
-    y = g.conv_bn(g.op("Relu", [bn(y, 32, "bn1")]), 32, 32, 3, hint="next")
+    y = g.conv_bn(g.op("Relu", [batch_norm(g, y, 32, "bn1")]), 32, 32, 3, hint="next")
     y = g.conv_bn(g.op("Softmax", [y], axis=1), 32, 16, 3, hint="after")
     model = g.model("transition", [tensor_info("x", TensorProto.FLOAT, [1, 3, 20, 24])],
                     [tensor_info(y, TensorProto.FLOAT, [1, 16, 10, 12])])
