@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/Passes.h"
+#include "codegen/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -218,11 +219,9 @@ bool isBroadcastElementwise(linalg::GenericOp op, int64_t lanes) {
         !llvm::all_of(inner.getOperandTypes(), isNumber) ||
         !llvm::all_of(inner.getResultTypes(), isNumber))
       return false;
-  // Elements narrower than a byte are packed in memory, where a vector of
-  // them is not (as in TileAndVectorize's hasSubByteElements).
-  if (llvm::any_of(op->getOperandTypes(), [](Type type) {
-        Type element = getElementTypeOrSelf(type);
-        return !element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8;
+  if (hasSubByteElements(op) ||
+      !llvm::all_of(op->getOperandTypes(), [](Type type) {
+        return getElementTypeOrSelf(type).isIntOrFloat();
       }))
     return false;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -332,20 +331,15 @@ struct VectorizeTranspose : OpRewritePattern<linalg::TransposeOp> {
     if (rank < 2 || !input.hasStaticShape() || !output.hasStaticShape() ||
         !input.getElementType().isF32() || perm.back() == rank - 1)
       return rewriter.notifyMatchFailure(op, "keeps its innermost dimension");
-    auto unitInner = [](MemRefType type) {
-      SmallVector<int64_t> strides;
-      int64_t offset;
-      return succeeded(type.getStridesAndOffset(strides, offset)) &&
-             strides.back() == 1;
-    };
     // Output dimension `along` is the input's innermost one; the output's
     // innermost is the input's dimension `across`.
     int64_t along = llvm::find(perm, rank - 1) - perm.begin();
     int64_t across = perm.back();
     int64_t alongSize = output.getDimSize(along);
     int64_t innerSize = output.getDimSize(rank - 1);
-    if (!unitInner(input) || !unitInner(output) ||
-        2 * alongSize < kTransposeBlock || 2 * innerSize < kTransposeBlock)
+    if (!hasUnitInnerStride(op.getInput()) ||
+        !hasUnitInnerStride(op.getInit()) || 2 * alongSize < kTransposeBlock ||
+        2 * innerSize < kTransposeBlock)
       return rewriter.notifyMatchFailure(op, "not blocks");
     bool ragged =
         alongSize % kTransposeBlock != 0 || innerSize % kTransposeBlock != 0;

@@ -591,20 +591,6 @@ std::optional<SmallVector<int64_t>> tileLoopOrder(linalg::LinalgOp op,
   return contractionLoopOrder(op);
 }
 
-/// Whether `op` reads or writes a tensor of booleans (or other elements
-/// narrower than a byte). A vector of them in memory is a bitmask in LLVM
-/// (`store <16 x i1>` writes two bytes), where Kiln keeps one byte per
-/// element: such ops stay scalar loops.
-bool hasSubByteElements(Operation *op) {
-  auto subByte = [](Type type) {
-    auto shaped = dyn_cast<ShapedType>(type);
-    return shaped && shaped.getElementType().isIntOrFloat() &&
-           shaped.getElementTypeBitWidth() < 8;
-  };
-  return llvm::any_of(op->getOperandTypes(), subByte) ||
-         llvm::any_of(op->getResultTypes(), subByte);
-}
-
 /// Vectorizes one tile (a vector.contract where it is a named contraction);
 /// leaves it as it is on failure.
 void vectorizeTile(RewriterBase &rewriter, Operation *tile, int64_t lanes) {

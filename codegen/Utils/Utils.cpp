@@ -125,4 +125,14 @@ int64_t largestDivisor(int64_t size, int64_t limit) {
   return 1;
 }
 
+bool hasSubByteElements(Operation *op) {
+  auto subByte = [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return shaped && shaped.getElementType().isIntOrFloat() &&
+           shaped.getElementTypeBitWidth() < 8;
+  };
+  return llvm::any_of(op->getOperandTypes(), subByte) ||
+         llvm::any_of(op->getResultTypes(), subByte);
+}
+
 } // namespace kiln::codegen

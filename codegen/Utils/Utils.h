@@ -54,6 +54,12 @@ std::optional<llvm::SmallVector<double>> constantValues(mlir::Value value);
 /// tile size that leaves no remainder.
 int64_t largestDivisor(int64_t size, int64_t limit);
 
+/// Whether `op` reads or writes a tensor or buffer of booleans (or other
+/// elements narrower than a byte). A vector of them in memory is a bitmask
+/// in LLVM (`store <16 x i1>` writes two bytes), where Kiln keeps one byte
+/// per element (or packs sub-byte floats): such ops stay scalar loops.
+bool hasSubByteElements(mlir::Operation *op);
+
 } // namespace kiln::codegen
 
 #endif // KILN_CODEGEN_UTILS_UTILS_H
