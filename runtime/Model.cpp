@@ -327,20 +327,26 @@ kiln_status checkDescriptorSymbols(const kiln_abi_model *d,
                       d->num_symbols, kMaxSymbols);
   for (int32_t i = 0; i < d->num_symbols; ++i) {
     const kiln_abi_symbol &symbol = d->symbols[i];
-    if (!symbol.name || strnlen(symbol.name, 4096) == 4096 || symbol.min < 1 ||
+    // Version 6: a size the run decides, from 0.
+    bool fromData =
+        d->abi_version >= 6 && symbol.kind == KILN_ABI_SYMBOL_RESULT;
+    if (symbol.kind != KILN_ABI_SYMBOL_REPEAT && !fromData)
+      return makeStatus(KILN_STATUS_ABI_MISMATCH,
+                        "symbolic dimension #%d is of kind %d, which this "
+                        "runtime does not know; update the runtime",
+                        i, symbol.kind);
+    int64_t min = fromData ? 0 : 1;
+    bool badMin = fromData ? symbol.min != 0 : symbol.min < 1;
+    if (!symbol.name || strnlen(symbol.name, 4096) == 4096 || badMin ||
         symbol.max < symbol.min || symbol.max > kMaxSymbolSize ||
         symbol.reserved != 0)
       return makeStatus(KILN_STATUS_INVALID_MODEL,
                         "invalid model: symbolic dimension #%d has no name, "
-                        "or bounds outside 1 <= min <= max <= %lld",
-                        i, static_cast<long long>(kMaxSymbolSize));
-    if (symbol.kind != KILN_ABI_SYMBOL_REPEAT)
-      return makeStatus(KILN_STATUS_ABI_MISMATCH,
-                        "symbolic dimension '%s' is of kind %d, which this "
-                        "runtime does not know; update the runtime",
-                        symbol.name, symbol.kind);
-    infos.push_back(
-        {sizeof(kiln_symbol_info), symbol.name, symbol.min, symbol.max});
+                        "or bounds outside %lld <= min <= max <= %lld",
+                        i, static_cast<long long>(min),
+                        static_cast<long long>(kMaxSymbolSize));
+    infos.push_back({sizeof(kiln_symbol_info), symbol.name, symbol.min,
+                     symbol.max, fromData ? 1 : 0});
   }
   return nullptr;
 }
@@ -392,7 +398,8 @@ kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
           d->num_outputs, d->outputs, "output", model.symbols, model.outputs,
           model.outputDims))
     return status;
-  // Every symbol takes its size from an input, and a repeated one leads.
+  // Every symbol the caller chooses takes its size from an input, and a
+  // repeated one leads; one the data decides is in outputs only.
   for (size_t k = 0; k < model.symbols.size(); ++k) {
     bool fromInput = false, leads = true;
     for (const auto *list : {&model.inputDims, &model.outputDims})
@@ -402,11 +409,15 @@ kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
             fromInput |= list == &model.inputDims;
             leads &= d == 0;
           }
-    if (!fromInput || !leads)
+    const char *problem = nullptr;
+    if (model.symbols[k].data_dependent)
+      problem = fromInput ? "decided by the run, but in an input" : nullptr;
+    else if (!fromInput || !leads)
+      problem = !fromInput ? "in no input" : "not the first dimension";
+    if (problem)
       return makeStatus(KILN_STATUS_INVALID_MODEL,
                         "invalid model: symbolic dimension '%s' is %s",
-                        model.symbols[k].name,
-                        !fromInput ? "in no input" : "not the first dimension");
+                        model.symbols[k].name, problem);
   }
   // Version 5: the run-time index checks.
   if (d->abi_version >= 5)
@@ -469,7 +480,8 @@ kiln_status allocateWorkspace(const kiln_abi_model *d, kiln_model &model) {
 constexpr size_t kMinOptionsSize = offsetof(kiln_model_options, device_index);
 constexpr size_t kMinTensorSize = offsetof(kiln_tensor, device);
 constexpr size_t kMinTensorInfoSize = offsetof(kiln_tensor_info, dim_symbols);
-constexpr size_t kMinSymbolInfoSize = sizeof(kiln_symbol_info);
+constexpr size_t kMinSymbolInfoSize =
+    offsetof(kiln_symbol_info, data_dependent);
 constexpr size_t kMinKernelInfoSize = sizeof(kiln_kernel_info);
 constexpr size_t kMaxStructSize = 4096;
 
@@ -709,6 +721,15 @@ kiln_status checkRunTensor(const kiln_tensor &t, const kiln_tensor_info &info,
       continue;
     const kiln_symbol_info &symbol = symbols[k];
     int64_t size = t.shape[d];
+    if (symbol.data_dependent && size != symbol.max)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "%s '%s' (#%zu): dimension %d ('%s') is decided by "
+                        "the run; pass the output at its largest size, %lld "
+                        "(kiln_model_output_shape gives it), not %lld, and "
+                        "read the run's size from out_shape",
+                        kind, info.name, index, d, symbol.name,
+                        static_cast<long long>(symbol.max),
+                        static_cast<long long>(size));
     if (values[k] < 0 && !bind)
       return makeStatus(KILN_STATUS_INVALID_MODEL,
                         "invalid model: no input gives the size of '%s'",
@@ -837,6 +858,77 @@ kiln_status indexError(const kiln_abi_model *d,
                     static_cast<long long>(check.high));
 }
 
+// Whether output `index` has a dimension that the run decides.
+bool hasDataDependentDims(const kiln_model &model, size_t index) {
+  const kiln_tensor_info &info = model.outputs[index];
+  for (int32_t d = 0; d < info.rank; ++d)
+    if (int32_t k = info.dim_symbols[d];
+        k >= 0 && model.symbols[k].data_dependent)
+      return true;
+  return false;
+}
+
+// Moves the elements of a row-major tensor of shape `full` that lie within
+// `shape` (no larger in any dimension) to the start of `data`, row-major in
+// `shape`. Each run of the innermost dimension moves at once; a run never
+// moves up (its place in `shape` precedes its place in `full`), so the
+// moves go in order.
+void compactTensor(char *data, const std::vector<int64_t> &full,
+                   const std::vector<int64_t> &shape, size_t elementBytes) {
+  size_t rank = shape.size();
+  if (full == shape || rank == 0)
+    return;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < rank; ++d)
+    rows *= shape[d];
+  size_t rowBytes = static_cast<size_t>(shape[rank - 1]) * elementBytes;
+  if (rows == 0 || rowBytes == 0)
+    return;
+  std::vector<int64_t> at(rank, 0);
+  for (int64_t row = 0; row < rows; ++row) {
+    // The row's offset in elements in `full`.
+    int64_t from = 0;
+    for (size_t d = 0; d + 1 < rank; ++d)
+      from = (from + at[d]) * full[d + 1];
+    std::memmove(data + static_cast<size_t>(row) * rowBytes,
+                 data + static_cast<size_t>(from) * elementBytes, rowBytes);
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++at[d] < shape[d])
+        break;
+      at[d] = 0;
+    }
+  }
+}
+
+// After a successful run: each output with data-dependent dimensions moved
+// to the dense layout of its run's shape, and every requested out_shape
+// written.
+kiln_status finishOutputs(const kiln_model &model, const kiln_tensor *outputs,
+                          size_t numOutputs,
+                          const std::vector<int64_t> &symbolValues) {
+  for (size_t i = 0; i < numOutputs; ++i) {
+    const kiln_tensor &t = outputs[i];
+    const kiln_tensor_info &info = model.outputs[i];
+    std::vector<int64_t> shape(t.shape, t.shape + t.rank);
+    if (hasDataDependentDims(model, i)) {
+      std::vector<int64_t> full = shape;
+      for (int32_t d = 0; d < info.rank; ++d)
+        if (int32_t k = info.dim_symbols[d];
+            k >= 0 && model.symbols[k].data_dependent)
+          shape[d] = symbolValues[k];
+      size_t elements = 1;
+      for (int64_t size : full)
+        elements *= static_cast<size_t>(size);
+      if (elements != 0 && t.device != KILN_DEVICE_CUDA)
+        compactTensor(static_cast<char *>(t.data), full, shape,
+                      t.byte_size / elements);
+    }
+    if (t.out_shape)
+      std::copy(shape.begin(), shape.end(), t.out_shape);
+  }
+  return nullptr;
+}
+
 kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
                      size_t numInputs, const kiln_tensor *outputs,
                      size_t numOutputs, uint64_t *kernelNs = nullptr,
@@ -888,7 +980,11 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
                         i < numInputs ? "input" : "output",
                         i < numInputs ? i : i - numInputs);
   }
+  // A data-dependent size is passed at its largest.
   std::vector<int64_t> symbolValues(model->symbols.size(), -1);
+  for (size_t k = 0; k < model->symbols.size(); ++k)
+    if (model->symbols[k].data_dependent)
+      symbolValues[k] = model->symbols[k].max;
   for (size_t i = 0; i < numInputs; ++i) {
     if (kiln_status status =
             checkRunTensor(inputs[i], model->inputs[i], "input", i,
@@ -903,6 +999,12 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
             checkRunTensor(outputs[i], model->outputs[i], "output", i,
                            model->symbols, symbolValues, false))
       return status;
+    if (hasDataDependentDims(*model, i) && !outputs[i].out_shape)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "output '%s' (#%zu): its size is decided by the run, "
+                        "which returns it through out_shape, but out_shape is "
+                        "NULL",
+                        model->outputs[i].name, i);
     outputPtrs[i] = outputs[i].data;
   }
   for (size_t i = 0; i < numOutputs; ++i) {
@@ -925,10 +1027,14 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   std::lock_guard<std::mutex> lock(model->mutex);
   KernelTimer timer{kernelNs, numKernels, {}};
   kiln_abi_profiler profiler{&timer, &KernelTimer::begin, &KernelTimer::end};
-  if (model->gpu)
-    return runGpuModel(*model->gpu, model->run, model->descriptor,
-                       inputPtrs.data(), outputPtrs.data(), onDevice,
-                       profiled && numKernels ? &profiler : nullptr);
+  if (model->gpu) {
+    if (kiln_status status =
+            runGpuModel(*model->gpu, model->run, model->descriptor,
+                        inputPtrs.data(), outputPtrs.data(), onDevice,
+                        profiled && numKernels ? &profiler : nullptr))
+      return status;
+    return finishOutputs(*model, outputs, numOutputs, symbolValues);
+  }
   kiln_abi_run_args args;
   // A model reads the arguments of its own version (a version 1 model ends
   // them before `profiler`).
@@ -942,10 +1048,23 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   args.symbol_values = symbolValues.empty() ? nullptr : symbolValues.data();
   kiln_abi_run_error error{-1, 0};
   args.error = &error;
+  std::vector<int64_t> symbolResults(model->symbols.size(), -1);
+  args.symbol_results = symbolResults.empty() ? nullptr : symbolResults.data();
   int32_t result = model->run(&args);
   switch (result) {
   case KILN_ABI_RUN_OK:
-    return nullptr;
+    for (size_t k = 0; k < model->symbols.size(); ++k) {
+      if (!model->symbols[k].data_dependent)
+        continue;
+      if (symbolResults[k] < 0 || symbolResults[k] > model->symbols[k].max)
+        return makeStatus(KILN_STATUS_INTERNAL,
+                          "model returned size %lld for '%s', outside 0..%lld",
+                          static_cast<long long>(symbolResults[k]),
+                          model->symbols[k].name,
+                          static_cast<long long>(model->symbols[k].max));
+      symbolValues[k] = symbolResults[k];
+    }
+    return finishOutputs(*model, outputs, numOutputs, symbolValues);
   case KILN_ABI_RUN_INDEX_ERROR:
     return indexError(model->descriptor, error);
   case KILN_ABI_RUN_NO_MEMORY:
@@ -1147,7 +1266,11 @@ kiln_status kiln_model_output_shape(const kiln_model *model,
     std::vector<kiln_tensor> copies;
     if (kiln_status status = readTensors(inputs, num_inputs, "input", copies))
       return status;
+    // A data-dependent size at its largest.
     std::vector<int64_t> values(model->symbols.size(), -1);
+    for (size_t k = 0; k < model->symbols.size(); ++k)
+      if (model->symbols[k].data_dependent)
+        values[k] = model->symbols[k].max;
     for (size_t i = 0; i < num_inputs; ++i)
       if (kiln_status status =
               checkRunTensor(inputs[i], model->inputs[i], "input", i,

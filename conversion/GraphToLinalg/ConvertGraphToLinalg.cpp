@@ -38,6 +38,7 @@ void populateGraphToLinalgPatterns(const TypeConverter &converter,
   populateNNToLinalgPatterns(converter, patterns);
   populateShapeToLinalgPatterns(converter, patterns);
   populateReductionToLinalgPatterns(converter, patterns);
+  populateSelectionToLinalgPatterns(converter, patterns);
   populateRecurrentToLinalgPatterns(converter, patterns);
 }
 

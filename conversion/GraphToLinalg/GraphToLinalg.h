@@ -58,6 +58,8 @@ void populateShapeToLinalgPatterns(const mlir::TypeConverter &converter,
                                    mlir::RewritePatternSet &patterns);
 void populateReductionToLinalgPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
+void populateSelectionToLinalgPatterns(const mlir::TypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
 void populateRecurrentToLinalgPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
 

@@ -160,3 +160,79 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
       RankedTensorType::get(shape, IntegerType::get(context, 64)));
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// NonZero, Unique, NonMaxSuppression
+//===----------------------------------------------------------------------===//
+
+static RankedTensorType getI64Type(MLIRContext *context,
+                                   ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, IntegerType::get(context, 64));
+}
+
+LogicalResult NonZeroOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t count =
+      type.hasStaticShape() ? type.getNumElements() : ShapedType::kDynamic;
+  inferred.push_back(getI64Type(context, {type.getRank(), count}));
+  inferred.push_back(getI64Type(context, {}));
+  return success();
+}
+
+LogicalResult UniqueOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxes(loc, {axis}, type.getRank())))
+    return failure();
+  int64_t slices = type.getDimSize(axis);
+  inferred.push_back(type);
+  for (int i = 0; i < 3; ++i)
+    inferred.push_back(getI64Type(context, {slices}));
+  inferred.push_back(getI64Type(context, {}));
+  return success();
+}
+
+LogicalResult NonMaxSuppressionOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  auto boxes = cast<RankedTensorType>(adaptor.getBoxes().getType());
+  auto scores = cast<RankedTensorType>(adaptor.getScores().getType());
+  if (boxes.getRank() != 3 || scores.getRank() != 3)
+    return emitOptionalError(loc, "boxes ", boxes, " and scores ", scores,
+                             " must have rank 3");
+  auto isScalar = [](Value value) {
+    return !value || cast<RankedTensorType>(value.getType()).getRank() == 0;
+  };
+  if (!isScalar(adaptor.getMaxBoxes()) ||
+      !isScalar(adaptor.getIouThreshold()) ||
+      !isScalar(adaptor.getScoreThreshold()))
+    return emitOptionalError(loc, "max_boxes, iou_threshold and "
+                                  "score_threshold must be scalars");
+  auto agree = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+  };
+  if (!agree(boxes.getDimSize(2), 4) ||
+      !agree(boxes.getDimSize(0), scores.getDimSize(0)) ||
+      !agree(boxes.getDimSize(1), scores.getDimSize(2)))
+    return emitOptionalError(loc, "boxes ", boxes,
+                             " must be batch x boxes x 4 and scores ", scores,
+                             " batch x classes x boxes");
+  int64_t bound = adaptor.getBound();
+  if (!ShapedType::isDynamic(boxes.getDimSize(1)) &&
+      bound > boxes.getDimSize(1))
+    return emitOptionalError(loc, "bound ", bound, " is above the ",
+                             boxes.getDimSize(1), " boxes");
+  int64_t rows = ShapedType::kDynamic;
+  if (!ShapedType::isDynamic(scores.getDimSize(0)) &&
+      !ShapedType::isDynamic(scores.getDimSize(1)))
+    rows = scores.getDimSize(0) * scores.getDimSize(1) * bound;
+  inferred.push_back(getI64Type(context, {rows, 3}));
+  inferred.push_back(getI64Type(context, {}));
+  return success();
+}

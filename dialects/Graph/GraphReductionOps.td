@@ -1,7 +1,8 @@
 //===- GraphReductionOps.td - Reductions, softmax and scans -*- tablegen -*-===//
 //
-// ReduceSum and its nine kin, Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin
-// and CumSum.
+// ReduceSum and its nine kin, Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin,
+// CumSum, TopK, and the selections whose sizes depend on the data (NonZero,
+// Unique, NonMaxSuppression).
 //
 //===----------------------------------------------------------------------===//
 
@@ -202,6 +203,101 @@ def Graph_TopKOp : Graph_InferOp<"topk"> {
   let results = (outs Graph_Tensor:$values, Graph_I64Tensor:$indices);
   let assemblyFormat =
       "$input attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Ops whose result sizes depend on the data: NonZero, Unique,
+// NonMaxSuppression. Each result has the static size of the most it can
+// hold, and `count` (a tensor<i64>) says how many entries of it are the
+// op's result; entries from `count` on are zero. The importer lets such a
+// result become only a graph output, whose size the model ABI returns
+// after the run (a KILN_ABI_SYMBOL_RESULT symbol).
+//===----------------------------------------------------------------------===//
+
+def Graph_NonZeroOp : Graph_InferOp<"nonzero"> {
+  let summary = "positions of the nonzero elements (ONNX NonZero), padded";
+  let description = [{
+    ONNX `NonZero`: column `j < count` of `indices` holds the position (one
+    row per dimension of `input`) of the `j`-th element, in row-major order,
+    that is not zero. `indices` has one column per element of `input`, the
+    most there can be.
+
+    ```mlir
+    %idx, %n = graph.nonzero %x
+         : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_I64Tensor:$indices, Graph_I64Tensor:$count);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_UniqueOp : Graph_InferOp<"unique"> {
+  let summary = "the distinct slices along an axis (ONNX Unique), padded";
+  let description = [{
+    ONNX `Unique` along `axis` (the importer flattens the input when the
+    node has no axis): the first `count` slices of `values` along `axis`
+    are the distinct slices of `input`, in ascending (lexicographic) order
+    with `sorted`, else in order of first occurrence; `indices[j]` is where
+    slice `j` first occurs in `input` and `counts[j]` how often; for each
+    slice `i` of `input`, `inverse[i]` is its position in `values`. Floats
+    compare as numbers (`-0.0` equals `0.0`) and NaNs equal each other,
+    after every number. `values`, `indices` and `counts` have room for every
+    slice of `input`.
+
+    ```mlir
+    %y, %first, %inverse, %counts, %k = graph.unique %x
+           {axis = 0 : i64, sorted = true}
+         : (tensor<6xf32>) -> (tensor<6xf32>, tensor<6xi64>, tensor<6xi64>,
+                               tensor<6xi64>, tensor<i64>)
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$axis,
+                   BoolAttr:$sorted);
+  let results = (outs Graph_Tensor:$values, Graph_I64Tensor:$indices,
+                  Graph_I64Tensor:$inverse, Graph_I64Tensor:$counts,
+                  Graph_I64Tensor:$count);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_NonMaxSuppressionOp : Graph_InferOp<"non_max_suppression"> {
+  let summary = "greedy box selection by score and overlap (ONNX "
+                "NonMaxSuppression), padded";
+  let description = [{
+    ONNX `NonMaxSuppression` on `boxes` (batch x boxes x 4) and `scores`
+    (batch x classes x boxes): for each batch and class in turn, the boxes
+    whose score is above `score_threshold` (when given) are taken by
+    descending score (the lower index first among equal scores), and a box
+    is kept unless its intersection over union with a box already kept for
+    the class is above `iou_threshold`, until `max_boxes` (a run-time
+    scalar, negative counting as 0) are kept. Row `j < count` of `selected`
+    is the `j`-th kept box as (batch, class, box index). With
+    `center_point_box` a box is (x center, y center, width, height), else
+    two opposite corners (y1, x1, y2, x2) in either order. `bound` is the
+    most boxes kept per class that `selected` has room for (the boxes, or
+    fewer where `max_boxes` is a constant): `selected` has batch x classes
+    x `bound` rows.
+
+    ```mlir
+    %sel, %n = graph.non_max_suppression %boxes, %scores, %max, %iou, %thr
+           {bound = 3 : i64, center_point_box = false}
+         : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<i64>, tensor<f32>,
+            tensor<f32>) -> (tensor<3x3xi64>, tensor<i64>)
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$boxes, Graph_FloatTensor:$scores,
+                   Graph_I64Tensor:$max_boxes,
+                   Graph_FloatTensor:$iou_threshold,
+                   Optional<Graph_FloatTensor>:$score_threshold,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$bound,
+                   BoolAttr:$center_point_box);
+  let results = (outs Graph_I64Tensor:$selected, Graph_I64Tensor:$count);
+  let assemblyFormat =
+      "$boxes `,` $scores `,` $max_boxes `,` $iou_threshold "
+      "(`,` $score_threshold^)? attr-dict `:` functional-type(operands, results)";
 }
 
 #endif // KILN_GRAPH_REDUCTION_OPS

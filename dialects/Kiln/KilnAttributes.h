@@ -28,9 +28,19 @@ constexpr llvm::StringLiteral kDims = "kiln.dims";
 /// carry as ImportOptions::batchProbe and kiln-graph-split-batch turns into
 /// a run-time repeat.
 constexpr llvm::StringLiteral kSymbols = "kiln.symbols";
+/// On the model's function: the sizes that the data decides (NonZero,
+/// Unique, ...: KILN_ABI_SYMBOL_RESULT), one dictionary {name: string, max:
+/// integer} each (the importer). On a result: `kiln.result_dims`, which of
+/// them each dimension is (an array of integers, -1 for a static one), or
+/// `kiln.result_symbol`, the one whose run's size the result holds (a
+/// tensor<i64> that the model ABI returns as the size, not as an output).
+constexpr llvm::StringLiteral kResultSymbols = "kiln.result_symbols";
+constexpr llvm::StringLiteral kResultDims = "kiln.result_dims";
+constexpr llvm::StringLiteral kResultSymbol = "kiln.result_symbol";
 /// On the entry function: the inputs and outputs as the caller sees them,
-/// one dictionary {name: string, type: type, passed: bool} each
-/// (kiln-graph-make-entry).
+/// one dictionary {name: string, type: type, passed: bool} each, an output
+/// also with `dims` or `symbol` where its result had kiln.result_dims or
+/// kiln.result_symbol (kiln-graph-make-entry).
 constexpr llvm::StringLiteral kInputs = "kiln.inputs";
 constexpr llvm::StringLiteral kOutputs = "kiln.outputs";
 /// On the entry function: how many times the model ABI runs it per call, on

@@ -195,8 +195,22 @@ namespace {
 /// One entry of kiln.inputs or kiln.outputs: {name, type, passed}.
 bool isInterfaceEntry(Attribute entry) {
   auto fields = dyn_cast<DictionaryAttr>(entry);
-  return fields && fields.size() == 3 && fields.getAs<StringAttr>("name") &&
-         fields.getAs<TypeAttr>("type") && fields.getAs<BoolAttr>("passed");
+  if (!fields || !fields.getAs<StringAttr>("name") ||
+      !fields.getAs<TypeAttr>("type") || !fields.getAs<BoolAttr>("passed"))
+    return false;
+  // An output's data-dependent sizes (kiln.result_dims / result_symbol).
+  size_t expected = 3;
+  if (Attribute dims = fields.get("dims")) {
+    if (!isa<DenseI64ArrayAttr>(dims))
+      return false;
+    ++expected;
+  }
+  if (Attribute symbol = fields.get("symbol")) {
+    if (!isa<IntegerAttr>(symbol))
+      return false;
+    ++expected;
+  }
+  return fields.size() == expected;
 }
 
 } // namespace
@@ -238,6 +252,18 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
     if (!onFunction || !list || !llvm::all_of(list, isSymbol))
       return fail("on a function, an array of {name, min, max} with 1 <= "
                   "min <= max");
+    return success();
+  }
+  if (name == attr::kResultSymbols) {
+    auto list = dyn_cast<ArrayAttr>(value);
+    auto isSymbol = [](Attribute entry) {
+      auto fields = dyn_cast<DictionaryAttr>(entry);
+      auto max = fields ? fields.getAs<IntegerAttr>("max") : nullptr;
+      return fields && fields.size() == 2 && fields.getAs<StringAttr>("name") &&
+             max && max.getInt() >= 0;
+    };
+    if (!onFunction || !list || !llvm::all_of(list, isSymbol))
+      return fail("on a function, an array of {name, max} with max >= 0");
     return success();
   }
   if (name == attr::kBatchSplit) {
@@ -327,8 +353,8 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   return op->emitOpError() << "has an unknown Kiln attribute '" << name << "'";
 }
 
-/// kiln.name, and an argument's kiln.dims, are the attributes of arguments
-/// and results.
+/// kiln.name, an argument's kiln.dims and a result's kiln.result_dims or
+/// kiln.result_symbol are the attributes of arguments and results.
 static LogicalResult
 verifyValueAttribute(Operation *op, NamedAttribute attribute, StringRef where) {
   StringRef name = attribute.getName().getValue();
@@ -339,6 +365,22 @@ verifyValueAttribute(Operation *op, NamedAttribute attribute, StringRef where) {
       return op->emitOpError()
              << "'" << name << "' of " << where
              << " must be an array of strings, not " << attribute.getValue();
+    return success();
+  }
+  // A result's, or the out-parameter's that it becomes in code generation.
+  if (name == attr::kResultDims) {
+    if (!isa<DenseI64ArrayAttr>(attribute.getValue()))
+      return op->emitOpError()
+             << "'" << name << "' of " << where
+             << " must be an array of integers, not " << attribute.getValue();
+    return success();
+  }
+  if (name == attr::kResultSymbol) {
+    auto symbol = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!symbol || symbol.getInt() < 0)
+      return op->emitOpError()
+             << "'" << name << "' of " << where
+             << " must be a non-negative integer, not " << attribute.getValue();
     return success();
   }
   if (name != attr::kName)

@@ -30,6 +30,8 @@
  *      shape entries that name them, and kiln_abi_run_args.symbol_values
  *   5  run-time index checks: kiln_abi_model.num_checks, .checks,
  *      kiln_abi_run_args.error and KILN_ABI_RUN_INDEX_ERROR
+ *   6  sizes that the data decides: symbols of kind KILN_ABI_SYMBOL_RESULT
+ *      and kiln_abi_run_args.symbol_results
  *
  *===----------------------------------------------------------------------===*/
 
@@ -45,7 +47,7 @@ extern "C" {
 
 /* Version of the layouts below, and the oldest version a runtime still
  * loads. */
-#define KILN_ABI_VERSION 5u
+#define KILN_ABI_VERSION 6u
 #define KILN_ABI_MIN_VERSION 1u
 
 /* Element types. The numbers are ONNX's TensorProto.DataType numbers, so that a
@@ -152,21 +154,31 @@ typedef struct kiln_abi_emulated_kernel {
   void (*run)(void *const *params, const int64_t *ids);
 } kiln_abi_emulated_kernel;
 
-/* A symbolic dimension (since version 4): a size that the caller chooses per
- * run, within [min, max], and that every dimension naming it shares. */
+/* A symbolic dimension (since version 4): a size that each run chooses,
+ * within [min, max], and that every dimension naming it shares. */
 typedef struct kiln_abi_symbol {
   const char *name; /* the ONNX dim_param, e.g. "batch" */
-  int64_t min;      /* >= 1 */
+  int64_t min;      /* >= 1 (KILN_ABI_SYMBOL_RESULT: 0) */
   int64_t max;      /* >= min */
-  /* How the model's code takes the size: KILN_ABI_SYMBOL_REPEAT, the entry
-   * takes one sample (the symbol is dimension 0 of every input and output
-   * that names it, and nowhere else), and kiln_abi_run calls it once per
-   * sample. The only kind so far. */
+  /* Who chooses the size, and how the model's code takes it:
+   *
+   * KILN_ABI_SYMBOL_REPEAT: the caller, through the inputs; the entry takes
+   * one sample (the symbol is dimension 0 of every input and output that
+   * names it, and nowhere else), and kiln_abi_run calls it once per sample.
+   *
+   * KILN_ABI_SYMBOL_RESULT (since version 6): the run, from the data (the
+   * output of a NonZero, Unique, ...); only outputs name it. The run writes
+   * the size to symbol_results[k] of its arguments, and writes each output
+   * that names such a symbol as if the symbol were `max`: row-major in the
+   * output's largest shape, of which the entries within the run's sizes
+   * are the output (the runtime moves them together, to the dense layout
+   * of the run's shape). */
   int32_t kind;
   int32_t reserved; /* zero */
 } kiln_abi_symbol;
 
 #define KILN_ABI_SYMBOL_REPEAT 1
+#define KILN_ABI_SYMBOL_RESULT 2
 
 /* A check of indices read at run time (since version 5): a gather's or a
  * scatter's indices must lie in [low, high] (negative ones count from the
@@ -260,6 +272,10 @@ typedef struct kiln_abi_run_args {
   /* Since version 5: NULL, or where a run that returns
    * KILN_ABI_RUN_INDEX_ERROR says which check failed, and on which index. */
   struct kiln_abi_run_error *error;
+  /* Since version 6: num_symbols entries, where the run writes the size of
+   * each KILN_ABI_SYMBOL_RESULT symbol (the others are left alone); may be
+   * NULL only for a model without such symbols. */
+  int64_t *symbol_results;
 } kiln_abi_run_args;
 
 /* The first failed index check of a run (since version 5). */

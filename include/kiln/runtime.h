@@ -251,19 +251,23 @@ KILN_RUNTIME_API kiln_status kiln_model_find_output(const kiln_model *model,
                                                     const char *name,
                                                     size_t *out_index);
 
-/* A symbolic dimension of the model (kiln-compile --dynamic-dims): a size
- * that the caller chooses per run, within [min, max], shared by every
- * dimension that names it. The name is owned by the model. Set struct_size
- * before asking (KILN_SYMBOL_INFO_INIT). */
+/* A symbolic dimension of the model: a size that each run chooses, within
+ * [min, max], shared by every dimension that names it. Either the caller
+ * chooses it through the inputs (kiln-compile --dynamic-dims), or the run
+ * decides it from the data (`data_dependent`: an output of NonZero,
+ * Compress, Unique or NonMaxSuppression; only outputs name it, and the run
+ * gives its size through kiln_tensor.out_shape). The name is owned by the
+ * model. Set struct_size before asking (KILN_SYMBOL_INFO_INIT). */
 typedef struct kiln_symbol_info {
   size_t struct_size; /* sizeof(kiln_symbol_info) as the caller was compiled */
   const char *name;   /* the ONNX dim_param, e.g. "batch" */
-  int64_t min;        /* >= 1 */
+  int64_t min;        /* >= 1; 0 for a data-dependent one */
   int64_t max;        /* >= min */
+  int32_t data_dependent; /* 1: the run decides the size; 0: the inputs */
 } kiln_symbol_info;
 
 /* An initializer for a kiln_symbol_info to be filled. */
-#define KILN_SYMBOL_INFO_INIT {sizeof(kiln_symbol_info), NULL, 0, 0}
+#define KILN_SYMBOL_INFO_INIT {sizeof(kiln_symbol_info), NULL, 0, 0, 0}
 
 /* Number of symbolic dimensions; 0 for a NULL model and for a model with
  * static shapes only. Thread-safe. */
@@ -305,6 +309,15 @@ typedef struct kiln_tensor {
                            that `byte_size` bytes at `data` lie in one of
                            its allocations (4- and 2-bit types excepted:
                            their codes are checked in host memory) */
+  int64_t *out_shape;   /* for an output: NULL, or `rank` entries where a
+                           successful run writes the output's shape in this
+                           run. Required for an output with a data-dependent
+                           dimension (kiln_symbol_info), which the caller
+                           passes at its largest size (`shape` and
+                           `byte_size` as kiln_model_output_shape gives
+                           them): the run writes the output's elements
+                           densely, row-major in the shape it returns, at the
+                           start of `data`. Ignored for an input. */
 } kiln_tensor;
 
 /* An initializer for a kiln_tensor, taking its dtype, rank, shape, data and
@@ -313,7 +326,7 @@ typedef struct kiln_tensor {
 /* clang-format off */
 #define KILN_TENSOR_INIT(dtype, rank, shape, data, byte_size)                  \
   {sizeof(kiln_tensor), (dtype), (rank), (shape), (data), (byte_size),        \
-   KILN_DEVICE_CPU}
+   KILN_DEVICE_CPU, NULL}
 /* clang-format on */
 
 /* The shape of output number `index` in a run on `inputs`, known before the
@@ -322,7 +335,9 @@ typedef struct kiln_tensor {
  * out_shape[0..capacity) and, when out_byte_size is not NULL, its bytes.
  * INVALID_ARGUMENT when `capacity` is below the output's rank. This is how a
  * caller sizes the output buffers of a model with symbolic dimensions (or
- * it allocates kiln_tensor_info.byte_size, their largest size, once).
+ * it allocates kiln_tensor_info.byte_size, their largest size, once). A
+ * data-dependent dimension is given at its largest size, which the run's
+ * output has room for; the run's size comes back in kiln_tensor.out_shape.
  * Thread-safe. */
 KILN_RUNTIME_API kiln_status kiln_model_output_shape(
     const kiln_model *model, const kiln_tensor *inputs, size_t num_inputs,
@@ -335,8 +350,10 @@ KILN_RUNTIME_API kiln_status kiln_model_output_shape(
  * as "input 'x' (#0): expected shape [1,3,224,224], got [1,3,224,225]"),
  * each symbolic dimension against its bounds and against the other tensors
  * that share it (an output's shape must be the one kiln_model_output_shape
- * gives), and that no output buffer overlaps another buffer. On error the
- * outputs are unspecified.
+ * gives), and that no output buffer overlaps another buffer. After a
+ * successful run, each output's `out_shape` (where not NULL) holds its
+ * shape in this run: an output with a data-dependent dimension must pass
+ * one. On error the outputs are unspecified.
  *
  * Thread-safe: runs on one handle are serialised by a lock inside the handle
  * (they share its workspace). To run in parallel, open the model once per

@@ -62,6 +62,17 @@ constexpr int64_t kMaxSubgraphNodes = 200000;
 /// proportion, and the error says so.
 constexpr int64_t kMaxUnrolledIterations = 4096;
 
+/// A value whose size along `dim` the data decides (NonZero, Compress,
+/// Unique, NonMaxSuppression): its static type has room for the most, and
+/// `count` (a tensor<i64>) says how many entries along `dim` are the result.
+/// Such a value may only be a graph output (the model ABI returns its size
+/// after the run); `node` describes its node for the error otherwise.
+struct DataDependentSize {
+  mlir::Value count;
+  int64_t dim = 0;
+  std::string node;
+};
+
 struct GraphImportState {
   mlir::MLIRContext *context = nullptr;
   /// Folder that external data must stay inside; empty: none allowed.
@@ -94,6 +105,8 @@ struct GraphImportState {
   /// What DequantizeLinear nodes made, and the exact products of it.
   llvm::DenseMap<mlir::Value, DequantizedValue> dequantized;
   llvm::DenseMap<mlir::Value, Accumulation> accumulations;
+  /// The values whose size the data decides (DataDependentSize).
+  llvm::DenseMap<mlir::Value, DataDependentSize> dataDependent;
 };
 
 /// Sequences at import (ImportSequence.cpp): a list of tensor values,

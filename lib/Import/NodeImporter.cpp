@@ -36,6 +36,11 @@ ElementsAttr NodeImporter::getConstantInput(unsigned i) const {
   return {};
 }
 
+void NodeImporter::setDataDependent(Value result, Value count, int64_t dim) {
+  state.dataDependent[result] = {
+      count, dim, "node '" + displayName + "' (" + getOpType().str() + ")"};
+}
+
 unsigned NodeImporter::getNumOutputs() const { return node.output_size(); }
 
 bool NodeImporter::isOutputUsed(unsigned i) const {
@@ -236,6 +241,7 @@ const NodeImporterRegistry &kiln::getNodeImporterRegistry() {
     registerNNImporters(r);
     registerShapeImporters(r);
     registerReductionImporters(r);
+    registerSelectionImporters(r);
     registerCompositeImporters(r);
     registerControlFlowImporters(r);
     registerQuantizedImporters(r);

@@ -107,6 +107,10 @@ public:
     return setResults(mlir::ValueRange(value));
   }
 
+  /// Records that the data decides `result`'s size along `dim`: `count`
+  /// entries of it are the node's output (GraphImportState::dataDependent).
+  void setDataDependent(mlir::Value result, mlir::Value count, int64_t dim);
+
   //===--------------------------------------------------------------------===//
   // Attributes. Getters return the default when the attribute is absent; an
   // attribute of the wrong ONNX type is an error at the node (and the node's
@@ -244,6 +248,7 @@ void registerNNImporters(NodeImporterRegistry &registry);
 void registerQuantizedImporters(NodeImporterRegistry &registry);
 void registerShapeImporters(NodeImporterRegistry &registry);
 void registerReductionImporters(NodeImporterRegistry &registry);
+void registerSelectionImporters(NodeImporterRegistry &registry);
 void registerCompositeImporters(NodeImporterRegistry &registry);
 void registerControlFlowImporters(NodeImporterRegistry &registry);
 void registerRecurrentImporters(NodeImporterRegistry &registry);

@@ -54,6 +54,16 @@ static OwningOpRef<ModuleOp> fail(const InFlightDiagnostic &) {
   return nullptr;
 }
 
+/// Why value `name`, whose size the data decides, cannot be used as it is.
+static std::string dataDependentUse(llvm::StringRef name,
+                                    const DataDependentSize &size) {
+  return ("'" + name + "' is an output of " + size.node +
+          ", whose size (dimension " + llvm::Twine(size.dim) +
+          ") only the run decides: Kiln supports such a value as a graph "
+          "output, not as the input of another node or subgraph (yet)")
+      .str();
+}
+
 static bool isDefaultDomain(llvm::StringRef domain) {
   return domain.empty() || domain == "ai.onnx";
 }
@@ -608,6 +618,12 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
              << "input '" << input
              << "' is not a graph input, an initializer or the output of an "
                 "earlier node (ONNX graphs are topologically sorted)";
+  // A value whose size the data decides is a graph output only.
+  for (const std::string &input : node.input())
+    if (auto it = state.dataDependent.find(state.values.lookup(input));
+        !input.empty() && it != state.dataDependent.end())
+      return importer.emitError()
+             << "input " << dataDependentUse(input, it->second);
   // Sequences reach only the operators that take them; any other gets
   // tensors (its importer never sees a sequence).
   static const llvm::StringSet<> takesSequences = {"SequenceInsert",
@@ -712,6 +728,14 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
     if (!value) {
       emitModelError() << "subgraph '" << graph.name() << "': output '"
                        << output.name() << "' is not computed";
+      restore();
+      return failure();
+    }
+    if (auto it = state.dataDependent.find(value);
+        it != state.dataDependent.end()) {
+      emitModelError() << "subgraph '" << graph.name() << "': output '"
+                       << output.name()
+                       << "': " << dataDependentUse(output.name(), it->second);
       restore();
       return failure();
     }
@@ -918,6 +942,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
 
   SmallVector<Value> results;
   SmallVector<std::string> resultNames;
+  SmallVector<const onnx::ValueInfoProto *> resultInfos;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Value value = state.values.lookup(output.name());
     if (!value)
@@ -929,6 +954,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
       for (auto [i, element] : llvm::enumerate(getSequenceElements(value))) {
         results.push_back(element);
         resultNames.push_back(output.name() + "[" + std::to_string(i) + "]");
+        resultInfos.push_back(nullptr);
       }
       continue;
     }
@@ -948,12 +974,60 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
       }
     }
     results.push_back(value);
+    resultInfos.push_back(&output);
   }
+  // Outputs whose sizes the data decides: a symbol per count, named after
+  // the output's dim_param where it declares one, and the count returned
+  // after the outputs (the model ABI gives it as the symbol's size).
+  SmallVector<Value> counts;
+  SmallVector<Attribute> resultSymbols;
+  llvm::StringSet<> symbolNames;
+  SmallVector<SmallVector<int64_t>> resultDims(results.size());
+  for (auto [i, value] : llvm::enumerate(results)) {
+    auto it = state.dataDependent.find(value);
+    if (it == state.dataDependent.end())
+      continue;
+    const DataDependentSize &size = it->second;
+    auto *found = llvm::find(counts, size.count);
+    int64_t k = found - counts.begin();
+    if (found == counts.end()) {
+      std::string name = resultNames[i] + "_" + std::to_string(size.dim);
+      const onnx::ValueInfoProto *info = resultInfos[i];
+      if (info && info->type().has_tensor_type() &&
+          info->type().tensor_type().shape().dim_size() > size.dim &&
+          !info->type().tensor_type().shape().dim(size.dim).dim_param().empty())
+        name = info->type().tensor_type().shape().dim(size.dim).dim_param();
+      while (!symbolNames.insert(name).second)
+        name += "'";
+      counts.push_back(size.count);
+      int64_t max =
+          cast<RankedTensorType>(value.getType()).getDimSize(size.dim);
+      resultSymbols.push_back(builder.getDictionaryAttr(
+          {builder.getNamedAttr("name", builder.getStringAttr(name)),
+           builder.getNamedAttr("max", builder.getI64IntegerAttr(max))}));
+    }
+    resultDims[i].assign(cast<RankedTensorType>(value.getType()).getRank(), -1);
+    resultDims[i][size.dim] = k;
+  }
+  size_t numOutputs = results.size();
+  results.append(counts.begin(), counts.end());
   func::ReturnOp::create(builder, fileLoc, results);
   func.setType(
       builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  for (auto [i, name] : llvm::enumerate(resultNames))
+  for (auto [i, name] : llvm::enumerate(resultNames)) {
     func.setResultAttr(i, attr::kName, builder.getStringAttr(name));
+    if (!resultDims[i].empty())
+      func.setResultAttr(i, attr::kResultDims,
+                         builder.getDenseI64ArrayAttr(resultDims[i]));
+  }
+  for (auto [k, symbol] : llvm::enumerate(resultSymbols)) {
+    func.setResultAttr(numOutputs + k, attr::kName,
+                       cast<DictionaryAttr>(symbol).getAs<StringAttr>("name"));
+    func.setResultAttr(numOutputs + k, attr::kResultSymbol,
+                       builder.getI64IntegerAttr(k));
+  }
+  if (!resultSymbols.empty())
+    func->setAttr(attr::kResultSymbols, builder.getArrayAttr(resultSymbols));
   // The sequences were lists of values for the import only: nothing uses
   // them now.
   SmallVector<Operation *> sequences;

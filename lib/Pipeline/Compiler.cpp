@@ -214,6 +214,21 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
       signature.repeatSymbol = 0;
     }
   }
+  // The sizes that the data decides: symbols after the batch's, each
+  // returned by the entry through a tensor<i64> output of its own.
+  size_t firstResultSymbol = signature.symbols.size();
+  if (auto results = entry->getAttrOfType<ArrayAttr>(attr::kResultSymbols)) {
+    if (!results.empty() &&
+        (signature.repeatSymbol >= 0 || signature.repeat > 1))
+      return entry->emitError("outputs whose sizes the data decides, in a "
+                              "model that runs one sample at a time");
+    for (Attribute item : results) {
+      auto fields = cast<DictionaryAttr>(item);
+      int64_t max = fields.getAs<IntegerAttr>("max").getInt();
+      signature.symbols.push_back({fields.getAs<StringAttr>("name").str(), 0,
+                                   max, KILN_ABI_SYMBOL_RESULT});
+    }
+  }
   auto read = [&](StringRef attr,
                   std::vector<TensorSignature> &list) -> LogicalResult {
     auto entries = entry->getAttrOfType<ArrayAttr>(attr);
@@ -229,6 +244,21 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
                          : RankedTensorType();
       if (!name || !ranked || !passed)
         return entry->emitError() << "malformed " << attr << " entry " << item;
+      // A symbol's size, which the entry writes after its outputs.
+      if (auto symbol = fields.getAs<IntegerAttr>("symbol")) {
+        size_t k = firstResultSymbol + symbol.getInt();
+        if (k >= signature.symbols.size() ||
+            ranked.getElementType() !=
+                IntegerType::get(entry->getContext(), 64) ||
+            ranked.getRank() != 0)
+          return entry->emitError()
+                 << "malformed " << attr << " entry " << item;
+        signature.resultArgs.push_back(k);
+        continue;
+      }
+      if (!signature.resultArgs.empty())
+        return entry->emitError() << "output '" << name.getValue()
+                                  << "' after the sizes that the data decides";
       TensorSignature tensor;
       tensor.name = name.str();
       tensor.dtype = dtypeOf(ranked.getElementType());
@@ -249,6 +279,20 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
       // Every tensor leads with the batch where it is symbolic.
       if (signature.repeatSymbol >= 0 && !tensor.shape.empty())
         tensor.shape[0] = -1 - signature.repeatSymbol;
+      if (auto dims = fields.getAs<DenseI64ArrayAttr>("dims")) {
+        if (static_cast<int64_t>(dims.size()) != ranked.getRank())
+          return entry->emitError()
+                 << "malformed " << attr << " entry " << item;
+        for (auto [d, symbol] : llvm::enumerate(dims.asArrayRef())) {
+          if (symbol < 0)
+            continue;
+          if (firstResultSymbol + symbol >= signature.symbols.size())
+            return entry->emitError()
+                   << "malformed " << attr << " entry " << item;
+          tensor.shape[d] =
+              -1 - static_cast<int64_t>(firstResultSymbol + symbol);
+        }
+      }
       list.push_back(std::move(tensor));
     }
     return success();
@@ -609,6 +653,30 @@ private:
              << ", so the batch '" << name
              << "' cannot stay symbolic; give it a size with "
              << "--dynamic-dims " << name << "=SIZE";
+    }
+    // Outputs whose sizes the data decides are returned through the CPU
+    // model ABI's result symbols; the GPU runtime has none (yet).
+    if (auto results = main->getAttrOfType<ArrayAttr>(attr::kResultSymbols);
+        results && !results.empty()) {
+      if (pipeline.target.arch == TargetArch::NVPTX)
+        return mlir::emitError(main.getLoc())
+               << "the model has output sizes that the data decides ('"
+               << cast<DictionaryAttr>(results[0])
+                      .getAs<StringAttr>("name")
+                      .getValue()
+               << "': NonZero, Compress, Unique, NonMaxSuppression), which "
+                  "the nvptx target does not support yet; compile for the "
+                  "CPU";
+      if (auto symbols = main->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr);
+          symbols && !symbols.empty())
+        return mlir::emitError(main.getLoc())
+               << "the model has outputs whose sizes the data decides and a "
+                  "symbolic batch '"
+               << cast<DictionaryAttr>(symbols[0])
+                      .getAs<StringAttr>("name")
+                      .getValue()
+               << "', which Kiln does not combine (yet); give the batch a "
+                  "size with --dynamic-dims NAME=SIZE";
     }
     if (options.emit == EmitStage::Imported)
       return writeText(outputPath, printModule(module, /*locations=*/true));

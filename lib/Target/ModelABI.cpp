@@ -51,7 +51,8 @@ public:
     profilerTy =
         StructType::create(ctx, {ptrTy, ptrTy, ptrTy}, "kiln_abi_profiler");
     runArgsTy = StructType::create(
-        ctx, {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy},
+        ctx,
+        {i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy, ptrTy},
         "kiln_abi_run_args");
     imageTy = StructType::create(ctx, {ptrTy, i32Ty, i32Ty, ptrTy, i64Ty},
                                  "kiln_abi_device_image");
@@ -387,7 +388,7 @@ public:
     };
     size_t numArgs =
         countPassed(signature.inputs) + countPassed(signature.outputs) +
-        (signature.workspaceSize > 0 ? 1 : 0) +
+        signature.resultArgs.size() + (signature.workspaceSize > 0 ? 1 : 0) +
         (signature.constantsSize > 0 ? 1 : 0) +
         (signature.device == KILN_ABI_DEVICE_CUDA && !signature.kernels.empty()
              ? 1
@@ -546,6 +547,17 @@ public:
             ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, outputs, i)));
         strides.push_back(signature.outputs[i].sampleBytes);
       }
+    // Where the entry writes the sizes that the data decides: the run's
+    // symbol_results (a model with them needs the array).
+    if (!signature.resultArgs.empty()) {
+      Value *results =
+          b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 9));
+      BasicBlock *given = BasicBlock::Create(ctx, "results_given", run);
+      b.CreateCondBr(b.CreateIsNull(results), bad, given);
+      b.SetInsertPoint(given);
+      for (size_t k : signature.resultArgs)
+        callArgs.push_back(b.CreateConstInBoundsGEP1_64(i64Ty, results, k));
+    }
     // The workspace comes last (see kiln-codegen-plan-memory).
     if (signature.workspaceSize > 0)
       callArgs.push_back(

@@ -82,6 +82,9 @@ struct ModelSignature {
   /// the repeat count instead of `repeat` (-1: none).
   std::vector<SymbolSignature> symbols;
   int64_t repeatSymbol = -1;
+  /// The entry's arguments after the outputs' that receive the run's size
+  /// of a KILN_ABI_SYMBOL_RESULT symbol (one int64_t each), by symbol.
+  std::vector<size_t> resultArgs;
   uint64_t workspaceAlign = 64;
   /// The code runs parallel regions through OpenMP (libomp): kiln_abi_run
   /// sets their thread count from its arguments.

@@ -26,10 +26,16 @@ class TensorInfo(NamedTuple):
 
 
 class SymbolInfo(NamedTuple):
-    """A symbolic dimension: its name and the bounds of its size."""
+    """A symbolic dimension: its name and the bounds of its size.
+
+    ``data_dependent`` is True for a size that the run decides from the data
+    (an output of NonZero, Compress, Unique or NonMaxSuppression: ``run()``
+    returns arrays of the sizes it decided), False for one the inputs give.
+    """
     name: str
     min: int
     max: int
+    data_dependent: bool = False
 
 
 class Model:
@@ -70,7 +76,8 @@ class Model:
     def symbols(self):
         """A list of SymbolInfo, one per symbolic dimension (none for a model
         of static shapes): each run may give it any size from ``min`` to
-        ``max``, the same in every input that names it."""
+        ``max``, the same in every input that names it, or, for a
+        data-dependent one, decides it."""
         return list(self._symbols)
 
     @property

@@ -193,7 +193,8 @@ public:
       for (size_t k = 0; k < kiln_model_num_symbols(model); ++k) {
         kiln_symbol_info symbol = KILN_SYMBOL_INFO_INIT;
         check(kiln_model_symbol_info(model, k, &symbol), "ModelError");
-        symbols.push_back({symbol.name, {symbol.min, symbol.max}});
+        symbols.push_back(
+            {symbol.name, symbol.min, symbol.max, symbol.data_dependent != 0});
       }
       describe(kiln_model_num_inputs(model), kiln_model_input_info, inputs);
       describe(kiln_model_num_outputs(model), kiln_model_output_info, outputs);
@@ -304,15 +305,20 @@ public:
       check(status, "InvalidInputError");
     check(status, "KilnError");
 
-    py::list results;
+    // Each output at the size kiln_model_output_shape gives (a
+    // data-dependent dimension at its largest); the run writes its shape.
+    std::vector<py::array> arraysOut;
     std::vector<kiln_tensor> out(outputs.size());
+    std::vector<std::vector<int64_t>> runShapes(outputs.size());
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorInfo &info = outputs[i];
       py::array array = allocateOutput(info.numpy, outShapes[i], outBytes[i]);
+      runShapes[i].resize(outShapes[i].size());
       out[i] = KILN_TENSOR_INIT(
           info.dtype, static_cast<int32_t>(outShapes[i].size()),
           outShapes[i].data(), array.mutable_data(), outBytes[i]);
-      results.append(std::move(array));
+      out[i].out_shape = runShapes[i].data();
+      arraysOut.push_back(std::move(array));
     }
 
     {
@@ -329,6 +335,23 @@ public:
     if (status && kiln_status_code(status) == KILN_STATUS_INVALID_ARGUMENT)
       check(status, "InvalidInputError");
     check(status, "KilnError");
+    // An output smaller than its room holds its elements at the start.
+    py::list results;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      py::array array = std::move(arraysOut[i]);
+      if (runShapes[i] != outShapes[i]) {
+        int64_t count = 1;
+        py::tuple shape(runShapes[i].size());
+        for (size_t d = 0; d < runShapes[i].size(); ++d) {
+          count *= runShapes[i][d];
+          shape[d] = py::int_(runShapes[i][d]);
+        }
+        array = array.attr("reshape")(-1)
+                    .attr("__getitem__")(py::slice(0, count, 1))
+                    .attr("reshape")(shape);
+      }
+      results.append(std::move(array));
+    }
     return results;
   }
 
@@ -340,7 +363,12 @@ public:
   }
 
   std::vector<TensorInfo> inputs, outputs;
-  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> symbols;
+  struct Symbol {
+    std::string name;
+    int64_t min, max;
+    bool dataDependent;
+  };
+  std::vector<Symbol> symbols;
   std::string targetTriple, cpu, cpuFeatures, producer, device;
 
 private:
@@ -395,11 +423,12 @@ void init_kiln_runtime(py::module_ &&m) {
           "symbols",
           [](const Model &m) {
             py::list list;
-            for (const auto &[name, bounds] : m.symbols)
-              list.append(py::make_tuple(name, bounds.first, bounds.second));
+            for (const Model::Symbol &symbol : m.symbols)
+              list.append(py::make_tuple(symbol.name, symbol.min, symbol.max,
+                                         symbol.dataDependent));
             return list;
           },
-          "(name, min, max) per symbolic dimension.")
+          "(name, min, max, data_dependent) per symbolic dimension.")
       .def_property("num_threads", &Model::getNumThreads, &Model::setNumThreads)
       .def_readonly("target_triple", &Model::targetTriple)
       .def_readonly("cpu", &Model::cpu)

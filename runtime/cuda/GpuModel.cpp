@@ -509,7 +509,8 @@ kiln_status runGpuModel(GpuModel &gpu,
   args.profiler = profiler ? &hooks : nullptr;
   args.gpu = &table;
   args.symbol_values = nullptr; // a GPU model has no symbolic dimensions
-  args.error = nullptr;         // nor index checks (its kernels clamp)
+  args.symbol_results = nullptr;
+  args.error = nullptr; // nor index checks (its kernels clamp)
   int32_t result = run(&args);
   if (result != KILN_ABI_RUN_OK)
     return makeStatus(KILN_STATUS_INTERNAL, "kiln_abi_run failed with code %d",

@@ -26,17 +26,17 @@ def _out(name, shape=None):
 
 @pytest.fixture(scope="module")
 def unsupported_model():
-    """Five Unique in a chain, NonMaxSuppression twice, an op of a custom
+    """Five TfIdfVectorizer in a chain, StringNormalizer twice, an op of a custom
     domain, and a Relu after the custom op that cannot be checked."""
     nodes, last = [], "x"
     for i in range(5):
-        nodes.append(helper.make_node("Unique", [last], [f"s{i}"],
-                                      name=f"/features/{i}/attn/Unique"))
+        nodes.append(helper.make_node("TfIdfVectorizer", [last], [f"s{i}"],
+                                      name=f"/features/{i}/attn/TfIdfVectorizer"))
         last = f"s{i}"
     nodes.append(helper.make_node("MyOp", [last], ["c"], name="custom", domain="com.example"))
     nodes.append(helper.make_node("Relu", ["c"], ["y"], name="after_custom"))
     for i in range(2):
-        nodes.append(helper.make_node("NonMaxSuppression", ["boxes", "scores"], [f"l{i}"],
+        nodes.append(helper.make_node("StringNormalizer", ["boxes", "scores"], [f"l{i}"],
                                       name=f"nms{i}"))
     boxes = helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 4, 4])
     scores = helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, 4])
@@ -48,27 +48,27 @@ def test_compile_error_groups_unsupported_operators(unsupported_model, tmp_path)
     with pytest.raises(kiln.CompileError) as error:
         kiln.compile(unsupported_model, tmp_path / "m.so")
     message = str(error.value)
-    assert ("unsupported ONNX operators (ai.onnx opset 17): Unique \u00d75 "
-            "(first: '/features/0/attn/Unique', '/features/1/attn/Unique', "
-            "'/features/2/attn/Unique'), com.example.MyOp \u00d71 ('custom'), "
-            "NonMaxSuppression \u00d72 ('nms0', 'nms1')") in message
+    assert ("unsupported ONNX operators (ai.onnx opset 17): TfIdfVectorizer \u00d75 "
+            "(first: '/features/0/attn/TfIdfVectorizer', '/features/1/attn/TfIdfVectorizer', "
+            "'/features/2/attn/TfIdfVectorizer'), com.example.MyOp \u00d71 ('custom'), "
+            "StringNormalizer \u00d72 ('nms0', 'nms1')") in message
     assert "domain 'com.example' is not ai.onnx" in message
     # One line for all of them, not one per node.
-    assert message.count("Unique") == 4
+    assert message.count("TfIdfVectorizer") == 4
 
 
 def test_check_lists_unsupported_operators(unsupported_model, tmp_path):
     checked = kiln.check(unsupported_model)
     assert not checked and not checked.ok
     assert checked.nodes == 9 and checked.opset == 17
-    assert list(checked.unsupported) == ["Unique", "com.example.MyOp", "NonMaxSuppression"]
-    assert checked.unsupported["Unique"] == [
-        f"/features/{i}/attn/Unique" for i in range(5)]
-    assert checked.unsupported["NonMaxSuppression"] == ["nms0", "nms1"]
+    assert list(checked.unsupported) == ["TfIdfVectorizer", "com.example.MyOp", "StringNormalizer"]
+    assert checked.unsupported["TfIdfVectorizer"] == [
+        f"/features/{i}/attn/TfIdfVectorizer" for i in range(5)]
+    assert checked.unsupported["StringNormalizer"] == ["nms0", "nms1"]
     assert checked.errors == []
     # The Relu reads the custom op's output: it cannot be checked.
     assert checked.unchecked == 1
-    assert "Unique \u00d75" in str(checked)
+    assert "TfIdfVectorizer \u00d75" in str(checked)
 
     # The same from the command line, from a file; nothing is written.
     path = tmp_path / "m.onnx"
@@ -77,7 +77,7 @@ def test_check_lists_unsupported_operators(unsupported_model, tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.startswith(f"{path}: 9 node(s), ai.onnx opset 17: not supported")
-    assert "  NonMaxSuppression \u00d72: 'nms0', 'nms1'" in proc.stdout
+    assert "  StringNormalizer \u00d72: 'nms0', 'nms1'" in proc.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
     assert kiln.check(path).unsupported == checked.unsupported
 

@@ -450,9 +450,10 @@ void printInfo(const std::string &path, const kiln_model *model) {
     for (size_t k = 0; k < numSymbols; ++k) {
       kiln_symbol_info symbol = KILN_SYMBOL_INFO_INIT;
       kiln_status_free(kiln_model_symbol_info(model, k, &symbol));
-      std::printf("  %s: %lld..%lld\n", symbol.name,
+      std::printf("  %s: %lld..%lld%s\n", symbol.name,
                   static_cast<long long>(symbol.min),
-                  static_cast<long long>(symbol.max));
+                  static_cast<long long>(symbol.max),
+                  symbol.data_dependent ? " (decided by the run)" : "");
     }
   }
   tensors("inputs", kiln_model_num_inputs(model), kiln_model_input_info);
@@ -556,7 +557,10 @@ int runTool(int argc, char **argv) {
   std::vector<kiln_tensor> outputArgs;
   // Each output's shape in this run (the inputs decide its symbolic
   // dimensions), and its bytes.
+  // A data-dependent dimension is at its largest here; each run writes the
+  // run's shape to runShapes.
   std::vector<std::vector<int64_t>> outputShapes(numOutputs);
+  std::vector<std::vector<int64_t>> runShapes(numOutputs);
   std::vector<size_t> outputBytes(numOutputs);
   for (size_t i = 0; i < numOutputs; ++i) {
     kiln_status_free(kiln_model_output_info(model, i, &outputInfos[i]));
@@ -572,6 +576,8 @@ int runTool(int argc, char **argv) {
     outputArgs.push_back(KILN_TENSOR_INIT(info.dtype, info.rank,
                                           outputShapes[i].data(),
                                           outputs[i].data(), outputBytes[i]));
+    runShapes[i].resize(size_t(info.rank));
+    outputArgs.back().out_shape = runShapes[i].data();
   }
 
   size_t numKernels = kiln_model_num_kernels(model);
@@ -629,9 +635,13 @@ int runTool(int argc, char **argv) {
     if (path.back() != '/')
       path += '/';
     path += file + ".npy";
-    if (std::string error =
-            writeNpyFile(path, info.dtype, outputShapes[i].data(), info.rank,
-                         outputs[i].data(), outputBytes[i]);
+    // The last run's shape; its elements lead the buffer.
+    size_t bytes = outputBytes[i];
+    for (size_t d = 0; d < runShapes[i].size(); ++d)
+      if (outputShapes[i][d] != 0)
+        bytes = bytes / size_t(outputShapes[i][d]) * size_t(runShapes[i][d]);
+    if (std::string error = writeNpyFile(path, info.dtype, runShapes[i].data(),
+                                         info.rank, outputs[i].data(), bytes);
         !error.empty())
       return fail({"output '" + std::string(info.name) + "': " + error});
     paths.push_back(path);

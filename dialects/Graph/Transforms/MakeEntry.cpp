@@ -81,11 +81,19 @@ struct GraphMakeEntryPass : impl::GraphMakeEntryBase<GraphMakeEntryPass> {
                           main.getArgAttrOfType<StringAttr>(i, kNameAttr),
                           "input", i, inputs)))
         return signalPassFailure();
-    for (unsigned i = 0; i < main.getNumResults(); ++i)
+    for (unsigned i = 0; i < main.getNumResults(); ++i) {
       if (failed(describe(main.getResultTypes()[i],
                           main.getResultAttrOfType<StringAttr>(i, kNameAttr),
                           "output", i, outputs)))
         return signalPassFailure();
+      // The sizes that the data decides (the importer's result attributes).
+      NamedAttrList fields(cast<DictionaryAttr>(outputs.back()));
+      if (auto dims = main.getResultAttr(i, attr::kResultDims))
+        fields.set("dims", dims);
+      if (auto symbol = main.getResultAttr(i, attr::kResultSymbol))
+        fields.set("symbol", symbol);
+      outputs.back() = fields.getDictionary(&getContext());
+    }
 
     // Tensors without elements leave the signature.
     auto notPassed = [&](Attribute &entry) {

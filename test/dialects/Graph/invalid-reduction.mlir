@@ -134,3 +134,30 @@ func.func @topk_negative_k(%x: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x1x
   %v, %i = graph.topk %x {axis = 1 : i64, k = -1 : i64, largest = true, sorted = true} : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>)
   return %v, %i : tensor<2x1xf32>, tensor<2x1xi64>
 }
+
+// -----
+
+func.func @nms_bound_above_boxes(%b: tensor<1x4x4xf32>, %s: tensor<1x3x4xf32>, %m: tensor<i64>, %t: tensor<f32>) {
+  // expected-error @+2 {{bound 5 is above the 4 boxes}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %sel, %c = graph.non_max_suppression %b, %s, %m, %t {bound = 5 : i64, center_point_box = false} : (tensor<1x4x4xf32>, tensor<1x3x4xf32>, tensor<i64>, tensor<f32>) -> (tensor<15x3xi64>, tensor<i64>)
+  return
+}
+
+// -----
+
+func.func @nms_boxes_not_4(%b: tensor<1x4x3xf32>, %s: tensor<1x3x4xf32>, %m: tensor<i64>, %t: tensor<f32>) {
+  // expected-error @+2 {{must be batch x boxes x 4 and scores}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %sel, %c = graph.non_max_suppression %b, %s, %m, %t {bound = 1 : i64, center_point_box = false} : (tensor<1x4x3xf32>, tensor<1x3x4xf32>, tensor<i64>, tensor<f32>) -> (tensor<3x3xi64>, tensor<i64>)
+  return
+}
+
+// -----
+
+func.func @unique_axis_out_of_range(%x: tensor<4xf32>) {
+  // expected-error @+2 {{axis 1 is out of range for rank 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %f, %i, %c, %k = graph.unique %x {axis = 1 : i64, sorted = true} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>, tensor<i64>)
+  return
+}

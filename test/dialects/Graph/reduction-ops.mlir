@@ -170,3 +170,18 @@ func.func @topk(%x: tensor<2x10xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
   %v, %i = graph.topk %x {axis = 1 : i64, k = 3 : i64, largest = false, sorted = true} : (tensor<2x10xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
   return %v, %i : tensor<2x3xf32>, tensor<2x3xi64>
 }
+
+// -----
+
+// The selections whose sizes the data decides: results of the largest size
+// and a count.
+// CHECK-LABEL: func @selections
+// CHECK: graph.nonzero %{{.*}} : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+// CHECK: graph.unique %{{.*}} {axis = 1 : i64, sorted = false} : (tensor<2x5xi64>) -> (tensor<2x5xi64>, tensor<5xi64>, tensor<5xi64>, tensor<5xi64>, tensor<i64>)
+// CHECK: graph.non_max_suppression %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {bound = 2 : i64, center_point_box = true} : (tensor<1x4x4xf32>, tensor<1x3x4xf32>, tensor<i64>, tensor<f32>) -> (tensor<6x3xi64>, tensor<i64>)
+func.func @selections(%x: tensor<2x3xf32>, %u: tensor<2x5xi64>, %b: tensor<1x4x4xf32>, %s: tensor<1x3x4xf32>, %m: tensor<i64>, %t: tensor<f32>) -> (tensor<2x6xi64>, tensor<2x5xi64>, tensor<6x3xi64>) {
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  %y, %first, %inverse, %counts, %k = graph.unique %u {axis = 1 : i64, sorted = false} : (tensor<2x5xi64>) -> (tensor<2x5xi64>, tensor<5xi64>, tensor<5xi64>, tensor<5xi64>, tensor<i64>)
+  %sel, %c = graph.non_max_suppression %b, %s, %m, %t {bound = 2 : i64, center_point_box = true} : (tensor<1x4x4xf32>, tensor<1x3x4xf32>, tensor<i64>, tensor<f32>) -> (tensor<6x3xi64>, tensor<i64>)
+  return %i, %y, %sel : tensor<2x6xi64>, tensor<2x5xi64>, tensor<6x3xi64>
+}

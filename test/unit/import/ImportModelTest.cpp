@@ -219,16 +219,18 @@ TEST_F(ImportModelTest, UnsupportedOperatorsAreGroupedByOpType) {
   std::string last = "y";
   for (int i = 0; i < 5; ++i) {
     std::string next = "s" + std::to_string(i);
-    m.addNode("Unique", {last}, {next},
-              "/attn/" + std::to_string(i) + "/Unique");
+    m.addNode("TfIdfVectorizer", {last}, {next},
+              "/attn/" + std::to_string(i) + "/TfIdfVectorizer");
     last = next;
   }
-  m.addNode("NonMaxSuppression", {last}, {"l"}, "nms");
+  m.addNode("StringNormalizer", {last}, {"l"}, "nms");
   m.addOutput("l");
   ImportResult r = importModel(context, m.serialize());
-  expectError(r, "unsupported ONNX operators (ai.onnx opset 17): Unique "
-                 "\u00d75 (first: '/attn/0/Unique', '/attn/1/Unique', "
-                 "'/attn/2/Unique'), NonMaxSuppression \u00d71 ('nms')");
+  expectError(
+      r,
+      "unsupported ONNX operators (ai.onnx opset 17): TfIdfVectorizer "
+      "\u00d75 (first: '/attn/0/TfIdfVectorizer', '/attn/1/TfIdfVectorizer', "
+      "'/attn/2/TfIdfVectorizer'), StringNormalizer \u00d71 ('nms')");
   EXPECT_EQ(r.errors.size(), 1u) << r.allErrors();
 }
 

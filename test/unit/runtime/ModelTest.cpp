@@ -476,7 +476,7 @@ TEST(ModelOpen, SharedObjectWithoutTheAbi) {
 
 TEST(ModelOpen, AbiVersionMismatch) {
   EXPECT_EQ(openFails("fake_bad_version", KILN_STATUS_ABI_MISMATCH),
-            "model ABI version 999, but this runtime loads versions 1 to 5; "
+            "model ABI version 999, but this runtime loads versions 1 to 6; "
             "recompile the model with a matching Kiln");
 }
 
@@ -647,6 +647,82 @@ TEST(SymbolicModel, BrokenSymbols) {
   EXPECT_NE(openFails("fake_symbol_bounds", KILN_STATUS_INVALID_MODEL)
                 .find("bounds outside 1 <= min <= max"),
             std::string::npos);
+}
+
+// A size that the data decides (ABI version 6): described as -1 with its
+// symbol, given at its largest before the run, passed at that size; the run
+// returns it in out_shape and leaves the output dense in that shape.
+TEST(DataDependentModel, ReturnsTheRunsShape) {
+  kiln_model *model = nullptr;
+  Status opened = kiln_model_open(fakeModel("fake_data_dependent").c_str(),
+                                  nullptr, &model);
+  ASSERT_EQ(opened.status, nullptr) << opened.message();
+  ASSERT_EQ(kiln_model_num_symbols(model), 1u);
+  kiln_symbol_info symbol = KILN_SYMBOL_INFO_INIT;
+  ASSERT_EQ(Status(kiln_model_symbol_info(model, 0, &symbol)).code(),
+            KILN_STATUS_OK);
+  EXPECT_STREQ(symbol.name, "n");
+  EXPECT_EQ(symbol.min, 0);
+  EXPECT_EQ(symbol.max, 6);
+  EXPECT_EQ(symbol.data_dependent, 1);
+  kiln_tensor_info info = KILN_TENSOR_INFO_INIT;
+  ASSERT_EQ(Status(kiln_model_output_info(model, 1, &info)).code(),
+            KILN_STATUS_OK);
+  EXPECT_EQ(info.shape[0], 2);
+  EXPECT_EQ(info.shape[1], -1);
+  EXPECT_EQ(info.dim_symbols[1], 0);
+  EXPECT_EQ(info.byte_size, 2u * 6u * 8u);
+
+  int64_t shape[2] = {2, 3};
+  float a[6] = {1, -1, 2, -3, 4, -5}, b[6] = {}, sum[6];
+  kiln_tensor inputs[2] = {
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, a, sizeof(a)),
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, b, sizeof(b))};
+  int64_t largest[2] = {0, 0};
+  size_t bytes = 0;
+  ASSERT_EQ(
+      Status(kiln_model_output_shape(model, inputs, 2, 1, largest, 2, &bytes))
+          .code(),
+      KILN_STATUS_OK);
+  EXPECT_EQ(largest[0], 2);
+  EXPECT_EQ(largest[1], 6);
+  EXPECT_EQ(bytes, 96u);
+  int64_t positions[12];
+  int64_t runShape[2] = {-1, -1};
+  kiln_tensor outputs[2] = {
+      KILN_TENSOR_INIT(KILN_DTYPE_F32, 2, shape, sum, sizeof(sum)),
+      KILN_TENSOR_INIT(KILN_DTYPE_I64, 2, largest, positions, bytes)};
+  outputs[1].out_shape = runShape;
+  Status status = kiln_model_run(model, inputs, 2, outputs, 2);
+  ASSERT_EQ(status.status, nullptr) << status.message();
+  EXPECT_EQ(runShape[0], 2);
+  EXPECT_EQ(runShape[1], 3);
+  // Positive: (0,0), (0,2), (1,1), dense as [2,3].
+  const int64_t expected[6] = {0, 0, 1, 0, 2, 1};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(positions[i], expected[i]) << i;
+
+  // No out_shape, the output at another size, a size out of range.
+  outputs[1].out_shape = nullptr;
+  EXPECT_EQ(Status(kiln_model_run(model, inputs, 2, outputs, 2)).message(),
+            "output 'pos' (#1): its size is decided by the run, which "
+            "returns it through out_shape, but out_shape is NULL");
+  outputs[1].out_shape = runShape;
+  int64_t three[2] = {2, 3};
+  outputs[1].shape = three;
+  outputs[1].byte_size = 48;
+  EXPECT_NE(Status(kiln_model_run(model, inputs, 2, outputs, 2))
+                .message()
+                .find("dimension 1 ('n') is decided by the run; pass the "
+                      "output at its largest size, 6"),
+            std::string::npos);
+  outputs[1].shape = largest;
+  outputs[1].byte_size = bytes;
+  a[0] = 99;
+  Status bad = kiln_model_run(model, inputs, 2, outputs, 2);
+  EXPECT_EQ(bad.code(), KILN_STATUS_INTERNAL);
+  EXPECT_EQ(bad.message(), "model returned size 7 for 'n', outside 0..6");
+  kiln_model_release(model);
 }
 
 /// A fake add model (a [2,3] + b [2,3]) opened with its buffers, for the

@@ -32,6 +32,9 @@
  *   FAKE_INDEX_ERROR    FAKE_ADD with one index check (ABI version 5), which
  *                       fails, on index a[0], when a[0] >= 10
  *   FAKE_BAD_CHECK      FAKE_INDEX_ERROR with an empty range [1, 0]
+ *   FAKE_DATA_DEPENDENT FAKE_ADD whose second output is "pos" (i64 [2,n]),
+ *                       the row and column of each positive element of a,
+ *                       n decided by the run (ABI version 6, 0..6)
  *
  *===----------------------------------------------------------------------===*/
 
@@ -59,6 +62,7 @@
 #define FAKE_SYMBOL_BOUNDS 18
 #define FAKE_INDEX_ERROR 19
 #define FAKE_BAD_CHECK 20
+#define FAKE_DATA_DEPENDENT 21
 #define CHECKS                                                                 \
   (FAKE_VARIANT == FAKE_INDEX_ERROR || FAKE_VARIANT == FAKE_BAD_CHECK)
 #define SYMBOLIC                                                               \
@@ -86,6 +90,12 @@ static const int64_t insideShape[] = {3, -1};
 static const kiln_abi_symbol symbols[] = {
     {"batch", FAKE_VARIANT == FAKE_SYMBOL_BOUNDS ? 0 : 1, 4,
      KILN_ABI_SYMBOL_REPEAT, 0},
+};
+#elif FAKE_VARIANT == FAKE_DATA_DEPENDENT
+static const int64_t shape23[] = {2, 3};
+static const int64_t positionsShape[] = {2, -1};
+static const kiln_abi_symbol symbols[] = {
+    {"n", 0, 6, KILN_ABI_SYMBOL_RESULT, 0},
 };
 #else
 static const int64_t shape23[] = {2, 3};
@@ -119,7 +129,11 @@ static const kiln_abi_tensor outputs[] = {
 #else
     {"sum:0", KILN_DTYPE_F32, 2, shape23},
 #endif
+#if FAKE_VARIANT == FAKE_DATA_DEPENDENT
+    {"pos", KILN_DTYPE_I64, 2, positionsShape},
+#else
     {"threads", KILN_DTYPE_I32, 0, NULL},
+#endif
 };
 
 #if FAKE_VARIANT != FAKE_V1
@@ -191,7 +205,7 @@ static const kiln_abi_model model = {
     2,
     kernels,
 #endif
-#if SYMBOLIC
+#if SYMBOLIC || FAKE_VARIANT == FAKE_DATA_DEPENDENT
     KILN_ABI_DEVICE_CPU,
     0,
     NULL,
@@ -253,7 +267,24 @@ EXPORT int32_t kiln_abi_run(const kiln_abi_run_args *args) {
     profiler->kernel_end(profiler->context, 0);
     profiler->kernel_begin(profiler->context, 1);
   }
+#if FAKE_VARIANT == FAKE_DATA_DEPENDENT
+  /* Written at the largest size, [2,6]; the count to symbol_results. */
+  if (!args->symbol_results)
+    return KILN_ABI_RUN_BAD_ARGS;
+  int64_t *positions = (int64_t *)args->outputs[1];
+  int64_t count = 0;
+  for (int i = 0; i < 12; ++i)
+    positions[i] = -1;
+  for (int i = 0; i < 6; ++i)
+    if (a[i] > 0) {
+      positions[count] = i / 3;
+      positions[6 + count] = i % 3;
+      ++count;
+    }
+  args->symbol_results[0] = a[0] == 99 ? 7 : count; /* 99: a bad size */
+#else
   *(int32_t *)args->outputs[1] = args->num_threads;
+#endif
   if (profiler)
     profiler->kernel_end(profiler->context, 1);
 #if CHECKS
