@@ -10,7 +10,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Import/ImportState.h"
 #include "lib/Import/ImportUtils.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include "onnx/onnx_pb.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -249,4 +254,265 @@ void kiln::registerSelectionImporters(NodeImporterRegistry &registry) {
   registry.add("Compress", 9, importCompress);
   registry.add("Unique", 11, importUnique);
   registry.add("NonMaxSuppression", 10, importNonMaxSuppression);
+}
+
+//===----------------------------------------------------------------------===//
+// Passing a size that the data decides through later nodes
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The element-wise operators, with numpy broadcasting: each output entry
+/// reads the inputs' entries at its own position, so the entries past the
+/// count (the padding) stay apart from the rest. Integer Div and Mod are
+/// left out: a divisor's padding holds zeros.
+bool isElementwise(StringRef opType) {
+  static const llvm::StringSet<> ops = {
+      "Abs",         "Acos",       "Acosh",      "Add",
+      "And",         "Asin",       "Asinh",      "Atan",
+      "Atanh",       "BitwiseAnd", "BitwiseNot", "BitwiseOr",
+      "BitwiseXor",  "Cast",       "CastLike",   "Ceil",
+      "Celu",        "Clip",       "Cos",        "Cosh",
+      "Elu",         "Equal",      "Erf",        "Exp",
+      "Floor",       "Gelu",       "Greater",    "GreaterOrEqual",
+      "HardSigmoid", "HardSwish",  "Identity",   "IsInf",
+      "IsNaN",       "LeakyRelu",  "Less",       "LessOrEqual",
+      "Log",         "Max",        "Mean",       "Min",
+      "Mish",        "Mul",        "Neg",        "Not",
+      "Or",          "Pow",        "PRelu",      "Reciprocal",
+      "Relu",        "Round",      "Selu",       "Shrink",
+      "Sigmoid",     "Sign",       "Sin",        "Sinh",
+      "Softplus",    "Softsign",   "Sqrt",       "Sub",
+      "Sum",         "Tan",        "Tanh",       "ThresholdedRelu",
+      "Where",       "Xor"};
+  return ops.contains(opType);
+}
+
+/// The axes of a node (a constant input from `opset`, an attribute before),
+/// made non-negative for rank `rank`; nothing where they are not known.
+std::optional<SmallVector<int64_t>> readAxes(NodeImporter &node, int64_t opset,
+                                             unsigned input, int64_t rank) {
+  SmallVector<int64_t> axes;
+  if (node.getOpset() >= opset) {
+    if (!node.getInput(input))
+      return axes;
+    auto constant =
+        dyn_cast_or_null<DenseIntElementsAttr>(node.getConstantInput(input));
+    if (!constant)
+      return std::nullopt;
+    for (const APInt &axis : constant.getValues<APInt>())
+      axes.push_back(axis.getSExtValue());
+  } else {
+    axes = node.getInts("axes");
+  }
+  for (int64_t &axis : axes)
+    if (axis < 0)
+      axis += rank;
+  return axes;
+}
+
+/// Where dimension `dim` of an input of shape `in` is in an output of shape
+/// `out` that only adds or drops dimensions of size 1 (Squeeze, Unsqueeze,
+/// Flatten or Reshape of that kind); -1 where it is not so.
+int64_t matchNonUnitDims(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+                         int64_t dim) {
+  if (in[dim] < 2)
+    return -1; // ambiguous among the dimensions of size 1
+  SmallVector<int64_t> inDims, outDims;
+  for (auto [d, size] : llvm::enumerate(in))
+    if (size != 1)
+      inDims.push_back(d);
+  for (auto [d, size] : llvm::enumerate(out))
+    if (size != 1)
+      outDims.push_back(d);
+  if (inDims.size() != outDims.size())
+    return -1;
+  for (auto [i, o] : llvm::zip(inDims, outDims))
+    if (in[i] != out[o])
+      return -1;
+  return outDims[llvm::find(inDims, dim) - inDims.begin()];
+}
+
+} // namespace
+
+LogicalResult kiln::passDataDependentSizes(
+    NodeImporter &node, ArrayRef<std::optional<DataDependentSize>> inputs) {
+  const DataDependentSize *size = nullptr;
+  unsigned sizeInput = 0;
+  std::string inputName;
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    if (!input)
+      continue;
+    if (size && size->count != input->count)
+      return node.emitError()
+             << "inputs '" << inputName << "' and '" << node.getNode().input(i)
+             << "' have sizes that the run decides apart (outputs of "
+             << size->node << " and " << input->node
+             << "), which Kiln does not combine (yet)";
+    if (!size) {
+      size = &*input;
+      sizeInput = i;
+      inputName = node.getNode().input(i);
+    }
+  }
+  if (!size)
+    return success();
+  StringRef opType = node.getOpType();
+  auto shapeOf = [&](Value value) {
+    return cast<RankedTensorType>(value.getType()).getShape();
+  };
+  auto refuse = [&](const Twine &why) {
+    return node.emitError()
+           << "input '" << inputName << "' is an output of " << size->node
+           << ", whose size (dimension " << size->dim
+           << ") only the run decides, and " << why;
+  };
+  // The output dimension that the size becomes; -1 refuses.
+  int64_t dim = -1;
+  unsigned numOutputs = 1;
+  Value output = node.getNumOutputs() > 0 && !node.getNode().output(0).empty()
+                     ? node.getState().values.lookup(node.getNode().output(0))
+                     : Value();
+  if (!output)
+    return success(); // nothing reads it
+  int64_t outRank = shapeOf(output).size();
+  if (isElementwise(opType)) {
+    // Aligned from the last dimension; every other input must broadcast
+    // along the size's dimension.
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      Value value = node.getInput(i);
+      if (!value)
+        continue;
+      int64_t offset = outRank - static_cast<int64_t>(shapeOf(value).size());
+      if (input) {
+        int64_t at = input->dim + offset;
+        if (dim >= 0 && dim != at)
+          return refuse("the inputs place it in different dimensions");
+        dim = at;
+      }
+    }
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      Value value = node.getInput(i);
+      if (!value || input)
+        continue;
+      int64_t d = dim - (outRank - static_cast<int64_t>(shapeOf(value).size()));
+      if (d >= 0 && shapeOf(value)[d] != 1)
+        return refuse("input '" + node.getNode().input(i) +
+                      "' has a fixed size along it (it must broadcast)");
+    }
+  } else if (opType == "Transpose") {
+    SmallVector<int64_t> perm = node.getInts("perm");
+    if (perm.empty())
+      for (int64_t d = outRank - 1; d >= 0; --d)
+        perm.push_back(d);
+    dim = llvm::find(perm, size->dim) - perm.begin();
+  } else if (opType == "Gather") {
+    int64_t rank = shapeOf(node.getInput(0)).size();
+    int64_t axis = node.getInt("axis", 0);
+    axis = axis < 0 ? axis + rank : axis;
+    if (inputs[0] && inputs.size() > 1 && inputs[1])
+      return refuse("so do the indices");
+    if (inputs[0] && size->dim == axis)
+      return refuse("Gather indexes along it");
+    if (inputs[0])
+      dim = size->dim < axis
+                ? size->dim
+                : size->dim +
+                      static_cast<int64_t>(shapeOf(node.getInput(1)).size()) -
+                      1;
+    else
+      dim = axis + size->dim;
+  } else if (opType == "GatherND") {
+    int64_t indexRank = shapeOf(node.getInput(1)).size();
+    if (inputs[0] || node.getInt("batch_dims", 0) != 0 ||
+        size->dim == indexRank - 1)
+      return refuse("GatherND takes it only in its indices' leading "
+                    "dimensions, without batch_dims");
+    dim = size->dim;
+  } else if (opType == "Squeeze" || opType == "Unsqueeze" ||
+             opType == "Flatten" || opType == "Reshape") {
+    dim =
+        matchNonUnitDims(shapeOf(node.getInput(0)), shapeOf(output), size->dim);
+    if (dim < 0)
+      return refuse("this " + opType +
+                    " does more than add or drop "
+                    "dimensions of size 1 around it");
+  } else if (opType == "Slice") {
+    int64_t rank = shapeOf(node.getInput(0)).size();
+    // Without axes, the first dimensions, one per start.
+    std::optional<SmallVector<int64_t>> axes = readAxes(node, 10, 3, rank);
+    int64_t starts = node.getInts("starts").size();
+    if (node.getOpset() >= 10)
+      starts = shapeOf(node.getInput(1)).size() == 1
+                   ? shapeOf(node.getInput(1))[0]
+                   : rank; // (the Slice's import checked the starts)
+    if (axes && axes->empty())
+      axes = llvm::to_vector(llvm::seq<int64_t>(0, starts));
+    if (!axes || llvm::is_contained(*axes, size->dim))
+      return refuse("the Slice cuts along it (or its axes are not constant)");
+    dim = size->dim;
+  } else if (opType == "Concat") {
+    int64_t axis = node.getInt("axis", 0);
+    axis = axis < 0 ? axis + outRank : axis;
+    if (axis == size->dim ||
+        llvm::any_of(inputs, [](const auto &input) { return !input; }))
+      return refuse("Concat joins along it, or joins it to a tensor of a "
+                    "fixed size");
+    dim = size->dim;
+  } else if (opType == "MatMul") {
+    int64_t lhsRank = shapeOf(node.getInput(0)).size();
+    int64_t rhsRank = shapeOf(node.getInput(1)).size();
+    if (inputs[0] && !inputs[1] && lhsRank >= 2 && size->dim < lhsRank - 1)
+      dim = size->dim + outRank - lhsRank;
+    else if (!inputs[0] && inputs[1] && rhsRank >= 2 &&
+             size->dim == rhsRank - 1)
+      dim = outRank - 1;
+    else
+      return refuse("MatMul would sum along it");
+  } else if (opType.starts_with("Reduce") || opType == "ArgMax" ||
+             opType == "ArgMin" || opType == "Softmax" ||
+             opType == "LogSoftmax" || opType == "TopK") {
+    int64_t rank = shapeOf(node.getInput(0)).size();
+    std::optional<SmallVector<int64_t>> axes;
+    bool keepdims = node.getInt("keepdims", 1) != 0;
+    if (opType.starts_with("Reduce")) {
+      axes = readAxes(node, opType == "ReduceSum" ? 13 : 18, 1, rank);
+      if (axes && axes->empty() && node.getInt("noop_with_empty_axes", 0) == 0)
+        axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    } else {
+      int64_t axis = node.getInt(
+          "axis", opType == "ArgMax" || opType == "ArgMin" ? 0 : -1);
+      axes = SmallVector<int64_t>{axis < 0 ? axis + rank : axis};
+      if (opType == "Softmax" || opType == "LogSoftmax" || opType == "TopK")
+        keepdims = true;
+    }
+    if (!axes || llvm::is_contained(*axes, size->dim))
+      return refuse(opType + " reduces along it (or its axes are not "
+                             "constant)");
+    dim = size->dim;
+    if (!keepdims)
+      dim -= llvm::count_if(*axes, [&](int64_t a) { return a < size->dim; });
+    numOutputs = node.getNumOutputs();
+  } else {
+    return refuse("Kiln passes such a size through element-wise operators, "
+                  "Transpose, Gather, GatherND, Squeeze, Unsqueeze, Flatten, "
+                  "Reshape of unit dimensions, Slice, Concat, MatMul and "
+                  "reductions along other dimensions only (yet)");
+  }
+  if (node.hasFailed())
+    return failure();
+  for (unsigned i = 0; i < numOutputs; ++i) {
+    if (node.getNode().output(i).empty())
+      continue;
+    Value result = node.getState().values.lookup(node.getNode().output(i));
+    if (!result)
+      continue;
+    ArrayRef<int64_t> shape = shapeOf(result);
+    int64_t bound = shapeOf(node.getInput(sizeInput))[size->dim];
+    if (dim < 0 || dim >= static_cast<int64_t>(shape.size()) ||
+        shape[dim] != bound)
+      return refuse("Kiln cannot tell where it goes in the output");
+    node.setDataDependent(result, size->count, dim);
+  }
+  return success();
 }

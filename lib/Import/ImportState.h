@@ -109,6 +109,15 @@ struct GraphImportState {
   llvm::DenseMap<mlir::Value, DataDependentSize> dataDependent;
 };
 
+/// After `node` is imported on inputs of which some (`inputs`, one entry
+/// per node input) have sizes that the run decides: records its outputs'
+/// (ImportSelection.cpp). The ops compute on the whole padded tensors; an
+/// operator that would mix the padding into the entries that count (a sum
+/// along the size, a Gather along it, a Shape of it) is refused by name.
+llvm::LogicalResult
+passDataDependentSizes(NodeImporter &node,
+                       llvm::ArrayRef<std::optional<DataDependentSize>> inputs);
+
 /// Sequences at import (ImportSequence.cpp): a list of tensor values,
 /// carried between nodes as one value of tuple type.
 mlir::Value createSequence(mlir::OpBuilder &builder, mlir::Location loc,

@@ -618,12 +618,18 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
              << "input '" << input
              << "' is not a graph input, an initializer or the output of an "
                 "earlier node (ONNX graphs are topologically sorted)";
-  // A value whose size the data decides is a graph output only.
-  for (const std::string &input : node.input())
-    if (auto it = state.dataDependent.find(state.values.lookup(input));
-        !input.empty() && it != state.dataDependent.end())
-      return importer.emitError()
-             << "input " << dataDependentUse(input, it->second);
+  // The inputs whose sizes the run decides pass them on (or the node is
+  // refused, after its import).
+  SmallVector<std::optional<DataDependentSize>> sizes;
+  for (const std::string &input : node.input()) {
+    auto it = input.empty()
+                  ? state.dataDependent.end()
+                  : state.dataDependent.find(state.values.lookup(input));
+    sizes.push_back(it == state.dataDependent.end()
+                        ? std::nullopt
+                        : std::optional<DataDependentSize>(it->second));
+  }
+  bool passesSizes = llvm::any_of(sizes, [](const auto &s) { return s; });
   // Sequences reach only the operators that take them; any other gets
   // tensors (its importer never sees a sequence).
   static const llvm::StringSet<> takesSequences = {"SequenceInsert",
@@ -648,6 +654,8 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
       domain.empty() ? node.op_type() : domain + "." + node.op_type(), opset);
   assert(fn && "checkNodes let an unsupported node through");
   if (failed(fn(importer)) || importer.hasFailed())
+    return failure();
+  if (passesSizes && failed(passDataDependentSizes(importer, sizes)))
     return failure();
   return success();
 }

@@ -55,7 +55,11 @@ def check_runs(model, feeds_list, tmp_path):
             assert got[name].dtype == expected.dtype, name
             assert got[name].shape == expected.shape, (name, got[name].shape,
                                                        expected.shape)
-            np.testing.assert_array_equal(got[name], expected, err_msg=name)
+            if np.issubdtype(expected.dtype, np.floating):
+                np.testing.assert_allclose(got[name], expected, rtol=1e-5,
+                                           atol=1e-6, err_msg=name)
+            else:
+                np.testing.assert_array_equal(got[name], expected, err_msg=name)
     return loaded
 
 
@@ -201,21 +205,103 @@ def test_non_max_suppression_constant_limit(tmp_path):
     assert loaded.symbols[0].max == 1 * 2 * 3
 
 
-def test_used_by_another_node_is_refused(tmp_path):
-    x = sparse((3, 4))
-    node = helper.make_node("NonZero", ["x"], ["nz"], name="nz")
-    transpose = helper.make_node("Transpose", ["nz"], ["y"], name="t")
+def graph_model(nodes, inputs, outputs, inits=()):
     graph = helper.make_graph(
-        [node, transpose], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-        [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+        nodes, "g",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None)
+         for n in outputs], list(inits))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                               ir_version=8)
+    return onnx.shape_inference.infer_shapes(model)
+
+
+def scalar(name, value, dtype):
+    return numpy_helper.from_array(np.array(value, dtype), name)
+
+
+def test_masked_select_flows_on(tmp_path):
+    """torch's x[x > 0]: NonZero, Transpose, GatherND, then element-wise
+    ops and an Unsqueeze on the selected values; the size passes through."""
+    model = graph_model(
+        [helper.make_node("Greater", ["x", "zero"], ["mask"]),
+         helper.make_node("NonZero", ["mask"], ["nz"]),
+         helper.make_node("Transpose", ["nz"], ["idx"], perm=[1, 0]),
+         helper.make_node("GatherND", ["x", "idx"], ["v"]),
+         helper.make_node("Mul", ["v", "two"], ["y"]),
+         helper.make_node("Unsqueeze", ["y", "axes"], ["z"])],
+        [("x", TensorProto.FLOAT, [4, 5])], ["z", "idx"],
+        [scalar("zero", 0.0, np.float32), scalar("two", 2.0, np.float32),
+         numpy_helper.from_array(np.array([1], np.int64), "axes")])
+    feeds = [{"x": rng.standard_normal((4, 5)).astype(np.float32) + shift}
+             for shift in (0.0, -10.0, 10.0, 0.5)]
+    loaded = check_runs(model, feeds, tmp_path)
+    (symbol,) = loaded.symbols  # one count, shared by both outputs
+    assert loaded.outputs[0].dims == (symbol.name, None)
+    assert loaded.outputs[1].dims == (symbol.name, None)
+
+
+def test_detections_flow_on(tmp_path):
+    """NonMaxSuppression's selection picks the boxes (Gather of its box
+    column, then of the boxes), which are reduced and sliced along their
+    other dimension."""
+    model = graph_model(
+        [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max", "iou"],
+                          ["selected"]),
+         helper.make_node("Gather", ["selected", "two"], ["index"], axis=1),
+         helper.make_node("Squeeze", ["boxes", "zero"], ["flat"]),
+         helper.make_node("Gather", ["flat", "index"], ["picked"], axis=0),
+         helper.make_node("ReduceMax", ["picked"], ["top"], axes=[1], keepdims=0),
+         helper.make_node("Slice", ["picked", "start", "end", "one"], ["corner"]),
+         helper.make_node("Softmax", ["picked"], ["soft"], axis=1)],
+        [("boxes", TensorProto.FLOAT, [1, 25, 4]),
+         ("scores", TensorProto.FLOAT, [1, 2, 25])], ["top", "corner", "soft"],
+        [scalar("two", 2, np.int64), scalar("max", [6], np.int64),
+         scalar("iou", [0.3], np.float32),
+         numpy_helper.from_array(np.array([0], np.int64), "zero"),
+         numpy_helper.from_array(np.array([1], np.int64), "one"),
+         numpy_helper.from_array(np.array([0], np.int64), "start"),
+         numpy_helper.from_array(np.array([2], np.int64), "end")])
+    feeds = [{"boxes": random_boxes(1, 25, 0),
+              "scores": rng.random((1, 2, 25)).astype(np.float32)}
+             for _ in range(3)]
+    check_runs(model, feeds, tmp_path)
+
+
+@pytest.mark.parametrize("nodes,inits,message", [
+    ([helper.make_node("Shape", ["nz"], ["y"], name="s")], [],
+     "node 's' (Shape): input 'nz' is an output of node 'nz' (NonZero), whose "
+     "size (dimension 1) only the run decides, and Kiln passes such a size "
+     "through element-wise operators"),
+    ([helper.make_node("ReduceSum", ["nz", "axes"], ["y"], name="r")],
+     [numpy_helper.from_array(np.array([1], np.int64), "axes")],
+     "ReduceSum reduces along it"),
+    ([helper.make_node("Add", ["nz", "full"], ["y"], name="a")],
+     [numpy_helper.from_array(np.zeros((2, 12), np.int64), "full")],
+     "input 'full' has a fixed size along it (it must broadcast)"),
+    ([helper.make_node("NonZero", ["x"], ["nz2"], name="nz2"),
+      helper.make_node("Add", ["nz", "nz2"], ["y"], name="a")], [],
+     "have sizes that the run decides apart"),
+])
+def test_mixing_the_padding_is_refused(nodes, inits, message, tmp_path):
+    model = graph_model([helper.make_node("NonZero", ["x"], ["nz"], name="nz")]
+                        + nodes, [("x", TensorProto.FLOAT, [3, 4])], ["y"], inits)
     with pytest.raises(KilnError) as error:
         compile_model(model, tmp_path)
-    assert ("node 't' (Transpose): input 'nz' is an output of node 'nz' "
-            "(NonZero), whose size (dimension 1) only the run decides: Kiln "
-            "supports such a value as a graph output") in str(error.value)
+    assert message in str(error.value)
+
+
+def test_subgraph_output_is_refused(tmp_path):
+    branch = helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["inner"], name="inner_nz")], "b",
+        [], [helper.make_tensor_value_info("inner", TensorProto.INT64, None)])
+    model = graph_model(
+        [helper.make_node("If", ["c"], ["y"], then_branch=branch,
+                          else_branch=branch)],
+        [("x", TensorProto.FLOAT, [3, 4]), ("c", TensorProto.BOOL, [])], ["y"])
+    with pytest.raises(KilnError) as error:
+        compile_model(model, tmp_path)
+    assert "is an output of node 'inner_nz' (NonZero)" in str(error.value)
 
 
 def test_symbolic_batch_is_refused(tmp_path):
