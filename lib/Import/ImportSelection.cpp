@@ -480,13 +480,21 @@ LogicalResult kiln::passDataDependentSizes(
       if (axes && axes->empty() && node.getInt("noop_with_empty_axes", 0) == 0)
         axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
     } else {
-      int64_t axis = node.getInt(
-          "axis", opType == "ArgMax" || opType == "ArgMin" ? 0 : -1);
+      bool softmax = opType == "Softmax" || opType == "LogSoftmax";
+      int64_t fallback = -1; // TopK's; Softmax's before opset 13 is 1
+      if (opType == "ArgMax" || opType == "ArgMin" ||
+          (softmax && node.getOpset() < 13))
+        fallback = opType.starts_with("Arg") ? 0 : 1;
+      int64_t axis = node.getInt("axis", fallback);
       axes = SmallVector<int64_t>{axis < 0 ? axis + rank : axis};
       if (opType == "Softmax" || opType == "LogSoftmax" || opType == "TopK")
         keepdims = true;
     }
-    if (!axes || llvm::is_contained(*axes, size->dim))
+    // Before opset 13, Softmax and LogSoftmax normalise over every
+    // dimension from the axis on.
+    bool coerced = (opType == "Softmax" || opType == "LogSoftmax") &&
+                   node.getOpset() < 13 && axes && size->dim > (*axes)[0];
+    if (!axes || coerced || llvm::is_contained(*axes, size->dim))
       return refuse(opType + " reduces along it (or its axes are not "
                              "constant)");
     dim = size->dim;

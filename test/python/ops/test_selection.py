@@ -205,13 +205,13 @@ def test_non_max_suppression_constant_limit(tmp_path):
     assert loaded.symbols[0].max == 1 * 2 * 3
 
 
-def graph_model(nodes, inputs, outputs, inits=()):
+def graph_model(nodes, inputs, outputs, inits=(), opset=17):
     graph = helper.make_graph(
         nodes, "g",
         [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
         [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None)
          for n in outputs], list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                               ir_version=8)
     return onnx.shape_inference.infer_shapes(model)
 
@@ -289,6 +289,22 @@ def test_mixing_the_padding_is_refused(nodes, inits, message, tmp_path):
     with pytest.raises(KilnError) as error:
         compile_model(model, tmp_path)
     assert message in str(error.value)
+
+
+def test_softmax_before_opset_13_normalises_past_its_axis(tmp_path):
+    """Softmax(axis=0) of [2, n] normalises over both dimensions before
+    opset 13 (refused), over dimension 0 only from then on (passed on)."""
+    def softmax_of_positions(opset):
+        return graph_model(
+            [helper.make_node("NonZero", ["x"], ["nz"], name="nz"),
+             helper.make_node("Cast", ["nz"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Softmax", ["f"], ["y"], axis=0, name="sm")],
+            [("x", TensorProto.FLOAT, [3, 4])], ["y"], opset=opset)
+    with pytest.raises(KilnError, match="Softmax reduces along it"):
+        compile_model(softmax_of_positions(11), tmp_path / "11")
+    model = softmax_of_positions(13)
+    check_runs(model, [{"x": sparse((3, 4), density=d)} for d in (0.3, 1.0)],
+               tmp_path / "13")
 
 
 def test_subgraph_output_is_refused(tmp_path):
