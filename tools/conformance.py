@@ -71,10 +71,10 @@ _REDUCE = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
 SHAPE_OPERANDS = {
     "Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
     "Slice": (1, 2, 3, 4), "Pad": (1, 3), "Resize": (1, 2, 3), "Squeeze": (1,),
-    "Upsample": (1,), "Trilu": (1,),
-    "Unsqueeze": (1,), "TopK": (1,), "Split": (1,), "OneHot": (1,),
+    "Upsample": (1,),
+    "Unsqueeze": (1,), "Split": (1,), "OneHot": (1,),
     "Range": (0, 1, 2), "CenterCropPad": (1, 2), "Col2Im": (1, 2),
-    "CumSum": (1,), "CumProd": (1,), "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
+    "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
     "STFT": (1, 3), "HannWindow": (0,), "HammingWindow": (0,),
     "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2, 3, 4),
     # Positions in a sequence and the split of SplitToSequence decide which
@@ -89,6 +89,10 @@ SHAPE_OPERANDS = {
 
 # Float operands that still decide a shape (resize scales, OneHot's depth,
 # Range's bounds and step): frozen like the integer ones.
+# Operands Kiln reads at run time on the CPU, where the output's size then
+# is one the run decides (docs/runtime.md), but which the nvptx target needs
+# as constants: frozen under --gpu-emulation only.
+GPU_SHAPE_OPERANDS = {"TopK": (1,)}
 FLOAT_SHAPE_OPERANDS = {"Resize": (1, 2), "Upsample": (1,), "OneHot": (1,),
                         "Range": (0, 1, 2),
                         # Compiled as constants, like Resize's roi.
@@ -611,6 +615,7 @@ def main(argv=None):
         # sm_80 and sm_90a, or the compile fails.
         COMPILE_FLAGS[:] = ["--target=nvptx", "--gpu-arch=sm_80,sm_90a",
                             "--gpu-emulation"]
+        SHAPE_OPERANDS.update(GPU_SHAPE_OPERANDS)
         os.environ["KILN_CUDA_DRIVER"] = str(emulator)
         os.environ.setdefault("KILN_EMULATOR_ORDER", "shuffle")
     if args.check and args.expected_failures is None:

@@ -759,6 +759,24 @@ struct TriluLowering : StaticLowering<graph::TriluOp> {
     auto outType = cast<RankedTensorType>(resultTypes[0]);
     int64_t rank = outType.getRank();
     bool upper = op.getUpper();
+    // The run-time k, clamped so that the difference below cannot wrap.
+    Value dynamicK;
+    if (adaptor.getDynamicK()) {
+      Location loc = op.getLoc();
+      Value k = tensor::ExtractOp::create(rewriter, loc, adaptor.getDynamicK());
+      int64_t limit =
+          outType.getDimSize(rank - 1) + outType.getDimSize(rank - 2);
+      k = arith::MaxSIOp::create(
+          rewriter, loc, k,
+          arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(),
+                                       -limit));
+      k = arith::MinSIOp::create(
+          rewriter, loc, k,
+          arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(),
+                                       limit));
+      dynamicK =
+          arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), k);
+    }
     int64_t k = op.getK();
     Value result = buildIndexedGeneric(
         rewriter, op.getLoc(), outType, adaptor.getInput(),
@@ -767,10 +785,10 @@ struct TriluLowering : StaticLowering<graph::TriluOp> {
             ValueRange args) -> Value {
           Value diff =
               arith::SubIOp::create(b, loc, ivs[rank - 1], ivs[rank - 2]);
-          Value keep = arith::CmpIOp::create(b, loc,
-                                             upper ? arith::CmpIPredicate::sge
-                                                   : arith::CmpIPredicate::sle,
-                                             diff, indexConstant(b, loc, k));
+          Value keep = arith::CmpIOp::create(
+              b, loc,
+              upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+              diff, dynamicK ? dynamicK : indexConstant(b, loc, k));
           Value zero =
               createScalarConstant(b, loc, outType.getElementType(), 0.0);
           return arith::SelectOp::create(b, loc, keep, args[0], zero);

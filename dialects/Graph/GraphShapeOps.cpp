@@ -711,6 +711,9 @@ LogicalResult TriluOp::verify() {
   if (getInput().getType().getRank() < 2)
     return emitOpError("input must have rank >= 2, got ")
            << getInput().getType();
+  if (getDynamicK() && getDynamicK().getType().getRank() != 0)
+    return emitOpError("dynamic_k must be a scalar, got ")
+           << getDynamicK().getType();
   return success();
 }
 

@@ -281,19 +281,26 @@ def Graph_PadOp : Graph_InferOp<"pad"> {
   let hasFolder = 1;
 }
 
-def Graph_TriluOp : Graph_Op<"trilu", [Pure, SameOperandsAndResultType]> {
+def Graph_TriluOp : Graph_Op<"trilu", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
   let summary = "keep the upper or lower triangle of matrices (ONNX Trilu)";
   let description = [{
     ONNX `Trilu` on the last two dimensions: with `upper`, keeps the entries
     with `col - row >= k` and zeroes the others; else keeps `col - row <= k`.
+    `k` is the attribute, or the run-time scalar `dynamic_k` where given.
 
     ```mlir
     %r = graph.trilu %x {upper = true, k = 1 : i64} : tensor<2x4x5xf32>
+    %s = graph.trilu %x, %k : tensor<i64> {upper = false, k = 0 : i64}
+         : tensor<2x4x5xf32>
     ```
   }];
-  let arguments = (ins Graph_Tensor:$input, BoolAttr:$upper, I64Attr:$k);
+  let arguments = (ins Graph_Tensor:$input,
+                   Optional<Graph_I64Tensor>:$dynamic_k, BoolAttr:$upper,
+                   I64Attr:$k);
   let results = (outs Graph_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat =
+      "$input (`,` $dynamic_k^ `:` type($dynamic_k))? attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
 

@@ -138,8 +138,46 @@ static LogicalResult importArgReduce(NodeImporter &node) {
       input, static_cast<uint64_t>(axes.front()), keepdims, selectLast));
 }
 
-/// CumSum and CumProd: the axis is a constant input (a scalar or one
-/// element).
+/// CumSum or CumProd along an axis read at run time: the op along every
+/// axis, stacked, and the run's taken by a Gather, whose index check fails
+/// the run on an axis out of [-rank, rank) (negative ones count from the
+/// end, as ONNX's do). Costs the op once per dimension.
+template <typename OpTy>
+static LogicalResult importCumulativeAtRunTimeAxis(NodeImporter &node,
+                                                   Value input, bool exclusive,
+                                                   bool reverse) {
+  auto type = cast<RankedTensorType>(input.getType());
+  Value axis = node.getInput(1);
+  auto axisType = cast<RankedTensorType>(axis.getType());
+  if (axisType.getNumElements() != 1 ||
+      !isa<IntegerType>(axisType.getElementType()))
+    return node.emitError()
+           << "input 'axis' must hold one integer, not " << axisType;
+  if (axisType.getRank() != 0)
+    axis = node.create<graph::ReshapeOp>(axis, SmallVector<int64_t>{},
+                                         /*allow_zero=*/false);
+  SmallVector<int64_t> oneMore{1};
+  oneMore.append(type.getShape().begin(), type.getShape().end());
+  SmallVector<Value> each;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    Value along =
+        node.create<OpTy>(input, static_cast<uint64_t>(d), exclusive, reverse);
+    if (!along)
+      return failure();
+    each.push_back(
+        node.create<graph::ReshapeOp>(along, oneMore, /*allow_zero=*/false));
+  }
+  Value stacked = each.size() == 1
+                      ? each.front()
+                      : node.create<graph::ConcatOp>(each, uint64_t(0));
+  if (!axis || !stacked)
+    return failure();
+  return node.setResults(
+      node.create<graph::GatherOp>(stacked, axis, uint64_t(0)));
+}
+
+/// CumSum and CumProd: the axis is an input of one element, a constant or
+/// read at run time.
 template <typename OpTy>
 static LogicalResult importCumulative(NodeImporter &node) {
   Value input = node.getInput(0);
@@ -148,8 +186,12 @@ static LogicalResult importCumulative(NodeImporter &node) {
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
   bool exclusive = node.getInt("exclusive", 0) != 0;
   bool reverse = node.getInt("reverse", 0) != 0;
+  if (node.hasFailed())
+    return failure();
+  if (!node.getConstantInput(1))
+    return importCumulativeAtRunTimeAxis<OpTy>(node, input, exclusive, reverse);
   SmallVector<int64_t> axis;
-  if (node.hasFailed() || failed(getConstantInts(node, 1, "axis", axis)))
+  if (failed(getConstantInts(node, 1, "axis", axis)))
     return failure();
   if (axis.size() != 1)
     return node.emitError()
@@ -161,8 +203,50 @@ static LogicalResult importCumulative(NodeImporter &node) {
       input, static_cast<uint64_t>(axes.front()), exclusive, reverse));
 }
 
-/// TopK: `k` is an attribute before opset 10 and a constant input (one
-/// element) from then on; `largest` and `sorted` exist from opset 11.
+/// TopK of a K read at run time: the whole axis sorted, of which the run
+/// decides that K entries are the output (NodeImporter::setDataDependent).
+/// A K above the axis' size fails the run (a Gather's index check); a
+/// negative one gives no entries.
+static LogicalResult importTopKAtRunTimeK(NodeImporter &node, Value input,
+                                          int64_t axis, bool largest) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> axes;
+  if (failed(normalizeAxes(node, {axis}, type.getRank(), axes)))
+    return failure();
+  int64_t size = type.getDimSize(axes.front());
+  Value k = node.getInput(1);
+  auto kType = cast<RankedTensorType>(k.getType());
+  if (kType.getNumElements() != 1 || !kType.getElementType().isInteger(64))
+    return node.emitError() << "K must hold one int64, not " << kType;
+  if (kType.getRank() != 0)
+    k = node.create<graph::ReshapeOp>(k, SmallVector<int64_t>{},
+                                      /*allow_zero=*/false);
+  auto i64 = node.getBuilder().getI64Type();
+  auto scalarType = RankedTensorType::get({}, i64);
+  auto rangeType = RankedTensorType::get({size + 1}, i64);
+  Value zero = node.create<graph::ConstantOp>(
+      cast<TypedAttr>(DenseElementsAttr::get(scalarType, APInt(64, 0))));
+  Value sizes =
+      node.create<graph::ConstantOp>(cast<TypedAttr>(DenseElementsAttr::get(
+          rangeType,
+          ArrayRef(llvm::to_vector(llvm::seq<int64_t>(0, size + 1))))));
+  Value count = k ? node.create<graph::MaxOp>(ValueRange{k, zero}) : Value();
+  if (count)
+    count = node.create<graph::GatherOp>(sizes, count, uint64_t(0));
+  Operation *op = count ? node.createOp<graph::TopKOp>(
+                              input, static_cast<uint64_t>(axes.front()),
+                              static_cast<uint64_t>(size), largest, true)
+                        : nullptr;
+  if (!op)
+    return failure();
+  node.setDataDependent(op->getResult(0), count, axes.front());
+  node.setDataDependent(op->getResult(1), count, axes.front());
+  return node.setResults(op->getResults());
+}
+
+/// TopK: `k` is an attribute before opset 10 and an input (one element)
+/// from then on, a constant or read at run time; `largest` and `sorted`
+/// exist from opset 11.
 static LogicalResult importTopK(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
@@ -177,6 +261,8 @@ static LogicalResult importTopK(NodeImporter &node) {
   } else {
     if (!node.getInput(1))
       return node.emitError() << "needs input K";
+    if (!node.getConstantInput(1))
+      return importTopKAtRunTimeK(node, input, axis, largest);
     if (failed(getConstantInts(node, 1, "K", k)))
       return failure();
   }

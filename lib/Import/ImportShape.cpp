@@ -844,20 +844,33 @@ static LogicalResult importTrilu(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
+  // k: a constant, or a one-element input read at run time.
   int64_t k = 0;
-  if (node.getInput(1)) {
-    auto values = getConstantInts(node, 1, "the k input");
-    if (!values)
-      return failure();
-    if (values->size() != 1)
-      return node.emitError() << "k must have one element";
-    k = values->front();
+  Value dynamicK;
+  if (Value kInput = node.getInput(1)) {
+    if (getType(kInput).getNumElements() != 1 ||
+        !getType(kInput).getElementType().isInteger(64))
+      return node.emitError()
+             << "k must have one int64 element, not " << getType(kInput);
+    if (node.getConstantInput(1)) {
+      auto values = getConstantInts(node, 1, "the k input");
+      if (!values)
+        return failure();
+      k = values->front();
+    } else {
+      dynamicK = kInput;
+      if (getType(kInput).getRank() != 0)
+        dynamicK = node.create<graph::ReshapeOp>(kInput, SmallVector<int64_t>{},
+                                                 /*allow_zero=*/false);
+      if (!dynamicK)
+        return failure();
+    }
   }
   if (getType(input).getRank() < 2)
     return node.emitError() << "the input must have rank >= 2";
   OpBuilder &b = node.getBuilder();
   return node.setResults(
-      graph::TriluOp::create(b, node.getLoc(), input,
+      graph::TriluOp::create(b, node.getLoc(), input.getType(), input, dynamicK,
                              b.getBoolAttr(node.getInt("upper", 1) != 0),
                              b.getI64IntegerAttr(k))
           .getResult());

@@ -664,9 +664,9 @@ private:
                << cast<DictionaryAttr>(results[0])
                       .getAs<StringAttr>("name")
                       .getValue()
-               << "': NonZero, Compress, Unique, NonMaxSuppression), which "
-                  "the nvptx target does not support yet; compile for the "
-                  "CPU";
+               << "': from NonZero, Compress, Unique, NonMaxSuppression or "
+                  "a TopK of a run-time K), which the nvptx target does not "
+                  "support yet; compile for the CPU";
       if (auto symbols = main->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr);
           symbols && !symbols.empty())
         return mlir::emitError(main.getLoc())

@@ -215,6 +215,22 @@ func.func @trilu(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
 
 // -----
 
+// A run-time k: read once, clamped to +-(rows + columns), compared in the
+// body.
+// CHECK-LABEL: func.func @trilu_dynamic_k
+// CHECK: %[[K:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
+// CHECK: %[[LOW:.*]] = arith.maxsi %[[K]], %{{.*}} : i64
+// CHECK: %[[CLAMPED:.*]] = arith.minsi %[[LOW]], %{{.*}} : i64
+// CHECK: %[[KI:.*]] = arith.index_cast %[[CLAMPED]] : i64 to index
+// CHECK: linalg.generic
+// CHECK: arith.cmpi sge, %{{.*}}, %[[KI]] : index
+func.func @trilu_dynamic_k(%x: tensor<4x5xf32>, %k: tensor<i64>) -> tensor<4x5xf32> {
+  %0 = graph.trilu %x, %k : tensor<i64> {upper = true, k = 0 : i64} : tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @one_hot
 // CHECK-DAG: %[[OFF:.+]] = tensor.extract %{{.+}}[%{{.+}}] : tensor<2xf32>
 // CHECK-DAG: %[[ON:.+]] = tensor.extract %{{.+}}[%{{.+}}] : tensor<2xf32>
