@@ -84,7 +84,6 @@ SHAPE_OPERANDS = {
     # A Loop's trip count and condition decide how many iterations Kiln
     # unrolls, and the length of its scan outputs.
     "Loop": (0, 1),
-    **{op: (1,) for op in _REDUCE},
 }
 
 # Float operands that still decide a shape (resize scales, OneHot's depth,
@@ -92,7 +91,7 @@ SHAPE_OPERANDS = {
 # Operands Kiln reads at run time on the CPU, where the output's size then
 # is one the run decides (docs/runtime.md), but which the nvptx target needs
 # as constants: frozen under --gpu-emulation only.
-GPU_SHAPE_OPERANDS = {"TopK": (1,)}
+GPU_SHAPE_OPERANDS = {"TopK": (1,), **{op: (1,) for op in _REDUCE}}
 FLOAT_SHAPE_OPERANDS = {"Resize": (1, 2), "Upsample": (1,), "OneHot": (1,),
                         "Range": (0, 1, 2),
                         # Compiled as constants, like Resize's roi.

@@ -60,9 +60,126 @@ static LogicalResult requireFloat(NodeImporter &node, Value input) {
                           << " on float tensors only, got " << element;
 }
 
+/// A rank-1 i64 graph.constant.
+static Value createI64Vector(NodeImporter &node, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    node.getBuilder().getI64Type());
+  return node.create<graph::ConstantOp>(
+      cast<TypedAttr>(DenseElementsAttr::get(type, values)));
+}
+
+/// ReduceX over `count` axes read at run time. Every set of `count`
+/// distinct axes is reduced, padded with zeros to the output's largest
+/// shape (each dimension the largest it has for any set: without keepdims
+/// the kept dimensions in order), and stacked; the run's set is numbered by
+/// the sum of 2^axis (a Gather of powers of two, whose index check fails
+/// the run on an axis out of [-rank, rank)), and a Gather takes its
+/// reduction. Each output dimension whose size differs between the sets is
+/// a size the run decides (NodeImporter::setDataDependent); a repeated axis
+/// fails the run. Costs one reduction per set: C(rank, count).
+template <typename OpTy>
+static LogicalResult importReduceAtRunTimeAxes(NodeImporter &node, Value input,
+                                               int64_t count, bool keepdims) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  if (count > rank || rank > 16)
+    return node.emitError() << count << " axes read at run time for an input "
+                            << "of rank " << rank << " (at most the rank, "
+                            << "and rank 16)";
+  // The sets of `count` axes, as bit masks, and the output's shape for each.
+  SmallVector<uint64_t> sets;
+  for (uint64_t mask = 0; mask < (uint64_t(1) << rank); ++mask)
+    if (llvm::popcount(mask) == count)
+      sets.push_back(mask);
+  auto shapeFor = [&](uint64_t mask) {
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < rank; ++d) {
+      bool reduced = mask & (uint64_t(1) << d);
+      if (keepdims)
+        shape.push_back(reduced ? 1 : type.getDimSize(d));
+      else if (!reduced)
+        shape.push_back(type.getDimSize(d));
+    }
+    return shape;
+  };
+  SmallVector<int64_t> largest = shapeFor(sets.front());
+  for (uint64_t mask : sets)
+    for (auto [d, size] : llvm::enumerate(shapeFor(mask)))
+      largest[d] = std::max(largest[d], size);
+
+  SmallVector<Value> laidOut;
+  SmallVector<int64_t> oneMore{1};
+  oneMore.append(largest);
+  for (uint64_t mask : sets) {
+    SmallVector<int64_t> axes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (mask & (uint64_t(1) << d))
+        axes.push_back(d);
+    Value reduced = node.create<OpTy>(input, ArrayRef<int64_t>(axes), true);
+    if (!reduced)
+      return failure();
+    // Padded with zeros to the largest shape: only the entries within the
+    // run's sizes are the output.
+    SmallVector<int64_t> shape = shapeFor(mask);
+    if (!keepdims)
+      reduced = node.create<graph::ReshapeOp>(reduced, shape,
+                                              /*allow_zero=*/true);
+    SmallVector<int64_t> pads(2 * shape.size(), 0);
+    for (auto [d, size] : llvm::enumerate(shape))
+      pads[shape.size() + d] = largest[d] - size;
+    if (reduced)
+      reduced = node.create<graph::PadOp>(reduced, pads, "constant",
+                                          llvm::APFloat(0.0));
+    if (reduced)
+      reduced = node.create<graph::ReshapeOp>(reduced, oneMore,
+                                              /*allow_zero=*/true);
+    if (!reduced)
+      return failure();
+    laidOut.push_back(reduced);
+  }
+  Value stacked = laidOut.size() == 1
+                      ? laidOut.front()
+                      : node.create<graph::ConcatOp>(laidOut, uint64_t(0));
+
+  // The run's set: its mask, then its place in the stack (a mask of another
+  // popcount, from a repeated axis, gets a place past the end).
+  SmallVector<int64_t> powers,
+      places(uint64_t(1) << rank, static_cast<int64_t>(sets.size()));
+  for (int64_t d = 0; d < rank; ++d)
+    powers.push_back(int64_t(1) << d);
+  for (auto [i, mask] : llvm::enumerate(sets))
+    places[mask] = static_cast<int64_t>(i);
+  Value bits = node.create<graph::GatherOp>(createI64Vector(node, powers),
+                                            node.getInput(1), uint64_t(0));
+  Value mask =
+      bits ? node.create<graph::ReduceSumOp>(bits, ArrayRef<int64_t>{0}, false)
+           : Value();
+  Value place = mask ? node.create<graph::GatherOp>(
+                           createI64Vector(node, places), mask, uint64_t(0))
+                     : Value();
+  Value result = place && stacked
+                     ? node.create<graph::GatherOp>(stacked, place, uint64_t(0))
+                     : Value();
+  if (!result)
+    return failure();
+  for (int64_t d = 0; d < static_cast<int64_t>(largest.size()); ++d) {
+    SmallVector<int64_t> sizes;
+    for (uint64_t mask : sets)
+      sizes.push_back(shapeFor(mask)[d]);
+    if (llvm::all_equal(sizes))
+      continue;
+    Value size = node.create<graph::GatherOp>(createI64Vector(node, sizes),
+                                              place, uint64_t(0));
+    if (!size)
+      return failure();
+    node.setDataDependent(result, size, d);
+  }
+  return node.setResults(result);
+}
+
 /// ReduceX. Its axes are an attribute before `axesInputSince` and an optional
-/// input from then on, with `noop_with_empty_axes` choosing what an empty list
-/// means.
+/// input from then on, a constant or read at run time, with
+/// `noop_with_empty_axes` choosing what an empty list means.
 template <typename OpTy, int64_t axesInputSince, bool floatOnly = false>
 static LogicalResult importReduce(NodeImporter &node) {
   Value input = node.getInput(0);
@@ -76,7 +193,22 @@ static LogicalResult importReduce(NodeImporter &node) {
   bool noop = false;
   if (node.getOpset() >= axesInputSince) {
     noop = node.getInt("noop_with_empty_axes", 0) != 0;
-    if (node.getInput(1) && failed(getConstantInts(node, 1, "axes", axes)))
+    Value axesInput = node.getInput(1);
+    auto axesType = axesInput ? cast<RankedTensorType>(axesInput.getType())
+                              : RankedTensorType();
+    if (axesInput && !node.getConstantInput(1) &&
+        axesType.getNumElements() != 0) {
+      if (axesType.getRank() != 1 || !axesType.getElementType().isInteger(64))
+        return node.emitError() << "input 'axes', read at run time, must be "
+                                   "a 1-D int64 tensor, not "
+                                << axesType;
+      if (node.hasFailed())
+        return failure();
+      return importReduceAtRunTimeAxes<OpTy>(node, input,
+                                             axesType.getDimSize(0), keepdims);
+    }
+    if (axesInput && axesType.getNumElements() != 0 &&
+        failed(getConstantInts(node, 1, "axes", axes)))
       return failure();
   } else {
     axes = node.getInts("axes");

@@ -335,8 +335,84 @@ int64_t matchNonUnitDims(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
 
 } // namespace
 
-LogicalResult kiln::passDataDependentSizes(
-    NodeImporter &node, ArrayRef<std::optional<DataDependentSize>> inputs) {
+/// An element-wise node: each size of each input, aligned from the last
+/// dimension, is the output's at that dimension; every input without it
+/// there must broadcast (size 1), and two sizes in one dimension must be
+/// the same count.
+static LogicalResult
+passThroughElementwise(NodeImporter &node,
+                       ArrayRef<SmallVector<DataDependentSize, 1>> inputs) {
+  Value output = node.getNumOutputs() > 0 && !node.getNode().output(0).empty()
+                     ? node.getState().values.lookup(node.getNode().output(0))
+                     : Value();
+  if (!output)
+    return success();
+  auto shapeOf = [&](Value value) {
+    return cast<RankedTensorType>(value.getType()).getShape();
+  };
+  int64_t outRank = shapeOf(output).size();
+  // CastLike's second input lends its type only.
+  if (node.getOpType() == "CastLike")
+    inputs = inputs.take_front(1);
+  // Output dimension -> (size, the input it comes from).
+  llvm::SmallDenseMap<int64_t, std::pair<const DataDependentSize *, unsigned>>
+      sizes;
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    Value value = node.getInput(i);
+    if (!value)
+      continue;
+    int64_t offset = outRank - static_cast<int64_t>(shapeOf(value).size());
+    for (const DataDependentSize &size : input) {
+      auto [it, inserted] =
+          sizes.try_emplace(size.dim + offset, &size, static_cast<unsigned>(i));
+      if (!inserted && it->second.first->count != size.count)
+        return node.emitError()
+               << "inputs '" << node.getNode().input(it->second.second)
+               << "' and '" << node.getNode().input(i)
+               << "' have sizes that the run decides apart (outputs of "
+               << it->second.first->node << " and " << size.node
+               << "), which Kiln does not combine (yet)";
+    }
+  }
+  for (auto [dim, from] : sizes) {
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      Value value = node.getInput(i);
+      if (!value)
+        continue;
+      int64_t d = dim - (outRank - static_cast<int64_t>(shapeOf(value).size()));
+      bool hasIt = llvm::any_of(
+          input, [&](const DataDependentSize &size) { return size.dim == d; });
+      if (d >= 0 && !hasIt && shapeOf(value)[d] != 1)
+        return node.emitError()
+               << "input '" << node.getNode().input(from.second)
+               << "' is an output of " << from.first->node
+               << ", whose size (dimension " << from.first->dim
+               << ") only the run decides, and input '"
+               << node.getNode().input(i)
+               << "' has a fixed size along it (it must broadcast)";
+    }
+    node.setDataDependent(output, from.first->count, dim);
+  }
+  return success();
+}
+
+LogicalResult
+kiln::passDataDependentSizes(NodeImporter &node,
+                             ArrayRef<SmallVector<DataDependentSize, 1>> all) {
+  if (isElementwise(node.getOpType()))
+    return passThroughElementwise(node, all);
+  // Other operators take one such dimension.
+  SmallVector<std::optional<DataDependentSize>> inputs;
+  for (auto [i, sizes] : llvm::enumerate(all)) {
+    if (sizes.size() > 1)
+      return node.emitError()
+             << "input '" << node.getNode().input(i) << "' is an output of "
+             << sizes.front().node << ", with " << sizes.size()
+             << " dimensions whose sizes only the run decides, which Kiln "
+                "passes through element-wise operators only";
+    inputs.push_back(sizes.empty() ? std::nullopt
+                                   : std::optional(sizes.front()));
+  }
   const DataDependentSize *size = nullptr;
   unsigned sizeInput = 0;
   std::string inputName;
@@ -376,31 +452,7 @@ LogicalResult kiln::passDataDependentSizes(
   if (!output)
     return success(); // nothing reads it
   int64_t outRank = shapeOf(output).size();
-  if (isElementwise(opType)) {
-    // Aligned from the last dimension; every other input must broadcast
-    // along the size's dimension.
-    for (auto [i, input] : llvm::enumerate(inputs)) {
-      Value value = node.getInput(i);
-      if (!value)
-        continue;
-      int64_t offset = outRank - static_cast<int64_t>(shapeOf(value).size());
-      if (input) {
-        int64_t at = input->dim + offset;
-        if (dim >= 0 && dim != at)
-          return refuse("the inputs place it in different dimensions");
-        dim = at;
-      }
-    }
-    for (auto [i, input] : llvm::enumerate(inputs)) {
-      Value value = node.getInput(i);
-      if (!value || input)
-        continue;
-      int64_t d = dim - (outRank - static_cast<int64_t>(shapeOf(value).size()));
-      if (d >= 0 && shapeOf(value)[d] != 1)
-        return refuse("input '" + node.getNode().input(i) +
-                      "' has a fixed size along it (it must broadcast)");
-    }
-  } else if (opType == "Transpose") {
+  if (opType == "Transpose") {
     SmallVector<int64_t> perm = node.getInts("perm");
     if (perm.empty())
       for (int64_t d = outRank - 1; d >= 0; --d)

@@ -105,18 +105,21 @@ struct GraphImportState {
   /// What DequantizeLinear nodes made, and the exact products of it.
   llvm::DenseMap<mlir::Value, DequantizedValue> dequantized;
   llvm::DenseMap<mlir::Value, Accumulation> accumulations;
-  /// The values whose size the data decides (DataDependentSize).
-  llvm::DenseMap<mlir::Value, DataDependentSize> dataDependent;
+  /// The values whose size the data decides (DataDependentSize), one entry
+  /// per such dimension, in increasing order.
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<DataDependentSize, 1>>
+      dataDependent;
 };
 
-/// After `node` is imported on inputs of which some (`inputs`, one entry
-/// per node input) have sizes that the run decides: records its outputs'
-/// (ImportSelection.cpp). The ops compute on the whole padded tensors; an
-/// operator that would mix the padding into the entries that count (a sum
-/// along the size, a Gather along it, a Shape of it) is refused by name.
-llvm::LogicalResult
-passDataDependentSizes(NodeImporter &node,
-                       llvm::ArrayRef<std::optional<DataDependentSize>> inputs);
+/// After `node` is imported on inputs of which some (`inputs`, one list
+/// per node input, empty for the others) have sizes that the run decides:
+/// records its outputs' (ImportSelection.cpp). The ops compute on the whole
+/// padded tensors; an operator that would mix the padding into the entries that
+/// count (a sum along the size, a Gather along it, a Shape of it) is refused by
+/// name.
+llvm::LogicalResult passDataDependentSizes(
+    NodeImporter &node,
+    llvm::ArrayRef<llvm::SmallVector<DataDependentSize, 1>> inputs);
 
 /// Sequences at import (ImportSequence.cpp): a list of tensor values,
 /// carried between nodes as one value of tuple type.

@@ -37,8 +37,15 @@ ElementsAttr NodeImporter::getConstantInput(unsigned i) const {
 }
 
 void NodeImporter::setDataDependent(Value result, Value count, int64_t dim) {
-  state.dataDependent[result] = {
-      count, dim, "node '" + displayName + "' (" + getOpType().str() + ")"};
+  auto &sizes = state.dataDependent[result];
+  // A value passed through unchanged (Identity) keeps its entry.
+  llvm::erase_if(
+      sizes, [&](const DataDependentSize &size) { return size.dim == dim; });
+  sizes.push_back(
+      {count, dim, "node '" + displayName + "' (" + getOpType().str() + ")"});
+  llvm::sort(sizes, [](const DataDependentSize &a, const DataDependentSize &b) {
+    return a.dim < b.dim;
+  });
 }
 
 unsigned NodeImporter::getNumOutputs() const { return node.output_size(); }

@@ -108,7 +108,8 @@ public:
   }
 
   /// Records that the data decides `result`'s size along `dim`: `count`
-  /// entries of it are the node's output (GraphImportState::dataDependent).
+  /// entries of it are the node's output (GraphImportState::dataDependent);
+  /// once per such dimension.
   void setDataDependent(mlir::Value result, mlir::Value count, int64_t dim);
 
   //===--------------------------------------------------------------------===//

@@ -620,16 +620,17 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
                 "earlier node (ONNX graphs are topologically sorted)";
   // The inputs whose sizes the run decides pass them on (or the node is
   // refused, after its import).
-  SmallVector<std::optional<DataDependentSize>> sizes;
+  SmallVector<SmallVector<DataDependentSize, 1>> sizes;
   for (const std::string &input : node.input()) {
     auto it = input.empty()
                   ? state.dataDependent.end()
                   : state.dataDependent.find(state.values.lookup(input));
     sizes.push_back(it == state.dataDependent.end()
-                        ? std::nullopt
-                        : std::optional<DataDependentSize>(it->second));
+                        ? SmallVector<DataDependentSize, 1>()
+                        : it->second);
   }
-  bool passesSizes = llvm::any_of(sizes, [](const auto &s) { return s; });
+  bool passesSizes =
+      llvm::any_of(sizes, [](const auto &s) { return !s.empty(); });
   // Sequences reach only the operators that take them; any other gets
   // tensors (its importer never sees a sequence).
   static const llvm::StringSet<> takesSequences = {"SequenceInsert",
@@ -742,8 +743,8 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
     if (auto it = state.dataDependent.find(value);
         it != state.dataDependent.end()) {
       emitModelError() << "subgraph '" << graph.name() << "': output '"
-                       << output.name()
-                       << "': " << dataDependentUse(output.name(), it->second);
+                       << output.name() << "': "
+                       << dataDependentUse(output.name(), it->second.front());
       restore();
       return failure();
     }
@@ -995,27 +996,33 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
     auto it = state.dataDependent.find(value);
     if (it == state.dataDependent.end())
       continue;
-    const DataDependentSize &size = it->second;
-    auto *found = llvm::find(counts, size.count);
-    int64_t k = found - counts.begin();
-    if (found == counts.end()) {
-      std::string name = resultNames[i] + "_" + std::to_string(size.dim);
-      const onnx::ValueInfoProto *info = resultInfos[i];
-      if (info && info->type().has_tensor_type() &&
-          info->type().tensor_type().shape().dim_size() > size.dim &&
-          !info->type().tensor_type().shape().dim(size.dim).dim_param().empty())
-        name = info->type().tensor_type().shape().dim(size.dim).dim_param();
-      while (!symbolNames.insert(name).second)
-        name += "'";
-      counts.push_back(size.count);
-      int64_t max =
-          cast<RankedTensorType>(value.getType()).getDimSize(size.dim);
-      resultSymbols.push_back(builder.getDictionaryAttr(
-          {builder.getNamedAttr("name", builder.getStringAttr(name)),
-           builder.getNamedAttr("max", builder.getI64IntegerAttr(max))}));
-    }
     resultDims[i].assign(cast<RankedTensorType>(value.getType()).getRank(), -1);
-    resultDims[i][size.dim] = k;
+    for (const DataDependentSize &size : it->second) {
+      auto *found = llvm::find(counts, size.count);
+      int64_t k = found - counts.begin();
+      if (found == counts.end()) {
+        std::string name = resultNames[i] + "_" + std::to_string(size.dim);
+        const onnx::ValueInfoProto *info = resultInfos[i];
+        if (info && info->type().has_tensor_type() &&
+            info->type().tensor_type().shape().dim_size() > size.dim &&
+            !info->type()
+                 .tensor_type()
+                 .shape()
+                 .dim(size.dim)
+                 .dim_param()
+                 .empty())
+          name = info->type().tensor_type().shape().dim(size.dim).dim_param();
+        while (!symbolNames.insert(name).second)
+          name += "'";
+        counts.push_back(size.count);
+        int64_t max =
+            cast<RankedTensorType>(value.getType()).getDimSize(size.dim);
+        resultSymbols.push_back(builder.getDictionaryAttr(
+            {builder.getNamedAttr("name", builder.getStringAttr(name)),
+             builder.getNamedAttr("max", builder.getI64IntegerAttr(max))}));
+      }
+      resultDims[i][size.dim] = k;
+    }
   }
   size_t numOutputs = results.size();
   results.append(counts.begin(), counts.end());

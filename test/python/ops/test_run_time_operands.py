@@ -83,3 +83,37 @@ def test_topk_run_time_k(tmp_path):
     assert symbol.data_dependent and symbol.max == 7
     with pytest.raises(kiln.InvalidInputError, match="index 8 is out of range"):
         loaded.run({"x": x, "K": np.array([8], np.int64)})
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax", "ReduceL2"])
+def test_reduce_run_time_axes(op, keepdims, tmp_path):
+    """Which axes a reduction takes decides its output's shape: one compiled
+    model serves every pair of axes; the sizes come back with the run."""
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    model = model_of(op, x, "axes", [2], {"keepdims": keepdims})
+    loaded = check_values(model, x, "axes", [
+        np.array(a, np.int64) for a in ([0, 1], [2, 0], [-1, 1], [0, -1])],
+        tmp_path)
+    assert all(s.data_dependent for s in loaded.symbols)
+    with pytest.raises(kiln.InvalidInputError, match="out of range"):
+        loaded.run({"x": x, "axes": np.array([0, 3], np.int64)})
+    with pytest.raises(kiln.InvalidInputError, match="out of range"):
+        loaded.run({"x": x, "axes": np.array([1, 1], np.int64)})
+
+
+def test_reduce_run_time_axes_flow_through_element_wise(tmp_path):
+    """torch's expanded ReduceL2: ReduceSum of squares, then Sqrt; each
+    output dimension's size passes through."""
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "x"], ["sq"]),
+         helper.make_node("ReduceSum", ["sq", "axes"], ["s"], keepdims=1),
+         helper.make_node("Sqrt", ["s"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
+                              ir_version=8)
+    check_values(model, x, "axes",
+                 [np.array([a], np.int64) for a in (0, 1, -1)], tmp_path)
