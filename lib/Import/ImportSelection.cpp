@@ -77,6 +77,27 @@ static LogicalResult importNonZero(NodeImporter &node) {
   return node.setResults(op->getResult(0));
 }
 
+/// The node's `axis` attribute, made non-negative; without one, `input`
+/// flattened and axis 0 (Compress and Unique).
+static LogicalResult alongAxisOrFlat(NodeImporter &node, Value &input,
+                                     int64_t &axis) {
+  auto type = tensorType(input);
+  if (node.hasAttr("axis")) {
+    FailureOr<int64_t> normalized =
+        normalizeAxis(node, node.getInt("axis"), type.getRank());
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+    return success();
+  }
+  axis = 0;
+  if (type.getRank() != 1)
+    input = node.create<graph::ReshapeOp>(
+        input, SmallVector<int64_t>{type.getNumElements()},
+        /*allow_zero=*/false);
+  return success(input != nullptr);
+}
+
 /// Compress: the slices along `axis` (of the flattened input without one)
 /// where the condition is true; a condition shorter than the axis drops
 /// the slices past its end.
@@ -89,22 +110,10 @@ static LogicalResult importCompress(NodeImporter &node) {
       !conditionType.getElementType().isInteger(1))
     return node.emitError()
            << "the condition must be a 1-D bool tensor, not " << conditionType;
-  auto type = tensorType(input);
   int64_t axis = 0;
-  if (node.hasAttr("axis")) {
-    FailureOr<int64_t> normalized =
-        normalizeAxis(node, node.getInt("axis"), type.getRank());
-    if (failed(normalized))
-      return failure();
-    axis = *normalized;
-  } else {
-    input = node.create<graph::ReshapeOp>(
-        input, SmallVector<int64_t>{type.getNumElements()},
-        /*allow_zero=*/false);
-    if (!input)
-      return failure();
-    type = tensorType(input);
-  }
+  if (failed(alongAxisOrFlat(node, input, axis)))
+    return failure();
+  auto type = tensorType(input);
   if (node.hasFailed())
     return failure();
   int64_t length = conditionType.getDimSize(0);
@@ -144,21 +153,9 @@ static LogicalResult importUnique(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
-  auto type = tensorType(input);
   int64_t axis = 0;
-  if (node.hasAttr("axis")) {
-    FailureOr<int64_t> normalized =
-        normalizeAxis(node, node.getInt("axis"), type.getRank());
-    if (failed(normalized))
-      return failure();
-    axis = *normalized;
-  } else if (type.getRank() != 1) {
-    input = node.create<graph::ReshapeOp>(
-        input, SmallVector<int64_t>{type.getNumElements()},
-        /*allow_zero=*/false);
-    if (!input)
-      return failure();
-  }
+  if (failed(alongAxisOrFlat(node, input, axis)))
+    return failure();
   bool sorted = node.getInt("sorted", 1) != 0;
   if (node.hasFailed())
     return failure();
