@@ -247,10 +247,24 @@ bool isBroadcastElementwise(linalg::GenericOp op, int64_t lanes) {
   return broadcasts;
 }
 
+/// How many positions of the next-to-innermost dimension (of size `size`)
+/// one step of vectorizeBroadcasts takes: the largest divisor from 8 down
+/// to 2, or 1. Positions of one step are independent chains of the body's
+/// arithmetic (a depthwise convolution's 9 or 25 multiply-adds into one
+/// accumulator are latency-bound one at a time), and the reads they share
+/// (the overlapping windows of neighbouring pixels) are loaded once.
+int64_t stepPositions(int64_t size) {
+  for (int64_t positions = 8; positions > 1; --positions)
+    if (size % positions == 0)
+      return positions;
+  return 1;
+}
+
 /// Runs each isBroadcastElementwise op as loops over its outer dimensions
-/// and `lanes`-wide steps of its innermost one, each step one vector op per
-/// operation of its body (upstream's tiling and vectorizer). Returns the
-/// ops of the steps.
+/// and steps of `lanes` along its innermost one times stepPositions along
+/// the one before, each step one vector op of 1 x ... x positions x lanes
+/// per operation of its body (upstream's tiling and vectorizer). Returns
+/// the outermost loop of each.
 SmallVector<Operation *> vectorizeBroadcasts(func::FuncOp func, int64_t lanes) {
   SmallVector<linalg::GenericOp> ops;
   func.walk([&](linalg::GenericOp op) {
@@ -258,10 +272,13 @@ SmallVector<Operation *> vectorizeBroadcasts(func::FuncOp func, int64_t lanes) {
       ops.push_back(op);
   });
   IRRewriter rewriter(func.getContext());
-  SmallVector<Operation *> steps;
+  SmallVector<Operation *> loops;
   for (linalg::GenericOp op : ops) {
     SmallVector<int64_t> sizes(op.getNumLoops(), 1);
     sizes.back() = lanes;
+    if (sizes.size() > 1)
+      sizes[sizes.size() - 2] =
+          stepPositions(op.getStaticLoopRanges()[sizes.size() - 2]);
     linalg::LinalgTilingOptions options;
     options.setTileSizes(sizes);
     rewriter.setInsertionPoint(op);
@@ -276,11 +293,19 @@ SmallVector<Operation *> vectorizeBroadcasts(func::FuncOp func, int64_t lanes) {
     if (succeeded(vectorized))
       rewriter.eraseOp(tiled->op);
     if (!tiled->loops.empty())
-      tiled->loops.front()->walk([&](Operation *inner) {
-        if (!isa<scf::ForOp, scf::YieldOp>(inner))
-          steps.push_back(inner);
-      });
+      loops.push_back(tiled->loops.front());
   }
+  return loops;
+}
+
+/// The ops inside `loops` but the loops themselves.
+SmallVector<Operation *> collectSteps(ArrayRef<Operation *> loops) {
+  SmallVector<Operation *> steps;
+  for (Operation *loop : loops)
+    loop->walk([&](Operation *inner) {
+      if (!isa<scf::ForOp, scf::YieldOp>(inner))
+        steps.push_back(inner);
+    });
   return steps;
 }
 
@@ -466,13 +491,39 @@ struct CPUReorderLoopsPass : impl::CPUReorderLoopsBase<CPUReorderLoopsPass> {
       return signalPassFailure();
     reassociateInnermostReductions(getOperation());
     if (vectorWidth > 0) {
-      SmallVector<Operation *> steps =
+      SmallVector<Operation *> loops =
           vectorizeBroadcasts(getOperation(), vectorWidth);
+      SmallVector<Operation *> steps = collectSteps(loops);
       // The vectors of a tile (1 x ... x 1 x lanes) as 1-D ones, read and
       // written with loads and stores (a broadcast scalar as a 0-D read,
       // which nothing later lowers, as a load). Only these: the tiles of
       // contractions have transfers of their own (a column of a matrix as
       // vector<16x1xf32>), which these patterns would turn round and round.
+      // First each step's vectors of several positions as one vector per
+      // position (1 x ... x 1 x lanes).
+      RewritePatternSet unroll(&getContext());
+      vector::populateVectorUnrollPatterns(
+          unroll,
+          vector::UnrollVectorOptions().setNativeShapeFn(
+              [&](Operation *op) -> std::optional<SmallVector<int64_t>> {
+                auto type = dyn_cast<VectorType>(
+                    op->getNumResults() == 1 ? op->getResult(0).getType()
+                    : isa<vector::TransferWriteOp>(op)
+                        ? op->getOperand(0).getType()
+                        : Type());
+                if (!type || type.getRank() < 2)
+                  return std::nullopt;
+                SmallVector<int64_t> shape(type.getRank(), 1);
+                shape.back() = type.getShape().back();
+                return shape;
+              }));
+      if (!steps.empty() &&
+          failed(applyOpPatternsGreedily(
+              steps, std::move(unroll),
+              GreedyRewriteConfig().setStrictness(
+                  GreedyRewriteStrictness::ExistingAndNewOps))))
+        return signalPassFailure();
+      steps = collectSteps(loops);
       RewritePatternSet vectors(&getContext());
       vector::populateCastAwayVectorLeadingOneDimPatterns(vectors);
       vector::populateVectorTransferPermutationMapLoweringPatterns(vectors);

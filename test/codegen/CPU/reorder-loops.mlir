@@ -97,15 +97,22 @@ func.func @contiguous(%buffer: memref<1x4x58x58x16xf32>, %i: index, %x: memref<1
 // loops, vectorized across the pixels with gathers). An op whose innermost
 // dimension is not a multiple of the vector width (3), or a broadcast
 // input read across its innermost dimension, stays for LLVM.
+// A step takes 8 pixels (the largest divisor of 56 up to 8): 8 independent
+// vectors, whose shared reads LLVM then loads once.
 // CHECK-LABEL: func.func @broadcast_elementwise
 // CHECK-NOT: linalg.generic
-// CHECK: scf.for
-// CHECK: %[[X:.+]] = vector.load %{{.+}} : memref<1x1x1x1x16xf32, strided<[200704, 50176, 896, 16, 1], offset: ?>>, vector<16xf32>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C8:.+]] {
+// CHECK: %[[XS:.+]] = memref.subview %{{.+}} [1, 1, 1, 8, 16] [1, 1, 1, 1, 1] : memref<1x4x56x56x16xf32> to memref<1x1x1x8x16xf32, strided<[200704, 50176, 896, 16, 1], offset: ?>>
+// CHECK: %[[X0:.+]] = vector.load %[[XS]][%{{.+}}, %{{.+}}, %{{.+}}, %[[P0:.+]], %{{.+}}] : memref<1x1x1x8x16xf32, strided<[200704, 50176, 896, 16, 1], offset: ?>>, vector<16xf32>
+// CHECK-COUNT-7: vector.load %[[XS]]
 // CHECK: %[[S:.+]] = vector.load %{{.+}} : memref<1x1x1x16xf32, strided<[16, 16, 16, 1], offset: ?>>, vector<16xf32>
 // CHECK: %[[T:.+]] = vector.load %{{.+}} : memref<1x16xf32, strided<[16, 1], offset: ?>>, vector<16xf32>
-// CHECK: %[[M:.+]] = math.fma %[[X]], %[[S]], %[[T]] : vector<16xf32>
+// CHECK: %[[M:.+]] = math.fma %[[X0]], %[[S]], %{{.+}} : vector<16xf32>
+// CHECK-COUNT-7: math.fma
 // CHECK: %[[R:.+]] = arith.maximumf %[[M]], %{{.+}} : vector<16xf32>
-// CHECK: vector.store %[[R]], %{{.+}} : memref<1x1x1x1x16xf32, strided<[200704, 50176, 896, 16, 1], offset: ?>>, vector<16xf32>
+// CHECK-COUNT-7: arith.maximumf
+// CHECK: vector.store %[[R]], %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %[[P0]], %{{.+}}] : memref<1x1x1x8x16xf32, strided<[200704, 50176, 896, 16, 1], offset: ?>>, vector<16xf32>
+// CHECK-COUNT-7: vector.store
 // NOVEC-LABEL: func.func @broadcast_elementwise
 // NOVEC-COUNT-3: linalg.generic
 func.func @broadcast_elementwise(%x: memref<1x4x56x56x16xf32>, %scale: memref<4x1x1x16xf32>, %shift: memref<4x16xf32>, %y: memref<1x4x56x56x16xf32>,
@@ -142,7 +149,7 @@ func.func @broadcast_elementwise(%x: memref<1x4x56x56x16xf32>, %scale: memref<4x
 // CHECK-LABEL: func.func @broadcast_scalar
 // CHECK: %[[C:.+]] = vector.transfer_read %{{.+}} {in_bounds = [true, true]} : memref<32x7xf32>, vector<16x1xf32>
 // CHECK: scf.for
-// CHECK: %[[V:.+]] = memref.load %{{.+}} : memref<1x1xf32, strided<[512, 4], offset: ?>>
+// CHECK: %[[V:.+]] = memref.load %{{.+}} : memref<1x8xf32, strided<[512, 4], offset: ?>>
 // CHECK: vector.broadcast %[[V]] : f32 to vector<f32>
 // CHECK: vector.broadcast %{{.+}} : vector<f32> to vector<16xf32>
 // CHECK: arith.subf %{{.+}} : vector<16xf32>
