@@ -313,6 +313,93 @@ static LogicalResult importSplit(NodeImporter &node) {
   return node.setResults(node.foldResults(op));
 }
 
+/// Slice of starts and ends read at run time (constant axes and steps):
+/// along each sliced axis, the indices start + step * i for every i the
+/// axis can hold (ceil(size / |step|)), clamped into it, taken by a Gather;
+/// how many of them are the slice, max(0, ceil((end - start) / step)) after
+/// ONNX's wrapping and clamping, is a size the run decides
+/// (NodeImporter::setDataDependent).
+static LogicalResult importSliceAtRunTime(NodeImporter &node, Value input,
+                                          ArrayRef<int64_t> axes,
+                                          ArrayRef<int64_t> steps) {
+  RankedTensorType type = getType(input);
+  int64_t rank = type.getRank();
+  Builder &b = node.getBuilder();
+  Type i64 = b.getI64Type();
+  auto scalarType = RankedTensorType::get({}, i64);
+  auto constant = [&](int64_t value) {
+    return node.create<graph::ConstantOp>(
+        cast<TypedAttr>(DenseElementsAttr::get(scalarType, APInt(64, value))));
+  };
+  // Entry `i` of a run-time starts or ends input, as an i64 scalar.
+  auto entry = [&](unsigned input, int64_t i) -> Value {
+    Value values = node.getInput(input);
+    if (getType(values).getElementType() != i64)
+      values = graph::CastOp::create(node.getBuilder(), node.getLoc(),
+                                     getType(values).clone(i64), values);
+    return node.create<graph::GatherOp>(values, constant(i), uint64_t(0));
+  };
+  auto add = [&](Value l, Value r) { return node.create<graph::AddOp>(l, r); };
+  auto mul = [&](Value l, Value r) { return node.create<graph::MulOp>(l, r); };
+  auto max = [&](Value l, Value r) {
+    return node.create<graph::MaxOp>(ValueRange{l, r});
+  };
+  auto min = [&](Value l, Value r) {
+    return node.create<graph::MinOp>(ValueRange{l, r});
+  };
+  // Negative positions count from the end.
+  auto wrap = [&](Value v, int64_t size) {
+    Value negative = node.create<graph::LessOp>(v, constant(0));
+    return node.create<graph::WhereOp>(negative, add(v, constant(size)), v);
+  };
+  Value result = input;
+  SmallVector<std::pair<Value, int64_t>> sizes;
+  for (auto [i, axis, step] : llvm::enumerate(axes, steps)) {
+    auto d = normalizeAxis(node, axis, rank);
+    if (!d)
+      return failure();
+    int64_t size = type.getDimSize(*d);
+    if (step == 0)
+      return node.emitError() << "step of axis " << axis << " is 0";
+    if (llvm::any_of(sizes, [&](const auto &s) { return s.second == *d; }))
+      return node.emitError() << "axis " << axis << " is sliced twice";
+    Value start = wrap(entry(1, i), size), end = wrap(entry(2, i), size);
+    Value count;
+    if (step > 0) {
+      start = min(max(start, constant(0)), constant(size));
+      end = min(max(end, constant(0)), constant(size));
+      count = node.create<graph::DivOp>(
+          add(node.create<graph::SubOp>(end, start), constant(step - 1)),
+          constant(step));
+    } else {
+      start = min(max(start, constant(0)),
+                  constant(std::max<int64_t>(size - 1, 0)));
+      end = min(max(end, constant(-1)), constant(size - 1));
+      count = node.create<graph::DivOp>(
+          add(node.create<graph::SubOp>(start, end), constant(-step - 1)),
+          constant(-step));
+    }
+    count = max(count, constant(0));
+    int64_t bound =
+        size == 0 ? 0 : (size + std::abs(step) - 1) / std::abs(step);
+    auto iotaType = RankedTensorType::get({bound}, i64);
+    Value iota =
+        node.create<graph::ConstantOp>(cast<TypedAttr>(DenseElementsAttr::get(
+            iotaType,
+            ArrayRef(llvm::to_vector(llvm::seq<int64_t>(0, bound))))));
+    Value indices = min(max(add(start, mul(iota, constant(step))), constant(0)),
+                        constant(std::max<int64_t>(size - 1, 0)));
+    result = node.create<graph::GatherOp>(result, indices,
+                                          static_cast<uint64_t>(*d));
+    if (!result || !count)
+      return failure();
+    sizes.push_back({count, *d});
+  }
+  for (auto [count, d] : sizes)
+    node.setDataDependent(result, count, d);
+  return node.setResults(result);
+}
+
 static LogicalResult importSlice(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
@@ -320,6 +407,42 @@ static LogicalResult importSlice(NodeImporter &node) {
   RankedTensorType type = getType(input);
   int64_t rank = type.getRank();
   SmallVector<int64_t> starts, ends, axes, steps;
+  if (node.getOpset() >= 10 && node.getInput(1) && node.getInput(2) &&
+      (!node.getConstantInput(1) || !node.getConstantInput(2))) {
+    // Starts or ends at run time; the axes and steps are constants.
+    int64_t count = getType(node.getInput(1)).getRank() == 1
+                        ? getType(node.getInput(1)).getDimSize(0)
+                        : -1;
+    if (count < 0 || getType(node.getInput(2)).getRank() != 1 ||
+        getType(node.getInput(2)).getDimSize(0) != count)
+      return node.emitError() << "starts and ends must be 1-D and of one "
+                                 "length";
+    if (node.getInput(3)) {
+      auto a = getConstantInts(node, 3,
+                               "the axes input (with starts or "
+                               "ends read at run time)");
+      if (!a)
+        return failure();
+      axes = *a;
+    } else {
+      axes = llvm::to_vector(llvm::seq<int64_t>(0, count));
+    }
+    if (node.getInput(4)) {
+      auto st = getConstantInts(node, 4,
+                                "the steps input (with starts or "
+                                "ends read at run time)");
+      if (!st)
+        return failure();
+      steps = *st;
+    } else {
+      steps.assign(count, 1);
+    }
+    if (static_cast<int64_t>(axes.size()) != count ||
+        static_cast<int64_t>(steps.size()) != count)
+      return node.emitError()
+             << "starts, ends, axes and steps differ in length";
+    return importSliceAtRunTime(node, input, axes, steps);
+  }
   if (node.getOpset() < 10) {
     starts = node.getInts("starts");
     ends = node.getInts("ends");

@@ -117,3 +117,33 @@ def test_reduce_run_time_axes_flow_through_element_wise(tmp_path):
                               ir_version=8)
     check_values(model, x, "axes",
                  [np.array([a], np.int64) for a in (0, 1, -1)], tmp_path)
+
+
+@pytest.mark.parametrize("steps", [(1, 1), (2, -1)])
+def test_slice_run_time_starts_and_ends(steps, tmp_path):
+    """x[s0:e0:t0, :, s1:e1:t1] with the starts and ends read at run time
+    (axes and steps constants): each sliced dimension's size is one the run
+    decides."""
+    x = rng.standard_normal((6, 3, 8)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"],
+                          ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("starts", TensorProto.INT64, [2]),
+         helper.make_tensor_value_info("ends", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [onnx.numpy_helper.from_array(np.array([0, -1], np.int64), "axes"),
+         onnx.numpy_helper.from_array(np.array(steps, np.int64), "steps")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
+                              ir_version=8)
+    loaded = kiln.load(compile_model(model, tmp_path))
+    for starts, ends in [((0, 0), (6, 8)), ((1, -2), (-1, 2)), ((4, 7), (2, 0)),
+                         ((-100, 100), (100, -100)), ((2, 3), (2, 3)),
+                         ((0, -1), (9223372036854775807, -9223372036854775807))]:
+        feeds = {"x": x, "starts": np.array(starts, np.int64),
+                 "ends": np.array(ends, np.int64)}
+        got = loaded.run(feeds)["y"]
+        want = run_onnxruntime(model, feeds)["y"]
+        assert got.shape == want.shape, (starts, ends)
+        np.testing.assert_array_equal(got, want, err_msg=f"{starts} {ends}")
+    assert len(loaded.symbols) == 2
