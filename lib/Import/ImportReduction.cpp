@@ -91,6 +91,14 @@ static LogicalResult importReduceAtRunTimeAxes(NodeImporter &node, Value input,
   for (uint64_t mask = 0; mask < (uint64_t(1) << rank); ++mask)
     if (llvm::popcount(mask) == count)
       sets.push_back(mask);
+  // A reduction per set: bounded, so that a model cannot ask for thousands.
+  constexpr size_t kMaxSets = 128;
+  if (sets.size() > kMaxSets)
+    return node.emitError() << count << " axes read at run time of an input "
+                            << "of rank " << rank << " make " << sets.size()
+                            << " sets of axes, more than the " << kMaxSets
+                            << " Kiln reduces in advance; give the axes as a "
+                               "constant";
   auto shapeFor = [&](uint64_t mask) {
     SmallVector<int64_t> shape;
     for (int64_t d = 0; d < rank; ++d) {

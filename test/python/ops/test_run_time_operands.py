@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import kiln
-from kiln_testing import compile_model, run_onnxruntime
+from kiln_testing import KilnError, compile_model, run_onnxruntime
 
 rng = np.random.default_rng(23)
 
@@ -147,3 +147,12 @@ def test_slice_run_time_starts_and_ends(steps, tmp_path):
         assert got.shape == want.shape, (starts, ends)
         np.testing.assert_array_equal(got, want, err_msg=f"{starts} {ends}")
     assert len(loaded.symbols) == 2
+
+
+def test_reduce_too_many_sets_of_run_time_axes_is_refused(tmp_path):
+    """C(8, 4) = 70 sets is fine, C(10, 5) = 252 is too many reductions to
+    compile in advance: a clear error, not a compile that never ends."""
+    x = np.zeros((1,) * 10, np.float32)
+    model = model_of("ReduceSum", x, "axes", [5])
+    with pytest.raises(KilnError, match="make 252 sets of axes, more than the 128"):
+        compile_model(model, tmp_path)
