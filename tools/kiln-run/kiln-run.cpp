@@ -47,7 +47,9 @@ Runs a model compiled by kiln-compile and writes its outputs as .npy files.
                       goes to DIR/NAME.npy, with every character outside
                       [A-Za-z0-9_.-] replaced by '_' (and "_<index>" added if
                       two outputs would get the same file). bf16 outputs are
-                      written as u2 bit patterns.
+                      written as u2 bit patterns. Each output has the shape
+                      of the run, its sizes that the data decides (NonZero,
+                      Unique, ...) included.
   --warmup N          untimed runs before the timed ones (default 0)
   --repeat N          timed runs, N >= 1 (default 1); outputs are those of
                       the last run
