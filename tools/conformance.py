@@ -72,7 +72,7 @@ SHAPE_OPERANDS = {
     "Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
     "Slice": (3, 4), "Pad": (1, 3), "Resize": (1, 2, 3), "Squeeze": (1,),
     "Upsample": (1,),
-    "Unsqueeze": (1,), "Split": (1,), "OneHot": (1,),
+    "Unsqueeze": (1,), "OneHot": (1,),
     "Range": (0, 1, 2), "CenterCropPad": (1, 2), "Col2Im": (1, 2),
     "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
     "STFT": (1, 3), "HannWindow": (0,), "HammingWindow": (0,),
@@ -91,7 +91,7 @@ SHAPE_OPERANDS = {
 # Operands Kiln reads at run time on the CPU, where the output's size then
 # is one the run decides (docs/runtime.md), but which the nvptx target needs
 # as constants: frozen under --gpu-emulation only.
-GPU_SHAPE_OPERANDS = {"TopK": (1,), "Slice": (1, 2, 3, 4),
+GPU_SHAPE_OPERANDS = {"TopK": (1,), "Slice": (1, 2, 3, 4), "Split": (1,),
                       **{op: (1,) for op in _REDUCE}}
 FLOAT_SHAPE_OPERANDS = {"Resize": (1, 2), "Upsample": (1,), "OneHot": (1,),
                         "Range": (0, 1, 2),

@@ -269,6 +269,77 @@ static LogicalResult importConcat(NodeImporter &node) {
       inputs, node.getBuilder().getI64IntegerAttr(*axis)));
 }
 
+/// Split by sizes read at run time: output i gathers the positions
+/// offset_i + j (the sizes before it summed, clamped into the axis) for
+/// every j the axis holds, of which size_i are the output, a size the run
+/// decides (NodeImporter::setDataDependent). Sizes that are negative or do
+/// not add up to the axis fail the run (a Gather's index check on a
+/// one-entry table; the zero it gives is added to every offset so that it
+/// stays).
+static LogicalResult importSplitAtRunTime(NodeImporter &node, Value input,
+                                          int64_t axis) {
+  RankedTensorType type = getType(input);
+  int64_t axisSize = type.getDimSize(axis);
+  Value split = node.getInput(1);
+  auto splitType = getType(split);
+  Type i64 = node.getBuilder().getI64Type();
+  if (splitType.getRank() != 1 || splitType.getElementType() != i64)
+    return node.emitError() << "the split input must be a 1-D int64 tensor, "
+                               "not "
+                            << splitType;
+  int64_t count = splitType.getDimSize(0);
+  if (count != node.getNumOutputs())
+    return node.emitError() << "the split input has " << count << " sizes for "
+                            << node.getNumOutputs() << " outputs";
+  auto scalarType = RankedTensorType::get({}, i64);
+  auto constant = [&](int64_t value) {
+    return node.create<graph::ConstantOp>(
+        cast<TypedAttr>(DenseElementsAttr::get(scalarType, APInt(64, value))));
+  };
+  auto vector = [&](ArrayRef<int64_t> values) {
+    auto vectorType =
+        RankedTensorType::get({static_cast<int64_t>(values.size())}, i64);
+    return node.create<graph::ConstantOp>(
+        cast<TypedAttr>(DenseElementsAttr::get(vectorType, values)));
+  };
+  // 0 when the sizes are valid, else an index past a one-entry table.
+  Value total =
+      node.create<graph::ReduceSumOp>(split, ArrayRef<int64_t>{0}, false);
+  Value least =
+      node.create<graph::ReduceMinOp>(split, ArrayRef<int64_t>{0}, false);
+  if (!total || !least)
+    return failure();
+  Value valid = node.create<graph::AndOp>(
+      node.create<graph::EqualOp>(total, constant(axisSize)),
+      node.create<graph::GreaterEqualOp>(least, constant(0)));
+  Value checked = node.create<graph::GatherOp>(
+      vector({0}), node.create<graph::WhereOp>(valid, constant(0), constant(1)),
+      uint64_t(0));
+  Value offsets = node.create<graph::CumSumOp>(split, uint64_t(0), true, false);
+  if (!checked || !offsets)
+    return failure();
+  Value positions = vector(
+      llvm::to_vector(llvm::seq<int64_t>(0, std::max<int64_t>(axisSize, 0))));
+  SmallVector<Value> results;
+  for (int64_t i = 0; i < count; ++i) {
+    Value offset = node.create<graph::AddOp>(
+        node.create<graph::GatherOp>(offsets, constant(i), uint64_t(0)),
+        checked);
+    Value size = node.create<graph::GatherOp>(split, constant(i), uint64_t(0));
+    Value indices = node.create<graph::MinOp>(ValueRange{
+        node.create<graph::MaxOp>(ValueRange{
+            node.create<graph::AddOp>(positions, offset), constant(0)}),
+        constant(std::max<int64_t>(axisSize - 1, 0))});
+    Value result = node.create<graph::GatherOp>(input, indices,
+                                                static_cast<uint64_t>(axis));
+    if (!result || !size)
+      return failure();
+    node.setDataDependent(result, size, axis);
+    results.push_back(result);
+  }
+  return node.setResults(results);
+}
+
 static LogicalResult importSplit(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
@@ -281,6 +352,9 @@ static LogicalResult importSplit(NodeImporter &node) {
   SmallVector<int64_t> sizes;
   if (node.hasAttr("split")) {
     sizes = node.getInts("split");
+  } else if (node.getInput(1) && !node.getConstantInput(1) &&
+             getType(node.getInput(1)).getNumElements() != 0) {
+    return importSplitAtRunTime(node, input, *axis);
   } else if (node.getInput(1)) {
     auto values = getConstantInts(node, 1, "the split input");
     if (!values)

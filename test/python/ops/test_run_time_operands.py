@@ -156,3 +156,26 @@ def test_reduce_too_many_sets_of_run_time_axes_is_refused(tmp_path):
     model = model_of("ReduceSum", x, "axes", [5])
     with pytest.raises(KilnError, match="make 252 sets of axes, more than the 128"):
         compile_model(model, tmp_path)
+
+
+def test_split_run_time_sizes(tmp_path):
+    """Split by sizes read at run time: each output's size along the axis is
+    one the run decides; sizes that are negative or do not add up to the
+    axis fail the run."""
+    x = rng.standard_normal((3, 7)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Split", ["x", "split"], ["a", "b", "c"], axis=1)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("split", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+         for o in "abc"])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
+                              ir_version=8)
+    loaded = check_values(model, x, "split", [
+        np.array(s, np.int64) for s in ([2, 3, 2], [0, 7, 0], [7, 0, 0], [1, 1, 5])],
+        tmp_path)
+    assert len(loaded.symbols) == 3
+    for bad in ([2, 2, 2], [8, -1, 0]):
+        with pytest.raises(kiln.InvalidInputError, match="Split"):
+            loaded.run({"x": x, "split": np.array(bad, np.int64)})
