@@ -87,6 +87,7 @@ struct TensorDims {
   std::vector<int64_t> shape;
   std::vector<int32_t> symbols;
   bool symbolic = false;
+  bool dataDependent = false; // a dimension is one the run decides
 };
 
 struct AlignedFree {
@@ -410,9 +411,13 @@ kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
             leads &= d == 0;
           }
     const char *problem = nullptr;
-    if (model.symbols[k].data_dependent)
+    if (model.symbols[k].data_dependent) {
       problem = fromInput ? "decided by the run, but in an input" : nullptr;
-    else if (!fromInput || !leads)
+      for (TensorDims &dims : model.outputDims)
+        dims.dataDependent |=
+            std::find(dims.symbols.begin(), dims.symbols.end(), int32_t(k)) !=
+            dims.symbols.end();
+    } else if (!fromInput || !leads)
       problem = !fromInput ? "in no input" : "not the first dimension";
     if (problem)
       return makeStatus(KILN_STATUS_INVALID_MODEL,
@@ -858,14 +863,10 @@ kiln_status indexError(const kiln_abi_model *d,
                     static_cast<long long>(check.high));
 }
 
-// Whether output `index` has a dimension that the run decides.
+// Whether output `index` has a dimension that the run decides (found when
+// the model was opened).
 bool hasDataDependentDims(const kiln_model &model, size_t index) {
-  const kiln_tensor_info &info = model.outputs[index];
-  for (int32_t d = 0; d < info.rank; ++d)
-    if (int32_t k = info.dim_symbols[d];
-        k >= 0 && model.symbols[k].data_dependent)
-      return true;
-  return false;
+  return model.outputDims[index].dataDependent;
 }
 
 // Moves the elements of a row-major tensor of shape `full` that lie within

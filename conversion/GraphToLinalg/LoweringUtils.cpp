@@ -18,6 +18,15 @@ RankedTensorType getTensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
+Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+bool allStatic(TypeRange types) {
+  return llvm::all_of(
+      types, [](Type t) { return cast<RankedTensorType>(t).hasStaticShape(); });
+}
+
 Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
                    Value value) {
   Value empty =

@@ -43,6 +43,13 @@ mlir::Value createEmptyTensor(mlir::OpBuilder &b, mlir::Location loc,
 /// The ranked tensor type of `value`, which must have one.
 mlir::RankedTensorType getTensorType(mlir::Value value);
 
+/// An arith.constant of index type.
+mlir::Value indexConstant(mlir::OpBuilder &b, mlir::Location loc,
+                          int64_t value);
+
+/// Whether every one of `types` (ranked tensors) has a static shape.
+bool allStatic(mlir::TypeRange types);
+
 /// A tensor of `type` filled with `value`.
 mlir::Value createFilled(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::RankedTensorType type, mlir::Value value);

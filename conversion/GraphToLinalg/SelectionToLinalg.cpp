@@ -33,10 +33,6 @@ using LoopBody = llvm::function_ref<SmallVector<Value>(
 using BranchBody =
     llvm::function_ref<SmallVector<Value>(OpBuilder &, Location)>;
 
-Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
-  return arith::ConstantIndexOp::create(b, loc, value);
-}
-
 /// An scf.for over [lower, upper) carrying `init`; returns the final values.
 SmallVector<Value> buildLoop(OpBuilder &b, Location loc, Value lower,
                              Value upper, ValueRange init, LoopBody body) {
@@ -131,11 +127,8 @@ Value flatten(OpBuilder &b, Location loc, Value value) {
 }
 
 bool allStatic(Operation *op) {
-  auto isStatic = [](Type t) {
-    return cast<RankedTensorType>(t).hasStaticShape();
-  };
-  return llvm::all_of(op->getOperandTypes(), isStatic) &&
-         llvm::all_of(op->getResultTypes(), isStatic);
+  return kiln::allStatic(op->getOperandTypes()) &&
+         kiln::allStatic(op->getResultTypes());
 }
 
 //===----------------------------------------------------------------------===//

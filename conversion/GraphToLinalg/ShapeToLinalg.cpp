@@ -32,15 +32,6 @@ namespace {
 // Helpers
 //===----------------------------------------------------------------------===//
 
-bool allStatic(TypeRange types) {
-  return llvm::all_of(
-      types, [](Type t) { return cast<RankedTensorType>(t).hasStaticShape(); });
-}
-
-Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
-  return arith::ConstantIndexOp::create(b, loc, value);
-}
-
 /// Computes one result element from the result's indices and one scalar of
 /// each input.
 using IndexedBodyBuilder = llvm::function_ref<Value(

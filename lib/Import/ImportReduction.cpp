@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Import/ImportUtils.h"
 #include "lib/Import/NodeImporter.h"
 
 #include "dialects/Graph/GraphOps.h"
@@ -62,10 +63,8 @@ static LogicalResult requireFloat(NodeImporter &node, Value input) {
 
 /// A rank-1 i64 graph.constant.
 static Value createI64Vector(NodeImporter &node, ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
-                                    node.getBuilder().getI64Type());
-  return node.create<graph::ConstantOp>(
-      cast<TypedAttr>(DenseElementsAttr::get(type, values)));
+  return import::createI64Constant(node, {static_cast<int64_t>(values.size())},
+                                   values);
 }
 
 /// ReduceX over `count` axes read at run time. Every set of `count`
@@ -361,15 +360,9 @@ static LogicalResult importTopKAtRunTimeK(NodeImporter &node, Value input,
   if (kType.getRank() != 0)
     k = node.create<graph::ReshapeOp>(k, SmallVector<int64_t>{},
                                       /*allow_zero=*/false);
-  auto i64 = node.getBuilder().getI64Type();
-  auto scalarType = RankedTensorType::get({}, i64);
-  auto rangeType = RankedTensorType::get({size + 1}, i64);
-  Value zero = node.create<graph::ConstantOp>(
-      cast<TypedAttr>(DenseElementsAttr::get(scalarType, APInt(64, 0))));
+  Value zero = import::createI64Constant(node, {}, {0});
   Value sizes =
-      node.create<graph::ConstantOp>(cast<TypedAttr>(DenseElementsAttr::get(
-          rangeType,
-          ArrayRef(llvm::to_vector(llvm::seq<int64_t>(0, size + 1))))));
+      createI64Vector(node, llvm::to_vector(llvm::seq<int64_t>(0, size + 1)));
   Value count = k ? node.create<graph::MaxOp>(ValueRange{k, zero}) : Value();
   if (count)
     count = node.create<graph::GatherOp>(sizes, count, uint64_t(0));

@@ -38,13 +38,6 @@ static std::optional<SmallVector<bool>> readNonZero(ElementsAttr constant) {
   return nonzero;
 }
 
-static Value createI64Constant(NodeImporter &node, ArrayRef<int64_t> shape,
-                               ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get(shape, node.getBuilder().getI64Type());
-  return node.create<graph::ConstantOp>(
-      cast<TypedAttr>(DenseElementsAttr::get(type, values)));
-}
-
 /// NonZero: the positions of the nonzero elements, one column each.
 static LogicalResult importNonZero(NodeImporter &node) {
   Value input = node.getInput(0);

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Import/ImportState.h"
+#include "lib/Import/ImportUtils.h"
 #include "lib/Import/NodeImporter.h"
 
 #include "dialects/Graph/GraphOps.h"
@@ -28,6 +29,7 @@
 using namespace mlir;
 using namespace kiln;
 using kiln::graph::formatShape;
+using kiln::import::createI64Constant;
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -291,16 +293,12 @@ static LogicalResult importSplitAtRunTime(NodeImporter &node, Value input,
   if (count != node.getNumOutputs())
     return node.emitError() << "the split input has " << count << " sizes for "
                             << node.getNumOutputs() << " outputs";
-  auto scalarType = RankedTensorType::get({}, i64);
   auto constant = [&](int64_t value) {
-    return node.create<graph::ConstantOp>(
-        cast<TypedAttr>(DenseElementsAttr::get(scalarType, APInt(64, value))));
+    return createI64Constant(node, {}, {value});
   };
   auto vector = [&](ArrayRef<int64_t> values) {
-    auto vectorType =
-        RankedTensorType::get({static_cast<int64_t>(values.size())}, i64);
-    return node.create<graph::ConstantOp>(
-        cast<TypedAttr>(DenseElementsAttr::get(vectorType, values)));
+    return createI64Constant(node, {static_cast<int64_t>(values.size())},
+                             values);
   };
   // 0 when the sizes are valid, else an index past a one-entry table.
   Value total =
@@ -400,10 +398,8 @@ static LogicalResult importSliceAtRunTime(NodeImporter &node, Value input,
   int64_t rank = type.getRank();
   Builder &b = node.getBuilder();
   Type i64 = b.getI64Type();
-  auto scalarType = RankedTensorType::get({}, i64);
   auto constant = [&](int64_t value) {
-    return node.create<graph::ConstantOp>(
-        cast<TypedAttr>(DenseElementsAttr::get(scalarType, APInt(64, value))));
+    return createI64Constant(node, {}, {value});
   };
   // Entry `i` of a run-time starts or ends input, as an i64 scalar.
   auto entry = [&](unsigned input, int64_t i) -> Value {
@@ -456,11 +452,8 @@ static LogicalResult importSliceAtRunTime(NodeImporter &node, Value input,
     count = max(count, constant(0));
     int64_t bound =
         size == 0 ? 0 : (size + std::abs(step) - 1) / std::abs(step);
-    auto iotaType = RankedTensorType::get({bound}, i64);
-    Value iota =
-        node.create<graph::ConstantOp>(cast<TypedAttr>(DenseElementsAttr::get(
-            iotaType,
-            ArrayRef(llvm::to_vector(llvm::seq<int64_t>(0, bound))))));
+    Value iota = createI64Constant(
+        node, {bound}, llvm::to_vector(llvm::seq<int64_t>(0, bound)));
     Value indices = min(max(add(start, mul(iota, constant(step))), constant(0)),
                         constant(std::max<int64_t>(size - 1, 0)));
     result = node.create<graph::GatherOp>(result, indices,
@@ -719,12 +712,6 @@ static LogicalResult importTensorScatter(NodeImporter &node) {
 //===----------------------------------------------------------------------===//
 // Shape, Size, ConstantOfShape, Range: constants at compile time
 //===----------------------------------------------------------------------===//
-
-static Value createI64Constant(NodeImporter &node, ArrayRef<int64_t> shape,
-                               ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get(shape, node.getBuilder().getI64Type());
-  return createConstant(node, DenseIntElementsAttr::get(type, values));
-}
 
 static LogicalResult importShape(NodeImporter &node) {
   Value input = node.getInput(0);

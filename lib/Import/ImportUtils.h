@@ -37,6 +37,18 @@ inline mlir::Value createScalar(NodeImporter &node, mlir::Type element,
       llvm::cast<mlir::TypedAttr>(mlir::DenseElementsAttr::get(type, scalar)));
 }
 
+/// A graph.constant of i64 `values` with `shape` ({} for a scalar).
+inline mlir::Value createI64Constant(NodeImporter &node,
+                                     llvm::ArrayRef<int64_t> shape,
+                                     llvm::ArrayRef<int64_t> values) {
+  auto type =
+      mlir::RankedTensorType::get(shape, node.getBuilder().getI64Type());
+  return graph::ConstantOp::create(
+      node.getBuilder(), node.getLoc(),
+      llvm::cast<mlir::TypedAttr>(
+          mlir::DenseIntElementsAttr::get(type, values)));
+}
+
 /// `input` converted to `element` (itself when it already has it).
 inline mlir::Value castTo(NodeImporter &node, mlir::Value input,
                           mlir::Type element) {
