@@ -196,9 +196,27 @@ std::optional<int64_t> constantUpperBound(Value value) {
   return bound;
 }
 
-/// Iterations of one loop from constant bounds; nullopt when unknown.
+/// A constant lower bound of an index value: a constant, or the largest
+/// constant result of an affine.max (the first tap of a convolution's tile
+/// that skips the taps reading padding, TileAndVectorize's liveTaps).
+std::optional<int64_t> constantLowerBound(Value value) {
+  if (std::optional<int64_t> constant = getConstantIntValue(value))
+    return constant;
+  auto max = value.getDefiningOp<affine::AffineMaxOp>();
+  if (!max)
+    return std::nullopt;
+  std::optional<int64_t> bound;
+  for (AffineExpr result : max.getMap().getResults())
+    if (auto constant = dyn_cast<AffineConstantExpr>(result))
+      bound =
+          std::max(bound.value_or(constant.getValue()), constant.getValue());
+  return bound;
+}
+
+/// Iterations of one loop from constant bounds (at most that many where a
+/// bound is an affine.min or max); nullopt when unknown.
 std::optional<uint64_t> tripCount(Value lower, Value upper, Value step) {
-  std::optional<int64_t> lb = getConstantIntValue(lower);
+  std::optional<int64_t> lb = constantLowerBound(lower);
   std::optional<int64_t> ub = constantUpperBound(upper);
   std::optional<int64_t> st = getConstantIntValue(step);
   if (!lb || !ub || !st || *st <= 0)

@@ -42,8 +42,10 @@ inline constexpr llvm::StringLiteral kRunErrorGlobal = "kiln.run_error";
 #include "codegen/Common/Passes.h.inc"
 
 /// Floating-point operations of one execution of `op` with its regions,
-/// counted from constant trip counts (kiln-codegen-outline-kernels' rule);
-/// nullopt when a loop's trip count is unknown.
+/// counted from constant trip counts (kiln-codegen-outline-kernels' rule),
+/// or the most a loop can run where a bound is an affine.min or max (a
+/// remainder; a convolution's taps that skip padding count whole); nullopt
+/// when a loop's trip count is unknown.
 std::optional<uint64_t> countFlops(mlir::Operation *op);
 
 /// The ONNX nodes a loop nest came from, from the names in its location

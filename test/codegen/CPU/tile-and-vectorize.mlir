@@ -457,3 +457,121 @@ func.func @widening_conv(%x: tensor<1x2x8x8x16xf32>, %w: tensor<4x2x1x1x16x16xf3
   } -> tensor<1x4x8x8x16xf32>
   return %0 : tensor<1x4x8x8x16xf32>
 }
+
+// -----
+
+// A convolution dilated by 6 on a 14x14 map padded by 6 (as
+// kiln-codegen-pad-in-place leaves it: the map written into a zero fill).
+// Each output row's tap rows run from the first to the last that reads the
+// map: row r reads row r + 6y - 6, so taps [max(ceil((6 - r) / 6), 0),
+// min(floor((19 - r) / 6) + 1, 3)); 24 of the 42 (row, tap) pairs read
+// only zeros. The tile's 14 columns read the map at every tap, whose loop
+// keeps its constant bounds.
+// CHECK: #[[FIRST:.+]] = affine_map<()[s0] -> ((-s0 + 6) ceildiv 6, 0)>
+// CHECK: #[[END:.+]] = affine_map<()[s0] -> ((-s0 + 19) floordiv 6 + 1, 3)>
+// CHECK-LABEL: func.func @dilated_conv
+// CHECK: scf.for %[[ROW:.+]] = %c0 to %c14 step %c1
+// CHECK: %[[LO:.+]] = affine.max #[[FIRST]]()[%[[ROW]]]
+// CHECK: %[[HI:.+]] = affine.min #[[END]]()[%[[ROW]]]
+// CHECK: scf.for %{{.+}} = %c0 to %c1 step %c1
+// CHECK: scf.for %{{.+}} = %[[LO]] to %[[HI]] step %c1
+// CHECK: scf.for %{{.+}} = %c0 to %c3 step %c1
+// CHECK-COUNT-14: vector.fma
+#in = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6 * 6, d3 + d7 * 6, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @dilated_conv(%x: tensor<1x1x14x14x16xf32>, %w: tensor<1x1x3x3x16x16xf32>) -> tensor<1x1x14x14x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x26x26x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x26x26x16xf32>) -> tensor<1x1x26x26x16xf32>
+  %p = tensor.insert_slice %x into %f[0, 0, 6, 6, 0] [1, 1, 14, 14, 16] [1, 1, 1, 1, 1] : tensor<1x1x14x14x16xf32> into tensor<1x1x26x26x16xf32>
+  %o = tensor.empty() : tensor<1x1x14x14x16xf32>
+  %of = linalg.fill ins(%zero : f32) outs(%o : tensor<1x1x14x14x16xf32>) -> tensor<1x1x14x14x16xf32>
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%p, %w : tensor<1x1x26x26x16xf32>, tensor<1x1x3x3x16x16xf32>) outs(%of : tensor<1x1x14x14x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [6, 6]>} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x14x14x16xf32>
+  return %0 : tensor<1x1x14x14x16xf32>
+}
+
+// -----
+
+// Padding by 1 on a 7x7 map leaves 2 of 21 (row, tap) pairs on zeros:
+// too few to give up the taps' constant bounds, which keep the weights'
+// reads one sequential stream (kMinDeadTapShare). A padding of ones
+// (a fill that is not zero) is never skipped.
+// CHECK-LABEL: func.func @padded_conv
+// CHECK-NOT: affine.max
+// CHECK: scf.for %{{.+}} = %c0 to %c3 step %c1
+// CHECK: scf.for %{{.+}} = %c0 to %c3 step %c1
+// CHECK-LABEL: func.func @padded_by_ones
+// CHECK-NOT: affine.max
+// CHECK: scf.for %{{.+}} = %c0 to %c3 step %c1
+// CHECK: scf.for %{{.+}} = %c0 to %c3 step %c1
+#in = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
+#in6 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6 * 6, d3 + d7 * 6, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @padded_conv(%x: tensor<1x1x7x7x16xf32>, %w: tensor<1x1x3x3x16x16xf32>) -> tensor<1x1x7x7x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
+    tensor.yield %zero : f32
+  } : tensor<1x1x7x7x16xf32> to tensor<1x1x9x9x16xf32>
+  %o = tensor.empty() : tensor<1x1x7x7x16xf32>
+  %of = linalg.fill ins(%zero : f32) outs(%o : tensor<1x1x7x7x16xf32>) -> tensor<1x1x7x7x16xf32>
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%p, %w : tensor<1x1x9x9x16xf32>, tensor<1x1x3x3x16x16xf32>) outs(%of : tensor<1x1x7x7x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x7x7x16xf32>
+  return %0 : tensor<1x1x7x7x16xf32>
+}
+func.func @padded_by_ones(%x: tensor<1x1x14x14x16xf32>, %w: tensor<1x1x3x3x16x16xf32>) -> tensor<1x1x14x14x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<1x1x26x26x16xf32>
+  %f = linalg.fill ins(%one : f32) outs(%e : tensor<1x1x26x26x16xf32>) -> tensor<1x1x26x26x16xf32>
+  %p = tensor.insert_slice %x into %f[0, 0, 6, 6, 0] [1, 1, 14, 14, 16] [1, 1, 1, 1, 1] : tensor<1x1x14x14x16xf32> into tensor<1x1x26x26x16xf32>
+  %o = tensor.empty() : tensor<1x1x14x14x16xf32>
+  %of = linalg.fill ins(%zero : f32) outs(%o : tensor<1x1x14x14x16xf32>) -> tensor<1x1x14x14x16xf32>
+  %0 = linalg.generic {indexing_maps = [#in6, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%p, %w : tensor<1x1x26x26x16xf32>, tensor<1x1x3x3x16x16xf32>) outs(%of : tensor<1x1x14x14x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [6, 6]>} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x14x14x16xf32>
+  return %0 : tensor<1x1x14x14x16xf32>
+}
+
+// -----
+
+// The same through a tensor.pad of zeros.
+// CHECK-LABEL: func.func @dilated_pad
+// CHECK: affine.max
+// CHECK: affine.min
+// CHECK: scf.for %{{.+}} = %c0 to %c1 step %c1
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c1
+// CHECK: scf.for %{{.+}} = %c0 to %c3 step %c1
+#in = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6 * 6, d3 + d7 * 6, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @dilated_pad(%x: tensor<1x1x14x14x16xf32>, %w: tensor<1x1x3x3x16x16xf32>) -> tensor<1x1x14x14x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 6, 6, 0] high[0, 0, 6, 6, 0] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
+    tensor.yield %zero : f32
+  } : tensor<1x1x14x14x16xf32> to tensor<1x1x26x26x16xf32>
+  %o = tensor.empty() : tensor<1x1x14x14x16xf32>
+  %of = linalg.fill ins(%zero : f32) outs(%o : tensor<1x1x14x14x16xf32>) -> tensor<1x1x14x14x16xf32>
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%p, %w : tensor<1x1x26x26x16xf32>, tensor<1x1x3x3x16x16xf32>) outs(%of : tensor<1x1x14x14x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [6, 6]>} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x14x14x16xf32>
+  return %0 : tensor<1x1x14x14x16xf32>
+}

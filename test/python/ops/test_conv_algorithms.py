@@ -207,3 +207,29 @@ def test_direct_tiles_split_ragged_layers(tmp_path, case, residual):
         feeds["r"] = r
     assert_matches_onnxruntime(model, feeds, tmp_path,
                                compile_args=["--conv-algorithm=direct"])
+
+
+@pytest.mark.parametrize("case", [
+    # DeepLabV3's ASPP: dilation 12 on a 14x14 map, most taps on padding.
+    dict(c=32, k=32, h=14, w=14, pads=(12, 12, 12, 12), dilations=(12, 12)),
+    dict(c=16, k=32, h=14, w=14, pads=(6, 6, 6, 6), dilations=(6, 6)),
+    # Asymmetric padding, strided, a 5x5 window, columns split in tiles.
+    dict(c=16, k=16, h=13, w=29, kernel=5, pads=(5, 0, 0, 7), dilations=(3, 4),
+         strides=(2, 1)),
+    dict(c=8, k=48, h=9, w=40, pads=(8, 1, 8, 1), dilations=(8, 1)),
+], ids=["aspp-d12", "d6", "5x5-asymmetric-strided", "rows-only"])
+@pytest.mark.parametrize("residual", [False, True], ids=["relu", "residual-relu"])
+def test_dilated_tiles_skip_padding_taps(tmp_path, case, residual):
+    """Direct convolutions whose tiles skip the taps that read only padding
+    (kiln-cpu-tile-and-vectorize's liveTaps) match onnxruntime, with the
+    bias, a residual sum and a Relu fused into the tiles."""
+    case = dict(case)
+    c, k, h, w = case.pop("c"), case.pop("k"), case.pop("h"), case.pop("w")
+    model, feeds = conv_model(1, c, k, h, w, **case)
+    shape = run_onnxruntime(model, feeds)["y"].shape
+    r = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    model = with_epilogue(model, r if residual else None)
+    if residual:
+        feeds["r"] = r
+    assert_matches_onnxruntime(model, feeds, tmp_path,
+                               compile_args=["--conv-algorithm=direct"])
