@@ -41,7 +41,13 @@ def CPUPackWeights : Pass<"kiln-cpu-pack-weights", "mlir::func::FuncOp"> {
     row of B in every N floats (on BERT-base's matmuls, 210 against 150
     GFLOP/s on one core). An `expand_shape` after the matmul (batch
     dimensions) expands the packed result instead. A matmul whose N is one
-    panel, or not a multiple of a vector, is left alone.
+    panel, or not a multiple of a vector, is left alone. The weight may be a
+    static slice of a constant (a GRU's state weight, split between its two
+    products), and the matmul may be the body of a loop (a recurrence's
+    state times its weight, every step): at batch 1 each step then reads the
+    weight panel by panel, in one stream (an LSTM's 1 MB weight: 9 against
+    12 microseconds a step), which kiln-cpu-tile-and-vectorize runs with
+    one FMA per panel row.
 
     Before:
     ```mlir

@@ -398,6 +398,86 @@ int64_t packedMatmulGroup(Operation *op) {
 
 bool isPackedMatmul(Operation *op) { return packedMatmulGroup(op) != 0; }
 
+/// Whether `op` is kiln-cpu-pack-weights' form of a matrix-vector product:
+/// loops (m, p, j | k) over A[m, k], Bp[p, k, j] and C[m, p, j] with m = 1,
+/// f32, a multiply-add body. Folding m away (as the unit dimensions of
+/// other contractions are) would leave a product that the contraction
+/// patterns do not recognise, and the loop path would run it element by
+/// element inside a recurrence's step; its tiles are one panel wide
+/// instead, each reduction step one broadcast and FMAs (packedMatvecStep).
+bool isPackedMatvec(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != 4 || generic.hasDynamicShape() ||
+      generic->hasAttr(kBlockedConvAttr))
+    return false;
+  MLIRContext *ctx = op->getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(3)}, ctx),
+                                 AffineMap::get(4, 0, {d(1), d(3), d(2)}, ctx),
+                                 AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)};
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  if (generic.getIndexingMapsArray() != ArrayRef<AffineMap>(maps) ||
+      iterators[0] != utils::IteratorType::parallel ||
+      iterators[1] != utils::IteratorType::parallel ||
+      iterators[2] != utils::IteratorType::parallel ||
+      iterators[3] != utils::IteratorType::reduction ||
+      generic.getStaticLoopRanges()[0] != 1)
+    return false;
+  for (Value value : generic->getOperands())
+    if (!getElementTypeOrSelf(value.getType()).isF32())
+      return false;
+  return linalg::detail::isContractionBody(
+      *generic.getBlock(), [](Operation *first, Operation *second) {
+        return isa<arith::MulFOp>(first) && isa<arith::AddFOp>(second);
+      });
+}
+
+/// One reduction step of a packed matrix-vector product's tile (1 x 1 x
+/// width x 1): the vector's element broadcast, the panel's row read as one
+/// vector, one FMA into the accumulators, read and written as a vector so
+/// that hoistAccumulators keeps them in registers across the reduction.
+LogicalResult packedMatvecStep(RewriterBase &rewriter,
+                               linalg::GenericOp generic) {
+  if (!isPackedMatvec(generic))
+    return failure();
+  SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+  if (ranges[1] != 1 || ranges[3] != 1)
+    return failure();
+  int64_t width = ranges[2];
+  Location loc = generic.getLoc();
+  rewriter.setInsertionPoint(generic);
+  Type f32 = rewriter.getF32Type();
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value pad =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
+  auto vectorType = VectorType::get({width}, f32);
+  Value a = tensor::ExtractOp::create(rewriter, loc, generic.getDpsInputs()[0],
+                                      ValueRange{zero, zero});
+  Value broadcast = vector::BroadcastOp::create(rewriter, loc, vectorType, a);
+  auto read = [&](Value source) -> Value {
+    int64_t rank = cast<RankedTensorType>(source.getType()).getRank();
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap last =
+        AffineMap::get(rank, 0, {getAffineDimExpr(rank - 1, ctx)}, ctx);
+    return vector::TransferReadOp::create(rewriter, loc, vectorType, source,
+                                          SmallVector<Value>(rank, zero), pad,
+                                          last, ArrayRef<bool>{true});
+  };
+  Value acc = generic.getDpsInits()[0];
+  Value sum = vector::FMAOp::create(rewriter, loc, broadcast,
+                                    read(generic.getDpsInputs()[1]), read(acc));
+  MLIRContext *ctx = rewriter.getContext();
+  Value written = vector::TransferWriteOp::create(
+                      rewriter, loc, sum, acc, SmallVector<Value>(3, zero),
+                      AffineMap::get(3, 0, {getAffineDimExpr(2, ctx)}, ctx),
+                      ArrayRef<bool>{true})
+                      .getResult();
+  rewriter.replaceOp(generic, written);
+  return success();
+}
+
 /// Tile sizes of a packed matrix product: `rows` rows (at most 1.5x where
 /// the columns make one vector a block) by two vectors of columns (one, or
 /// all of them where fewer), one group at a time.
@@ -600,6 +680,10 @@ void vectorizeTile(RewriterBase &rewriter, Operation *tile, int64_t lanes) {
   if (isPackedMatmul(tile)) {
     (void)matmulTileAsDotProducts(rewriter, cast<linalg::GenericOp>(tile),
                                   lanes);
+    return;
+  }
+  if (isPackedMatvec(tile)) {
+    (void)packedMatvecStep(rewriter, cast<linalg::GenericOp>(tile));
     return;
   }
   if (auto generic = dyn_cast<linalg::GenericOp>(tile);
@@ -1366,7 +1450,7 @@ struct CPUTileAndVectorizePass
       control.controlFn = [](Operation *op) -> SmallVector<unsigned> {
         auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
         if (!linalgOp || !linalg::isaContractionOpInterface(linalgOp) ||
-            isPackedMatmul(op))
+            isPackedMatmul(op) || isPackedMatvec(op))
           return {};
         SmallVector<unsigned> unitDims;
         for (auto [i, size] : llvm::enumerate(linalgOp.getStaticLoopRanges()))

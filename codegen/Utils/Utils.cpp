@@ -61,14 +61,47 @@ std::optional<int> winogradTileOf(ConvAlgorithm algorithm) {
 }
 
 /// The values of a constant f32 tensor, held inline or as a resource blob,
-/// or of a reshape or linalg.transpose of one (Gemm's transposed weights,
-/// reshaped first by Inception v1's Reshape node).
+/// or of a reshape, linalg.transpose or static slice of one (Gemm's
+/// transposed weights, reshaped first by Inception v1's Reshape node; a
+/// GRU's state weight, whose columns its step splits in two products).
 std::optional<SmallVector<double>> constantValues(Value value) {
   // A reshape keeps the elements in their order.
   if (auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>())
     return constantValues(collapse.getSrc());
   if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>())
     return constantValues(expand.getSrc());
+  if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
+    RankedTensorType source = slice.getSourceType();
+    if (!source.hasStaticShape() ||
+        slice.getResultType().getRank() != source.getRank() ||
+        ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(slice.getStaticSizes()) ||
+        !llvm::all_of(slice.getStaticStrides(),
+                      [](int64_t s) { return s == 1; }))
+      return std::nullopt;
+    std::optional<SmallVector<double>> input =
+        constantValues(slice.getSource());
+    if (!input)
+      return std::nullopt;
+    ArrayRef<int64_t> shape = source.getShape(),
+                      offsets = slice.getStaticOffsets(),
+                      sizes = slice.getStaticSizes();
+    int64_t rank = source.getRank(), count = 1;
+    for (int64_t size : sizes)
+      count *= size;
+    SmallVector<double> values;
+    values.reserve(count);
+    SmallVector<int64_t> index(rank, 0);
+    for (int64_t n = 0; n < count; ++n) {
+      int64_t offset = 0;
+      for (int64_t i = 0; i < rank; ++i)
+        offset = offset * shape[i] + offsets[i] + index[i];
+      values.push_back((*input)[offset]);
+      for (int64_t i = rank - 1; i >= 0 && ++index[i] == sizes[i]; --i)
+        index[i] = 0;
+    }
+    return values;
+  }
   if (auto transpose = value.getDefiningOp<linalg::TransposeOp>();
       transpose && transpose.hasPureTensorSemantics()) {
     auto type = dyn_cast<RankedTensorType>(value.getType());

@@ -69,10 +69,11 @@ def run_onnxruntime(model, feeds):
 
 
 def assert_matches_onnxruntime(model, feeds, workdir, rtol=1e-3, atol=1e-4,
-                               compile_args=()):
-    """Compiles and runs `model` with Kiln and checks every output against onnxruntime."""
+                               compile_args=(), threads=None):
+    """Compiles and runs `model` with Kiln (on `threads` threads, kiln-run's
+    default without) and checks every output against onnxruntime."""
     so = compile_model(model, workdir, compile_args)
-    got = run_compiled(so, feeds, workdir)
+    got = run_compiled(so, feeds, workdir, threads)
     expected = run_onnxruntime(model, feeds)
     assert set(got) == set(expected), f"outputs differ: {sorted(got)} vs {sorted(expected)}"
     for name, want in expected.items():

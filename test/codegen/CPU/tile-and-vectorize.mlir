@@ -575,3 +575,33 @@ func.func @dilated_pad(%x: tensor<1x1x14x14x16xf32>, %w: tensor<1x1x3x3x16x16xf3
   } -> tensor<1x1x14x14x16xf32>
   return %0 : tensor<1x1x14x14x16xf32>
 }
+
+// -----
+
+// kiln-cpu-pack-weights' form of a row of one times a packed weight (a
+// recurrence's step at batch 1): the row dimension stays (folded away,
+// the product would reach the loop path and run element by element), each
+// tile is one panel's 32 columns, and each step of its reduction one
+// broadcast of the row's element, one 32-lane read of the panel's row and
+// one FMA into accumulators that stay in registers.
+// CHECK-LABEL: func.func @packed_matvec
+// CHECK: scf.for %{{.+}} = %c0 to %c3 step %c1
+// CHECK: scf.for %{{.+}} = %c0 to %c8 step %c1 iter_args(%{{.+}} = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<1x1x32xf32>, vector<32xf32>)
+// CHECK: %[[X:.+]] = tensor.extract %{{.+}} : tensor<1x1xf32>
+// CHECK: %[[B:.+]] = vector.broadcast %[[X]] : f32 to vector<32xf32>
+// CHECK: %[[W:.+]] = vector.transfer_read %{{.+}} : tensor<3x8x32xf32>, vector<32xf32>
+// CHECK: vector.fma %[[B]], %[[W]], %[[ACC]] : vector<32xf32>
+// CHECK-NOT: vector.extract
+// CHECK: vector.transfer_write %{{.+}} : vector<32xf32>, tensor<1x1x32xf32>
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d1, d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+func.func @packed_matvec(%x: tensor<1x8xf32>, %w: tensor<3x8x32xf32>, %init: tensor<1x3x32xf32>) -> tensor<1x3x32xf32> {
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<1x8xf32>, tensor<3x8x32xf32>) outs(%init : tensor<1x3x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x3x32xf32>
+  return %0 : tensor<1x3x32xf32>
+}

@@ -119,6 +119,28 @@ def test_recurrent_without_openmp(op, tmp_path):
                                compile_args=["--no-openmp"])
 
 
+@pytest.mark.parametrize("op,options", [
+    ("LSTM", dict()),
+    ("LSTM", dict(directions=2, peepholes=True, initial=True)),
+    ("LSTM", dict(batch=2, lengths=[7, 3])),
+    ("GRU", dict(linear_before_reset=1)),
+    ("GRU", dict(directions=2, initial=True)),
+    ("RNN", dict(batch=2)),
+], ids=["lstm", "lstm-bidirectional-peepholes", "lstm-batch2", "gru-linear-before-reset",
+        "gru-bidirectional", "rnn-batch2"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_recurrent_packed_weights(op, options, threads, tmp_path):
+    """Hidden 40: the step's weight (4 x 40 gates for LSTM, 3 x 40 for GRU,
+    40 for RNN) is packed in panels of two vectors by kiln-cpu-pack-weights,
+    the last one padded, and a batch of one runs as a matrix-vector product
+    through the panels (isPackedMatvec), on one thread and on two."""
+    options = dict(options)
+    batch = options.pop("batch", 1)
+    model, feeds = recurrent_model(op, seq=7, batch=batch, inputs=24, hidden=40, **options)
+    assert_matches_onnxruntime(model, feeds, tmp_path, rtol=1e-4, atol=1e-5,
+                               threads=threads)
+
+
 def test_matmul_without_openmp(tmp_path):
     """The bug the previous test found outside recurrences: a matmul of two
     runtime operands, compiled without OpenMP."""
