@@ -50,6 +50,13 @@ int64_t blockWidth(KernelConfigAttr config, int64_t size, int64_t vectorWidth) {
   return size % (2 * width) > width ? width : 2 * width;
 }
 
+bool isPackedMatvec(Operation *op);
+
+/// Steps of a packed matrix-vector product's reduction per iteration: its
+/// products are summed in pairs before they reach the accumulators, so
+/// that one addition, not four dependent FMAs, is the accumulators' chain.
+constexpr int64_t kMatvecReductionStep = 4;
+
 /// Tile sizes for one contraction, or an empty vector when it should take the
 /// loop path: one row block of the innermost M dimension, two vectors (or
 /// one) of the innermost N dimension, one step of the innermost reduction,
@@ -110,6 +117,9 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
   if (config.getReductionTile())
     sizes[dims->k.back()] =
         largestDivisor(ranges[dims->k.back()], *config.getReductionTile());
+  else if (isPackedMatvec(op))
+    sizes[dims->k.back()] =
+        largestDivisor(ranges[dims->k.back()], kMatvecReductionStep);
   return sizes;
 }
 
@@ -435,44 +445,62 @@ bool isPackedMatvec(Operation *op) {
 }
 
 /// One reduction step of a packed matrix-vector product's tile (1 x 1 x
-/// width x 1): the vector's element broadcast, the panel's row read as one
-/// vector, one FMA into the accumulators, read and written as a vector so
-/// that hoistAccumulators keeps them in registers across the reduction.
+/// width x steps): per step, the vector's element broadcast and the panel's
+/// row read as one vector; the products summed in pairs (an FMA onto the
+/// other's product) and their sum added to the accumulators, read and
+/// written as a vector so that hoistAccumulators keeps them in registers
+/// across the reduction.
 LogicalResult packedMatvecStep(RewriterBase &rewriter,
                                linalg::GenericOp generic) {
   if (!isPackedMatvec(generic))
     return failure();
   SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
-  if (ranges[1] != 1 || ranges[3] != 1)
+  if (ranges[1] != 1)
     return failure();
-  int64_t width = ranges[2];
+  int64_t width = ranges[2], steps = ranges[3];
   Location loc = generic.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
   rewriter.setInsertionPoint(generic);
-  Type f32 = rewriter.getF32Type();
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value pad =
       arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
-  auto vectorType = VectorType::get({width}, f32);
-  Value a = tensor::ExtractOp::create(rewriter, loc, generic.getDpsInputs()[0],
-                                      ValueRange{zero, zero});
-  Value broadcast = vector::BroadcastOp::create(rewriter, loc, vectorType, a);
-  auto read = [&](Value source) -> Value {
-    int64_t rank = cast<RankedTensorType>(source.getType()).getRank();
-    MLIRContext *ctx = rewriter.getContext();
-    AffineMap last =
-        AffineMap::get(rank, 0, {getAffineDimExpr(rank - 1, ctx)}, ctx);
+  auto vectorType = VectorType::get({width}, rewriter.getF32Type());
+  AffineMap last = AffineMap::get(3, 0, {getAffineDimExpr(2, ctx)}, ctx);
+  auto read = [&](Value source, ValueRange indices) -> Value {
     return vector::TransferReadOp::create(rewriter, loc, vectorType, source,
-                                          SmallVector<Value>(rank, zero), pad,
-                                          last, ArrayRef<bool>{true});
+                                          indices, pad, last,
+                                          ArrayRef<bool>{true});
   };
+  SmallVector<Value> products;
+  for (int64_t k = 0; k < steps; ++k) {
+    Value index = arith::ConstantIndexOp::create(rewriter, loc, k);
+    Value a = tensor::ExtractOp::create(
+        rewriter, loc, generic.getDpsInputs()[0], ValueRange{zero, index});
+    Value broadcast = vector::BroadcastOp::create(rewriter, loc, vectorType, a);
+    Value row = read(generic.getDpsInputs()[1], {zero, index, zero});
+    // Every other product is an FMA onto the one before it.
+    if (k % 2 == 1)
+      products.back() =
+          vector::FMAOp::create(rewriter, loc, broadcast, row, products.back());
+    else
+      products.push_back(
+          arith::MulFOp::create(rewriter, loc, broadcast, row).getResult());
+  }
+  while (products.size() > 1) {
+    SmallVector<Value> sums;
+    for (size_t i = 0; i + 1 < products.size(); i += 2)
+      sums.push_back(
+          arith::AddFOp::create(rewriter, loc, products[i], products[i + 1]));
+    if (products.size() % 2)
+      sums.push_back(products.back());
+    products = std::move(sums);
+  }
   Value acc = generic.getDpsInits()[0];
-  Value sum = vector::FMAOp::create(rewriter, loc, broadcast,
-                                    read(generic.getDpsInputs()[1]), read(acc));
-  MLIRContext *ctx = rewriter.getContext();
-  Value written = vector::TransferWriteOp::create(
-                      rewriter, loc, sum, acc, SmallVector<Value>(3, zero),
-                      AffineMap::get(3, 0, {getAffineDimExpr(2, ctx)}, ctx),
-                      ArrayRef<bool>{true})
+  Value sum = arith::AddFOp::create(rewriter, loc,
+                                    read(acc, {zero, zero, zero}), products[0]);
+  Value written = vector::TransferWriteOp::create(rewriter, loc, sum, acc,
+                                                  ValueRange{zero, zero, zero},
+                                                  last, ArrayRef<bool>{true})
                       .getResult();
   rewriter.replaceOp(generic, written);
   return success();

@@ -581,17 +581,23 @@ func.func @dilated_pad(%x: tensor<1x1x14x14x16xf32>, %w: tensor<1x1x3x3x16x16xf3
 // kiln-cpu-pack-weights' form of a row of one times a packed weight (a
 // recurrence's step at batch 1): the row dimension stays (folded away,
 // the product would reach the loop path and run element by element), each
-// tile is one panel's 32 columns, and each step of its reduction one
-// broadcast of the row's element, one 32-lane read of the panel's row and
-// one FMA into accumulators that stay in registers.
+// tile is one panel's 32 columns, and its reduction runs four steps per
+// iteration: per step one broadcast of the row's element and one 32-lane
+// read of the panel's row; the products summed in pairs (a multiply, then
+// an FMA onto it), the pairs added, and that sum added to accumulators
+// that stay in registers, whose chain is then one addition per iteration.
 // CHECK-LABEL: func.func @packed_matvec
 // CHECK: scf.for %{{.+}} = %c0 to %c3 step %c1
-// CHECK: scf.for %{{.+}} = %c0 to %c8 step %c1 iter_args(%{{.+}} = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<1x1x32xf32>, vector<32xf32>)
-// CHECK: %[[X:.+]] = tensor.extract %{{.+}} : tensor<1x1xf32>
-// CHECK: %[[B:.+]] = vector.broadcast %[[X]] : f32 to vector<32xf32>
-// CHECK: %[[W:.+]] = vector.transfer_read %{{.+}} : tensor<3x8x32xf32>, vector<32xf32>
-// CHECK: vector.fma %[[B]], %[[W]], %[[ACC]] : vector<32xf32>
-// CHECK-NOT: vector.extract
+// CHECK: scf.for %{{.+}} = %c0 to %c8 step %c4 iter_args(%{{.+}} = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<1x1x32xf32>, vector<32xf32>)
+// CHECK: %[[X0:.+]] = vector.broadcast %{{.+}} : f32 to vector<32xf32>
+// CHECK: %[[W0:.+]] = vector.transfer_read %{{.+}} : tensor<3x8x32xf32>, vector<32xf32>
+// CHECK: %[[P0:.+]] = arith.mulf %[[X0]], %[[W0]] : vector<32xf32>
+// CHECK: %[[P1:.+]] = vector.fma %{{.+}}, %{{.+}}, %[[P0]] : vector<32xf32>
+// CHECK: %[[P2:.+]] = arith.mulf
+// CHECK: %[[P3:.+]] = vector.fma %{{.+}}, %{{.+}}, %[[P2]] : vector<32xf32>
+// CHECK: %[[S:.+]] = arith.addf %[[P1]], %[[P3]] : vector<32xf32>
+// CHECK: %[[NEXT:.+]] = arith.addf %[[ACC]], %[[S]] : vector<32xf32>
+// CHECK: scf.yield %{{.+}}, %[[NEXT]]
 // CHECK: vector.transfer_write %{{.+}} : vector<32xf32>, tensor<1x1x32xf32>
 #a = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
 #b = affine_map<(d0, d1, d2, d3) -> (d1, d3, d2)>

@@ -126,17 +126,21 @@ def test_recurrent_without_openmp(op, tmp_path):
     ("GRU", dict(linear_before_reset=1)),
     ("GRU", dict(directions=2, initial=True)),
     ("RNN", dict(batch=2)),
+    ("LSTM", dict(hidden=45)),
 ], ids=["lstm", "lstm-bidirectional-peepholes", "lstm-batch2", "gru-linear-before-reset",
-        "gru-bidirectional", "rnn-batch2"])
+        "gru-bidirectional", "rnn-batch2", "lstm-hidden45"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_recurrent_packed_weights(op, options, threads, tmp_path):
     """Hidden 40: the step's weight (4 x 40 gates for LSTM, 3 x 40 for GRU,
     40 for RNN) is packed in panels of two vectors by kiln-cpu-pack-weights,
     the last one padded, and a batch of one runs as a matrix-vector product
-    through the panels (isPackedMatvec), on one thread and on two."""
+    through the panels (isPackedMatvec), four rows of a panel per step (three
+    with hidden 45), on one thread and on two."""
     options = dict(options)
     batch = options.pop("batch", 1)
-    model, feeds = recurrent_model(op, seq=7, batch=batch, inputs=24, hidden=40, **options)
+    hidden = options.pop("hidden", 40)
+    model, feeds = recurrent_model(op, seq=7, batch=batch, inputs=24, hidden=hidden,
+                                   **options)
     assert_matches_onnxruntime(model, feeds, tmp_path, rtol=1e-4, atol=1e-5,
                                threads=threads)
 
