@@ -49,6 +49,11 @@ rate seen is the peak, so a busy moment of a shared machine does not lower
 it. Progress, one line per step with its result, goes to stderr; the
 table, against the final peak, to stdout at the end.
 
+With --busy-core, each thread count runs twice, engines interleaved as
+always: as it is, then while another process spins on the last CPU (a
+shared machine's neighbour); those rows say "busy core" and compare with
+onnxruntime's under the same load.
+
 Models are names of tools/models builders (kiln_cnn, transformer, bert_base,
 mobilenetv2, and the light_* models: resnet50, squeezenet, inception_v1,
 vgg19, ...) or .onnx paths; a name with -qdq or -qop appended is that model
@@ -732,8 +737,36 @@ HEADER = ("| model | batch | threads | engine | median ms | vs ORT | GFLOP/s | %
           "| peak RSS MB | compile s | outputs |")
 
 
+def threads_label(row):
+    """The threads column: the count, and whether a core was busy."""
+    return f"{row['threads']}, busy core" if row.get("busy_core") else row["threads"]
+
+
+class BusyCore:
+    """While active, another process spins on the last CPU this one may use
+    (--busy-core): a shared machine's neighbour, for the engines' thread
+    pools to cope with."""
+
+    def __init__(self, active):
+        self.active, self.proc = active, None
+
+    def __enter__(self):
+        if self.active:
+            cpu = max(os.sched_getaffinity(0))
+            self.proc = subprocess.Popen(
+                [sys.executable, "-S", "-c",
+                 f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"])
+            time.sleep(0.2)  # it is spinning before the engine starts
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc:
+            self.proc.kill()
+            self.proc.wait()
+
+
 def format_row(row):
-    cells = [row["model"], row["batch"], row["threads"], row["engine"]]
+    cells = [row["model"], row["batch"], threads_label(row), row["engine"]]
     if "error" in row:
         cells += [row["error"], "-", "-", "-", "-",
                   f"{row['compile_s']:.1f}" if row.get("compile_s") else "-", "-"]
@@ -750,7 +783,7 @@ def write_svg(rows, path, engines):
     import math
     groups = []
     for row in rows:
-        key = (row["model"], row["batch"], row["threads"])
+        key = (row["model"], row["batch"], threads_label(row))
         if key not in groups:
             groups.append(key)
     shown = [e for e in engines if e != "onnxruntime"]
@@ -758,7 +791,7 @@ def write_svg(rows, path, engines):
               "kiln-dynamic": "#e6ab02",
               "iree": "#1b9e77",
               "tvm": "#7570b3"}
-    ratios = {(r["model"], r["batch"], r["threads"], r["engine"]): r.get("ratio")
+    ratios = {(r["model"], r["batch"], threads_label(r), r["engine"]): r.get("ratio")
               for r in rows}
     known = [r for r in ratios.values() if r]
     # The log2 range of the axis: at least 1/2 to 2, wide enough for all.
@@ -821,6 +854,10 @@ def parse_args():
     parser.add_argument("--engines", nargs="+", default=DEFAULT_ENGINES, choices=ENGINES,
                         help="engines to run (default: %(default)s; onnxruntime always "
                              "runs; kiln-dynamic is Kiln with the model's batch symbolic)")
+    parser.add_argument("--busy-core", action="store_true",
+                        help="run each thread count twice: as it is, then while another "
+                             "process spins on the last CPU (contention on a shared "
+                             "machine); the rows say 'busy core'")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs (default 3)")
     parser.add_argument("--repeat", type=int, default=20, help="timed runs (default 20)")
     parser.add_argument("--time-budget", type=float, default=60,
@@ -906,18 +943,24 @@ def main():
                 message = compiled[name].get("error") or f"{compiled[name]['compile_s']:.1f} s"
                 log(f"[{step}/{steps}] {tag}: {name} compile: {message}")
             log(f"[{step}/{steps}] {tag}: load average {os.getloadavg()[0]:.2f}")
-            for threads in args.threads:
+            for threads, busy in [(t, b) for t in args.threads
+                                  for b in ([False, True] if args.busy_core else [False])]:
                 results = {}
+                when = " with a busy core" if busy else ""
                 for name in ["onnxruntime"] + [e for e in engines if e != "onnxruntime"]:
                     row = dict(base, threads=threads, engine=name,
                                compile_s=compiled[name].get("compile_s"),
                                compile_rss_mb=compiled[name].get("compile_rss_mb"))
+                    if busy:
+                        row["busy_core"] = True
                     if "error" in compiled[name]:
                         row["error"] = compiled[name]["error"]
                     else:
-                        log(f"[{step}/{steps}] {tag}: {name} running, {threads} thread(s)")
-                        outputs = work / f"{tag}.t{threads}.{name}.out"
-                        result = instances[name].run(path, tag, inputs, threads, outputs)
+                        log(f"[{step}/{steps}] {tag}: {name} running, {threads} thread(s)"
+                            + when)
+                        outputs = work / f"{tag}.t{threads}{'.busy' if busy else ''}.{name}.out"
+                        with BusyCore(busy):
+                            result = instances[name].run(path, tag, inputs, threads, outputs)
                         row.update(result)
                         if "error" not in row:
                             if name == "onnxruntime":
@@ -925,14 +968,15 @@ def main():
                                 row["outputs"] = "reference"
                             elif "error" not in results.get("onnxruntime", {"error": 1}):
                                 row["outputs"] = compare_outputs(
-                                    outputs, work / f"{tag}.t{threads}.onnxruntime.out")
+                                    outputs, work / f"{tag}.t{threads}"
+                                    f"{'.busy' if busy else ''}.onnxruntime.out")
                             else:
                                 row["outputs"] = "no reference"
                             row["gflops"] = flops / row["median_ms"] / 1e6
                             ort = results.get("onnxruntime", {})
                             if "median_ms" in ort:
                                 row["ratio"] = row["median_ms"] / ort["median_ms"]
-                        log(f"[{step}/{steps}] {tag}: {name} {threads} thread(s): " +
+                        log(f"[{step}/{steps}] {tag}: {name} {threads} thread(s){when}: " +
                             (row.get("error") or f"{row['median_ms']:.3f} ms"))
                     results[name] = row
                     rows.append(row)

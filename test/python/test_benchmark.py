@@ -99,3 +99,18 @@ def test_quantised_model_names(tmp_path):
     dyn = onnx.load(benchmark.build_model("transformer-dyn", 1, tmp_path))
     assert {n.op_type for n in dyn.graph.node} >= {"DynamicQuantizeLinear",
                                                     "MatMulInteger"}
+
+
+def test_busy_core_spins_only_while_active():
+    """--busy-core's neighbour: a process on the last CPU while the engine
+    runs, gone after; an inactive one starts nothing."""
+    import os
+    with benchmark.BusyCore(False) as idle:
+        assert idle.proc is None
+    with benchmark.BusyCore(True) as busy:
+        pid = busy.proc.pid
+        assert busy.proc.poll() is None
+        assert os.sched_getaffinity(pid) == {max(os.sched_getaffinity(0))}
+    assert busy.proc.poll() is not None
+    assert benchmark.threads_label({"threads": 2, "busy_core": True}) == "2, busy core"
+    assert benchmark.threads_label({"threads": 2}) == 2
