@@ -370,16 +370,26 @@ LogicalResult convTileAsDotProducts(RewriterBase &rewriter,
   return success();
 }
 
-/// The group of `op` when it is a packed form of a matrix product (see
-/// buildPackedMatMul in NNToLinalg.cpp): loops (r, n | q, j) over x[r, q, j],
-/// w[q, n, j] and acc[r, n], j the group: 4 on i8 operands into i32, 2 on
-/// bf16 into f32. 0 otherwise.
-int64_t packedMatmulGroup(Operation *op) {
+/// `op` as a linalg.generic on static tensors with two inputs, one output
+/// and four loops, not a blocked convolution: the shape of the packed
+/// products (packedMatmulGroup, isPackedMatvec); null otherwise.
+linalg::GenericOp fourLoopProduct(Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || !generic.hasPureTensorSemantics() ||
       generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
       generic.getNumLoops() != 4 || generic.hasDynamicShape() ||
       generic->hasAttr(kBlockedConvAttr))
+    return nullptr;
+  return generic;
+}
+
+/// The group of `op` when it is a packed form of a matrix product (see
+/// buildPackedMatMul in NNToLinalg.cpp): loops (r, n | q, j) over x[r, q, j],
+/// w[q, n, j] and acc[r, n], j the group: 4 on i8 operands into i32, 2 on
+/// bf16 into f32. 0 otherwise.
+int64_t packedMatmulGroup(Operation *op) {
+  linalg::GenericOp generic = fourLoopProduct(op);
+  if (!generic)
     return 0;
   MLIRContext *ctx = op->getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -414,13 +424,10 @@ bool isPackedMatmul(Operation *op) { return packedMatmulGroup(op) != 0; }
 /// other contractions are) would leave a product that the contraction
 /// patterns do not recognise, and the loop path would run it element by
 /// element inside a recurrence's step; its tiles are one panel wide
-/// instead, each reduction step one broadcast and FMAs (packedMatvecStep).
+/// instead, each reduction step a few rows of the panel (packedMatvecStep).
 bool isPackedMatvec(Operation *op) {
-  auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || !generic.hasPureTensorSemantics() ||
-      generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
-      generic.getNumLoops() != 4 || generic.hasDynamicShape() ||
-      generic->hasAttr(kBlockedConvAttr))
+  linalg::GenericOp generic = fourLoopProduct(op);
+  if (!generic)
     return false;
   MLIRContext *ctx = op->getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };

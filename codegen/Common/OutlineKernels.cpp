@@ -180,44 +180,35 @@ uint64_t ownFlops(Operation *op) {
   return 0;
 }
 
-/// A constant upper bound of an index value: a constant, or the smallest
-/// constant result of an affine.min (the bound of a remainder loop).
-std::optional<int64_t> constantUpperBound(Value value) {
+/// A constant bound of an index value: a constant; for an upper bound, the
+/// smallest constant result of an affine.min (the bound of a remainder
+/// loop); for a lower bound, the largest constant result of an affine.max
+/// (the first tap of a convolution's tile that skips the taps reading
+/// padding, TileAndVectorize's liveTaps).
+std::optional<int64_t> constantBound(Value value, bool upper) {
   if (std::optional<int64_t> constant = getConstantIntValue(value))
     return constant;
-  auto min = value.getDefiningOp<affine::AffineMinOp>();
-  if (!min)
+  AffineMap map;
+  if (auto min = value.getDefiningOp<affine::AffineMinOp>(); min && upper)
+    map = min.getMap();
+  else if (auto max = value.getDefiningOp<affine::AffineMaxOp>(); max && !upper)
+    map = max.getMap();
+  else
     return std::nullopt;
   std::optional<int64_t> bound;
-  for (AffineExpr result : min.getMap().getResults())
-    if (auto constant = dyn_cast<AffineConstantExpr>(result))
-      bound =
-          std::min(bound.value_or(constant.getValue()), constant.getValue());
-  return bound;
-}
-
-/// A constant lower bound of an index value: a constant, or the largest
-/// constant result of an affine.max (the first tap of a convolution's tile
-/// that skips the taps reading padding, TileAndVectorize's liveTaps).
-std::optional<int64_t> constantLowerBound(Value value) {
-  if (std::optional<int64_t> constant = getConstantIntValue(value))
-    return constant;
-  auto max = value.getDefiningOp<affine::AffineMaxOp>();
-  if (!max)
-    return std::nullopt;
-  std::optional<int64_t> bound;
-  for (AffineExpr result : max.getMap().getResults())
-    if (auto constant = dyn_cast<AffineConstantExpr>(result))
-      bound =
-          std::max(bound.value_or(constant.getValue()), constant.getValue());
+  for (AffineExpr result : map.getResults())
+    if (auto constant = dyn_cast<AffineConstantExpr>(result)) {
+      int64_t c = constant.getValue();
+      bound = !bound ? c : upper ? std::min(*bound, c) : std::max(*bound, c);
+    }
   return bound;
 }
 
 /// Iterations of one loop from constant bounds (at most that many where a
 /// bound is an affine.min or max); nullopt when unknown.
 std::optional<uint64_t> tripCount(Value lower, Value upper, Value step) {
-  std::optional<int64_t> lb = constantLowerBound(lower);
-  std::optional<int64_t> ub = constantUpperBound(upper);
+  std::optional<int64_t> lb = constantBound(lower, /*upper=*/false);
+  std::optional<int64_t> ub = constantBound(upper, /*upper=*/true);
   std::optional<int64_t> st = getConstantIntValue(step);
   if (!lb || !ub || !st || *st <= 0)
     return std::nullopt;

@@ -197,6 +197,13 @@ def with_epilogue(model, residual):
 ], ids=["odd-blocks-13", "11-columns", "111-columns-stride2"])
 @pytest.mark.parametrize("residual", [False, True], ids=["relu", "residual-relu"])
 def test_direct_tiles_split_ragged_layers(tmp_path, case, residual):
+    assert_direct_matches(tmp_path, case, residual)
+
+
+def assert_direct_matches(tmp_path, case, residual):
+    """One direct convolution of `case` (c, k, h, w and conv_model's
+    options) with a Relu, and a residual sum before it with `residual`,
+    against onnxruntime."""
     case = dict(case)
     c, k, h, w = case.pop("c"), case.pop("k"), case.pop("h"), case.pop("w")
     model, feeds = conv_model(1, c, k, h, w, **case)
@@ -223,13 +230,4 @@ def test_dilated_tiles_skip_padding_taps(tmp_path, case, residual):
     """Direct convolutions whose tiles skip the taps that read only padding
     (kiln-cpu-tile-and-vectorize's liveTaps) match onnxruntime, with the
     bias, a residual sum and a Relu fused into the tiles."""
-    case = dict(case)
-    c, k, h, w = case.pop("c"), case.pop("k"), case.pop("h"), case.pop("w")
-    model, feeds = conv_model(1, c, k, h, w, **case)
-    shape = run_onnxruntime(model, feeds)["y"].shape
-    r = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
-    model = with_epilogue(model, r if residual else None)
-    if residual:
-        feeds["r"] = r
-    assert_matches_onnxruntime(model, feeds, tmp_path,
-                               compile_args=["--conv-algorithm=direct"])
+    assert_direct_matches(tmp_path, case, residual)
