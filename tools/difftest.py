@@ -261,6 +261,12 @@ def conv(g):
     stride = int(g.rng.choice([1, 1, 2]))
     dilation = int(g.rng.choice([1, 1, 1, 2]))
     pad = int(g.rng.integers(0, kernel // 2 + 1))
+    if kernel > 1 and g.rng.random() < 0.15:
+        # A segmentation head's atrous convolution: dilated about as much as
+        # the map is wide, padded to keep its size, so that most taps read
+        # only padding (the tiles' tap bounds, kiln-cpu-tile-and-vectorize).
+        dilation = int(g.rng.integers(2, max(3, min(h, w))))
+        pad = dilation * (kernel // 2)
     oh = conv_out(h, kernel, stride, pad, dilation)
     ow = conv_out(w, kernel, stride, pad, dilation)
     if oh < 1 or ow < 1:
