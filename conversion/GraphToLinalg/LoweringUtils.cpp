@@ -27,6 +27,10 @@ bool allStatic(TypeRange types) {
       types, [](Type t) { return cast<RankedTensorType>(t).hasStaticShape(); });
 }
 
+bool allStatic(Operation *op) {
+  return allStatic(op->getOperandTypes()) && allStatic(op->getResultTypes());
+}
+
 Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
                    Value value) {
   Value empty =

@@ -49,6 +49,9 @@ mlir::Value indexConstant(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Whether every one of `types` (ranked tensors) has a static shape.
 bool allStatic(mlir::TypeRange types);
+/// Whether every operand and result of `op` (ranked tensors) has one: what
+/// the lowerings that need static shapes check first.
+bool allStatic(mlir::Operation *op);
 
 /// A tensor of `type` filled with `value`.
 mlir::Value createFilled(mlir::OpBuilder &b, mlir::Location loc,

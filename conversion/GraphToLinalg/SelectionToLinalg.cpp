@@ -126,11 +126,6 @@ Value flatten(OpBuilder &b, Location loc, Value value) {
                                          ArrayRef<ReassociationIndices>{all});
 }
 
-bool allStatic(Operation *op) {
-  return kiln::allStatic(op->getOperandTypes()) &&
-         kiln::allStatic(op->getResultTypes());
-}
-
 //===----------------------------------------------------------------------===//
 // NonZero
 //===----------------------------------------------------------------------===//

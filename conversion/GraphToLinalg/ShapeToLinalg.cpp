@@ -194,7 +194,7 @@ template <typename Op> struct StaticLowering : OpConversionPattern<Op> {
   LogicalResult
   matchAndRewrite(Op op, Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!allStatic(op->getOperandTypes()) || !allStatic(op->getResultTypes()))
+    if (!allStatic(op.getOperation()))
       return rewriter.notifyMatchFailure(op, "needs static shapes");
     SmallVector<Type> resultTypes;
     if (failed(this->getTypeConverter()->convertTypes(op->getResultTypes(),
