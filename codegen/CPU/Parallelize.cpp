@@ -24,6 +24,37 @@ using namespace mlir;
 namespace kiln::cpu {
 namespace {
 
+/// Whether `expr` grows with loop `dim` or does not depend on it: a sum of
+/// the loop and other terms, each with a positive factor.
+bool growsWith(AffineExpr expr, unsigned dim) {
+  if (!expr.isFunctionOfDim(dim) || isa<AffineDimExpr>(expr))
+    return true;
+  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary)
+    return false;
+  if (binary.getKind() == AffineExprKind::Add)
+    return growsWith(binary.getLHS(), dim) && growsWith(binary.getRHS(), dim);
+  if (binary.getKind() == AffineExprKind::Mul) {
+    auto factor = dyn_cast<AffineConstantExpr>(binary.getRHS());
+    return factor && factor.getValue() > 0 && growsWith(binary.getLHS(), dim);
+  }
+  return false;
+}
+
+/// Whether every operand of `op` reads each loop through an index that
+/// grows with it. Only then does linalg's tiling compute the slices right:
+/// it takes a slice's size from the index at the tile's last iteration,
+/// for every loop, tiled or not, so a reversed read (the flipped kernel of
+/// a ConvTranspose, `k - 1 - d`) would get a slice of one element.
+bool readsForward(linalg::LinalgOp op) {
+  for (AffineMap map : op.getIndexingMapsArray())
+    for (AffineExpr expr : map.getResults())
+      for (unsigned dim = 0; dim < map.getNumDims(); ++dim)
+        if (!growsWith(expr, dim))
+          return false;
+  return true;
+}
+
 /// Tile sizes that cut the leading parallel loops of `op` into at least
 /// `minTiles` tiles where they can (0: a loop left whole), or an empty vector
 /// when `op` should stay sequential.
@@ -37,7 +68,7 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t minTiles,
   int64_t iterations = op.getNumDpsInits();
   for (int64_t range : ranges)
     iterations *= range;
-  if (iterations < minIterations)
+  if (iterations < minIterations || !readsForward(op))
     return {};
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> sizes(ranges.size(), 0);

@@ -86,7 +86,10 @@ def CPUParallelize : Pass<"kiln-cpu-parallelize", "mlir::func::FuncOp"> {
     than `min-iterations` iterations in all (times its results: a Winograd
     transform writes a whole tile per iteration), or whose first loop is a
     reduction, stays sequential: a parallel region costs a few microseconds
-    to start.
+    to start. So does an op that reads an operand through an index that
+    does not grow with its loops (a ConvTranspose's flipped kernel,
+    `k - 1 - d`; a grouped convolution's `floordiv`): linalg's tiling sizes
+    such a read wrongly.
 
     Before:
     ```mlir

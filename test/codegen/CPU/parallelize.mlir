@@ -87,3 +87,22 @@ func.func @fill_fused(%x: tensor<128x256xf32>) -> tensor<128xf32> {
   } -> tensor<128xf32>
   return %y : tensor<128xf32>
 }
+
+// -----
+
+// A ConvTranspose's flipped kernel reads its window reversed (3 - d3):
+// linalg's tiling would size that read from the tile's last index (one
+// element), so the op stays one loop nest.
+// CHECK-LABEL: func.func @reversed_read
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic
+#flip = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, -d3 + 3, -d4 + 3)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @reversed_read(%w: tensor<1x128x16x4x4xf32>) -> tensor<1x16x128x4x4xf32> {
+  %e = tensor.empty() : tensor<1x16x128x4x4xf32>
+  %0 = linalg.generic {indexing_maps = [#flip, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%w : tensor<1x128x16x4x4xf32>) outs(%e : tensor<1x16x128x4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x16x128x4x4xf32>
+  return %0 : tensor<1x16x128x4x4xf32>
+}
