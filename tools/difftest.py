@@ -274,6 +274,12 @@ def conv(g):
     depthwise = c > 1 and g.rng.random() < 0.2
     group = c if depthwise else 1
     m = c if depthwise else int(g.rng.choice([4, 8, 16, 24, 32, 48]))
+    divisors = [d for d in range(2, c) if c % d == 0]
+    if not depthwise and divisors and g.rng.random() < 0.25:
+        # Grouped (ResNeXt, RegNet): groups of whole blocks, narrower groups
+        # that the blocked layout merges, and groups it cannot.
+        group = int(g.rng.choice(divisors))
+        m = c * int(g.rng.choice([1, 1, 2]))
     weight = g.rng.standard_normal((m, c // group, kernel, kernel)) \
         / np.sqrt(c // group * kernel * kernel)
     inputs = [x, g.const(weight.astype(np.float32), "w")]

@@ -171,6 +171,8 @@ Candidate estimate(const BlockedConv &conv, int64_t vectorWidth,
   ArrayRef<int64_t> out = conv.outputShape;
   double n = out[0], k = out[1] * out[4];
   double c = conv.inputShape[1] * conv.inputShape[4];
+  // A grouped one reads its group's channels only.
+  double groupChannels = c / conv.groups;
   double taps = conv.kernelHeight() * conv.kernelWidth();
   int64_t h = out[2], w = out[3];
   double pixels = n * h * w;
@@ -184,13 +186,17 @@ Candidate estimate(const BlockedConv &conv, int64_t vectorWidth,
       describeShape(static_cast<int64_t>(c), static_cast<int64_t>(k),
                     conv.kernelHeight(), conv.kernelWidth(), h, w) +
           ", blocked c=" + std::to_string(block) +
+          (conv.groups > 1 ? ", " + std::to_string(conv.groups) +
+                                 " groups of whole blocks"
+                           : "") +
           (conv.group == 4   ? ", int8 dot products"
            : conv.group == 2 ? ", bf16 dot products"
                              : "")};
   SmallVector<Estimate> &estimates = candidate.estimates;
   estimates.push_back(
-      {"direct", contractionCost(k * c * taps * pixels, block, vectorWidth) +
-                     costs.pass * k * pixels + costs.weight * k * c * taps});
+      {"direct",
+       contractionCost(k * groupChannels * taps * pixels, block, vectorWidth) +
+           costs.pass * k * pixels + costs.weight * k * groupChannels * taps});
   if (candidate.winograd)
     addWinogradEstimates(
         estimates, costs, n, c, k, h, w,

@@ -162,7 +162,8 @@ SmallVector<int64_t> chooseBlockedConvTileSizes(linalg::LinalgOp op,
   KernelConfigAttr config = KernelConfigAttr::of(op);
   int64_t width = config.getVectorWidth().value_or(vectorWidth);
   int64_t block = conv->outputShape[4], columns = conv->outputShape[3];
-  int64_t outputBlocks = conv->outputShape[1];
+  // A tile's output blocks stay within one group (blockedConvInputBlock).
+  int64_t outputBlocks = conv->outputBlocksPerGroup();
   int64_t rowLimit = config.getRows().value_or(std::min<int64_t>(
       rows * std::max<int64_t>(1, 2 * width / block), 3 * rows));
   int64_t rowTile = largestDivisor(columns, rowLimit);
@@ -1192,7 +1193,11 @@ planBlockedConvSplit(linalg::LinalgOp op, int64_t vectorWidth, int64_t rows) {
   int64_t limit = pairRowLimit(rows);
   bool pairsFit = largestDivisor(columns, limit) >= kMinPairRows ||
                   pairColumnSplit(columns, limit);
-  if (outputBlocks % 2 == 1 && outputBlocks > 2 && pairsFit)
+  // A grouped convolution's part would read its input blocks through maps
+  // that no longer name its groups (an odd count of output blocks has an
+  // odd count per group: its tiles are one block anyway).
+  if (outputBlocks % 2 == 1 && outputBlocks > 2 && pairsFit &&
+      conv->groups == 1)
     return std::make_pair(1u, outputBlocks - 1);
   if (outputBlocks % 2 == 0)
     if (std::optional<int64_t> point = pairColumnSplit(columns, limit))

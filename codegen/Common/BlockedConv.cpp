@@ -121,8 +121,23 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
   MLIRContext *ctx = op->getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   unsigned loops = conv.group ? 10 : 9;
+  // The channel blocks and the block sizes agree; the input's channel
+  // blocks are groups of the weight's, each group as many filter blocks.
+  if (conv.weightShape[1] <= 0 ||
+      conv.inputShape[1] % conv.weightShape[1] != 0 ||
+      conv.weightShape[4] != conv.inputShape[4] ||
+      conv.weightShape[0] != conv.outputShape[1] ||
+      conv.weightShape[5] != conv.outputShape[4] ||
+      conv.inputShape[0] != conv.outputShape[0])
+    return std::nullopt;
+  conv.groups = conv.inputShape[1] / conv.weightShape[1];
+  if (conv.outputShape[1] % conv.groups != 0)
+    return std::nullopt;
+  AffineExpr inputBlock =
+      blockedConvInputBlock(d(1), d(5), conv.inputShape[1],
+                            conv.weightShape[1], conv.outputShape[1]);
   SmallVector<AffineExpr> inputExprs = {
-      d(0), d(5), d(2) * conv.strides[0] + d(6) * conv.dilations[0],
+      d(0), inputBlock, d(2) * conv.strides[0] + d(6) * conv.dilations[0],
       d(3) * conv.strides[1] + d(7) * conv.dilations[1], d(8)};
   SmallVector<AffineExpr> weightExprs = {d(1), d(5), d(6), d(7), d(8), d(4)};
   if (conv.group) {
@@ -142,18 +157,12 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
       return std::nullopt;
   if (!isConvBody(*generic.getBlock(), conv.group))
     return std::nullopt;
-  // The channel blocks and the block sizes agree.
-  if (conv.weightShape[1] != conv.inputShape[1] ||
-      conv.weightShape[4] != conv.inputShape[4] ||
-      conv.weightShape[0] != conv.outputShape[1] ||
-      conv.weightShape[5] != conv.outputShape[4] ||
-      conv.inputShape[0] != conv.outputShape[0])
-    return std::nullopt;
   return conv;
 }
 
 bool isWinogradCandidate(const BlockedConv &conv) {
-  if (conv.group || conv.kernelHeight() != 3 || conv.kernelWidth() != 3)
+  if (conv.group || conv.groups != 1 || conv.kernelHeight() != 3 ||
+      conv.kernelWidth() != 3)
     return false;
   if (conv.strides[0] != 1 || conv.strides[1] != 1 || conv.dilations[0] != 1 ||
       conv.dilations[1] != 1)

@@ -6,7 +6,9 @@
 //   out[n, ko, oh, ow, o] += in[n, ci, oh * s + y * d, ow * s + x * d, i]
 //                            * w[ko, ci, y, x, i, o]
 //
-// on an input already padded, with the bias in `out`. Its packed forms
+// on an input already padded, with the bias in `out`. A grouped one reads
+// input block (ko floordiv K1g) * C1g + ci instead of ci
+// (blockedConvInputBlock). Its packed forms
 // (see buildPackedBlockedConv in LayoutToLinalg.cpp) split the input block
 // i into groups, j innermost in both operands: of four 8-bit integers
 // accumulated in i32 (int8),
@@ -46,9 +48,16 @@ struct BlockedConv {
   /// The packed forms' group g, and ten loops: 4 (u8 input, s8 weight, i32
   /// accumulators) or 2 (bf16 operands, f32 accumulators); 0 for f32.
   int64_t group = 0;
+  /// The convolution's groups of whole channel blocks (graph.blocked_conv):
+  /// output block ko reads input blocks (ko / (K1 / groups)) * C1g + ci,
+  /// C1g = weightShape[1]. 1 where every output block reads every input
+  /// block.
+  int64_t groups = 1;
   int64_t strides[2] = {1, 1};
   int64_t dilations[2] = {1, 1};
 
+  /// Output channel blocks per group.
+  int64_t outputBlocksPerGroup() const { return outputShape[1] / groups; }
   int64_t kernelHeight() const { return weightShape[2]; }
   int64_t kernelWidth() const { return weightShape[3]; }
 };

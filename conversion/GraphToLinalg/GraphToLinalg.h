@@ -41,6 +41,25 @@ public:
 /// kiln-cpu-tile-and-vectorize compute it.
 constexpr llvm::StringLiteral kBlockedConvAttr = attr::kBlockedConv;
 
+/// The input channel block that a `kiln.blocked_conv` generic reads for
+/// output channel block `ko` and reduction block `ci`: `ci` where the input
+/// has the weight's `groupBlocks` channel blocks, else (a grouped
+/// convolution of inputBlocks / groupBlocks groups of whole blocks; see
+/// graph.blocked_conv) the block `ci` of `ko`'s group,
+/// `(ko floordiv (outputBlocks / groups)) * groupBlocks + ci`. The
+/// lowering writes it and code generation matches it, so tiles of output
+/// blocks must not cross a group.
+inline mlir::AffineExpr blockedConvInputBlock(mlir::AffineExpr ko,
+                                              mlir::AffineExpr ci,
+                                              int64_t inputBlocks,
+                                              int64_t groupBlocks,
+                                              int64_t outputBlocks) {
+  if (inputBlocks == groupBlocks)
+    return ci;
+  int64_t groups = inputBlocks / groupBlocks;
+  return ko.floorDiv(outputBlocks / groups) * groupBlocks + ci;
+}
+
 /// All patterns of the conversion.
 void populateGraphToLinalgPatterns(const mlir::TypeConverter &converter,
                                    mlir::RewritePatternSet &patterns);

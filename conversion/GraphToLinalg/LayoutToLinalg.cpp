@@ -253,9 +253,11 @@ FailureOr<Value> buildPackedBlockedConv(ConversionPatternRewriter &rewriter,
   ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
   // d0 n, d1 ko, d2 oh, d3 ow, d4 o | d5 ci, d6 y, d7 x, d8 ig, d9 j.
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  AffineExpr inputBlock =
+      blockedConvInputBlock(d(1), d(5), inputType.getDimSize(1), w[1], w[0]);
   SmallVector<AffineMap> maps = {
       AffineMap::get(10, 0,
-                     {d(0), d(5), d(2) * strides[0] + d(6) * dilations[0],
+                     {d(0), inputBlock, d(2) * strides[0] + d(6) * dilations[0],
                       d(3) * strides[1] + d(7) * dilations[1], d(8), d(9)},
                      ctx),
       AffineMap::get(10, 0, {d(1), d(5), d(6), d(7), d(8), d(4), d(9)}, ctx),
@@ -320,9 +322,12 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
     // it is a correct loop nest.
     // d0 n, d1 ko, d2 oh, d3 ow, d4 o | d5 ci, d6 y, d7 x, d8 i.
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    ArrayRef<int64_t> w = getTensorType(weight).getShape();
+    AffineExpr inputBlock = blockedConvInputBlock(
+        d(1), d(5), getTensorType(input).getDimSize(1), w[1], w[0]);
     SmallVector<AffineMap> maps = {
         AffineMap::get(9, 0,
-                       {d(0), d(5), d(2) * strides[0] + d(6) * dilations[0],
+                       {d(0), inputBlock, d(2) * strides[0] + d(6) * dilations[0],
                         d(3) * strides[1] + d(7) * dilations[1], d(8)},
                        ctx),
         AffineMap::get(9, 0, {d(1), d(5), d(6), d(7), d(8), d(4)}, ctx),

@@ -151,11 +151,25 @@ LogicalResult BlockedConvOp::verify() {
     return emitOpError("operands and result must have one element type");
   if (weight.getRank() != 6 || weight.getDimSize(4) != *cIn ||
       weight.getDimSize(5) != *c ||
-      !sameOrDynamic(weight.getDimSize(0), result.getDimSize(1)) ||
-      !sameOrDynamic(weight.getDimSize(1), input.getDimSize(1)))
+      !sameOrDynamic(weight.getDimSize(0), result.getDimSize(1)))
     return emitOpError() << "weight must be K1 x C1 x kh x kw x " << *cIn
                          << " x " << *c << " for input " << input
                          << " and result " << result << ", got " << weight;
+  // Grouped: the input's C1 blocks are groups of the weight's C1, and the
+  // filter blocks as many groups.
+  int64_t inputBlocks = input.getDimSize(1), groupBlocks = weight.getDimSize(1);
+  if (!ShapedType::isDynamic(inputBlocks) &&
+      !ShapedType::isDynamic(groupBlocks) && inputBlocks != groupBlocks) {
+    int64_t filterBlocks = weight.getDimSize(0);
+    if (groupBlocks <= 0 || inputBlocks % groupBlocks != 0 ||
+        ShapedType::isDynamic(filterBlocks) ||
+        filterBlocks % (inputBlocks / groupBlocks) != 0)
+      return emitOpError()
+             << "weight's " << groupBlocks << " input channel blocks per group "
+             << "must divide the input's " << inputBlocks
+             << " into groups that divide the " << filterBlocks
+             << " filter blocks";
+  }
   if (!sameOrDynamic(input.getDimSize(0), result.getDimSize(0)))
     return emitOpError("input and result have different batch sizes");
   if (failed(verifyEpilogue(*this, result, *c, "K1", getBias(), getResidual(),

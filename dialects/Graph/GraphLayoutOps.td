@@ -77,7 +77,7 @@ def Graph_BlockedConvOp : Graph_Op<"blocked_conv",
     [Pure, AttrSizedOperandSegments, Graph_OwnSampleRule]> {
   let summary = "2-D convolution with its epilogue in the blocked layout";
   let description = [{
-    A `graph.fused_conv` with one group on blocked tensors: the input is
+    A `graph.fused_conv` on blocked tensors: the input is
     `N x C1 x H x W x ci` (its block `ci` may differ from the result's `c`:
     an input of 3 channels is one block of 3, not 16 with 13 of padding),
     the weight `K1 x C1 x kh x kw x ci x c` (element `[ko, cb, y, x, i, o]`
@@ -86,6 +86,13 @@ def Graph_BlockedConvOp : Graph_Op<"blocked_conv",
     optional residual and the result `N x K1 x OH x OW x c`. The result is
     `activation(conv(input, weight) + bias + residual)`; `strides`, `pads`
     and `dilations` mean what they mean for `graph.conv`.
+
+    Grouped: where the weight's `C1` is `Cg`, fewer than the input's, the
+    convolution has `G = C1 / Cg` groups of whole blocks: filter block `ko`
+    belongs to group `g = ko / (K1 / G)` and reads input blocks
+    `g * Cg .. g * Cg + Cg - 1`, its weight's `cb` counting from the
+    group's first block. (Groups narrower than a block are merged, their
+    weights zero between them.)
 
     ```mlir
     %y = graph.blocked_conv %x, %w, %b activation relu

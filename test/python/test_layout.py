@@ -336,20 +336,28 @@ def test_concat_blocked(tmp_path, block, blocked):
     assert counts["graph.from_blocked"] == (1 if blocked else 3)
 
 
-def test_grouped_conv_keeps_nchw(tmp_path):
-    """A convolution of 2 groups (neither one group nor depthwise) keeps
-    NCHW, with conversions around it."""
+@pytest.mark.parametrize("channels,group,blocked", [
+    (8, 2, True),    # groups of 4 merged two at a time: one block of 8
+    (32, 2, True),   # two groups of two whole blocks
+    (12, 4, False),  # groups of 3 channels: no merge of four makes blocks
+])
+def test_grouped_conv_layout(tmp_path, channels, group, blocked):
+    """A 3x3 convolution of `group` groups (neither one group nor
+    depthwise) takes the blocked layout where a few of its groups make
+    whole blocks, so the chain has one conversion each way; otherwise it
+    keeps NCHW, with conversions around it."""
     g = GraphBuilder(seed=29)
-    y = g.op("Relu", [g.conv_bn("x", 4, 8, 3, hint="a")])
-    y = g.op("Relu", [g.conv_bn(y, 8, 8, 3, group=2, hint="grouped")])
-    y = g.conv_bn(y, 8, 6, 3, hint="c")
+    y = g.op("Relu", [g.conv_bn("x", 4, channels, 3, hint="a")])
+    y = g.op("Relu", [g.conv_bn(y, channels, channels, 3, group=group,
+                                hint="grouped")])
+    y = g.conv_bn(y, channels, 6, 3, hint="c")
     model = g.model("grouped", [tensor_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
                     [tensor_info(y, TensorProto.FLOAT, [1, 6, 8, 8])])
     counts, _ = compile_and_compare(tmp_path, model, 8)
-    assert counts["graph.blocked_conv"] == 2
     assert "graph.blocked_depthwise_conv" not in counts
-    assert counts["graph.to_blocked"] == 2
-    assert counts["graph.from_blocked"] == 2
+    assert counts["graph.blocked_conv"] == (3 if blocked else 2)
+    assert counts["graph.to_blocked"] == (1 if blocked else 2)
+    assert counts["graph.from_blocked"] == (1 if blocked else 2)
 
 
 def batch_norm(g, x, c, hint):

@@ -89,25 +89,31 @@ def test_onnxruntime_quantised_models(tmp_path, name, quant_format):
     assert off <= 0.001 * total
 
 
-def conv_stack(seed=3):
+def conv_stack(seed=3, group=1):
     """Convolutions of the shapes the integer path must get right: a first
     layer of 3 channels (padded to a group of 4), 20 channels
     (a padded channel block), stride 2 with dilation 2 and padding (read as
-    the zero point), a 1x1 layer, a residual Add and a Relu."""
+    the zero point), a 1x1 layer (or with `group` groups a 3x3 one), a
+    residual Add and a Relu."""
     weights = np.random.default_rng(seed)  # its own: other modules build it
 
-    def conv(name, x, cin, cout, k, stride=1, dilation=1, pad=0):
-        w = helper.make_tensor(name + "_w", TensorProto.FLOAT, [cout, cin, k, k],
-                               weights.standard_normal(cout * cin * k * k) * 0.2)
+    def conv(name, x, cin, cout, k, stride=1, dilation=1, pad=0, group=1):
+        w = helper.make_tensor(name + "_w", TensorProto.FLOAT,
+                               [cout, cin // group, k, k],
+                               weights.standard_normal(cout * cin // group * k * k)
+                               * 0.2)
         b = helper.make_tensor(name + "_b", TensorProto.FLOAT, [cout],
                                weights.standard_normal(cout) * 0.1)
         node = helper.make_node("Conv", [x, name + "_w", name + "_b"], [name],
                                 strides=[stride] * 2, dilations=[dilation] * 2,
-                                pads=[pad] * 4)
+                                pads=[pad] * 4, group=group)
         return node, [w, b]
     nodes, inits = [], []
     for args in [("c1", "x", 3, 20, 3, 1, 1, 1), ("c2", "r1", 20, 40, 3, 2, 2, 2),
-                 ("c3", "c2", 40, 40, 1), ("c4", "s", 40, 24, 3, 1, 1, 1)]:
+                 # grouped: 3x3 (1x1 groups narrower than a block keep NCHW)
+                 ("c3", "c2", 40, 40, 1 if group == 1 else 3, 1, 1,
+                  0 if group == 1 else 1, group),
+                 ("c4", "s", 40, 24, 3, 1, 1, 1)]:
         node, params = conv(*args)
         nodes.append(node)
         inits += params
@@ -129,11 +135,14 @@ def host_has(flag):
         return flag in cpuinfo.read().split()
 
 
-@pytest.mark.parametrize("features,lanes", [
-    (None, 16 if host_has("avx512_vnni") else 8 if host_has("avx_vnni") else 0),
-    ("-avx512f", 8 if host_has("avx_vnni") else 0),
-    ("-avx512vnni,-avxvnni", 0)])
-def test_integer_convolutions_by_target(tmp_path, features, lanes):
+@pytest.mark.parametrize("features,lanes,group", [
+    (None, 16 if host_has("avx512_vnni") else 8 if host_has("avx_vnni") else 0, 1),
+    ("-avx512f", 8 if host_has("avx_vnni") else 0, 1),
+    ("-avx512vnni,-avxvnni", 0, 1),
+    # Five groups of 8 channels, merged two at a time (at 16 lanes) into
+    # groups of whole blocks, the last completed by padding.
+    (None, 16 if host_has("avx512_vnni") else 8 if host_has("avx_vnni") else 0, 5)])
+def test_integer_convolutions_by_target(tmp_path, features, lanes, group):
     """Where the target has 8-bit dot products (AVX-512 VNNI: 16 lanes,
     AVX-VNNI: 8), the convolutions of 8-bit operands compute in integers
     (vpdpbusd); elsewhere in f32. Either way within one step of
@@ -142,7 +151,7 @@ def test_integer_convolutions_by_target(tmp_path, features, lanes):
     import platform
     if platform.machine() != "x86_64":
         pytest.skip("x86 feature sets")
-    model = conv_stack()
+    model = conv_stack(group=group)
     calibration = [rng.standard_normal((1, 3, 21, 21)).astype(np.float32)
                    for _ in range(4)]
     quantized = quantize_with_onnxruntime(model, tmp_path / "q.onnx", "QDQ",

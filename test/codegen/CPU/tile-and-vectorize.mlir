@@ -611,3 +611,53 @@ func.func @packed_matvec(%x: tensor<1x8xf32>, %w: tensor<3x8x32xf32>, %init: ten
   } -> tensor<1x3x32xf32>
   return %0 : tensor<1x3x32xf32>
 }
+
+// -----
+
+// A grouped convolution: two groups of two output blocks, each reading the
+// two input blocks of its group, (d1 floordiv 2) * 2 + d5. Its tiles are
+// pairs of output blocks within a group, the input block offset from the
+// tile's first output block.
+// PAR: #[[GROUP:.+]] = affine_map<(d0)[s0] -> ((d0 floordiv 2) * 2 + s0)>
+// PAR-LABEL: func.func @grouped_conv
+// PAR: scf.forall (%{{.+}}, %[[KO:.+]], %{{.+}}, %{{.+}}) = (0, 0, 0, 0) to (1, 4, 8, 8) step (1, 2, 1, 8)
+// PAR: scf.for %[[CI:.+]] = %c0 to %c2 step %c1
+// PAR: affine.apply #[[GROUP]](%[[KO]])[%[[CI]]]
+// PAR-COUNT-16: vector.fma
+#gin = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, (d1 floordiv 2) * 2 + d5, d2 + d6, d3 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @grouped_conv(%x: tensor<1x4x8x8x16xf32>, %w: tensor<4x2x1x1x16x16xf32>) -> tensor<1x4x8x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x8x8x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x8x8x16xf32>) -> tensor<1x4x8x8x16xf32>
+  %0 = linalg.generic {indexing_maps = [#gin, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x4x8x8x16xf32>, tensor<4x2x1x1x16x16xf32>) outs(%f : tensor<1x4x8x8x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x8x8x16xf32>
+  return %0 : tensor<1x4x8x8x16xf32>
+}
+
+// -----
+
+// Four groups of one output block: tiles of one block, never a pair across
+// two groups.
+// PAR-LABEL: func.func @one_block_groups
+// PAR: scf.forall ({{.*}}) = (0, 0, 0, 0) to (1, 4, 8, 8) step (1, 1, 1, 8)
+#gin = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1 + d5, d2 + d6, d3 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @one_block_groups(%x: tensor<1x4x8x8x16xf32>, %w: tensor<4x1x1x1x16x16xf32>) -> tensor<1x4x8x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x8x8x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x8x8x16xf32>) -> tensor<1x4x8x8x16xf32>
+  %0 = linalg.generic {indexing_maps = [#gin, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x4x8x8x16xf32>, tensor<4x1x1x1x16x16xf32>) outs(%f : tensor<1x4x8x8x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x8x8x16xf32>
+  return %0 : tensor<1x4x8x8x16xf32>
+}

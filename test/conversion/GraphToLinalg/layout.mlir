@@ -64,6 +64,18 @@ func.func @conv1x1(%x: tensor<1x2x8x8x8xf32, #graph.blocked<c = 8>>, %w: tensor<
 
 // -----
 
+// A grouped convolution (3 groups of 2 input blocks, 2 filter blocks each):
+// output block d1 reads input block (d1 floordiv 2) * 2 + d5 of its group.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, (d1 floordiv 2) * 2 + d5, d2 + d6, d3 + d7, d8)>
+// CHECK-LABEL: func.func @grouped
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], {{.*}} ins(%{{.+}}, %{{.+}} : tensor<1x6x6x6x8xf32>, tensor<6x2x3x3x8x8xf32>) outs(%{{.+}} : tensor<1x6x4x4x8xf32>) attrs = {kiln.blocked_conv
+func.func @grouped(%x: tensor<1x6x6x6x8xf32, #graph.blocked<c = 8>>, %w: tensor<6x2x3x3x8x8xf32>) -> tensor<1x6x4x4x8xf32, #graph.blocked<c = 8>> {
+  %0 = graph.blocked_conv %x, %w activation none {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x6x6x6x8xf32, #graph.blocked<c = 8>>, tensor<6x2x3x3x8x8xf32>) -> tensor<1x6x4x4x8xf32, #graph.blocked<c = 8>>
+  return %0 : tensor<1x6x4x4x8xf32, #graph.blocked<c = 8>>
+}
+
+// -----
+
 // A max pool: the input padded with -inf, then one all-parallel generic over
 // the nine strided slices of it at the window positions, their maximum in
 // its body.

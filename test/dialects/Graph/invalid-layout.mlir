@@ -41,8 +41,16 @@ func.func @from_spatial(%y: tensor<1x1x4x4x16xf32, #graph.blocked<c = 16>>) -> t
 // -----
 
 func.func @conv_weight(%x: tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, %w: tensor<1x1x3x3x16x16xf32>) -> tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>> {
-  // expected-error @+1 {{weight must be K1 x C1 x kh x kw x 16 x 16}}
+  // expected-error @+1 {{weight's 1 input channel blocks per group must divide the input's 2 into groups that divide the 1 filter blocks}}
   %0 = graph.blocked_conv %x, %w activation none {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, tensor<1x1x3x3x16x16xf32>) -> tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>>
+  return %0 : tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>>
+}
+
+// -----
+
+func.func @conv_weight_block(%x: tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, %w: tensor<1x2x3x3x8x16xf32>) -> tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>> {
+  // expected-error @+1 {{weight must be K1 x C1 x kh x kw x 16 x 16}}
+  %0 = graph.blocked_conv %x, %w activation none {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x2x8x8x16xf32, #graph.blocked<c = 16>>, tensor<1x2x3x3x8x16xf32>) -> tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>>
   return %0 : tensor<1x1x8x8x16xf32, #graph.blocked<c = 16>>
 }
 

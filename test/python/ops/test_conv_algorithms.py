@@ -98,13 +98,19 @@ def test_other_convolutions(tmp_path, layout, algorithm, case):
                                              f"--conv-algorithm={algorithm}"])
 
 
-def report(model, tmp_path, *args):
+def report_text(model, tmp_path, *args):
+    """What `kiln-compile --report` prints for `model`."""
     path = tmp_path / "model.onnx"
     onnx.save(model, str(path))
     proc = subprocess.run([str(KILN_COMPILE), str(path), "-o", str(tmp_path / "r.so"),
                            "--report", *args], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    return re.findall(r"^conv (\S+): (\S+) \((\w[\w ]*);", proc.stderr, re.M)
+    return proc.stderr
+
+
+def report(model, tmp_path, *args):
+    return re.findall(r"^conv (\S+): (\S+) \((\w[\w ]*);",
+                      report_text(model, tmp_path, *args), re.M)
 
 
 def test_report_lists_choice_and_reason(tmp_path):
@@ -231,3 +237,68 @@ def test_dilated_tiles_skip_padding_taps(tmp_path, case, residual):
     (kiln-cpu-tile-and-vectorize's liveTaps) match onnxruntime, with the
     bias, a residual sum and a Relu fused into the tiles."""
     assert_direct_matches(tmp_path, case, residual)
+
+
+# Grouped convolutions in the blocked layout (kiln-graph-blocked-layout):
+# groups of whole 16-channel blocks (one, two), groups narrower than a block
+# merged four or two at a time (ResNeXt's 4 and 8 channels, RegNet's 8 and
+# 24), an odd count of groups of 8 (RegNet's 13: the last merged group
+# completed by padding), filters per group unlike channels per group, a
+# stride, a dilation, 1x1 grouped layers; and through im2col, groups that
+# no merge of four makes whole blocks (2 channels; 5 groups of 24 = 7.5
+# blocks), 1x1 groups that would need merging (no copy to save: merging
+# only multiplies the work) and groups of more than four filter blocks
+# (AlexNet's: full-width matrix products).
+GROUPED = [
+    dict(c=64, k=64, h=14, w=14, group=4),
+    dict(c=64, k=64, h=7, w=7, group=2),
+    dict(c=128, k=128, h=11, w=11, group=32),
+    dict(c=64, k=64, h=9, w=13, group=8, strides=(2, 2)),
+    dict(c=48, k=48, h=10, w=10, group=2),
+    dict(c=32, k=64, h=8, w=8, group=2),
+    dict(c=64, k=32, h=12, w=12, group=4, dilations=(2, 2), pads=(2, 2, 2, 2)),
+    dict(c=64, k=128, h=10, w=10, group=8, kernel=1, pads=(0, 0, 0, 0)),
+    dict(c=32, k=32, h=8, w=8, group=16),
+    dict(c=104, k=104, h=14, w=14, group=13),
+    dict(c=120, k=120, h=6, w=6, group=5),
+    dict(c=64, k=192, h=13, w=13, group=2),
+    dict(c=64, k=64, h=10, w=10, group=4, kernel=1, pads=(0, 0, 0, 0)),
+]
+
+
+@pytest.mark.parametrize("case", GROUPED, ids=[
+    "width16", "width32", "width4", "width8-stride2", "width24", "2x-filters",
+    "fewer-filters-dilated", "1x1-narrow-im2col", "width2-im2col", "13-groups-of-8",
+    "5-groups-of-24-im2col", "wide-groups-im2col", "1x1-whole-blocks"])
+@pytest.mark.parametrize("residual", [False, True], ids=["relu", "residual-relu"])
+def test_grouped_convolutions(tmp_path, case, residual):
+    """Grouped convolutions, with the bias, a residual sum and a Relu fused,
+    against onnxruntime; those whose groups make whole blocks run as one
+    direct blocked convolution."""
+    assert_direct_matches(tmp_path, case, residual)
+    case = dict(case)
+    c, k, h, w = case.pop("c"), case.pop("k"), case.pop("h"), case.pop("w")
+    model, _ = conv_model(1, c, k, h, w, **case)
+    text = report_text(model, tmp_path, "--layout=blocked", "--layout-block=16")
+    # Groups merged m at a time into whole blocks, the last merged group
+    # completed by the padding channels of the blocked tensors.
+    group = case["group"]
+    blocks = lambda channels: -(-channels // 16)
+    merged = next((m for m in (1, 2, 3, 4)
+                   if m <= group and m * c // group % 16 == 0
+                   and m * k // group % 16 == 0
+                   and -(-group // m) * (m * c // group // 16) == blocks(c)
+                   and -(-group // m) * (m * k // group // 16) == blocks(k)),
+                  None)
+    if merged and ((merged > 1 and case.get("kernel", 3) == 1)
+                   or merged * k // group > 4 * 16):
+        merged = None
+    graph_ops = text.split("graph:")[1].splitlines()[0]
+    if merged:
+        # Merged into one group, it is an ungrouped convolution.
+        if -(-group // merged) > 1:
+            assert f"{-(-group // merged)} groups of whole blocks" in text
+        assert "graph.conv" not in graph_ops, text
+    else:
+        assert "groups of whole blocks" not in text
+        assert "graph.conv: 1" in graph_ops, text

@@ -63,8 +63,9 @@ func.func @residual(%x: tensor<1x4x4x4xf32>, %r: tensor<1x4x4x4xf32>) -> tensor<
 
 // -----
 
-// Not rewritten: a weight that is not a constant, a grouped convolution,
-// a bias that is not a constant, f16, and a 1-D pool.
+// Not rewritten: a weight that is not a constant, a grouped convolution
+// whose groups (3 channels) no merge of a few makes whole blocks of 4, a
+// bias that is not a constant, f16, and a 1-D pool.
 // CHECK-LABEL: func.func @refused
 // CHECK-NOT: graph.to_blocked
 // CHECK-NOT: graph.blocked_
@@ -74,16 +75,33 @@ func.func @residual(%x: tensor<1x4x4x4xf32>, %r: tensor<1x4x4x4xf32>) -> tensor<
 // CHECK: graph.conv
 // CHECK: graph.max_pool
 // CHECK-NOT: graph.blocked_
-func.func @refused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %h: tensor<1x4x8x8xf16>, %p: tensor<1x4x8xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf16>, tensor<1x4x4xf32>) {
+func.func @refused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %h: tensor<1x4x8x8xf16>, %p: tensor<1x4x8xf32>, %g: tensor<1x6x8x8xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf16>, tensor<1x4x4xf32>) {
   %cw = graph.constant dense<1.0> : tensor<4x4x3x3xf32>
-  %gw = graph.constant dense<1.0> : tensor<4x2x3x3xf32>
+  %gw = graph.constant dense<1.0> : tensor<4x3x3x3xf32>
   %hw = graph.constant dense<1.0> : tensor<4x4x3x3xf16>
   %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
-  %1 = graph.conv %x, %gw {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2} : (tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %1 = graph.conv %g, %gw {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2} : (tensor<1x6x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   %2 = graph.conv %x, %cw, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32>
   %3 = graph.conv %h, %hw {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x4x8x8xf16>, tensor<4x4x3x3xf16>) -> tensor<1x4x6x6xf16>
   %4 = graph.max_pool %p {kernel_shape = array<i64: 2>, strides = array<i64: 2>, pads = array<i64: 0, 0>, dilations = array<i64: 1>, ceil_mode = false} : (tensor<1x4x8xf32>) -> tensor<1x4x4xf32>
   return %0, %1, %2, %3, %4 : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf16>, tensor<1x4x4xf32>
+}
+
+// -----
+
+// A grouped convolution (4 groups of 2 channels and 2 filters) merges its
+// groups two at a time into groups of one block of 4: output block 0 reads
+// input block 0, block 1 block 1, each weight block zero between the two
+// groups it holds. Filter f reads channel c of its group with weight
+// 2 f + c + 1: [ko, 0, 0, 0, i, o] is filter 4 ko + o and local channel i.
+// CHECK-LABEL: func.func @grouped
+// CHECK: %[[W:.+]] = graph.constant dense<{{\[\[\[\[\[\[}}1.000000e+00, 3.000000e+00, 0.000000e+00, 0.000000e+00], [2.000000e+00, 4.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 5.000000e+00, 7.000000e+00], [0.000000e+00, 0.000000e+00, 6.000000e+00, 8.000000e+00]]]]], {{\[\[\[\[\[}}9.000000e+00, 1.100000e+01, 0.000000e+00, 0.000000e+00], [1.000000e+01, 1.200000e+01, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 1.300000e+01, 1.500000e+01], [0.000000e+00, 0.000000e+00, 1.400000e+01, 1.600000e+01]]]]]]> : tensor<2x1x1x1x4x4xf32>
+// CHECK: %[[X:.+]] = graph.to_blocked %{{.+}} : tensor<1x8x4x4xf32> -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+// CHECK: graph.blocked_conv %[[X]], %[[W]] activation none {{.*}} : (tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>, tensor<2x1x1x1x4x4xf32>) -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+func.func @grouped(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %w = graph.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]], [[[5.0]], [[6.0]]], [[[7.0]], [[8.0]]], [[[9.0]], [[10.0]]], [[[11.0]], [[12.0]]], [[[13.0]], [[14.0]]], [[[15.0]], [[16.0]]]]> : tensor<8x2x1x1xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 4} : (tensor<1x8x4x4xf32>, tensor<8x2x1x1xf32>) -> tensor<1x8x4x4xf32>
+  return %0 : tensor<1x8x4x4xf32>
 }
 
 // -----
@@ -147,12 +165,15 @@ func.func @depthwise_weight_layout(%x: tensor<1x5x4x4xf32>) -> tensor<1x5x4x4xf3
 // -----
 
 // Not depthwise: two groups of two channels, and a channel multiplier of 2
-// (8 filters of 4 channels in 4 groups); both keep NCHW.
-// CHECK-LABEL: func.func @grouped_refused
+// (8 filters of 4 channels in 4 groups). Both are blocked convolutions of
+// one merged group, the weights zero between the groups (filter blocks 1
+// and 2 of one input block).
+// CHECK-LABEL: func.func @grouped_not_depthwise
 // CHECK-NOT: graph.blocked_depthwise_conv
-// CHECK: graph.conv {{.*}}group = 2
-// CHECK: graph.conv {{.*}}group = 4
-func.func @grouped_refused(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>) {
+// CHECK: graph.blocked_conv {{.*}} : (tensor<1x1x8x8x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>)
+// CHECK: graph.blocked_conv {{.*}} : (tensor<1x1x8x8x4xf32, #graph.blocked<c = 4>>, tensor<2x1x1x1x4x4xf32>)
+// CHECK-NOT: graph.conv
+func.func @grouped_not_depthwise(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>) {
   %w0 = graph.constant dense<1.0> : tensor<4x2x1x1xf32>
   %w1 = graph.constant dense<1.0> : tensor<8x1x1x1xf32>
   %0 = graph.conv %x, %w0 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2} : (tensor<1x4x8x8xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x8x8xf32>
