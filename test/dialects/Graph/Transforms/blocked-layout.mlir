@@ -89,18 +89,33 @@ func.func @refused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<
 
 // -----
 
-// A grouped convolution (4 groups of 2 channels and 2 filters) merges its
-// groups two at a time into groups of one block of 4: output block 0 reads
-// input block 0, block 1 block 1, each weight block zero between the two
-// groups it holds. Filter f reads channel c of its group with weight
-// 2 f + c + 1: [ko, 0, 0, 0, i, o] is filter 4 ko + o and local channel i.
+// A grouped convolution of two groups of one block (4 channels and 4
+// filters each): output block 0 reads input block 0, block 1 block 1.
+// Filter f reads channel c of its group with weight 4 f + c + 1:
+// [ko, 0, 0, 0, i, o] is filter 4 ko + o, channel i of its group.
 // CHECK-LABEL: func.func @grouped
-// CHECK: %[[W:.+]] = graph.constant dense<{{\[\[\[\[\[\[}}1.000000e+00, 3.000000e+00, 0.000000e+00, 0.000000e+00], [2.000000e+00, 4.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 5.000000e+00, 7.000000e+00], [0.000000e+00, 0.000000e+00, 6.000000e+00, 8.000000e+00]]]]], {{\[\[\[\[\[}}9.000000e+00, 1.100000e+01, 0.000000e+00, 0.000000e+00], [1.000000e+01, 1.200000e+01, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 1.300000e+01, 1.500000e+01], [0.000000e+00, 0.000000e+00, 1.400000e+01, 1.600000e+01]]]]]]> : tensor<2x1x1x1x4x4xf32>
+// CHECK: %[[W:.+]] = graph.constant dense<{{\[\[\[\[\[\[}}1.000000e+00, 5.000000e+00, 9.000000e+00, 1.300000e+01], [2.000000e+00, 6.000000e+00, 1.000000e+01, 1.400000e+01], [3.000000e+00, 7.000000e+00, 1.100000e+01, 1.500000e+01], [4.000000e+00, 8.000000e+00, 1.200000e+01, 1.600000e+01]]]]], {{\[\[\[\[\[}}1.700000e+01, 2.100000e+01, 2.500000e+01, 2.900000e+01], [1.800000e+01, 2.200000e+01, 2.600000e+01, 3.000000e+01], [1.900000e+01, 2.300000e+01, 2.700000e+01, 3.100000e+01], [2.000000e+01, 2.400000e+01, 2.800000e+01, 3.200000e+01]]]]]]> : tensor<2x1x1x1x4x4xf32>
 // CHECK: %[[X:.+]] = graph.to_blocked %{{.+}} : tensor<1x8x4x4xf32> -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
 // CHECK: graph.blocked_conv %[[X]], %[[W]] activation none {{.*}} : (tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>, tensor<2x1x1x1x4x4xf32>) -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
 func.func @grouped(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
-  %w = graph.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]], [[[5.0]], [[6.0]]], [[[7.0]], [[8.0]]], [[[9.0]], [[10.0]]], [[[11.0]], [[12.0]]], [[[13.0]], [[14.0]]], [[[15.0]], [[16.0]]]]> : tensor<8x2x1x1xf32>
-  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 4} : (tensor<1x8x4x4xf32>, tensor<8x2x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %w = graph.constant dense<[[[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[5.0]], [[6.0]], [[7.0]], [[8.0]]], [[[9.0]], [[10.0]], [[11.0]], [[12.0]]], [[[13.0]], [[14.0]], [[15.0]], [[16.0]]], [[[17.0]], [[18.0]], [[19.0]], [[20.0]]], [[[21.0]], [[22.0]], [[23.0]], [[24.0]]], [[[25.0]], [[26.0]], [[27.0]], [[28.0]]], [[[29.0]], [[30.0]], [[31.0]], [[32.0]]]]> : tensor<8x4x1x1xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2} : (tensor<1x8x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// A 3x3 convolution of four groups of 2 channels and 2 filters merges its
+// groups two at a time into two groups of one block of 4, each weight
+// block zero between the two groups it holds: the first tap's block (as
+// hex floats) has filters 0 and 1 read channels 0 and 1 (ones), filters 2
+// and 3 channels 2 and 3.
+// CHECK-LABEL: func.func @grouped_merged
+// CHECK: %[[W:.+]] = graph.constant dense<"0x0000803F0000803F00000000000000000000803F0000803F000000000000000000000000000000000000803F0000803F00000000000000000000803F0000803F{{[0-9A-F]+}}"> : tensor<2x1x3x3x4x4xf32>
+// CHECK: graph.blocked_conv %{{.+}}, %[[W]] activation none {{.*}} : (tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>, tensor<2x1x3x3x4x4xf32>) -> tensor<1x2x4x4x4xf32, #graph.blocked<c = 4>>
+func.func @grouped_merged(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<8x2x3x3xf32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 4} : (tensor<1x8x4x4xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32>
   return %0 : tensor<1x8x4x4xf32>
 }
 
@@ -164,16 +179,15 @@ func.func @depthwise_weight_layout(%x: tensor<1x5x4x4xf32>) -> tensor<1x5x4x4xf3
 
 // -----
 
-// Not depthwise: two groups of two channels, and a channel multiplier of 2
-// (8 filters of 4 channels in 4 groups). Both are blocked convolutions of
-// one merged group, the weights zero between the groups (filter blocks 1
-// and 2 of one input block).
-// CHECK-LABEL: func.func @grouped_not_depthwise
-// CHECK-NOT: graph.blocked_depthwise_conv
-// CHECK: graph.blocked_conv {{.*}} : (tensor<1x1x8x8x4xf32, #graph.blocked<c = 4>>, tensor<1x1x1x1x4x4xf32>)
-// CHECK: graph.blocked_conv {{.*}} : (tensor<1x1x8x8x4xf32, #graph.blocked<c = 4>>, tensor<2x1x1x1x4x4xf32>)
-// CHECK-NOT: graph.conv
-func.func @grouped_not_depthwise(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>) {
+// Not depthwise, and 1x1: two groups of two channels, and a channel
+// multiplier of 2 (8 filters of 4 channels in 4 groups). Their groups would
+// have to be merged into blocks, multiplying the work of products that need
+// no im2col copy: both keep NCHW.
+// CHECK-LABEL: func.func @grouped_1x1_narrow
+// CHECK-NOT: graph.blocked_
+// CHECK: graph.conv {{.*}}group = 2
+// CHECK: graph.conv {{.*}}group = 4
+func.func @grouped_1x1_narrow(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>) {
   %w0 = graph.constant dense<1.0> : tensor<4x2x1x1xf32>
   %w1 = graph.constant dense<1.0> : tensor<8x1x1x1xf32>
   %0 = graph.conv %x, %w0 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2} : (tensor<1x4x8x8xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x8x8xf32>
