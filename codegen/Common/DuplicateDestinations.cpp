@@ -159,24 +159,43 @@ void duplicate(Operation *op) {
   }
 }
 
+/// The op that made the tensor `value` was written into in place: the
+/// first along the destinations of insertions, of destination-style ops and
+/// of scf.forall that is none of them (a tensor.empty, an extract_slice),
+/// or null.
+Operation *originOf(Value value) {
+  while (auto result = dyn_cast<OpResult>(value)) {
+    if (auto forall = dyn_cast<scf::ForallOp>(result.getOwner()))
+      value = forall.getTiedOpOperand(result)->get();
+    else if (auto dps =
+                 dyn_cast<DestinationStyleOpInterface>(result.getOwner()))
+      value = dps.getTiedOpOperand(result)->get();
+    else
+      return result.getOwner();
+  }
+  return nullptr;
+}
+
+/// The empty tensor that `value` was written into, or null.
+tensor::EmptyOp writtenInto(Value value) {
+  return dyn_cast_or_null<tensor::EmptyOp>(originOf(value));
+}
+
 /// A value written in place into a slice of a tensor and inserted back into
 /// it (a padded tensor's interior, kiln-codegen-pad-in-place) that ops read
 /// after the insertion: canonicalization folds a slice of the inserted
 /// tensor at that subset (a depthwise convolution's centre window) to the
 /// value itself, and bufferization then copies the value out of the
 /// interior, since the insertion writes where it lies. Those readers read
-/// the slice of the inserted tensor again.
+/// the slice of the inserted tensor again. The value may have been written
+/// in parts (a convolution split at its last channel block: insertions
+/// into the slice).
 void readWhereInserted(func::FuncOp func) {
   func.walk([](tensor::InsertSliceOp insert) {
     auto result = dyn_cast<OpResult>(insert.getSource());
-    auto writer = result
-                      ? dyn_cast<DestinationStyleOpInterface>(result.getOwner())
-                      : nullptr;
-    if (!writer)
-      return;
-    auto slice = writer.getTiedOpOperand(result)
-                     ->get()
-                     .getDefiningOp<tensor::ExtractSliceOp>();
+    auto slice =
+        result ? dyn_cast_or_null<tensor::ExtractSliceOp>(originOf(result))
+               : nullptr;
     if (!slice || slice.getSource() != insert.getDest() ||
         subsetOf(slice) != subsetOf(insert))
       return;
@@ -198,25 +217,6 @@ void readWhereInserted(func::FuncOp func) {
     for (OpOperand *use : later)
       use->set(view);
   });
-}
-
-/// The empty tensor that `value` was written into: through the
-/// destinations of insertions, of destination-style ops and of scf.forall.
-tensor::EmptyOp writtenInto(Value value) {
-  while (true) {
-    if (auto empty = value.getDefiningOp<tensor::EmptyOp>())
-      return empty;
-    auto result = dyn_cast<OpResult>(value);
-    if (!result)
-      return {};
-    if (auto forall = dyn_cast<scf::ForallOp>(result.getOwner()))
-      value = forall.getTiedOpOperand(result)->get();
-    else if (auto dps =
-                 dyn_cast<DestinationStyleOpInterface>(result.getOwner()))
-      value = dps.getTiedOpOperand(result)->get();
-    else
-      return {};
-  }
 }
 
 /// The first op of `block` that uses `op`'s results (or holds a use), null

@@ -214,6 +214,50 @@ func.func @read_where_inserted(%x: tensor<8xf32>) -> (tensor<10xf32>, tensor<8xf
 
 // -----
 
+// The same with the interior written in two parts (a convolution split at
+// its last channel block, each part inserted into the interior slice): the
+// later read takes the interior of the padded tensor too.
+// CHECK-LABEL: func.func @read_where_inserted_in_parts
+// CHECK: %[[P:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[1] [8] [1]
+// CHECK: %[[V:.+]] = tensor.extract_slice %[[P]][1] [8] [1]
+// CHECK: linalg.generic {{.*}} ins(%[[V]] : tensor<8xf32>)
+// BUF-LABEL: func.func @read_where_inserted_in_parts
+// BUF-NOT: memref.copy
+// BUF: return
+#id = affine_map<(d0) -> (d0)>
+func.func @read_where_inserted_in_parts(%x: tensor<8xf32>) -> (tensor<10xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<10xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<10xf32>) -> tensor<10xf32>
+  %s = tensor.extract_slice %f[1] [8] [1] : tensor<10xf32> to tensor<8xf32>
+  %x0 = tensor.extract_slice %x[0] [6] [1] : tensor<8xf32> to tensor<6xf32>
+  %s0 = tensor.extract_slice %s[0] [6] [1] : tensor<8xf32> to tensor<6xf32>
+  %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x0 : tensor<6xf32>) outs(%s0 : tensor<6xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<6xf32>
+  %i0 = tensor.insert_slice %h into %s[0] [6] [1] : tensor<6xf32> into tensor<8xf32>
+  %x1 = tensor.extract_slice %x[6] [2] [1] : tensor<8xf32> to tensor<2xf32>
+  %s1 = tensor.extract_slice %i0[6] [2] [1] : tensor<8xf32> to tensor<2xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x1 : tensor<2xf32>) outs(%s1 : tensor<2xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2xf32>
+  %i1 = tensor.insert_slice %t into %i0[6] [2] [1] : tensor<2xf32> into tensor<8xf32>
+  %p = tensor.insert_slice %i1 into %f[1] [8] [1] : tensor<8xf32> into tensor<10xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%i1 : tensor<8xf32>) outs(%e2 : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<8xf32>
+  return %p, %y : tensor<10xf32>, tensor<8xf32>
+}
+
+// -----
+
 // A concatenation along an inner dimension whose first part is a layer
 // split in two (its columns written by two ops, the second into a slice of
 // what the first made), the result's empty tensor made after the parts.
