@@ -302,3 +302,19 @@ def test_grouped_convolutions(tmp_path, case, residual):
     else:
         assert "groups of whole blocks" not in text
         assert "graph.conv: 1" in graph_ops, text
+
+
+@pytest.mark.parametrize("case", [
+    # 128 channel blocks at 14x14: 1.9 MB of input and weights per column
+    # of output tiles, in chunks of 32 blocks.
+    dict(c=2048, k=64, h=14, w=14, kernel=1, pads=(0, 0, 0, 0)),
+    # FCN's head shape, narrower: 3x3 over 32 blocks at 28x28, chunks of 4.
+    dict(c=512, k=48, h=28, w=28),
+], ids=["1x1-2048", "3x3-512"])
+@pytest.mark.parametrize("residual", [False, True], ids=["relu", "residual-relu"])
+def test_direct_reduction_in_chunks(tmp_path, case, residual):
+    """Direct convolutions whose reduction does not stay in cache for a
+    column of output tiles run it in chunks
+    (kiln-cpu-tile-and-vectorize's reductionChunk), the epilogue after the
+    last chunk: they match onnxruntime."""
+    assert_direct_matches(tmp_path, case, residual)
