@@ -118,28 +118,36 @@ Value getBlockedSource(Value value, int64_t block) {
   return layout && layout.getC() == block ? from.getInput() : Value();
 }
 
-/// The weight [K, C, kh, kw] as [K1, C1, kh, kw, ci, c]: element
-/// [ko, cb, y, x, i, o] is filter ko * c + o, channel cb * ci + i, zero in
-/// the padding.
+/// The weight [K, C / groups, kh, kw] as [K1, C1g, kh, kw, ci, c]: element
+/// [ko, cb, y, x, i, o] is filter f = ko * c + o and channel cb * ci + i of
+/// f's group, zero in the padding. Groups are merged `merged` at a time
+/// (see mergedGroups): the channel is then one of f's merged group, zero
+/// where it is not in f's own group. One group: [K1, C1, kh, kw, ci, c].
 SmallVector<double> blockWeight(ArrayRef<double> weight,
                                 ArrayRef<int64_t> shape, int64_t inBlock,
-                                int64_t block) {
+                                int64_t block, int64_t groups = 1,
+                                int64_t merged = 1) {
   int64_t filters = shape[0], channels = shape[1], kh = shape[2], kw = shape[3];
+  int64_t perGroup = filters / groups;
   int64_t filterBlocks = numBlocks(filters, block);
-  int64_t channelBlocks = numBlocks(channels, inBlock);
+  int64_t channelBlocks = numBlocks(merged * channels, inBlock);
   SmallVector<double> blocked(filterBlocks * channelBlocks * kh * kw * inBlock *
                               block);
-  for (int64_t k = 0; k < filters; ++k)
+  for (int64_t k = 0; k < filters; ++k) {
+    // The group's first channel within its merged group.
+    int64_t first = (k / perGroup % merged) * channels;
     for (int64_t ch = 0; ch < channels; ++ch)
       for (int64_t y = 0; y < kh; ++y)
         for (int64_t x = 0; x < kw; ++x) {
+          int64_t local = first + ch;
           int64_t index =
-              ((((k / block) * channelBlocks + ch / inBlock) * kh + y) * kw +
+              ((((k / block) * channelBlocks + local / inBlock) * kh + y) * kw +
                x) *
                   inBlock * block +
-              (ch % inBlock) * block + k % block;
+              (local % inBlock) * block + k % block;
           blocked[index] = weight[((k * channels + ch) * kh + y) * kw + x];
         }
+  }
   return blocked;
 }
 
@@ -176,38 +184,6 @@ std::optional<int64_t> mergedGroups(int64_t groups, int64_t channels,
       return m;
   }
   return std::nullopt;
-}
-
-/// The weight [K, C/groups, kh, kw] of a grouped convolution as
-/// [K1, C1g, kh, kw, c, c], its groups merged `merged` at a time so that
-/// each merged group's channels are C1g whole blocks: element
-/// [ko, cb, y, x, i, o] is filter f = ko * c + o and channel cb * c + i of
-/// f's merged group, zero where that channel is not in f's own group.
-SmallVector<double> blockGroupedWeight(ArrayRef<double> weight,
-                                       ArrayRef<int64_t> shape, int64_t groups,
-                                       int64_t merged, int64_t block) {
-  int64_t filters = shape[0], channels = shape[1], kh = shape[2], kw = shape[3];
-  int64_t perGroup = filters / groups;
-  int64_t channelBlocks = merged * channels / block;
-  SmallVector<double> blocked(numBlocks(filters, block) * channelBlocks * kh *
-                              kw * block * block);
-  for (int64_t k = 0; k < filters; ++k) {
-    int64_t group = k / perGroup;
-    // The group's first channel within its merged group.
-    int64_t first = (group % merged) * channels;
-    for (int64_t ch = 0; ch < channels; ++ch)
-      for (int64_t y = 0; y < kh; ++y)
-        for (int64_t x = 0; x < kw; ++x) {
-          int64_t local = first + ch;
-          int64_t index =
-              ((((k / block) * channelBlocks + local / block) * kh + y) * kw +
-               x) *
-                  block * block +
-              (local % block) * block + k % block;
-          blocked[index] = weight[((k * channels + ch) * kh + y) * kw + x];
-        }
-  }
-  return blocked;
 }
 
 /// The constant weight and (optional) bias of a convolution, or nothing
@@ -279,8 +255,6 @@ template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
 
   LogicalResult matchAndRewrite(ConvLikeOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getGroup() != 1)
-      return blockGrouped(op, rewriter);
     if (!isStaticNCHW(op.getInput().getType()) ||
         !isStaticNCHW(op.getResult().getType()) ||
         !isStaticNCHW(op.getWeight().getType()))
@@ -292,6 +266,11 @@ template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
         op.getWeight().getType().getNumElements() == 0 ||
         op.getResult().getType().getNumElements() == 0)
       return rewriter.notifyMatchFailure(op, "an empty convolution");
+    ArrayRef<int64_t> wshape = op.getWeight().getType().getShape();
+    int64_t groups = op.getGroup();
+    FailureOr<int64_t> merged = mergeGroups(op, rewriter);
+    if (failed(merged))
+      return failure();
     auto parameters = getConstantParameters(op);
     if (!parameters)
       return rewriter.notifyMatchFailure(op,
@@ -299,23 +278,21 @@ template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
     auto &[weight, bias] = *parameters;
 
     Location loc = op.getLoc();
-    RankedTensorType weightType = op.getWeight().getType();
-    ArrayRef<int64_t> wshape = weightType.getShape();
     // An input of fewer channels than a block (an image's 3) is one block
     // of its own size, not a block mostly of padding, unless it comes from
     // an op that is (or will be) blocked, whose blocks it keeps so that the
     // conversions between them cancel.
     int64_t inBlock = block;
-    if (wshape[1] < block && !mayBeBlocked(op.getInput()))
+    if (groups == 1 && wshape[1] < block && !mayBeBlocked(op.getInput()))
       inBlock = wshape[1];
     int64_t filterBlocks = numBlocks(wshape[0], block);
-    auto blockedWeightType =
-        RankedTensorType::get({filterBlocks, numBlocks(wshape[1], inBlock),
-                               wshape[2], wshape[3], inBlock, block},
-                              weightType.getElementType());
-    Value blockedWeight =
-        createFloatConstant(rewriter, loc, blockedWeightType,
-                            blockWeight(weight, wshape, inBlock, block));
+    auto blockedWeightType = RankedTensorType::get(
+        {filterBlocks, numBlocks(*merged * wshape[1], inBlock), wshape[2],
+         wshape[3], inBlock, block},
+        op.getWeight().getType().getElementType());
+    Value blockedWeight = createFloatConstant(
+        rewriter, loc, blockedWeightType,
+        blockWeight(weight, wshape, inBlock, block, groups, *merged));
     Value blockedBias = createBlockedBias(rewriter, loc, op.getBias(), bias,
                                           filterBlocks, block);
     Value input = toBlocked(rewriter, loc, op.getInput(), inBlock);
@@ -324,22 +301,20 @@ template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
     return success();
   }
 
-  /// A grouped convolution as a graph.blocked_conv whose weight holds the
-  /// channel blocks of one merged group: output block ko reads the input
-  /// blocks of its merged group only.
-  LogicalResult blockGrouped(ConvLikeOp op, PatternRewriter &rewriter) const {
-    if (!isStaticNCHW(op.getInput().getType()) ||
-        !isStaticNCHW(op.getResult().getType()) ||
-        !isStaticNCHW(op.getWeight().getType()))
-      return rewriter.notifyMatchFailure(op,
-                                         "not a static 2-D f32 convolution");
-    ArrayRef<int64_t> wshape = op.getWeight().getType().getShape();
+  /// How many of `op`'s groups make one group of whole blocks (1 without
+  /// groups; see mergedGroups), or failure where a grouped convolution
+  /// keeps NCHW: depthwise (BlockDepthwiseConv's), groups that no merge
+  /// makes whole blocks, 1x1 groups that would need merging, wide groups.
+  FailureOr<int64_t> mergeGroups(ConvLikeOp op,
+                                 PatternRewriter &rewriter) const {
     int64_t groups = op.getGroup();
+    if (groups == 1)
+      return 1;
+    ArrayRef<int64_t> wshape = op.getWeight().getType().getShape();
     int64_t channels = op.getInput().getType().getDimSize(1);
     if (groups == channels && wshape[0] == channels)
       return rewriter.notifyMatchFailure(op, "depthwise");
-    if (wshape[0] == 0 || wshape[0] % groups != 0 ||
-        wshape[1] * groups != channels)
+    if (wshape[0] % groups != 0 || wshape[1] * groups != channels)
       return rewriter.notifyMatchFailure(op, "groups do not divide the shapes");
     std::optional<int64_t> merged =
         mergedGroups(groups, wshape[1], wshape[0] / groups, block);
@@ -353,27 +328,7 @@ template <typename ConvLikeOp> struct BlockConv : OpRewritePattern<ConvLikeOp> {
       return rewriter.notifyMatchFailure(op, "1x1 groups narrower than blocks");
     if (*merged * (wshape[0] / groups) > kMaxGroupFilterBlocks * block)
       return rewriter.notifyMatchFailure(op, "wide groups");
-    auto parameters = getConstantParameters(op);
-    if (!parameters)
-      return rewriter.notifyMatchFailure(op,
-                                         "weight or bias is not a constant");
-    auto &[weight, bias] = *parameters;
-
-    Location loc = op.getLoc();
-    int64_t filterBlocks = numBlocks(wshape[0], block);
-    auto blockedWeightType = RankedTensorType::get(
-        {filterBlocks, *merged * wshape[1] / block, wshape[2], wshape[3], block,
-         block},
-        op.getWeight().getType().getElementType());
-    Value blockedWeight = createFloatConstant(
-        rewriter, loc, blockedWeightType,
-        blockGroupedWeight(weight, wshape, groups, *merged, block));
-    Value blockedBias = createBlockedBias(rewriter, loc, op.getBias(), bias,
-                                          filterBlocks, block);
-    Value input = toBlocked(rewriter, loc, op.getInput(), block);
-    replaceWithBlocked<BlockedConvOp>(rewriter, op, input, blockedWeight,
-                                      blockedBias, block);
-    return success();
+    return *merged;
   }
 
   int64_t block;
