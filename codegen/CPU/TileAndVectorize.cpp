@@ -1021,6 +1021,12 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   }
 }
 
+/// Chunks pay where the whole input would be read again by many columns
+/// of output tiles: with two (Inception-v3's 1x1 layers of 64 filters over
+/// 288 channels at 35x35), the accumulators read again per chunk and the
+/// epilogue left unfused cost more (80 -> 90 us a layer at two threads).
+constexpr int64_t kMinChunkedColumns = 4;
+
 /// The input channel blocks of each reduction chunk of a direct blocked
 /// convolution (f32, one group) whose whole reduction does not stay in
 /// cache for one column of output tiles (`tileBlocks` output blocks over
@@ -1030,7 +1036,8 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
 /// 2048 channels re-read the 6.4 MB input once per column. With chunks of
 /// `cachedWeightBytes`, each column's share of weights and input stays in
 /// L2 across its tiles; the accumulators, read again per chunk, must be
-/// small (half of that) for it to pay.
+/// small (half of that) and the columns many (kMinChunkedColumns) for it
+/// to pay.
 std::optional<int64_t> reductionChunk(linalg::LinalgOp op,
                                       ArrayRef<int64_t> tileSizes,
                                       int64_t cachedWeightBytes) {
@@ -1047,7 +1054,9 @@ std::optional<int64_t> reductionChunk(linalg::LinalgOp op,
   int64_t outputPerColumn =
       out[0] * out[2] * out[3] * column * int64_t(sizeof(float));
   int64_t perBlock = weightPerBlock + inputPerBlock;
-  if (outputPerColumn > cachedWeightBytes / 2 ||
+  int64_t columns = out[1] / std::max<int64_t>(1, tileSizes[1]);
+  if (columns < kMinChunkedColumns ||
+      outputPerColumn > cachedWeightBytes / 2 ||
       channelBlocks * perBlock <= 2 * cachedWeightBytes)
     return std::nullopt;
   int64_t chunk =

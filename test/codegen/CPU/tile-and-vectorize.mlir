@@ -667,17 +667,17 @@ func.func @one_block_groups(%x: tensor<1x4x8x8x16xf32>, %w: tensor<4x1x1x1x16x16
 
 // A 1x1 convolution of 16 input channel blocks whose reduction does not
 // stay in cache for a column of output tiles (with 32 KB cached: 6 KB of
-// weights and input per channel block, 96 KB in all): the reduction runs in
-// chunks of 4 blocks, each accumulating into the output, and each chunk's
-// output tiles on threads. Its epilogue (the Relu) runs after the last
+// weights and input per channel block, 96 KB in all), read by four columns
+// of two output blocks: the reduction runs in chunks of 4 blocks, each
+// accumulating into the output, and each chunk's output tiles on threads. Its epilogue (the Relu) runs after the last
 // chunk, not fused into the tiles.
 // CHUNK-LABEL: func.func @chunked_reduction
-// CHUNK: %[[R:.+]] = scf.for %[[C:.+]] = %c0 to %c16 step %c4 iter_args(%[[ACC:.+]] = %{{.+}}) -> (tensor<1x2x8x8x16xf32>)
-// CHUNK: scf.forall ({{.*}}) = (0, 0, 0, 0) to (1, 2, 8, 8) step (1, 2, 1, 8) shared_outs(%{{.+}} = %[[ACC]])
+// CHUNK: %[[R:.+]] = scf.for %[[C:.+]] = %c0 to %c16 step %c4 iter_args(%[[ACC:.+]] = %{{.+}}) -> (tensor<1x8x8x8x16xf32>)
+// CHUNK: scf.forall ({{.*}}) = (0, 0, 0, 0) to (1, 8, 8, 8) step (1, 2, 1, 8) shared_outs(%{{.+}} = %[[ACC]])
 // CHUNK: scf.for %{{.+}} = %c0 to %c4 step %c1
 // CHUNK: vector.fma
 // CHUNK: scf.yield
-// CHUNK: linalg.generic {{.*}} ins(%[[R]] : tensor<1x2x8x8x16xf32>)
+// CHUNK: linalg.generic {{.*}} ins(%[[R]] : tensor<1x8x8x8x16xf32>)
 // CHUNK: arith.maximumf
 // PAR-LABEL: func.func @chunked_reduction
 // PAR-NOT: step %c4
@@ -686,20 +686,20 @@ func.func @one_block_groups(%x: tensor<1x4x8x8x16xf32>, %w: tensor<4x1x1x1x16x16
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
 #out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
 #id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
-func.func @chunked_reduction(%x: tensor<1x16x8x8x16xf32>, %w: tensor<2x16x1x1x16x16xf32>) -> tensor<1x2x8x8x16xf32> {
+func.func @chunked_reduction(%x: tensor<1x16x8x8x16xf32>, %w: tensor<8x16x1x1x16x16xf32>) -> tensor<1x8x8x8x16xf32> {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x2x8x8x16xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x8x8x16xf32>) -> tensor<1x2x8x8x16xf32>
-  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x16x8x8x16xf32>, tensor<2x16x1x1x16x16xf32>) outs(%f : tensor<1x2x8x8x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>} {
+  %e = tensor.empty() : tensor<1x8x8x8x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x8x8x16xf32>) -> tensor<1x8x8x8x16xf32>
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x16x8x8x16xf32>, tensor<8x16x1x1x16x16xf32>) outs(%f : tensor<1x8x8x8x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>} {
   ^bb0(%a: f32, %v: f32, %acc: f32):
     %m = arith.mulf %a, %v : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
-  } -> tensor<1x2x8x8x16xf32>
-  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%0 : tensor<1x2x8x8x16xf32>) outs(%e : tensor<1x2x8x8x16xf32>) {
+  } -> tensor<1x8x8x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%0 : tensor<1x8x8x8x16xf32>) outs(%e : tensor<1x8x8x8x16xf32>) {
   ^bb0(%c: f32, %o: f32):
     %1 = arith.maximumf %c, %zero : f32
     linalg.yield %1 : f32
-  } -> tensor<1x2x8x8x16xf32>
-  return %y : tensor<1x2x8x8x16xf32>
+  } -> tensor<1x8x8x8x16xf32>
+  return %y : tensor<1x8x8x8x16xf32>
 }

@@ -306,10 +306,10 @@ def test_grouped_convolutions(tmp_path, case, residual):
 
 @pytest.mark.parametrize("case", [
     # 128 channel blocks at 14x14: 1.9 MB of input and weights per column
-    # of output tiles, in chunks of 32 blocks.
-    dict(c=2048, k=64, h=14, w=14, kernel=1, pads=(0, 0, 0, 0)),
-    # FCN's head shape, narrower: 3x3 over 32 blocks at 28x28, chunks of 4.
-    dict(c=512, k=48, h=28, w=28),
+    # of output tiles (four columns), in chunks of 32 blocks.
+    dict(c=2048, k=128, h=14, w=14, kernel=1, pads=(0, 0, 0, 0)),
+    # A 3x3 layer over 32 blocks at 28x28, chunks of 4.
+    dict(c=512, k=128, h=28, w=28),
 ], ids=["1x1-2048", "3x3-512"])
 @pytest.mark.parametrize("residual", [False, True], ids=["relu", "residual-relu"])
 def test_direct_reduction_in_chunks(tmp_path, case, residual):
