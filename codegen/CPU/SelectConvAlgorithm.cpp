@@ -186,9 +186,9 @@ Candidate estimate(const BlockedConv &conv, int64_t vectorWidth,
       describeShape(static_cast<int64_t>(c), static_cast<int64_t>(k),
                     conv.kernelHeight(), conv.kernelWidth(), h, w) +
           ", blocked c=" + std::to_string(block) +
-          (conv.groups > 1 ? ", " + std::to_string(conv.groups) +
-                                 " groups of whole blocks"
-                           : "") +
+          (conv.groups > 1
+               ? ", " + std::to_string(conv.groups) + " groups of whole blocks"
+               : "") +
           (conv.group == 4   ? ", int8 dot products"
            : conv.group == 2 ? ", bf16 dot products"
                              : "")};

@@ -1050,18 +1050,17 @@ std::optional<int64_t> reductionChunk(linalg::LinalgOp op,
   int64_t column = tileSizes[1] * out[4];
   int64_t weightPerBlock = column * in[4] * conv->kernelHeight() *
                            conv->kernelWidth() * int64_t(sizeof(float));
-  int64_t inputPerBlock = in[0] * in[2] * in[3] * in[4] * int64_t(sizeof(float));
+  int64_t inputPerBlock =
+      in[0] * in[2] * in[3] * in[4] * int64_t(sizeof(float));
   int64_t outputPerColumn =
       out[0] * out[2] * out[3] * column * int64_t(sizeof(float));
   int64_t perBlock = weightPerBlock + inputPerBlock;
   int64_t columns = out[1] / std::max<int64_t>(1, tileSizes[1]);
-  if (columns < kMinChunkedColumns ||
-      outputPerColumn > cachedWeightBytes / 2 ||
+  if (columns < kMinChunkedColumns || outputPerColumn > cachedWeightBytes / 2 ||
       channelBlocks * perBlock <= 2 * cachedWeightBytes)
     return std::nullopt;
-  int64_t chunk =
-      largestDivisor(channelBlocks, std::max<int64_t>(1, cachedWeightBytes /
-                                                              perBlock));
+  int64_t chunk = largestDivisor(
+      channelBlocks, std::max<int64_t>(1, cachedWeightBytes / perBlock));
   if (chunk < 2 || chunk == channelBlocks)
     return std::nullopt;
   return chunk;

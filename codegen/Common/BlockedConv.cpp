@@ -133,9 +133,8 @@ std::optional<BlockedConv> matchBlockedConv(Operation *op) {
   conv.groups = conv.inputShape[1] / conv.weightShape[1];
   if (conv.outputShape[1] % conv.groups != 0)
     return std::nullopt;
-  AffineExpr inputBlock =
-      blockedConvInputBlock(d(1), d(5), conv.inputShape[1],
-                            conv.weightShape[1], conv.outputShape[1]);
+  AffineExpr inputBlock = blockedConvInputBlock(
+      d(1), d(5), conv.inputShape[1], conv.weightShape[1], conv.outputShape[1]);
   SmallVector<AffineExpr> inputExprs = {
       d(0), inputBlock, d(2) * conv.strides[0] + d(6) * conv.dilations[0],
       d(3) * conv.strides[1] + d(7) * conv.dilations[1], d(8)};

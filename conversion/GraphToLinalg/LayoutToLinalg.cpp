@@ -327,7 +327,8 @@ struct BlockedConvLowering : OpConversionPattern<graph::BlockedConvOp> {
         d(1), d(5), getTensorType(input).getDimSize(1), w[1], w[0]);
     SmallVector<AffineMap> maps = {
         AffineMap::get(9, 0,
-                       {d(0), inputBlock, d(2) * strides[0] + d(6) * dilations[0],
+                       {d(0), inputBlock,
+                        d(2) * strides[0] + d(6) * dilations[0],
                         d(3) * strides[1] + d(7) * dilations[1], d(8)},
                        ctx),
         AffineMap::get(9, 0, {d(1), d(5), d(6), d(7), d(8), d(4)}, ctx),

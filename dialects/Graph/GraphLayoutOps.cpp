@@ -164,11 +164,11 @@ LogicalResult BlockedConvOp::verify() {
     if (groupBlocks <= 0 || inputBlocks % groupBlocks != 0 ||
         ShapedType::isDynamic(filterBlocks) ||
         filterBlocks % (inputBlocks / groupBlocks) != 0)
-      return emitOpError()
-             << "weight's " << groupBlocks << " input channel blocks per group "
-             << "must divide the input's " << inputBlocks
-             << " into groups that divide the " << filterBlocks
-             << " filter blocks";
+      return emitOpError() << "weight's " << groupBlocks
+                           << " input channel blocks per group "
+                           << "must divide the input's " << inputBlocks
+                           << " into groups that divide the " << filterBlocks
+                           << " filter blocks";
   }
   if (!sameOrDynamic(input.getDimSize(0), result.getDimSize(0)))
     return emitOpError("input and result have different batch sizes");

@@ -179,7 +179,8 @@ std::optional<int64_t> mergedGroups(int64_t groups, int64_t channels,
     if ((m * channels) % block != 0 || (m * filters) % block != 0)
       continue;
     int64_t merged = (groups + m - 1) / m;
-    if (merged * (m * channels / block) == numBlocks(groups * channels, block) &&
+    if (merged * (m * channels / block) ==
+            numBlocks(groups * channels, block) &&
         merged * (m * filters / block) == numBlocks(groups * filters, block))
       return m;
   }
