@@ -1031,9 +1031,9 @@ constexpr int64_t kMinChunkedColumns = 4;
 /// convolution (f32, one group) whose whole reduction does not stay in
 /// cache for one column of output tiles (`tileBlocks` output blocks over
 /// every pixel), or nothing. Without chunks each column streams its weights
-/// and the whole input once: FCN's 3x3 head (2048 channels, 2.4 MB of
-/// weights per column) streamed 2.1 GB from L3 per run, its 1x1 layers of
-/// 2048 channels re-read the 6.4 MB input once per column. With chunks of
+/// and the whole input once: FCN-ResNet50's 1x1 layers over 2048 channels
+/// re-read their 6.4 MB input from L3 once per column (173-208 GFLOP/s;
+/// 256-262 in chunks). With chunks of
 /// `cachedWeightBytes`, each column's share of weights and input stays in
 /// L2 across its tiles; the accumulators, read again per chunk, must be
 /// small (half of that) and the columns many (kMinChunkedColumns) for it
