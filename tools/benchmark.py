@@ -40,7 +40,9 @@ saying so, with the line of its output that says "error" (or its last). A
 peer whose runs would take longer than --time-budget seconds gets one
 warm-up and fewer timed runs (at least 3), as a note under the table says.
 A batch other than 1 rebuilds the transformer models at that batch and
-rewrites the others' batch dimension (inputs and constant Reshape targets).
+rewrites the others' batch dimension (inputs and constant Reshape targets),
+except in a file whose inputs already have that batch (the zoo exported
+with tools/models/zoo.py --batch), which runs as it is.
 
 The peak: tools/peak_fma.c (register-resident vector FMA chains, one
 pthread per thread) is built with clang -O2 -march=native and run five
@@ -257,10 +259,22 @@ def build_model(name, batch, workdir):
             return path
     if batch == 1:
         return path
-    model = rebatch(onnx.load(str(path)), batch)
+    model = onnx.load(str(path))
+    if has_batch(model, batch):
+        return path
+    model = rebatch(model, batch)
     out = workdir / f"{stem}_b{batch}.onnx"
     onnx.save(model, str(out))
     return out
+
+
+def has_batch(model, batch):
+    """Whether every input of `model` already leads with `batch` (a file
+    exported at that batch, as tools/models/zoo.py --batch writes)."""
+    weights = {t.name for t in model.graph.initializer}
+    dims = [value.type.tensor_type.shape.dim for value in model.graph.input
+            if value.name not in weights]
+    return all(d and d[0].dim_value == batch for d in dims)
 
 
 def rebatch(model, batch):

@@ -8,11 +8,17 @@ Runs under Debian's python3 with python3-torch and python3-torchvision
 
   /usr/bin/python3 tools/models/zoo.py --list
   /usr/bin/python3 tools/models/zoo.py -o zoo/ [NAME ...]
+  /usr/bin/python3 tools/models/zoo.py -o zoo8/ --batch 8 [NAME ...]
 
 Each model becomes zoo/NAME.onnx with one input named "input" (images
-[1, 3, H, W], clips [1, 3, T, H, W], or token ids [1, S] as int64) and one
-output; BatchNorm statistics are drawn too, so that no layer is an
-identity. tools/benchmark.py takes the files as --models zoo/NAME.onnx.
+[N, 3, H, W], clips [N, 3, T, H, W], or token ids [N, S] as int64, N the
+batch, 1 unless --batch says) and one output; BatchNorm statistics are
+drawn too, so that no layer is an identity. tools/benchmark.py takes the
+files as --models zoo/NAME.onnx. torch.onnx writes the batch into some
+models' Reshape shapes (ShuffleNetV2's channel shuffle, the attention
+heads of the transformers), which no edit of the file undoes; so a batch
+other than 1 is exported as such, and tools/benchmark.py runs a file whose
+inputs already have the batch it asks for as it is.
 """
 
 import argparse
@@ -164,10 +170,11 @@ def randomize_statistics(net, seed):
                     module.bias.copy_(torch.randn(n, generator=generator) * 0.1)
 
 
-def export(name, out, seed=0):
+def export(name, out, seed=0, batch=1):
     import torch
     torch.manual_seed(seed)
     net, shape = MODELS[name]()
+    shape = (batch, *shape[1:])
     net.eval()
     randomize_statistics(net, seed)
     if len(shape) == 2:  # token ids
@@ -189,6 +196,8 @@ def main():
     parser.add_argument("models", nargs="*", help="names (default: all)")
     parser.add_argument("-o", "--out", type=Path, help="folder for NAME.onnx")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch", type=int, default=1,
+                        help="the batch the model is exported at (default: 1)")
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args()
     if args.list:
@@ -196,6 +205,8 @@ def main():
         return 0
     if not args.out:
         parser.error("give -o FOLDER (or --list)")
+    if args.batch < 1:
+        parser.error(f"--batch must be at least 1, not {args.batch}")
     unknown = [m for m in args.models if m not in MODELS]
     if unknown:
         parser.error(f"unknown models: {', '.join(unknown)} (see --list)")
@@ -203,7 +214,7 @@ def main():
     failed = 0
     for name in args.models or MODELS:
         try:
-            path = export(name, args.out, args.seed)
+            path = export(name, args.out, args.seed, args.batch)
             print(f"{name}: {path} ({path.stat().st_size / 1e6:.1f} MB)", flush=True)
         except Exception as error:  # report each, go on with the others
             failed += 1
