@@ -816,10 +816,17 @@ private:
                          function.getSymName().str() + " (" +
                          kernel.getSource().str() + ")\n";
     }
-    if (options.report)
+    signature->sampleSlots = chooseSampleSlots(*signature, *llvmModule);
+    if (options.report) {
       result.report +=
           "workspace: " + std::to_string(signature->workspaceSize) +
-          " bytes (intermediate buffers, planned)\n";
+          " bytes (intermediate buffers, planned)";
+      if (signature->sampleSlots > 1)
+        result.report += ", a sample's; up to " +
+                         std::to_string(signature->sampleSlots) +
+                         " samples side by side, one workspace each";
+      result.report += "\n";
+    }
     if (llvm::Error error =
             emitModelABI(*llvmModule, kEntryName, *signature, target))
       return emitError(std::move(error));

@@ -426,7 +426,8 @@ public:
                   tensors(signature.inputs, "kiln.inputs"),
                   ConstantInt::get(i64Ty, signature.outputs.size()),
                   tensors(signature.outputs, "kiln.outputs"),
-                  ConstantInt::get(i64Ty, signature.workspaceSize),
+                  ConstantInt::get(i64Ty, slotBytes(signature) *
+                                              uint64_t(signature.sampleSlots)),
                   ConstantInt::get(i64Ty, signature.workspaceAlign),
                   ConstantInt::get(i64Ty, signature.kernels.size()),
                   kernels(signature.kernels),
@@ -598,13 +599,20 @@ public:
                      counted);
       b.SetInsertPoint(counted);
     }
+    // The samples from `first` on run one after the other, each on all the
+    // run's threads; before them, where the model has sample slots, as many
+    // as make whole rounds run side by side.
+    Value *first = ConstantInt::get(i64Ty, 0);
+    if (signature.sampleSlots > 1)
+      first = emitSamplesSideBySide(b, run, args, entry, callArgs, strides,
+                                    count, signature);
     BasicBlock *before = b.GetInsertBlock();
     BasicBlock *loop = BasicBlock::Create(ctx, "sample", run);
     BasicBlock *done = BasicBlock::Create(ctx, "done", run);
-    b.CreateBr(loop);
+    b.CreateCondBr(b.CreateICmpULT(first, count), loop, done);
     b.SetInsertPoint(loop);
     PHINode *sample = b.CreatePHI(i64Ty, 2, "sample");
-    sample->addIncoming(ConstantInt::get(i64Ty, 0), before);
+    sample->addIncoming(first, before);
     SmallVector<Value *> sampleArgs(callArgs);
     for (auto [arg, stride] : llvm::zip(sampleArgs, strides))
       arg = b.CreateInBoundsGEP(
@@ -619,6 +627,135 @@ public:
     return Error::success();
   }
 
+  /// One sample's workspace, rounded up so that the next slot is aligned.
+  static uint64_t slotBytes(const ModelSignature &signature) {
+    if (signature.sampleSlots <= 1)
+      return signature.workspaceSize;
+    return alignTo(signature.workspaceSize,
+                   std::max<uint64_t>(signature.workspaceAlign, 64));
+  }
+
+  /// Where the run has P = num_threads threads, 1 < P <= the model's sample
+  /// slots, at least P samples and no profiler: runs the first
+  /// count - count % P samples in one OpenMP parallel region of P threads,
+  /// each thread taking the next sample from a shared counter (so that a
+  /// thread slowed by another process takes fewer) and running it alone in
+  /// its own workspace slot. Returns the first sample left for the
+  /// one-after-the-other loop (0 where the condition fails).
+  Value *emitSamplesSideBySide(IRBuilder<> &b, Function *run, Value *args,
+                               Function *entry, ArrayRef<Value *> callArgs,
+                               ArrayRef<uint64_t> strides, Value *count,
+                               const ModelSignature &signature) {
+    Type *voidTy = Type::getVoidTy(ctx);
+    FunctionCallee setThreads = module.getOrInsertFunction(
+        "omp_set_num_threads", FunctionType::get(voidTy, {i32Ty}, false));
+    FunctionCallee threadNum = module.getOrInsertFunction(
+        "__kmpc_global_thread_num", FunctionType::get(i32Ty, {ptrTy}, false));
+    FunctionCallee pushThreads = module.getOrInsertFunction(
+        "__kmpc_push_num_threads",
+        FunctionType::get(voidTy, {ptrTy, i32Ty, i32Ty}, false));
+    FunctionCallee fork = module.getOrInsertFunction(
+        "__kmpc_fork_call",
+        FunctionType::get(voidTy, {ptrTy, i32Ty, ptrTy}, true));
+    // The source location that libomp's entry points take (ident_t:
+    // reserved, flags = KMP_IDENT_KMPC, reserved, reserved, psource).
+    auto *identTy = StructType::get(ctx, {i32Ty, i32Ty, i32Ty, i32Ty, ptrTy});
+    auto *ident = new GlobalVariable(
+        module, identTy, true, GlobalValue::PrivateLinkage,
+        ConstantStruct::get(
+            identTy,
+            {ConstantInt::get(i32Ty, 0), ConstantInt::get(i32Ty, 2),
+             ConstantInt::get(i32Ty, 0), ConstantInt::get(i32Ty, 0),
+             string(";kiln_abi_run;samples;0;0;;", "kiln.samples.loc")}),
+        "kiln.samples.ident");
+
+    // The entry's arguments that change with the sample: the strided
+    // inputs and outputs, then the workspace (after any result slots).
+    size_t workspaceArg = strides.size() + signature.resultArgs.size();
+    bool hasWorkspace = signature.workspaceSize > 0;
+    uint64_t slot = slotBytes(signature);
+
+    // void samples(i32 *gtid, i32 *tid, ptr *callArgs, i64 *next, i64 *end)
+    auto *taskTy =
+        FunctionType::get(voidTy, {ptrTy, ptrTy, ptrTy, ptrTy, ptrTy}, false);
+    Function *task = Function::Create(taskTy, GlobalValue::InternalLinkage,
+                                      "kiln_abi_run_samples", module);
+    task->addFnAttr(Attribute::NoUnwind);
+    {
+      IRBuilder<> t(BasicBlock::Create(ctx, "entry", task));
+      Value *tid = t.CreateZExt(t.CreateLoad(i32Ty, task->getArg(1)), i64Ty);
+      Value *argArray = task->getArg(2);
+      Value *next = task->getArg(3);
+      Value *end = t.CreateLoad(i64Ty, task->getArg(4));
+      // The kernels' own parallel regions run on this thread alone.
+      t.CreateCall(setThreads, {ConstantInt::get(i32Ty, 1)});
+      BasicBlock *take = BasicBlock::Create(ctx, "take", task);
+      BasicBlock *body = BasicBlock::Create(ctx, "sample", task);
+      BasicBlock *exit = BasicBlock::Create(ctx, "exit", task);
+      t.CreateBr(take);
+      t.SetInsertPoint(take);
+      Value *sample = t.CreateAtomicRMW(
+          AtomicRMWInst::Add, next, ConstantInt::get(i64Ty, 1), MaybeAlign(8),
+          AtomicOrdering::Monotonic);
+      t.CreateCondBr(t.CreateICmpULT(sample, end), body, exit);
+      t.SetInsertPoint(body);
+      SmallVector<Value *> sampleArgs;
+      for (size_t i = 0; i < callArgs.size(); ++i) {
+        Value *arg = t.CreateLoad(
+            ptrTy, t.CreateConstInBoundsGEP1_64(ptrTy, argArray, i));
+        if (i < strides.size())
+          arg = t.CreateInBoundsGEP(
+              t.getInt8Ty(), arg,
+              t.CreateMul(sample, ConstantInt::get(i64Ty, strides[i])));
+        else if (hasWorkspace && i == workspaceArg)
+          arg = t.CreateInBoundsGEP(
+              t.getInt8Ty(), arg,
+              t.CreateMul(tid, ConstantInt::get(i64Ty, slot)));
+        sampleArgs.push_back(arg);
+      }
+      t.CreateCall(entry, sampleArgs);
+      t.CreateBr(take);
+      t.SetInsertPoint(exit);
+      t.CreateRetVoid();
+    }
+
+    Value *threads = b.CreateLoad(i32Ty, b.CreateStructGEP(runArgsTy, args, 1));
+    Value *threads64 = b.CreateSExt(threads, i64Ty);
+    Value *profiler = callArgs.back();
+    Value *sideBySide = b.CreateAnd(
+        b.CreateAnd(
+            b.CreateICmpSGT(threads, ConstantInt::get(i32Ty, 1)),
+            b.CreateICmpSLE(threads64,
+                            ConstantInt::get(i64Ty, signature.sampleSlots))),
+        b.CreateAnd(b.CreateICmpSGE(count, threads64),
+                    b.CreateIsNull(profiler)));
+    BasicBlock *before = b.GetInsertBlock();
+    BasicBlock *parallel = BasicBlock::Create(ctx, "side_by_side", run);
+    BasicBlock *after = BasicBlock::Create(ctx, "after_side_by_side", run);
+    b.CreateCondBr(sideBySide, parallel, after);
+    b.SetInsertPoint(parallel);
+    Value *rounds = b.CreateMul(b.CreateUDiv(count, threads64), threads64);
+    Value *argArray = b.CreateAlloca(ptrTy, b.getInt64(callArgs.size()));
+    for (auto [i, arg] : llvm::enumerate(callArgs))
+      b.CreateStore(arg, b.CreateConstInBoundsGEP1_64(ptrTy, argArray, i));
+    Value *next = b.CreateAlloca(i64Ty);
+    b.CreateStore(ConstantInt::get(i64Ty, 0), next);
+    Value *end = b.CreateAlloca(i64Ty);
+    b.CreateStore(rounds, end);
+    Value *gtid = b.CreateCall(threadNum, {ident});
+    b.CreateCall(pushThreads, {ident, gtid, threads});
+    b.CreateCall(
+        fork, {ident, ConstantInt::get(i32Ty, 3), task, argArray, next, end});
+    // This thread's later regions use the run's count again.
+    b.CreateCall(setThreads, {threads});
+    b.CreateBr(after);
+    b.SetInsertPoint(after);
+    PHINode *first = b.CreatePHI(i64Ty, 2, "first");
+    first->addIncoming(ConstantInt::get(i64Ty, 0), before);
+    first->addIncoming(rounds, parallel);
+    return first;
+  }
+
 private:
   Module &module;
   LLVMContext &ctx;
@@ -630,6 +767,23 @@ private:
 };
 
 } // namespace
+
+int64_t chooseSampleSlots(const ModelSignature &signature,
+                          const Module &module) {
+  int64_t samples = signature.repeatSymbol >= 0
+                        ? signature.symbols[signature.repeatSymbol].max
+                        : signature.repeat;
+  if (samples <= 1 || !signature.usesOpenMP ||
+      signature.device != KILN_ABI_DEVICE_CPU || !signature.checks.empty())
+    return 1;
+  for (const GlobalVariable &global : module.globals())
+    if (!global.isConstant())
+      return 1;
+  uint64_t slot = alignTo(std::max<uint64_t>(signature.workspaceSize, 1),
+                          std::max<uint64_t>(signature.workspaceAlign, 64));
+  int64_t fit = int64_t(std::max<uint64_t>(kMaxSampleWorkspaceBytes / slot, 1));
+  return std::min({samples, kMaxSampleSlots, fit});
+}
 
 Error emitModelABI(Module &module, const std::string &entryName,
                    const ModelSignature &signature, const TargetInfo &target) {

@@ -82,6 +82,11 @@ struct ModelSignature {
   /// the repeat count instead of `repeat` (-1: none).
   std::vector<SymbolSignature> symbols;
   int64_t repeatSymbol = -1;
+  /// How many samples of a split batch may run side by side, one thread
+  /// each, in workspaces of their own: the descriptor's workspace holds this
+  /// many of `workspaceSize`, each rounded up to the alignment. 1: the
+  /// samples run one after the other, each on all the run's threads.
+  int64_t sampleSlots = 1;
   /// The entry's arguments after the outputs' that receive the run's size
   /// of a KILN_ABI_SYMBOL_RESULT symbol (one int64_t each), by symbol.
   std::vector<size_t> resultArgs;
@@ -111,6 +116,20 @@ struct ModelSignature {
   std::vector<CheckSignature> checks;
   std::string runErrorGlobal;
 };
+
+/// At most this many samples of a split batch run side by side, and their
+/// workspaces together take at most kMaxSampleWorkspaceBytes (untouched
+/// slots cost address space, not memory).
+constexpr int64_t kMaxSampleSlots = 16;
+constexpr uint64_t kMaxSampleWorkspaceBytes = uint64_t(1) << 30;
+
+/// The `sampleSlots` that suit `signature` and the code in `module`: more
+/// than 1 where the batch is split, the code runs on OpenMP threads, and
+/// one sample's run touches no state that another's could (no mutable
+/// globals, no index checks, whose failure is recorded per thread; a CPU
+/// model).
+int64_t chooseSampleSlots(const ModelSignature &signature,
+                          const llvm::Module &module);
 
 /// Adds `kiln_abi_describe` and `kiln_abi_run` to `module`, the latter
 /// calling `entryName`, wraps every call of a kernel in `entryName` with the

@@ -102,6 +102,37 @@ def test_split_batch_matches_onnxruntime(tmp_path, threads):
         (split.stderr, whole.stderr)
 
 
+@pytest.mark.parametrize("batch,slots", [(6, 6), ("N", 16)])
+def test_samples_side_by_side(tmp_path, batch, slots):
+    """With P threads, 1 < P <= the batch, a split model runs whole rounds
+    of P samples side by side, each on one thread in a workspace of its
+    own, and the rest one after the other on all P threads: the workspace
+    holds a slot per sample (at most 16), every sample of a round matches
+    the one-thread run bit for bit, and every output matches onnxruntime's,
+    whatever the remainder (6 samples on 2, 3, 4 and 5 threads, and on 7,
+    more threads than samples), with a batch of 6 or a symbolic one."""
+    model = fire_classifier(batch)
+    proc, so = compile_report(model, tmp_path / "split", "--batch-split=on")
+    assert proc.returncode == 0, proc.stderr
+    workspace = report_line(proc.stderr, "workspace")
+    assert workspace.endswith(f", a sample's; up to {slots} samples side by side, "
+                              "one workspace each"), workspace
+    feeds = {"x": rng.normal(size=(6, 8, 20, 20)).astype(np.float32),
+             "z": rng.normal(size=(6, 3, 7)).astype(np.float32)}
+    want = run_onnxruntime(model, feeds)
+    run = lambda threads: run_compiled(so, feeds, tmp_path / "split", threads=threads)
+    alone = run(1)
+    for threads in (2, 3, 4, 5, 7):
+        got = run(threads)
+        side_by_side = 6 // threads * threads if threads <= 6 else 0
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{name}, {threads} threads")
+            np.testing.assert_array_equal(got[name][:side_by_side],
+                                          alone[name][:side_by_side],
+                                          err_msg=f"{name}, {threads} threads")
+
+
 def test_split_profile_counts_every_sample(tmp_path):
     """kiln-run --profile times each kernel over all the runs of a call,
     and the kernel table counts the FLOPs of all of them: a split model's
