@@ -1223,6 +1223,197 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
   return success();
 }
 
+/// The rows of each block of a contraction whose row tiles go outside its
+/// column tiles (contractionLoopOrder: more rows than columns) and whose
+/// right-hand side does not stay in cache, or nothing. Each row tile then
+/// streams the whole right-hand side from beyond L2: the 2-layer ViT's
+/// second feed-forward product at batch 8 (1576 x 3072 by 3072 x 768, 9.4
+/// MB of weights) read them 197 times over. In blocks of rows whose
+/// left-hand side stays in cache (`cachedWeightBytes`), with the column
+/// tiles outside the row tiles inside each block, the right-hand side is
+/// read once per block. The block is a multiple of the row tile, at least
+/// two row tiles, and there are at least two blocks.
+std::optional<int64_t> rowBlock(linalg::LinalgOp op,
+                                ArrayRef<int64_t> tileSizes,
+                                int64_t cachedWeightBytes) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.empty() ||
+      dims->k.empty() || !dims->batch.empty() || op.getNumDpsInputs() != 2)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto product = [&](ArrayRef<unsigned> loops) {
+    int64_t size = 1;
+    for (unsigned loop : loops)
+      size *= ranges[loop];
+    return size;
+  };
+  unsigned m = dims->m.front();
+  int64_t rows = ranges[m], columns = product(dims->n),
+          depth = product(dims->k);
+  int64_t rowTile = tileSizes[m];
+  if (rows <= columns || rowTile <= 0 || rows % rowTile != 0)
+    return std::nullopt;
+  auto elementBytes = [](Value value) {
+    return std::max<int64_t>(
+        1, getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() / 8);
+  };
+  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+  if (depth * columns * elementBytes(rhs) <= cachedWeightBytes)
+    return std::nullopt;
+  // A divisor of the rows where one comes near what fits; otherwise what
+  // fits, and the rows left over make one more block.
+  int64_t fit = cachedWeightBytes / (depth * elementBytes(lhs)) / rowTile;
+  int64_t tiles = largestDivisor(rows / rowTile, fit);
+  if (2 * tiles < fit)
+    tiles = fit;
+  if (tiles < 2 || 2 * tiles * rowTile > rows)
+    return std::nullopt;
+  return tiles * rowTile;
+}
+
+/// A contraction (and its epilogue, null where none) of one block of rows.
+using RowBlock = std::pair<linalg::LinalgOp, linalg::GenericOp>;
+
+/// Tiles `op` along loop `m` in an scf.for of `block` rows; returns the op
+/// of one block.
+FailureOr<RowBlock> tileRows(RewriterBase &rewriter, linalg::LinalgOp op,
+                             unsigned m, int64_t block) {
+  SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+  sizes[m] = block;
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), sizes));
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return failure();
+  auto inner = dyn_cast<linalg::LinalgOp>(tiled->tiledOps.front());
+  if (!inner)
+    return failure();
+  rewriter.replaceOp(op, tiled->replacements);
+  return RowBlock(inner, nullptr);
+}
+
+/// Tiles `epilogue` (an epilogue of `contraction`, whole or a part of its
+/// rows) along its dimension `row` in an scf.for of `block` rows, fusing
+/// the contraction and what fills its accumulators into each block, as
+/// tileAndFuseEpilogue fuses them into each tile; returns one block's.
+FailureOr<RowBlock> tileEpilogueRows(RewriterBase &rewriter,
+                                     linalg::LinalgOp contraction,
+                                     TilingInterface epilogue, unsigned row,
+                                     int64_t block) {
+  MLIRContext *ctx = contraction.getContext();
+  SmallVector<int64_t> sizes(epilogue.getLoopIteratorTypes().size(), 0);
+  sizes[row] = block;
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  Operation *op = contraction.getOperation();
+  Operation *init = contraction.getDpsInits()[0].getDefiningOp();
+  options.setFusionControlFn(
+      [op, init](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        Operation *owner = producer.getOwner();
+        if (owner == op || isa<linalg::FillOp, linalg::BroadcastOp>(owner) ||
+            (owner == init && isBroadcastCopy(owner)))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  // A part of the rows reads a slice of the contraction's result: its
+  // tiles' slices of that slice become slices of the result, which fuse.
+  RewritePatternSet cleanup(ctx);
+  tensor::populateMergeConsecutiveInsertExtractSlicePatterns(cleanup);
+  options.cleanupPatterns = FrozenRewritePatternSet(std::move(cleanup));
+  rewriter.setInsertionPoint(epilogue);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, epilogue, options);
+  if (failed(fused) || !fused->fusedProducers.contains(op))
+    return failure();
+  linalg::LinalgOp inner;
+  for (Operation *tile : fused->tiledAndFusedOps)
+    if (auto linalgTile = dyn_cast<linalg::LinalgOp>(tile);
+        linalgTile && (linalg::isaContractionOpInterface(linalgTile) ||
+                       isPackedMatmul(linalgTile)))
+      inner = linalgTile;
+  Value result = epilogue->getResult(0);
+  rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+  rewriter.eraseOp(epilogue);
+  if (!inner)
+    return failure();
+  return RowBlock(inner, getEpilogue(inner));
+}
+
+/// `op` (see rowBlock), and its epilogue where it has one, in scf.for loops
+/// over blocks of `block` rows; rows that make no whole block (as many as
+/// the largest multiple of the row tile below `block` leaves) are one more
+/// block after them. Returns each loop's block.
+FailureOr<SmallVector<RowBlock>> blockRows(RewriterBase &rewriter,
+                                           linalg::LinalgOp op, int64_t block) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1)
+    return failure();
+  unsigned m = dims->m.front();
+  int64_t rows = op.getStaticLoopRanges()[m];
+  int64_t main = rows / block * block;
+  MLIRContext *ctx = op.getContext();
+  SmallVector<RowBlock> blocks;
+  linalg::GenericOp epilogue = getEpilogue(op);
+  if (!epilogue) {
+    linalg::LinalgOp head = op, tail;
+    if (main != rows) {
+      rewriter.setInsertionPoint(op);
+      Attribute configAttr = op->getAttr(kKernelConfigAttrName);
+      auto [first, second] =
+          linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), m,
+                          rewriter.getIndexAttr(main));
+      head = dyn_cast_or_null<linalg::LinalgOp>(first.getOperation());
+      tail = dyn_cast_or_null<linalg::LinalgOp>(second.getOperation());
+      if (!head || !tail)
+        return failure();
+      if (configAttr) {
+        head->setAttr(kKernelConfigAttrName, configAttr);
+        tail->setAttr(kKernelConfigAttrName, configAttr);
+      }
+    }
+    FailureOr<RowBlock> inner = tileRows(rewriter, head, m, block);
+    if (failed(inner))
+      return failure();
+    blocks.push_back(*inner);
+    if (tail)
+      blocks.push_back(RowBlock(tail, nullptr));
+    return blocks;
+  }
+  // The epilogue's loops are the contraction's output dimensions.
+  AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  std::optional<unsigned> row =
+      outputMap.getResultPosition(getAffineDimExpr(m, ctx));
+  if (!row)
+    return failure();
+  TilingInterface head = cast<TilingInterface>(epilogue.getOperation()), tail;
+  if (main != rows) {
+    rewriter.setInsertionPoint(epilogue);
+    std::tie(head, tail) =
+        linalg::splitOp(rewriter, head, *row, rewriter.getIndexAttr(main));
+    if (!head || !tail)
+      return failure();
+  }
+  FailureOr<RowBlock> inner = tileEpilogueRows(rewriter, op, head, *row, block);
+  if (failed(inner))
+    return failure();
+  blocks.push_back(*inner);
+  if (tail) {
+    FailureOr<RowBlock> last =
+        tileEpilogueRows(rewriter, op, tail, *row, rows - main);
+    if (failed(last))
+      return failure();
+    blocks.push_back(*last);
+  }
+  return blocks;
+}
+
 /// Where `columns` output columns split into a part of whole pair tiles (of
 /// at most `limit` rows) and a remainder of at least kMinPairRows, when no
 /// divisor of `columns` makes a pair tile: the split point, or nothing. 111
@@ -1606,6 +1797,23 @@ struct CPUTileAndVectorizePass
     for (auto &[op, sizes] : work) {
       bool parallelTiles =
           parallel && KernelConfigAttr::of(op).getParallel().value_or(true);
+      // A contraction in blocks of rows tiles each block as below.
+      if (std::optional<int64_t> block =
+              rowBlock(op, sizes, cachedWeightBytes)) {
+        // On failure `op` may be gone: what is left stays untiled, which
+        // the loop lowering computes all the same.
+        FailureOr<SmallVector<RowBlock>> blocks =
+            blockRows(rewriter, op, *block);
+        if (succeeded(blocks))
+          for (auto [blockOp, blockEpilogue] : *blocks)
+            if (!blockEpilogue ||
+                failed(tileAndFuseEpilogue(rewriter, blockOp, blockEpilogue,
+                                           sizes, parallelTiles,
+                                           cachedWeightBytes, vectorWidth)))
+              tileAndVectorize(rewriter, blockOp, sizes, parallelTiles,
+                               cachedWeightBytes, vectorWidth);
+        continue;
+      }
       // A reduction in chunks runs its epilogue after the last chunk.
       if (std::optional<int64_t> chunk =
               reductionChunk(op, sizes, cachedWeightBytes)) {

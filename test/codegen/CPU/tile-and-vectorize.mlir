@@ -703,3 +703,35 @@ func.func @chunked_reduction(%x: tensor<1x16x8x8x16xf32>, %w: tensor<8x16x1x1x16
   } -> tensor<1x8x8x8x16xf32>
   return %y : tensor<1x8x8x8x16xf32>
 }
+
+// -----
+
+// More rows than columns, and a right-hand side (40 KB) beyond the cached
+// size: the rows go in blocks whose left-hand side fits (128 rows of 256
+// bytes), the column tiles outside the row tiles within each block, the
+// epilogue fused; the 40 rows that make no whole block are one block more.
+// With the default 512 KB the right-hand side stays in cache: no blocks.
+// CHUNK-LABEL: func.func @row_blocks
+// CHUNK: scf.for %{{.+}} = %c0 to %c256 step %c128
+// CHUNK: scf.forall ({{.*}}) = (0, 0) to (160, 128) step (32, 8)
+// CHUNK: vector.fma
+// CHUNK: arith.maximumf
+// CHUNK: scf.for %{{.+}} = %c0 to %c40 step %c40
+// CHUNK: scf.forall ({{.*}}) = (0, 0) to (160, 40) step (32, 8)
+// CHUNK: arith.maximumf
+// PAR-LABEL: func.func @row_blocks
+// PAR-NOT: step %c128
+// PAR: scf.forall ({{.*}}) = (0, 0) to (296, 160) step (8, 32)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @row_blocks(%a: tensor<296x64xf32>, %b: tensor<64x160xf32>) -> tensor<296x160xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<296x160xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<296x160xf32>) -> tensor<296x160xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<296x64xf32>, tensor<64x160xf32>) outs(%f : tensor<296x160xf32>) -> tensor<296x160xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<296x160xf32>) outs(%e : tensor<296x160xf32>) {
+  ^bb0(%c: f32, %o: f32):
+    %1 = arith.maximumf %c, %zero : f32
+    linalg.yield %1 : f32
+  } -> tensor<296x160xf32>
+  return %y : tensor<296x160xf32>
+}
