@@ -630,6 +630,14 @@ convTileAsMatmuls(RewriterBase &rewriter, linalg::GenericOp generic) {
   return matmuls;
 }
 
+/// The product of `ranges` over `loops`.
+int64_t loopsProduct(ArrayRef<int64_t> ranges, ArrayRef<unsigned> loops) {
+  int64_t size = 1;
+  for (unsigned loop : loops)
+    size *= ranges[loop];
+  return size;
+}
+
 /// The order of a contraction's loops for its output tiles: batch loops,
 /// then the M and N loops, the larger operand's outside, then the
 /// reductions; nothing when the op is not a plain contraction. With the N
@@ -647,10 +655,7 @@ std::optional<SmallVector<int64_t>> contractionLoopOrder(linalg::LinalgOp op) {
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   auto product = [&](ArrayRef<unsigned> loops) {
-    int64_t size = 1;
-    for (unsigned loop : loops)
-      size *= ranges[loop];
-    return size;
+    return loopsProduct(ranges, loops);
   };
   bool nOutside = product(dims->m) <= product(dims->n);
   SmallVector<int64_t> order(dims->batch.begin(), dims->batch.end());
@@ -1066,12 +1071,13 @@ std::optional<int64_t> reductionChunk(linalg::LinalgOp op,
   return chunk;
 }
 
-/// `op` computed `chunk` input channel blocks (loop 5) at a time in an
-/// scf.for that accumulates into its output; returns the op of one chunk.
-FailureOr<linalg::LinalgOp> chunkReduction(RewriterBase &rewriter,
-                                           linalg::LinalgOp op, int64_t chunk) {
+/// `op` with its loop `loop` tiled by `size` in an scf.for; returns the op
+/// of one iteration.
+FailureOr<linalg::LinalgOp> tileOneLoop(RewriterBase &rewriter,
+                                        linalg::LinalgOp op, unsigned loop,
+                                        int64_t size) {
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
-  sizes[5] = chunk;
+  sizes[loop] = size;
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), sizes));
   rewriter.setInsertionPoint(op);
@@ -1084,6 +1090,13 @@ FailureOr<linalg::LinalgOp> chunkReduction(RewriterBase &rewriter,
     return failure();
   rewriter.replaceOp(op, tiled->replacements);
   return inner;
+}
+
+/// `op` computed `chunk` input channel blocks (loop 5) at a time in an
+/// scf.for that accumulates into its output; returns the op of one chunk.
+FailureOr<linalg::LinalgOp> chunkReduction(RewriterBase &rewriter,
+                                           linalg::LinalgOp op, int64_t chunk) {
+  return tileOneLoop(rewriter, op, 5, chunk);
 }
 
 /// The elementwise op that is the only user of `op`'s result, reads it
@@ -1149,6 +1162,25 @@ LogicalResult collapseEpilogues(func::FuncOp func) {
 /// accumulators (after vectorization, hoisting forwards them in registers)
 /// and only its own result is stored. The tile sizes and order are those
 /// `op` would have on its own; the reduction is then one step at a time.
+/// What an epilogue's tiles fuse: the contraction and what fills its
+/// accumulators (zeros, a broadcast bias: the accumulators then start in
+/// registers), never what feeds its operands (an im2col copy would be
+/// recomputed for every tile).
+scf::SCFTileAndFuseOptions::ControlFnTy
+fuseContractionAndInit(linalg::LinalgOp op) {
+  Operation *contraction = op.getOperation();
+  Operation *init = op.getDpsInits()[0].getDefiningOp();
+  return [contraction, init](tensor::ExtractSliceOp, OpResult producer, bool)
+             -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+    Operation *owner = producer.getOwner();
+    if (owner == contraction ||
+        isa<linalg::FillOp, linalg::BroadcastOp>(owner) ||
+        (owner == init && isBroadcastCopy(owner)))
+      return scf::SCFTileAndFuseOptions::ControlFnResult{};
+    return std::nullopt;
+  };
+}
+
 LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
                                   linalg::GenericOp epilogue,
                                   ArrayRef<int64_t> tileSizes, bool parallel,
@@ -1183,21 +1215,8 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
-  // Fuse the contraction and what fills its accumulators (zeros, a
-  // broadcast bias: the accumulators then start in registers), never what
-  // feeds its operands (an im2col copy would be recomputed for every tile).
   Operation *contraction = op.getOperation();
-  Operation *init = op.getDpsInits()[0].getDefiningOp();
-  options.setFusionControlFn(
-      [contraction, init](tensor::ExtractSliceOp, OpResult producer, bool)
-          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        Operation *owner = producer.getOwner();
-        if (owner == contraction ||
-            isa<linalg::FillOp, linalg::BroadcastOp>(owner) ||
-            (owner == init && isBroadcastCopy(owner)))
-          return scf::SCFTileAndFuseOptions::ControlFnResult{};
-        return std::nullopt;
-      });
+  options.setFusionControlFn(fuseContractionAndInit(op));
   rewriter.setInsertionPoint(epilogue);
   FailureOr<scf::SCFTileAndFuseResult> fused =
       scf::tileConsumerAndFuseProducersUsingSCF(
@@ -1243,10 +1262,7 @@ std::optional<int64_t> rowBlock(linalg::LinalgOp op,
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   auto product = [&](ArrayRef<unsigned> loops) {
-    int64_t size = 1;
-    for (unsigned loop : loops)
-      size *= ranges[loop];
-    return size;
+    return loopsProduct(ranges, loops);
   };
   unsigned m = dims->m.front();
   int64_t rows = ranges[m], columns = product(dims->n),
@@ -1275,26 +1291,6 @@ std::optional<int64_t> rowBlock(linalg::LinalgOp op,
 /// A contraction (and its epilogue, null where none) of one block of rows.
 using RowBlock = std::pair<linalg::LinalgOp, linalg::GenericOp>;
 
-/// Tiles `op` along loop `m` in an scf.for of `block` rows; returns the op
-/// of one block.
-FailureOr<RowBlock> tileRows(RewriterBase &rewriter, linalg::LinalgOp op,
-                             unsigned m, int64_t block) {
-  SmallVector<int64_t> sizes(op.getNumLoops(), 0);
-  sizes[m] = block;
-  scf::SCFTilingOptions options;
-  options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), sizes));
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled) || tiled->tiledOps.size() != 1)
-    return failure();
-  auto inner = dyn_cast<linalg::LinalgOp>(tiled->tiledOps.front());
-  if (!inner)
-    return failure();
-  rewriter.replaceOp(op, tiled->replacements);
-  return RowBlock(inner, nullptr);
-}
-
 /// Tiles `epilogue` (an epilogue of `contraction`, whole or a part of its
 /// rows) along its dimension `row` in an scf.for of `block` rows, fusing
 /// the contraction and what fills its accumulators into each block, as
@@ -1311,16 +1307,7 @@ FailureOr<RowBlock> tileEpilogueRows(RewriterBase &rewriter,
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
   Operation *op = contraction.getOperation();
-  Operation *init = contraction.getDpsInits()[0].getDefiningOp();
-  options.setFusionControlFn(
-      [op, init](tensor::ExtractSliceOp, OpResult producer, bool)
-          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        Operation *owner = producer.getOwner();
-        if (owner == op || isa<linalg::FillOp, linalg::BroadcastOp>(owner) ||
-            (owner == init && isBroadcastCopy(owner)))
-          return scf::SCFTileAndFuseOptions::ControlFnResult{};
-        return std::nullopt;
-      });
+  options.setFusionControlFn(fuseContractionAndInit(contraction));
   // A part of the rows reads a slice of the contraction's result: its
   // tiles' slices of that slice become slices of the result, which fuse.
   RewritePatternSet cleanup(ctx);
@@ -1378,10 +1365,10 @@ FailureOr<SmallVector<RowBlock>> blockRows(RewriterBase &rewriter,
         tail->setAttr(kKernelConfigAttrName, configAttr);
       }
     }
-    FailureOr<RowBlock> inner = tileRows(rewriter, head, m, block);
+    FailureOr<linalg::LinalgOp> inner = tileOneLoop(rewriter, head, m, block);
     if (failed(inner))
       return failure();
-    blocks.push_back(*inner);
+    blocks.push_back(RowBlock(*inner, nullptr));
     if (tail)
       blocks.push_back(RowBlock(tail, nullptr));
     return blocks;
