@@ -1242,6 +1242,23 @@ LogicalResult tileAndFuseEpilogue(RewriterBase &rewriter, linalg::LinalgOp op,
   return success();
 }
 
+/// Splits `op` along loop `dim` at `main`; both parts keep its kernel
+/// configuration. Returns the parts (null where the split failed).
+std::pair<TilingInterface, TilingInterface>
+splitKeepingConfig(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
+                   int64_t main) {
+  rewriter.setInsertionPoint(op);
+  Attribute configAttr = op->getAttr(kKernelConfigAttrName);
+  auto [head, tail] =
+      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), dim,
+                      rewriter.getIndexAttr(main));
+  if (configAttr && head && tail) {
+    head->setAttr(kKernelConfigAttrName, configAttr);
+    tail->setAttr(kKernelConfigAttrName, configAttr);
+  }
+  return {head, tail};
+}
+
 /// The rows of each block of a contraction whose row tiles go outside its
 /// column tiles (contractionLoopOrder: more rows than columns) and whose
 /// right-hand side does not stay in cache, or nothing. Each row tile then
@@ -1261,12 +1278,9 @@ std::optional<int64_t> rowBlock(linalg::LinalgOp op,
       dims->k.empty() || !dims->batch.empty() || op.getNumDpsInputs() != 2)
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  auto product = [&](ArrayRef<unsigned> loops) {
-    return loopsProduct(ranges, loops);
-  };
   unsigned m = dims->m.front();
-  int64_t rows = ranges[m], columns = product(dims->n),
-          depth = product(dims->k);
+  int64_t rows = ranges[m], columns = loopsProduct(ranges, dims->n),
+          depth = loopsProduct(ranges, dims->k);
   int64_t rowTile = tileSizes[m];
   if (rows <= columns || rowTile <= 0 || rows % rowTile != 0)
     return std::nullopt;
@@ -1351,19 +1365,11 @@ FailureOr<SmallVector<RowBlock>> blockRows(RewriterBase &rewriter,
   if (!epilogue) {
     linalg::LinalgOp head = op, tail;
     if (main != rows) {
-      rewriter.setInsertionPoint(op);
-      Attribute configAttr = op->getAttr(kKernelConfigAttrName);
-      auto [first, second] =
-          linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), m,
-                          rewriter.getIndexAttr(main));
+      auto [first, second] = splitKeepingConfig(rewriter, op, m, main);
       head = dyn_cast_or_null<linalg::LinalgOp>(first.getOperation());
       tail = dyn_cast_or_null<linalg::LinalgOp>(second.getOperation());
       if (!head || !tail)
         return failure();
-      if (configAttr) {
-        head->setAttr(kKernelConfigAttrName, configAttr);
-        tail->setAttr(kKernelConfigAttrName, configAttr);
-      }
     }
     FailureOr<linalg::LinalgOp> inner = tileOneLoop(rewriter, head, m, block);
     if (failed(inner))
@@ -1511,21 +1517,6 @@ void splitBlockedConvs(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
       rewriter.eraseOp(op);
     if (init && isOpTriviallyDead(init))
       rewriter.eraseOp(init);
-  }
-}
-
-/// Splits `op` along loop `dim` at `main`; both parts keep its kernel
-/// configuration.
-void splitKeepingConfig(RewriterBase &rewriter, linalg::LinalgOp op,
-                        unsigned dim, int64_t main) {
-  rewriter.setInsertionPoint(op);
-  Attribute configAttr = op->getAttr(kKernelConfigAttrName);
-  auto [head, tail] =
-      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), dim,
-                      rewriter.getIndexAttr(main));
-  if (configAttr && head && tail) {
-    head->setAttr(kKernelConfigAttrName, configAttr);
-    tail->setAttr(kKernelConfigAttrName, configAttr);
   }
 }
 

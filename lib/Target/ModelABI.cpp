@@ -22,6 +22,11 @@ namespace kiln {
 
 namespace {
 
+/// `bytes` rounded up to the alignment of the workspace's sample slots.
+uint64_t alignedSlot(uint64_t bytes, const ModelSignature &signature) {
+  return alignTo(bytes, std::max<uint64_t>(signature.workspaceAlign, 64));
+}
+
 class ABIEmitter {
 public:
   ABIEmitter(Module &module)
@@ -631,8 +636,7 @@ public:
   static uint64_t slotBytes(const ModelSignature &signature) {
     if (signature.sampleSlots <= 1)
       return signature.workspaceSize;
-    return alignTo(signature.workspaceSize,
-                   std::max<uint64_t>(signature.workspaceAlign, 64));
+    return alignedSlot(signature.workspaceSize, signature);
   }
 
   /// Where the run has P = num_threads threads, 1 < P <= the model's sample
@@ -779,8 +783,8 @@ int64_t chooseSampleSlots(const ModelSignature &signature,
   for (const GlobalVariable &global : module.globals())
     if (!global.isConstant())
       return 1;
-  uint64_t slot = alignTo(std::max<uint64_t>(signature.workspaceSize, 1),
-                          std::max<uint64_t>(signature.workspaceAlign, 64));
+  uint64_t slot =
+      alignedSlot(std::max<uint64_t>(signature.workspaceSize, 1), signature);
   int64_t fit = int64_t(std::max<uint64_t>(kMaxSampleWorkspaceBytes / slot, 1));
   return std::min({samples, kMaxSampleSlots, fit});
 }
