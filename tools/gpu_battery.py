@@ -57,6 +57,37 @@ def prepare(args):
         # Multiples of 1/8 in [-1, 1): exact products, and files that compress.
         return {x: (rng.integers(-8, 8, (n, n)) / 8).astype(np.float32) for x in "ab"}
 
+    def reductions():
+        # A global average pool at batch 8 (a warp per channel), an attention
+        # Softmax over 128 keys (a warp per row) and a LayerNormalization
+        # over 768 (a block per row).
+        g = onnx.helper
+        f = onnx.TensorProto.FLOAT
+        width = 768
+        scale = onnx.numpy_helper.from_array(
+            np.linspace(0.5, 1.5, width, dtype=np.float32), "scale")
+        bias = onnx.numpy_helper.from_array(
+            np.linspace(-1, 1, width, dtype=np.float32), "bias")
+        return g.make_model(g.make_graph(
+            [g.make_node("GlobalAveragePool", ["x"], ["pooled"]),
+             g.make_node("Softmax", ["s"], ["probs"], axis=-1),
+             g.make_node("LayerNormalization", ["t", "scale", "bias"], ["normed"],
+                         axis=-1)],
+            "reductions",
+            [g.make_tensor_value_info("x", f, [8, 2048, 7, 7]),
+             g.make_tensor_value_info("s", f, [12, 128, 128]),
+             g.make_tensor_value_info("t", f, [1024, width])],
+            [g.make_tensor_value_info("pooled", f, [8, 2048, 1, 1]),
+             g.make_tensor_value_info("probs", f, [12, 128, 128]),
+             g.make_tensor_value_info("normed", f, [1024, width])], [scale, bias]),
+            opset_imports=[g.make_opsetid("", 17)], ir_version=8)
+
+    def reductions_feeds(model):
+        rng = np.random.default_rng(0)
+        return {i.name: (rng.integers(-8, 8, [d.dim_value for d in
+                                              i.type.tensor_type.shape.dim]) / 8)
+                .astype(np.float32) for i in model.graph.input}
+
     # name: (model, feeds, extra kiln-compile flags, options). "sanitize": run
     # compute-sanitizer on it (slow: small models only); "profile": record the
     # per-kernel times. The weights are rounded to 16 levels (coarse_weights)
@@ -67,6 +98,7 @@ def prepare(args):
         # Only an sm_80 cubin and PTX: a Hopper GPU must JIT the PTX.
         "small_ptx_fallback": (small_model, lambda m: small_feeds(),
                                ["--gpu-arch=sm_80"], {"sanitize"}),
+        "reductions": (reductions, reductions_feeds, [], {"sanitize", "profile"}),
         "matmul1024": (lambda: matmul(1024), matmul_feeds, [], {"profile"}),
         "matmul2048": (lambda: matmul(2048), matmul_feeds, [], {"profile"}),
         "kiln_cnn": (lambda: coarse_weights(kiln_cnn.build()), kiln_cnn.feeds, [],

@@ -2,7 +2,8 @@
 //
 // The emulation build of docs/gpu.md: each kernel's gpu.func, after thread
 // mapping, copied into a host function that runs one thread of one block
-// (a coroutine that calls the emulator at each barrier).
+// (a coroutine that calls the emulator at each barrier; a shuffle is an
+// exchange through shared memory between two barriers).
 // The emulated driver (runtime/cuda/EmulatedDriver.cpp) calls it for every
 // thread of a launch, in an order it chooses, so that the whole GPU path of
 // the runtime (images, constants, workspace, launches) runs on a machine
@@ -36,6 +37,72 @@ struct GPUEmulatePass : impl::GPUEmulateBase<GPUEmulatePass> {
     for (auto kernel : kernels.getOps<mlir::gpu::GPUFuncOp>())
       if (!kernel.isKernel() || failed(emulate(module, kernel)))
         return signalPassFailure();
+  }
+
+  /// `shuffle` as every thread of the block runs it: each writes its value
+  /// to its slot of `exchange`, all meet at a barrier, each reads the slot
+  /// of the lane it asks for (its own where that lane is out of range), and
+  /// all meet again before a slot is written anew. A shuffle that only some
+  /// threads of the block reach fails the launch, as a barrier does.
+  LogicalResult
+  emulateShuffle(OpBuilder &b, mlir::gpu::ShuffleOp shuffle, Value exchange,
+                 Value linearId, int64_t threads,
+                 llvm::function_ref<void(OpBuilder &, Location)> callBarrier) {
+    Location loc = shuffle.getLoc();
+    Type type = shuffle.getValue().getType();
+    if (type.getIntOrFloatBitWidth() != 32)
+      return shuffle.emitError("a shuffle of ")
+             << type << " cannot be emulated yet (32-bit values only)";
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Type i32 = b.getI32Type();
+    Value value = shuffle.getValue();
+    Value bits =
+        type == i32 ? value : arith::BitcastOp::create(b, loc, i32, value);
+    memref::StoreOp::create(b, loc, bits, exchange, linearId);
+    callBarrier(b, loc);
+    Value lane = arith::RemUIOp::create(b, loc, linearId, c(32));
+    Value warpBase = arith::SubIOp::create(b, loc, linearId, lane);
+    Value offset = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                              shuffle.getOffset());
+    Value width = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                             shuffle.getWidth());
+    Value source;
+    switch (shuffle.getMode()) {
+    case mlir::gpu::ShuffleMode::XOR:
+      source = arith::XOrIOp::create(b, loc, lane, offset);
+      break;
+    case mlir::gpu::ShuffleMode::DOWN:
+      source = arith::AddIOp::create(b, loc, lane, offset);
+      break;
+    case mlir::gpu::ShuffleMode::UP:
+      source = arith::SubIOp::create(b, loc, lane, offset);
+      break;
+    case mlir::gpu::ShuffleMode::IDX:
+      source = offset;
+      break;
+    }
+    // In range: 0 <= source < width, and a thread of the block.
+    Value slot = arith::AddIOp::create(b, loc, warpBase, source);
+    Value valid = arith::AndIOp::create(
+        b, loc,
+        arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, source,
+                                  c(0)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, source,
+                                  width)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, slot,
+                              c(threads)));
+    slot = arith::SelectOp::create(b, loc, valid, slot, linearId);
+    Value read = memref::LoadOp::create(b, loc, exchange, slot);
+    callBarrier(b, loc);
+    if (type != i32)
+      read = arith::BitcastOp::create(b, loc, type, read);
+    shuffle.getShuffleResult().replaceAllUsesWith(read);
+    shuffle.getValid().replaceAllUsesWith(valid);
+    return success();
   }
 
   LogicalResult emulate(ModuleOp module, mlir::gpu::GPUFuncOp kernel) {
@@ -96,6 +163,42 @@ struct GPUEmulatePass : impl::GPUEmulateBase<GPUEmulatePass> {
     }
     entry.eraseArguments(numArgs, numShared);
 
+    // A shuffle exchanges through shared memory after the kernel's own
+    // buffers: a 32-bit slot per thread of the block.
+    int64_t threads =
+        int64_t((*blockSize)[0]) * (*blockSize)[1] * (*blockSize)[2];
+    Value exchange, linearId;
+    if (twin.walk([](mlir::gpu::ShuffleOp) { return WalkResult::interrupt(); })
+            .wasInterrupted()) {
+      offset = llvm::alignTo(offset, 16);
+      if (offset + 4 * threads > KILN_ABI_EMULATED_SHARED_SIZE)
+        return kernel.emitError("the kernel's shared buffers and shuffle "
+                                "slots exceed ")
+               << KILN_ABI_EMULATED_SHARED_SIZE << " bytes";
+      exchange = memref::ViewOp::create(
+          at, loc, MemRefType::get({threads}, at.getI32Type()), shared,
+          arith::ConstantIndexOp::create(at, loc, offset), ValueRange());
+      // The thread's index in the block, x fastest, as warps are formed.
+      auto c = [&](int64_t v) {
+        return arith::ConstantIndexOp::create(at, loc, v);
+      };
+      linearId = arith::AddIOp::create(
+          at, loc, ids[3],
+          arith::MulIOp::create(
+              at, loc, c((*blockSize)[0]),
+              arith::AddIOp::create(
+                  at, loc, ids[4],
+                  arith::MulIOp::create(at, loc, c((*blockSize)[1]), ids[5]))));
+    }
+    auto callBarrier = [&](OpBuilder &at, Location loc) {
+      Value callee = LLVM::IntToPtrOp::create(
+          at, loc, LLVM::LLVMPointerType::get(at.getContext()), barrier);
+      LLVM::CallOp::create(at, loc,
+                           LLVM::LLVMFunctionType::get(
+                               LLVM::LLVMVoidType::get(at.getContext()), {}),
+                           ValueRange{callee});
+    };
+
     // Ids from the arguments, sizes from the launch; nothing else of the
     // GPU dialect may remain.
     SmallVector<Operation *> replaced;
@@ -114,13 +217,13 @@ struct GPUEmulatePass : impl::GPUEmulateBase<GPUEmulatePass> {
         value = arith::ConstantIndexOp::create(
             at, op->getLoc(), (*blockSize)[dimOf(dim.getDimension())]);
       else if (isa<mlir::gpu::BarrierOp>(op)) {
-        Value callee = LLVM::IntToPtrOp::create(
-            at, op->getLoc(), LLVM::LLVMPointerType::get(op->getContext()),
-            barrier);
-        LLVM::CallOp::create(at, op->getLoc(),
-                             LLVM::LLVMFunctionType::get(
-                                 LLVM::LLVMVoidType::get(op->getContext()), {}),
-                             ValueRange{callee});
+        callBarrier(at, op->getLoc());
+        replaced.push_back(op);
+        return WalkResult::advance();
+      } else if (auto shuffle = dyn_cast<mlir::gpu::ShuffleOp>(op)) {
+        if (failed(emulateShuffle(at, shuffle, exchange, linearId, threads,
+                                  callBarrier)))
+          return WalkResult::interrupt();
         replaced.push_back(op);
         return WalkResult::advance();
       } else if (isa<mlir::gpu::ReturnOp>(op)) {

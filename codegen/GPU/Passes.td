@@ -111,30 +111,45 @@ def GPUTileContractions : Pass<"kiln-gpu-tile-contractions", "mlir::func::FuncOp
 }
 
 def GPUReduceRows : Pass<"kiln-gpu-reduce-rows", "mlir::func::FuncOp"> {
-  let summary = "Makes each long reduction a launch of one block per output "
-                "element";
+  let summary = "Makes each reduction of long rows a launch of one block or "
+                "one warp per output element";
   let description = [{
     A reduction on buffers (a `linalg` op with reduction loops, one f32
     output indexed by its parallel loops, static shapes) whose body combines
     the accumulator with one element's value by `addf`, `mulf`, `maximumf`,
     `minimumf`, `maxnumf` or `minnumf` (the accumulator used by that op
-    alone), of at least `min-length` elements per output and at most
-    `max-rows` outputs, becomes a `gpu.launch` of one block of 256 threads
-    per output element: thread t combines elements t, t + 256, ... (the
-    body's other ops recomputed per element, from the op's inputs at their
-    maps), writes its partial value to shared memory, and the block combines
-    the 256 values in a tree (128, 64, ..., 1 active threads, a barrier
-    after each step); thread 0 combines the result with the output's
-    initial value. A classifier's Softmax at batch 1 (its maximum and its
-    sum over 1000 classes), LayerNorm's means and a long dot product take
-    it. The order of the additions differs from the serial loop's (rounding
-    only).
+    alone) becomes a `gpu.launch` of blocks of 256 threads:
+
+    - with at least `min-length` elements per output and at most `max-rows`
+      outputs, one block per output element: thread t combines elements t,
+      t + 256, ... (the body's other ops recomputed per element, from the
+      op's inputs at their maps), each warp combines its 32 values with a
+      butterfly of five `gpu.shuffle xor`, lane 0 of each warp writes the
+      warp's value to shared memory, and after one barrier every warp
+      combines the eight values the same way;
+    - otherwise, with at least `min-warp-length` elements per output, where
+      some input holds a row's elements next to one another (its innermost
+      dimension is the innermost reduced loop) and none holds them apart,
+      one warp per output element, eight to a block: lane l combines
+      elements l, l + 32, ..., then the butterfly; a warp past the last
+      output reduces nothing but takes part in the shuffles.
+
+    Thread 0 of the group combines the result with the output's initial
+    value. A classifier's Softmax (its maximum and its sum over the
+    classes), LayerNorm's means, a global average pool and a long dot
+    product take it; a reduction across rows (over the channels of an NCHW
+    tensor) keeps a thread per output element, whose neighbours read
+    neighbouring elements. The order of the additions differs from the
+    serial loop's (rounding only). Every thread of the block reaches every
+    shuffle, as `kiln-gpu-emulate` requires.
   }];
   let options = [
     Option<"minLength", "min-length", "int64_t", /*default=*/"256",
            "fewest reduced elements per output">,
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"65536",
-           "most output elements (beyond, a thread per output fills the GPU)">,
+           "most output elements for a block each (beyond, a warp each)">,
+    Option<"minWarpLength", "min-warp-length", "int64_t", /*default=*/"32",
+           "fewest reduced elements per output for a warp each">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect",

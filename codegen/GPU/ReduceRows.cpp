@@ -2,12 +2,13 @@
 //
 // The general mapping gives each output element of a reduction one thread,
 // which reduces serially: a classifier's Softmax over 1000 classes at batch
-// 1 is one thread summing 1000 values. This pass makes such a reduction a
-// launch of one block of 256 threads per output element: each thread
-// combines a strided share of the reduced elements, then the block combines
-// the 256 partial values through shared memory in a tree (eight steps, a
-// barrier after each), and thread 0 combines the result with the output's
-// initial value.
+// 1 is one thread summing 1000 values, a global average pool one thread per
+// channel. This pass makes such a reduction a launch of one block of 256
+// threads per output element (long rows, few of them) or one warp per
+// output element (rows of 32 or more): each thread combines a strided share
+// of the row, each warp combines its lanes' shares with shuffles, and a
+// block combines its eight warps' values through shared memory after one
+// barrier.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,7 @@ namespace kiln::gpu {
 namespace {
 
 constexpr int64_t kThreads = 256;
+constexpr int32_t kWarp = 32;
 
 /// A reduction this pass maps: its loops by kind, and the op of its body
 /// that combines the accumulator with the value of one element.
@@ -36,6 +38,7 @@ struct Reduction {
   SmallVector<int64_t> ranges;
   Operation *combiner = nullptr;
   unsigned accOperand = 0; // which operand of the combiner is the accumulator
+  bool wholeBlock = true;  // a block per output element, else a warp
 };
 
 /// The identity of `combiner`'s operation, or null when it has none here.
@@ -105,7 +108,7 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
       rows *= r.ranges[d];
     for (unsigned d : r.reduced)
       length *= r.ranges[d];
-    if (length < minLength || rows > maxRows)
+    if (length < minWarpLength)
       return std::nullopt;
     // The output is indexed by parallel loops only.
     for (AffineExpr e : op.getMatchingIndexingMap(init).getResults()) {
@@ -113,13 +116,32 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
       if (!dim || llvm::is_contained(r.reduced, dim.getPosition()))
         return std::nullopt;
     }
+    // Whether consecutive elements of a row lie next to one another in some
+    // input (its innermost dimension is the innermost reduced loop) and in
+    // no input apart.
+    bool alongRows = false, acrossRows = false;
     for (OpOperand *input : op.getDpsInputOperands()) {
       if (!isa<MemRefType>(input->get().getType()))
         return std::nullopt;
-      for (AffineExpr e : op.getMatchingIndexingMap(input).getResults())
+      ArrayRef<AffineExpr> results =
+          op.getMatchingIndexingMap(input).getResults();
+      for (AffineExpr e : results)
         if (!isa<AffineDimExpr, AffineConstantExpr>(e))
           return std::nullopt;
+      if (auto last = dyn_cast_if_present<AffineDimExpr>(
+              results.empty() ? AffineExpr() : results.back())) {
+        alongRows |= last.getPosition() == r.reduced.back();
+        acrossRows |= last.getPosition() != r.reduced.back() &&
+                      llvm::is_contained(r.reduced, last.getPosition());
+      }
     }
+    // A block per output element for long rows, while there are few enough
+    // of them; else a warp per element where that reads along the rows (a
+    // thread per element reads across them, neighbouring threads on
+    // neighbouring elements, which is as coalesced).
+    r.wholeBlock = length >= minLength && rows <= maxRows;
+    if (!r.wholeBlock && (!alongRows || acrossRows))
+      return std::nullopt;
     // The body: yield(combine(acc, h(inputs))), the accumulator used by the
     // combiner alone.
     Block *body = op.getBlock();
@@ -150,6 +172,20 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
     return b.create(state)->getResult(0);
   }
 
+  /// `value` combined across the 32 lanes of each warp: a butterfly of
+  /// five shuffles, after which every lane holds the warp's result. Every
+  /// thread of the block runs it (the emulator requires so).
+  Value combineWarp(OpBuilder &b, Location loc, Operation *combiner,
+                    Value value) {
+    for (int32_t offset = kWarp / 2; offset >= 1; offset /= 2) {
+      Value other = mlir::gpu::ShuffleOp::create(b, loc, value, offset, kWarp,
+                                                 mlir::gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      value = combine(b, loc, combiner, value, other);
+    }
+    return value;
+  }
+
   void rewrite(linalg::LinalgOp op, const Reduction &r) {
     OpBuilder b(op);
     Location loc = op.getLoc();
@@ -159,36 +195,59 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
       rows *= r.ranges[d];
     for (unsigned d : r.reduced)
       length *= r.ranges[d];
+    // The threads that reduce one output element: a block, or a warp (the
+    // block's eight warps on eight consecutive elements).
+    bool wholeBlock = r.wholeBlock;
+    int64_t group = wholeBlock ? kThreads : kWarp;
+    int64_t perBlock = kThreads / group;
     Type f32 = b.getF32Type();
-    auto shared = MemRefType::get(
-        {kThreads}, f32, MemRefLayoutAttrInterface(),
-        mlir::gpu::AddressSpaceAttr::get(b.getContext(),
-                                         mlir::gpu::AddressSpace::Workgroup));
+    SmallVector<Type> sharedTypes;
+    if (wholeBlock)
+      sharedTypes.push_back(MemRefType::get(
+          {kThreads / kWarp}, f32, MemRefLayoutAttrInterface(),
+          mlir::gpu::AddressSpaceAttr::get(
+              b.getContext(), mlir::gpu::AddressSpace::Workgroup)));
     Value one = ib.c(1);
     auto launch = mlir::gpu::LaunchOp::create(
-        b, loc, ib.c(rows), one, one, ib.c(kThreads), one, one,
+        b, loc, ib.c(llvm::divideCeil(rows, perBlock)), one, one,
+        ib.c(kThreads), one, one,
         /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-        /*asyncDependencies=*/{}, TypeRange{shared});
+        /*asyncDependencies=*/{}, sharedTypes);
     launch->setAttr(
         kKernelAttr,
         KernelAttr::get(b.getContext(),
                         int64_t(countFlops(op).value_or(rows * length)),
                         sourceNodes(op.getLoc())));
-    Value partials = launch.getWorkgroupAttributions()[0];
     Block &block = launch.getBody().front();
     b.setInsertionPointToStart(&block);
     mlir::gpu::TerminatorOp::create(b, loc);
     b.setInsertionPointToStart(&block);
 
     Value tid = launch.getThreadIds().x;
+    Value bid = launch.getBlockIds().x;
+    Value row = bid, lane = tid;
+    if (!wholeBlock) {
+      row = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, bid, ib.c(perBlock)),
+          arith::DivUIOp::create(b, loc, tid, ib.c(kWarp)));
+      lane = arith::RemUIOp::create(b, loc, tid, ib.c(kWarp));
+    }
+    // A warp past the last row reduces nothing but still takes part in the
+    // shuffles.
+    Value valid, upper = ib.c(length);
+    if (rows % perBlock != 0) {
+      valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                    ib.c(rows));
+      upper = arith::SelectOp::create(b, loc, valid, upper, ib.c(0));
+    }
     SmallVector<Value> ivs(r.ranges.size());
     if (!r.parallel.empty())
-      ib.delinearize(launch.getBlockIds().x, r.parallel, r.ranges, ivs);
+      ib.delinearize(row, r.parallel, r.ranges, ivs);
     Value identity = arith::ConstantOp::create(
         b, loc, identityOf(r.combiner, cast<FloatType>(f32)));
 
-    // This thread's share: elements tid, tid + 256, ...
-    auto loop = scf::ForOp::create(b, loc, tid, ib.c(length), ib.c(kThreads),
+    // This thread's share: elements lane, lane + group, ...
+    auto loop = scf::ForOp::create(b, loc, lane, upper, ib.c(group),
                                    ValueRange{identity});
     {
       OpBuilder::InsertionGuard guard(b);
@@ -221,39 +280,48 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
           b, loc,
           combine(b, loc, r.combiner, loop.getRegionIterArgs()[0], element));
     }
-    memref::StoreOp::create(b, loc, loop.getResult(0), partials, tid);
-    mlir::gpu::BarrierOp::create(b, loc);
-    // The tree: half the threads combine two partial values, then half of
-    // those, down to one.
-    for (int64_t stride = kThreads / 2; stride >= 1; stride /= 2) {
-      auto active = scf::IfOp::create(
+    Value total = combineWarp(b, loc, r.combiner, loop.getResult(0));
+    Value writer = lane;
+    if (wholeBlock) {
+      // Each warp's result through shared memory, then every warp combines
+      // the eight (only thread 0's result is written).
+      Value partials = launch.getWorkgroupAttributions()[0];
+      Value warpLane = arith::RemUIOp::create(b, loc, tid, ib.c(kWarp));
+      auto first = scf::IfOp::create(
           b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
-                                ib.c(stride)),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpLane,
+                                ib.c(0)),
           /*withElseRegion=*/false);
       {
         OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&active.getThenRegion().front());
-        Value mine = memref::LoadOp::create(b, loc, partials, tid);
-        Value other = memref::LoadOp::create(
-            b, loc, partials,
-            arith::AddIOp::create(b, loc, tid, ib.c(stride)).getResult());
+        b.setInsertionPointToStart(&first.getThenRegion().front());
         memref::StoreOp::create(
-            b, loc, combine(b, loc, r.combiner, mine, other), partials, tid);
+            b, loc, total, partials,
+            arith::DivUIOp::create(b, loc, tid, ib.c(kWarp)).getResult());
       }
       mlir::gpu::BarrierOp::create(b, loc);
+      int64_t warps = kThreads / kWarp;
+      Value mine = memref::LoadOp::create(
+          b, loc, partials,
+          arith::RemUIOp::create(b, loc, warpLane, ib.c(warps)).getResult());
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            warpLane, ib.c(warps));
+      total =
+          combineWarp(b, loc, r.combiner,
+                      arith::SelectOp::create(b, loc, inRange, mine, identity));
+      writer = tid;
     }
-    auto first = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, ib.c(0)),
-        /*withElseRegion=*/false);
-    b.setInsertionPointToStart(&first.getThenRegion().front());
+    Value isWriter = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           writer, ib.c(0));
+    if (valid)
+      isWriter = arith::AndIOp::create(b, loc, isWriter, valid);
+    auto write = scf::IfOp::create(b, loc, isWriter, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&write.getThenRegion().front());
     OpOperand *init = op.getDpsInitOperand(0);
     SmallVector<Value> indices;
     for (AffineExpr e : op.getMatchingIndexingMap(init).getResults())
       indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
     Value old = memref::LoadOp::create(b, loc, init->get(), indices);
-    Value total = memref::LoadOp::create(b, loc, partials, ib.c(0));
     Value result = r.accOperand == 0 ? combine(b, loc, r.combiner, old, total)
                                      : combine(b, loc, r.combiner, total, old);
     memref::StoreOp::create(b, loc, result, init->get(), indices);

@@ -102,6 +102,66 @@ def test_small_model_in_every_thread_order(order, emulator, tmp_path):
                                rtol=1e-5, atol=1e-6, compile_args=GPU)
 
 
+def reduction_model(op, shape, axes=None, **attrs):
+    """One reduction node over a float input of `shape`, over `axes` (an
+    input of ReduceSum, an attribute of the other Reduce ops at opset 17)."""
+    inputs, initializers = ["x"], []
+    if axes is not None and op == "ReduceSum":
+        initializers.append(numpy_helper.from_array(np.array(axes, np.int64), "axes"))
+        inputs.append("axes")
+    elif axes is not None:
+        attrs["axes"] = axes
+    node = helper.make_node(op, inputs, ["y"], name="r", **attrs)
+    graph = helper.make_graph(
+        [node], "reduction", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+# (op, input shape, attributes, whether its kernel reduces with warp
+# shuffles): rows of 31 (a thread each), 32 to 255 (a warp each, rows that
+# do and do not fill a block's eight warps), 256 and more (a block each,
+# each thread's share a whole or a partial number of strides), a reduction
+# across the rows of NCHW (a thread each), Softmax and LayerNormalization.
+REDUCTIONS = {
+    "sum_31": ("ReduceSum", [5, 31], {"axes": [1], "keepdims": 0}, False),
+    "sum_32": ("ReduceSum", [16, 32], {"axes": [1], "keepdims": 0}, True),
+    "pool_7x7": ("GlobalAveragePool", [2, 20, 7, 7], {}, True),
+    "max_100": ("ReduceMax", [3, 7, 100], {"axes": [2], "keepdims": 0}, True),
+    "sum_255": ("ReduceSum", [9, 255], {"axes": [-1], "keepdims": 1}, True),
+    "sum_256": ("ReduceSum", [3, 256], {"axes": [1], "keepdims": 0}, True),
+    "mean_1000": ("ReduceMean", [2, 1000], {"axes": [1], "keepdims": 0}, True),
+    "min_4100": ("ReduceMin", [4100], {"axes": [0], "keepdims": 0}, True),
+    "across_rows": ("ReduceSum", [1, 64, 5, 5], {"axes": [1], "keepdims": 0}, False),
+    "softmax_77": ("Softmax", [2, 3, 77], {"axis": -1}, True),
+    "softmax_1000": ("Softmax", [1, 1000], {"axis": -1}, True),
+    "layernorm_200": ("LayerNormalization", [6, 200], {"axis": -1}, True),
+}
+
+
+@pytest.mark.parametrize("order", ["reverse", "shuffle"])
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+def test_reductions_by_warp_and_block(name, order, emulator, tmp_path):
+    op, shape, attrs, shuffles = REDUCTIONS[name]
+    emulator.setenv("KILN_EMULATOR_ORDER", order)
+    model = reduction_model(op, shape, **attrs)
+    if op == "LayerNormalization":
+        width = shape[-1]
+        model.graph.initializer.extend([
+            numpy_helper.from_array(np.linspace(0.5, 1.5, width, dtype=np.float32), "scale"),
+            numpy_helper.from_array(np.linspace(-1, 1, width, dtype=np.float32), "bias")])
+        model.graph.node[0].input.extend(["scale", "bias"])
+    rng = np.random.default_rng(len(name))
+    feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
+    assert_matches_onnxruntime(model, feeds, tmp_path, rtol=1e-5, atol=1e-5,
+                               compile_args=GPU)
+    ptx = tmp_path / "ptx"
+    compile_model(model, ptx, ["--target=nvptx", "--gpu-arch=sm_80", "--emit=ptx"])
+    assert ("shfl.sync.bfly" in (ptx / "model.so").read_text()) == shuffles
+
+
 # The end-to-end models of test_models.py that CI runs on the CPU: on the
 # emulator ResNet-50 takes about 5 s and BERT-base about 30 s.
 MODELS = {

@@ -62,3 +62,39 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A shuffle exchanges through a 32-bit slot per thread after the kernel's
+// shared buffers (here at 0: it has none): the value stored at the thread's
+// linear index (x fastest), a barrier, the partner lane's slot read (its own
+// where the partner is out of range), a barrier again.
+// CHECK-LABEL: func.func private @warp_sum_emu(
+// CHECK-SAME: %[[TX:[^:]+]]: index, %[[TY:[^:]+]]: index, %[[TZ:[^:]+]]: index, %[[SHARED:[^:]+]]: memref<49152xi8>, %[[BARRIER:[^:]+]]: i64)
+// CHECK: %[[SLOTS:.+]] = memref.view %[[SHARED]][%{{.+}}][] : memref<49152xi8> to memref<64xi32>
+// CHECK: %[[ID:.+]] = arith.addi %[[TX]], %{{.+}} : index
+// CHECK: %[[BITS:.+]] = arith.bitcast %{{.+}} : f32 to i32
+// CHECK: memref.store %[[BITS]], %[[SLOTS]][%[[ID]]]
+// CHECK: llvm.call
+// CHECK: %[[LANE:.+]] = arith.remui %[[ID]], %c32
+// CHECK: %[[SOURCE:.+]] = arith.xori %[[LANE]],
+// CHECK: %[[SLOT:.+]] = arith.select %{{.+}}, %{{.+}}, %[[ID]] : index
+// CHECK: %[[READ:.+]] = memref.load %[[SLOTS]][%[[SLOT]]]
+// CHECK: llvm.call
+// CHECK: arith.bitcast %[[READ]] : i32 to f32
+// CHECK-NOT: gpu.shuffle
+module attributes {gpu.container_module} {
+  gpu.module @kiln_kernels {
+    gpu.func @warp_sum(%x: memref<64xf32>, %y: memref<64xf32>)
+        kernel attributes {known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+      %tx = gpu.thread_id x
+      %v = memref.load %x[%tx] : memref<64xf32>
+      %c16 = arith.constant 16 : i32
+      %c32 = arith.constant 32 : i32
+      %s, %ok = gpu.shuffle xor %v, %c16, %c32 : f32
+      %t = arith.addf %v, %s : f32
+      memref.store %t, %y[%tx] : memref<64xf32>
+      gpu.return
+    }
+  }
+}

@@ -1,18 +1,28 @@
 // RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-gpu-reduce-rows))' | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-gpu-reduce-rows{max-rows=8}))' | FileCheck %s --check-prefix=FEW
 
 // The sum of a Softmax over 1000 classes (exp of the shifted input): one
 // block of 256 threads per row, each thread's strided share, the body's
-// exp recomputed per element, the tree in shared memory with a barrier
-// after each of its eight steps, thread 0 adding to the output.
+// exp recomputed per element; each warp combines its lanes with five xor
+// shuffles, lane 0 writes the warp's value to shared memory, one barrier,
+// every warp combines the eight values, thread 0 adds to the output.
 // CHECK-LABEL: func.func @softmax_sum
 // CHECK-NOT: linalg.generic
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}}) threads({{.*}}) in ({{.*}} = %c256, {{.*}}) workgroup(%[[SHARED:.+]] : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}}) threads({{.*}}) in ({{.*}} = %c256, {{.*}}) workgroup(%[[SHARED:.+]] : memref<8xf32, #gpu.address_space<workgroup>>)
 // CHECK: %[[SHARE:.+]] = scf.for %{{.+}} = %{{.+}} to %c1000 step %c256{{.*}} iter_args(%[[ACC:.+]] = %cst{{.*}}) -> (f32) {
 // CHECK: math.exp
 // CHECK: arith.addf %[[ACC]]
-// CHECK: memref.store %[[SHARE]], %[[SHARED]]
-// CHECK-COUNT-9: gpu.barrier
+// CHECK: %[[S16:.+]], %{{.+}} = gpu.shuffle xor %[[SHARE]], %c16_i32, %c32_i32 : f32
+// CHECK-NEXT: arith.addf %[[SHARE]], %[[S16]]
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK: scf.if
+// CHECK: arith.divui
+// CHECK-NEXT: memref.store %{{.+}}, %[[SHARED]]
+// CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier
+// CHECK: memref.load %[[SHARED]]
+// CHECK: arith.select
+// CHECK-COUNT-5: gpu.shuffle xor
 // CHECK: arith.cmpi eq
 // CHECK: memref.load %arg2
 // CHECK: memref.store %{{.+}}, %arg2
@@ -43,14 +53,60 @@ func.func @row_max(%x: memref<4x512xf32>, %y: memref<4xf32>) {
   return
 }
 
+// A global average pool's sum over 7 x 7 of 20 channels: a warp per
+// channel, eight to a block (three blocks, the last with four idle warps
+// that still shuffle), no shared memory, no barrier; lane 0 of a warp with
+// a channel writes.
+// CHECK-LABEL: func.func @pool_sum
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c3, {{.*}}) threads({{.*}}) in ({{.*}} = %c256, {{.*}}) {
+// CHECK: %[[ROW:.+]] = arith.addi
+// CHECK: %[[LANE:.+]] = arith.remui %{{.+}}, %c32
+// CHECK: %[[VALID:.+]] = arith.cmpi ult, %[[ROW]], %c20
+// CHECK: %[[UPPER:.+]] = arith.select %[[VALID]], %c49, %c0
+// CHECK: scf.for %{{.+}} = %[[LANE]] to %[[UPPER]] step %c32
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK: %[[WRITES:.+]] = arith.andi %[[FIRST]], %[[VALID]]
+// CHECK: scf.if %[[WRITES]]
+func.func @pool_sum(%x: memref<1x20x7x7xf32>, %y: memref<1x20xf32>) {
+  linalg.reduce ins(%x : memref<1x20x7x7xf32>) outs(%y : memref<1x20xf32>) dimensions = [2, 3]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// Long rows, more of them than max-rows: a warp each.
+// CHECK-LABEL: func.func @many_rows
+// CHECK: workgroup
+// FEW-LABEL: func.func @many_rows
+// FEW: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}}) threads({{.*}}) in ({{.*}} = %c256, {{.*}}) {
+// FEW: scf.for %{{.+}} = %{{.+}} to %c300 step %c32
+// FEW-COUNT-5: gpu.shuffle xor
+// FEW-NOT: gpu.barrier
+func.func @many_rows(%x: memref<16x300xf32>, %y: memref<16xf32>) {
+  linalg.reduce ins(%x : memref<16x300xf32>) outs(%y : memref<16xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
 // Left alone: too short a reduction; a body whose accumulator feeds
-// something other than the combining op.
+// something other than the combining op; a reduction across the rows of
+// its input (over the channels of NCHW, where a thread per output reads
+// neighbouring elements).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: gpu.launch
 // CHECK: linalg.reduce
 // CHECK: linalg.generic
-func.func @left_alone(%x: memref<4x64xf32>, %y: memref<4xf32>, %z: memref<4x512xf32>, %w: memref<4xf32>) {
-  linalg.reduce ins(%x : memref<4x64xf32>) outs(%y : memref<4xf32>) dimensions = [1]
+// CHECK: linalg.reduce
+func.func @left_alone(%x: memref<4x31xf32>, %y: memref<4xf32>, %z: memref<4x512xf32>, %w: memref<4xf32>,
+                      %c: memref<1x64x10x10xf32>, %m: memref<1x10x10xf32>) {
+  linalg.reduce ins(%x : memref<4x31xf32>) outs(%y : memref<4xf32>) dimensions = [1]
     (%in: f32, %init: f32) {
       %s = arith.addf %in, %init : f32
       linalg.yield %s : f32
@@ -63,5 +119,10 @@ func.func @left_alone(%x: memref<4x64xf32>, %y: memref<4xf32>, %z: memref<4x512x
     %s = arith.addf %p, %v : f32
     linalg.yield %s : f32
   }
+  linalg.reduce ins(%c : memref<1x64x10x10xf32>) outs(%m : memref<1x10x10xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.maximumf %in, %init : f32
+      linalg.yield %s : f32
+    }
   return
 }
