@@ -91,6 +91,17 @@ def GPUTileContractions : Pass<"kiln-gpu-tile-contractions", "mlir::func::FuncOp
       processors and the reduction has at least 512 steps, the reduction is
       split across blocks (grid z), which add with `memref.atomic_rmw`.
 
+    An operand that a copy fills just before the contraction (the im2col
+    matrix of `kiln-codegen-conv-to-im2col`), read by nothing after it, is
+    not materialised: the tile loads read each element where the copy reads
+    it, through the copy's affine map (an implicit GEMM), and the copy goes.
+    Where the buffer that copy reads is made just before it for it alone (a
+    convolution's padding: a fill with a constant and the input copied into
+    its interior, or one elementwise op such as a Pad's), the loads compute
+    the element instead (the input, or the constant outside it) and those
+    ops go too. Nothing between them and the launch may write what the
+    loads read, nor may the kernel.
+
     Several loops of one role (batch, rows, columns, reduction) are
     linearised. `kiln-gpu-map-to-launch` names the launch and sinks the
     views it uses; `kiln-gpu-emulate` runs it with its barriers.

@@ -10,13 +10,16 @@
 // step's tiles are loaded from global memory into registers while the
 // current one is computed (double buffering through registers). When the
 // output has too few tiles to fill the GPU, the reduction is split across
-// blocks, which add their partial sums into the output atomically.
+// blocks, which add their partial sums into the output atomically. A
+// convolution's im2col matrix (and its padding) is not materialised: the
+// tile loads read the convolution's input where the copies would have.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/GPU/Buffers.h"
 #include "codegen/GPU/Passes.h"
 
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -109,8 +112,12 @@ struct Builder {
                               : c(cast<AffineConstantExpr>(e).getValue()));
       mapping.map(arg, memref::LoadOp::create(b, loc, input->get(), indices));
     }
-    for (Operation &nested : body->without_terminator())
-      b.clone(nested, mapping);
+    for (Operation &nested : body->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(nested))
+        mapping.map(index.getResult(), ivs[index.getDim()]);
+      else
+        b.clone(nested, mapping);
+    }
     return mapping.lookupOrDefault(body->getTerminator()->getOperand(0));
   }
 };
@@ -185,6 +192,99 @@ bool isElementwise(linalg::LinalgOp op) {
 int64_t elementsOf(Value value) {
   return cast<MemRefType>(value.getType()).getNumElements();
 }
+
+/// Whether [begin, end) lies within the union of `intervals`.
+bool covered(SmallVector<std::pair<int64_t, int64_t>> intervals, int64_t begin,
+             int64_t end) {
+  llvm::sort(intervals);
+  for (auto [b, e] : intervals) {
+    if (b > begin)
+      return false;
+    begin = std::max(begin, e);
+    if (begin >= end)
+      return true;
+  }
+  return begin >= end;
+}
+
+/// Whether an op after `op` may read what `buffer` holds then: a read of
+/// its bytes before later ops have written all of those bytes (each write
+/// counted only where a linalg op writes a whole view, every element), or
+/// the end, where the workspace (the entry's unnamed argument) and
+/// allocations die and a model output lives on.
+bool readLater(Operation *op, Value buffer) {
+  Extent extent = extentOf(buffer);
+  SmallVector<std::pair<int64_t, int64_t>> written;
+  for (Operation *later = op->getNextNode(); later;
+       later = later->getNextNode()) {
+    SmallVector<Value> reads, writes;
+    if (!effectsOf(later, reads, writes))
+      return true;
+    for (Value read : reads) {
+      Extent e = extentOf(read);
+      if (e.overlaps(extent) &&
+          !covered(written, std::max(e.begin, extent.begin),
+                   std::min(e.end, extent.end)))
+        return true;
+    }
+    if (auto writer = dyn_cast<linalg::LinalgOp>(later))
+      for (OpOperand &init : writer.getDpsInitsMutable()) {
+        Value value = init.get();
+        Extent e = extentOf(value);
+        if (e.root != extent.root || !rowMajor(value) ||
+            value.getDefiningOp<memref::SubViewOp>() ||
+            !writer.getMatchingIndexingMap(&init).isProjectedPermutation() ||
+            e.end - e.begin !=
+                elementsOf(value) *
+                    llvm::divideCeil(
+                        getElementTypeOrSelf(value).getIntOrFloatBitWidth(), 8))
+          continue;
+        written.emplace_back(e.begin, e.end);
+      }
+    if (covered(written, extent.begin, extent.end))
+      return false;
+  }
+  auto arg = dyn_cast<BlockArgument>(extent.root);
+  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                  : func::FuncOp();
+  return arg &&
+         (!func || func.getArgAttr(arg.getArgNumber(), "kiln.name") != nullptr);
+}
+
+/// Whether `block` only yields its first argument (a copy's body).
+bool copiesFirstArgument(Block *block) {
+  auto yield = block->getTerminator();
+  return &block->front() == yield && yield->getNumOperands() == 1 &&
+         yield->getOperand(0) == block->getArgument(0);
+}
+
+/// An operand of a contraction that a copy fills just before it, as
+/// kiln-codegen-conv-to-im2col fills the matrix a convolution reads: the
+/// kernel reads each element where the copy would have, and the copy goes.
+/// Where the buffer the copy reads is made just before it for the copy
+/// alone (the convolution's padding), the kernel computes the element
+/// instead, and what made the buffer goes too: either a fill with one value
+/// and then a copy of the convolution's input into it at an offset, or one
+/// elementwise op (a Pad with its own value).
+struct Gather {
+  linalg::GenericOp copy;
+  Value padded; // what `copy` reads
+  Value base;   // the buffer `padded` reshapes, where it is made
+  // A fill of `base` with `padValue`, then `input` copied in at `offsets`.
+  Operation *fill = nullptr, *insert = nullptr;
+  Value input, padValue;
+  SmallVector<int64_t> offsets;
+  // Or one elementwise op writing `base`.
+  linalg::LinalgOp producer;
+
+  SmallVector<Operation *> made() {
+    SmallVector<Operation *> ops{copy};
+    for (Operation *op : {fill, insert, producer.getOperation()})
+      if (op)
+        ops.push_back(op);
+    return ops;
+  }
+};
 
 struct GPUTileContractionsPass
     : impl::GPUTileContractionsBase<GPUTileContractionsPass> {
@@ -306,35 +406,193 @@ struct GPUTileContractionsPass
       contractionReads.push_back(input->get());
     if (!consumed || anyOverlaps(contractionReads, extentOf(result)))
       return {};
-    // Whether the output is read after the consumer: until an op writes
-    // all of it without reading it, or the end, where the workspace (the
-    // entry's unnamed argument) and allocations die and a model output
-    // lives on.
-    outputLive = true;
-    for (Operation *later = consumer->getNextNode(); later;
-         later = later->getNextNode()) {
-      SmallVector<Value> laterReads, laterWrites;
-      if (!effectsOf(later, laterReads, laterWrites))
-        return consumer;
-      if (anyOverlaps(laterReads, extent))
-        return consumer;
-      if (anyOverlaps(laterWrites, extent)) {
-        auto writer = dyn_cast<linalg::LinalgOp>(later);
-        outputLive = !(writer && isElementwise(writer) &&
-                       reshapeBase(writer.getDpsInitOperand(0)->get()) ==
-                           reshapeBase(output) &&
-                       elementsOf(writer.getDpsInitOperand(0)->get()) ==
-                           elementsOf(output));
-        return consumer;
-      }
-    }
-    Value root = extent.root;
-    auto arg = dyn_cast<BlockArgument>(root);
-    auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                    : func::FuncOp();
-    outputLive = arg && (!func || func.getArgAttr(arg.getArgNumber(),
-                                                  "kiln.name") != nullptr);
+    outputLive = readLater(consumer, output);
     return consumer;
+  }
+
+  /// The op before `op` that last writes bytes of `extent`, or null when an
+  /// op in between reads them, or may touch anything.
+  Operation *lastWriter(Operation *op, const Extent &extent) {
+    for (Operation *prev = op->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      SmallVector<Value> reads, writes;
+      if (!effectsOf(prev, reads, writes) || anyOverlaps(reads, extent))
+        return nullptr;
+      if (anyOverlaps(writes, extent))
+        return prev;
+    }
+    return nullptr;
+  }
+
+  /// The gather of `operand` (see Gather): a copy writes its whole buffer
+  /// last before `op`, reading one row-major buffer through an affine map,
+  /// and nothing after `op` reads what it wrote; what the kernel would read
+  /// instead holds the same values until `launchPoint` and is not among
+  /// `kernelWrites`.
+  std::optional<Gather> gatherFor(linalg::LinalgOp op, OpOperand *operand,
+                                  Operation *launchPoint,
+                                  ArrayRef<Value> kernelWrites) {
+    Value buffer = reshapeBase(operand->get());
+    if (!rowMajor(buffer) || !rowMajor(operand->get()))
+      return std::nullopt;
+    auto copy =
+        dyn_cast_or_null<linalg::GenericOp>(lastWriter(op, extentOf(buffer)));
+    if (!copy || copy.getNumDpsInputs() != 1 || copy.getNumDpsInits() != 1 ||
+        copy.getNumReductionLoops() != 0 ||
+        !copiesFirstArgument(copy.getBody()))
+      return std::nullopt;
+    OpOperand *init = copy.getDpsInitOperand(0);
+    OpOperand *input = copy.getDpsInputOperand(0);
+    if (init->get() != buffer ||
+        !copy.getMatchingIndexingMap(init).isIdentity() ||
+        !rowMajor(input->get()) || readLater(op, buffer))
+      return std::nullopt;
+    Gather gather;
+    gather.copy = copy;
+    gather.padded = input->get();
+    matchPadding(gather);
+    // What the kernel reads keeps its values up to the launch.
+    SmallVector<Value> reads, writes;
+    Operation *from = copy;
+    if (gather.producer) {
+      if (!effectsOf(gather.producer, reads, writes))
+        return std::nullopt;
+      from = gather.producer;
+    } else if (gather.insert) {
+      reads.push_back(gather.input);
+      from = gather.insert;
+    } else {
+      reads.push_back(gather.padded);
+    }
+    for (Operation *o = from->getNextNode(); o && o != launchPoint;
+         o = o->getNextNode()) {
+      SmallVector<Value> laterReads, laterWrites;
+      if (!effectsOf(o, laterReads, laterWrites))
+        return std::nullopt;
+      for (Value read : reads)
+        if (anyOverlaps(laterWrites, extentOf(read)))
+          return std::nullopt;
+    }
+    for (Value read : reads)
+      if (anyOverlaps(kernelWrites, extentOf(read)))
+        return std::nullopt;
+    return gather;
+  }
+
+  /// Completes `gather` with what made the buffer its copy reads (see
+  /// Gather), when only that copy reads it.
+  void matchPadding(Gather &gather) {
+    Value base = reshapeBase(gather.padded);
+    if (!rowMajor(base) || elementsOf(base) != elementsOf(gather.padded) ||
+        readLater(gather.copy, base))
+      return;
+    Extent extent = extentOf(base);
+    Operation *writer = lastWriter(gather.copy, extent);
+    if (auto producer = dyn_cast_or_null<linalg::LinalgOp>(writer);
+        producer && isElementwise(producer) &&
+        producer.getDpsInitOperand(0)->get() == base) {
+      gather.producer = producer;
+      gather.base = base;
+      return;
+    }
+    Value input, target;
+    if (auto copy = dyn_cast_or_null<linalg::CopyOp>(writer)) {
+      input = copy.getInputs()[0];
+      target = copy.getOutputs()[0];
+    } else if (auto generic = dyn_cast_or_null<linalg::GenericOp>(writer);
+               generic && generic.getNumDpsInputs() == 1 &&
+               generic.getNumDpsInits() == 1 &&
+               generic.getNumReductionLoops() == 0 &&
+               llvm::all_of(generic.getIndexingMapsArray(),
+                            [](AffineMap m) { return m.isIdentity(); }) &&
+               copiesFirstArgument(generic.getBody())) {
+      input = generic.getDpsInputOperand(0)->get();
+      target = generic.getDpsInitOperand(0)->get();
+    } else {
+      return;
+    }
+    auto part = target.getDefiningOp<memref::SubViewOp>();
+    if (!part || part.getSource() != base || !rowMajor(input) ||
+        !part.hasUnitStride() ||
+        part.getType().getRank() != part.getSourceType().getRank() ||
+        ShapedType::isDynamicShape(part.getStaticOffsets()))
+      return;
+    Operation *fill = lastWriter(writer, extent);
+    Value value;
+    if (auto f = dyn_cast_or_null<linalg::FillOp>(fill);
+        f && f.getOutputs()[0] == base)
+      value = f.getInputs()[0];
+    else if (auto map = dyn_cast_or_null<linalg::MapOp>(fill);
+             map && map.getInputs().empty() && map.getInit() == base)
+      value = map.getMapper().front().getTerminator()->getOperand(0);
+    if (!value || !value.getDefiningOp<arith::ConstantOp>())
+      return;
+    gather.base = base;
+    gather.fill = fill;
+    gather.insert = writer;
+    gather.input = input;
+    gather.padValue = value;
+    gather.offsets.assign(part.getStaticOffsets().begin(),
+                          part.getStaticOffsets().end());
+  }
+
+  /// The element of a gathered operand at `indices` (of `operandValue`,
+  /// which reshapes the copy's output): read where the copy reads it, or
+  /// computed as what made that buffer would have.
+  Value gatherLoad(Builder &ib, Gather gather, Value operandValue,
+                   ArrayRef<Value> indices) {
+    OpBuilder &b = ib.b;
+    Location loc = ib.loc;
+    auto linearize = [&](Value value, ArrayRef<Value> at) {
+      ArrayRef<int64_t> shape = cast<MemRefType>(value.getType()).getShape();
+      Value linear = at.front();
+      for (size_t d = 1; d < at.size(); ++d)
+        linear = ib.add(ib.mul(linear, ib.c(shape[d])), at[d]);
+      return linear;
+    };
+    auto delinearize = [&](Value value, Value linear) {
+      ArrayRef<int64_t> shape = cast<MemRefType>(value.getType()).getShape();
+      auto all = llvm::to_vector(llvm::seq<unsigned>(0, shape.size()));
+      SmallVector<Value> at(shape.size());
+      ib.delinearize(linear, all, shape, at);
+      return at;
+    };
+    SmallVector<Value> ivs =
+        delinearize(gather.copy.getDpsInitOperand(0)->get(),
+                    linearize(operandValue, indices));
+    AffineMap map =
+        gather.copy.getMatchingIndexingMap(gather.copy.getDpsInputOperand(0));
+    SmallVector<Value> at = *affine::expandAffineMap(b, loc, map, ivs);
+    if (!gather.base)
+      return memref::LoadOp::create(b, loc, gather.padded, at);
+    Value linear = linearize(gather.padded, at);
+    if (gather.producer) {
+      SmallVector<Value> producerIvs;
+      return ib.evaluate(gather.producer, linear, nullptr, {}, producerIvs);
+    }
+    at = delinearize(gather.base, linear);
+    ArrayRef<int64_t> sizes =
+        cast<MemRefType>(gather.input.getType()).getShape();
+    Value inside;
+    for (size_t d = 0; d < at.size(); ++d) {
+      at[d] = arith::SubIOp::create(b, loc, at[d], ib.c(gather.offsets[d]));
+      Value within =
+          ib.both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                        at[d], ib.c(0)),
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                        at[d], ib.c(sizes[d])));
+      inside = inside ? ib.both(inside, within) : within;
+    }
+    Type type = getElementTypeOrSelf(gather.input.getType());
+    auto guard = scf::IfOp::create(b, loc, TypeRange{type}, inside, true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    scf::YieldOp::create(
+        b, loc, Value(memref::LoadOp::create(b, loc, gather.input, at)));
+    b.setInsertionPointToStart(&guard.getElseRegion().front());
+    scf::YieldOp::create(
+        b, loc, b.clone(*gather.padValue.getDefiningOp())->getResult(0));
+    return guard.getResult(0);
   }
 
   void rewrite(linalg::LinalgOp op, const Roles &roles) {
@@ -352,6 +610,18 @@ struct GPUTileContractionsPass
       producer = fusableProducer(op);
       consumer = fusableConsumer(op, consumed, outputLive);
     }
+    // Operands that a convolution's im2col copy fills: read where the copy
+    // reads (an implicit GEMM).
+    SmallVector<Value> kernelWrites{output};
+    if (consumer)
+      kernelWrites.push_back(consumer.getDpsInitOperand(0)->get());
+    llvm::SmallDenseMap<OpOperand *, Gather> gathers;
+    for (OpOperand *operand : op.getDpsInputOperands())
+      if (std::optional<Gather> gather =
+              gatherFor(op, operand,
+                        consumer ? consumer.getOperation() : op.getOperation(),
+                        kernelWrites))
+        gathers[operand] = *gather;
     // With a consumer, the launch goes where the consumer is: only ops
     // without memory effects lie between them (its views, say), and the
     // launch uses what they define.
@@ -382,6 +652,8 @@ struct GPUTileContractionsPass
         locs.push_back(fused.getLoc());
         flops += int64_t(countFlops(fused).value_or(0));
       }
+    for (auto &[operand, gather] : gathers)
+      locs.push_back(gather.copy.getLoc());
     launch->setAttr(kKernelAttr,
                     KernelAttr::get(b.getContext(), flops,
                                     sourceNodes(b.getFusedLoc(locs))));
@@ -452,7 +724,12 @@ struct GPUTileContractionsPass
           SmallVector<Value> indices;
           for (AffineExpr result : map.getResults())
             indices.push_back(at[cast<AffineDimExpr>(result).getPosition()]);
-          Value v = memref::LoadOp::create(b, loc, operand->get(), indices);
+          auto gather = gathers.find(operand);
+          Value v =
+              gather != gathers.end()
+                  ? gatherLoad(ib, gather->second, operand->get(), indices)
+                  : Value(memref::LoadOp::create(b, loc, operand->get(),
+                                                 indices));
           scf::YieldOp::create(b, loc, v);
           b.setInsertionPointToStart(&guard.getElseRegion().front());
           scf::YieldOp::create(
@@ -578,6 +855,9 @@ struct GPUTileContractionsPass
       if (fused)
         fused->erase();
     op->erase();
+    for (auto &[operand, gather] : gathers)
+      for (Operation *gone : gather.made())
+        gone->erase();
   }
 };
 

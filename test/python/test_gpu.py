@@ -162,6 +162,66 @@ def test_reductions_by_warp_and_block(name, order, emulator, tmp_path):
     assert ("shfl.sync.bfly" in (ptx / "model.so").read_text()) == shuffles
 
 
+def conv_model(shape, filters, kernel, pad_value=None, keep_padded=False, **attrs):
+    """Conv (with a bias) and Relu over a float input of `shape`; with
+    `pad_value`, an explicit Pad by one pixel with that value before it, whose
+    result is also an output with `keep_padded`."""
+    rng = np.random.default_rng(filters * kernel)
+    channels = shape[1] // attrs.get("group", 1)
+    weights = numpy_helper.from_array(
+        rng.standard_normal((filters, channels, kernel, kernel)).astype(np.float32), "W")
+    bias = numpy_helper.from_array(rng.standard_normal(filters).astype(np.float32), "B")
+    nodes, inputs, initializers = [], "x", [weights, bias]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+    if pad_value is not None:
+        initializers += [numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),
+                         numpy_helper.from_array(np.array(pad_value, np.float32), "value")]
+        nodes.append(helper.make_node("Pad", ["x", "pads", "value"], ["padded"], mode="constant"))
+        inputs = "padded"
+        if keep_padded:
+            outputs.append(helper.make_tensor_value_info("padded", TensorProto.FLOAT, None))
+    nodes += [helper.make_node("Conv", [inputs, "W", "B"], ["c"], **attrs),
+              helper.make_node("Relu", ["c"], ["y"])]
+    graph = helper.make_graph(nodes, "conv", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, shape)], outputs, initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+# (input shape, filters, kernel size, attributes, kernels the model takes):
+# each convolution tiled through shared memory reads its input where the
+# im2col matrix would have been copied from, the padding (a fill and a copy,
+# or a Pad's own kernel) computed in place: one kernel with the bias and the
+# Relu; where the padded input is also an output, the Pad stays a kernel
+# and the convolution reads what it wrote.
+CONVOLUTIONS = {
+    "3x3_same": ([1, 32, 28, 28], 64, 3, {"pads": [1, 1, 1, 1]}, 1),
+    "3x3_stride2_asymmetric": ([2, 16, 29, 29], 32, 3,
+                               {"pads": [0, 1, 1, 0], "strides": [2, 2]}, 1),
+    "7x7_stride2": ([1, 3, 64, 64], 64, 7, {"pads": [3, 3, 3, 3], "strides": [2, 2]}, 1),
+    "3x3_dilated": ([1, 16, 30, 30], 32, 3, {"pads": [2, 2, 2, 2], "dilations": [2, 2]}, 1),
+    "1x1_stride2": ([1, 64, 28, 28], 128, 1, {"strides": [2, 2]}, 1),
+    "grouped": ([1, 64, 20, 20], 64, 3, {"pads": [1, 1, 1, 1], "group": 2}, 1),
+    "pad_op_half": ([1, 32, 24, 24], 64, 3, {"pad_value": 0.5}, 1),
+    "pad_kept": ([1, 32, 24, 24], 64, 3, {"pad_value": -1.0, "keep_padded": True}, 2),
+}
+
+
+@pytest.mark.parametrize("name", list(CONVOLUTIONS))
+def test_convolutions_read_their_input_in_place(name, emulator, tmp_path):
+    shape, filters, kernel, attrs, kernels = CONVOLUTIONS[name]
+    emulator.setenv("KILN_EMULATOR_ORDER", "shuffle")
+    model = conv_model(shape, filters, kernel, **attrs)
+    rng = np.random.default_rng(len(name))
+    feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
+    assert_matches_onnxruntime(model, feeds, tmp_path, rtol=1e-4, atol=1e-4,
+                               compile_args=GPU)
+    ptx = tmp_path / "ptx"
+    compile_model(model, ptx, ["--target=nvptx", "--gpu-arch=sm_80", "--emit=ptx"])
+    assert (ptx / "model.so").read_text().count(".visible .entry") == kernels
+
+
 # The end-to-end models of test_models.py that CI runs on the CPU: on the
 # emulator ResNet-50 takes about 5 s and BERT-base about 30 s.
 MODELS = {
