@@ -382,11 +382,14 @@ kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
   if (kiln_status status = checkCpuFeatures(d->cpu_features))
     return status;
   // Version 4: the symbolic dimensions that shapes name. (A GPU model
-  // runs its batch whole: the compiler gives it none.)
+  // runs its batch whole: the compiler gives it only sizes that the data
+  // decides.)
   if (d->abi_version >= 4) {
     if (kiln_status status = checkDescriptorSymbols(d, model.symbols))
       return status;
-    if (!model.symbols.empty() && d->device != KILN_ABI_DEVICE_CPU)
+    if (d->device != KILN_ABI_DEVICE_CPU &&
+        std::any_of(model.symbols.begin(), model.symbols.end(),
+                    [](const auto &symbol) { return !symbol.data_dependent; }))
       return makeStatus(KILN_STATUS_INVALID_MODEL,
                         "invalid model: a GPU model with symbolic "
                         "dimensions, which this runtime does not run");
@@ -1028,13 +1031,29 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   std::lock_guard<std::mutex> lock(model->mutex);
   KernelTimer timer{kernelNs, numKernels, {}};
   kiln_abi_profiler profiler{&timer, &KernelTimer::begin, &KernelTimer::end};
-  if (model->gpu) {
-    if (kiln_status status =
-            runGpuModel(*model->gpu, model->run, model->descriptor,
-                        inputPtrs.data(), outputPtrs.data(), onDevice,
-                        profiled && numKernels ? &profiler : nullptr))
-      return status;
+  std::vector<int64_t> symbolResults(model->symbols.size(), -1);
+  // The sizes the run wrote, checked against their bounds.
+  auto takeResults = [&]() -> kiln_status {
+    for (size_t k = 0; k < model->symbols.size(); ++k) {
+      if (!model->symbols[k].data_dependent)
+        continue;
+      if (symbolResults[k] < 0 || symbolResults[k] > model->symbols[k].max)
+        return makeStatus(KILN_STATUS_INTERNAL,
+                          "model returned size %lld for '%s', outside 0..%lld",
+                          static_cast<long long>(symbolResults[k]),
+                          model->symbols[k].name,
+                          static_cast<long long>(model->symbols[k].max));
+      symbolValues[k] = symbolResults[k];
+    }
     return finishOutputs(*model, outputs, numOutputs, symbolValues);
+  };
+  if (model->gpu) {
+    if (kiln_status status = runGpuModel(
+            *model->gpu, model->run, model->descriptor, inputPtrs.data(),
+            outputPtrs.data(), onDevice,
+            profiled && numKernels ? &profiler : nullptr, symbolResults.data()))
+      return status;
+    return takeResults();
   }
   kiln_abi_run_args args;
   // A model reads the arguments of its own version (a version 1 model ends
@@ -1049,23 +1068,11 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   args.symbol_values = symbolValues.empty() ? nullptr : symbolValues.data();
   kiln_abi_run_error error{-1, 0};
   args.error = &error;
-  std::vector<int64_t> symbolResults(model->symbols.size(), -1);
   args.symbol_results = symbolResults.empty() ? nullptr : symbolResults.data();
   int32_t result = model->run(&args);
   switch (result) {
   case KILN_ABI_RUN_OK:
-    for (size_t k = 0; k < model->symbols.size(); ++k) {
-      if (!model->symbols[k].data_dependent)
-        continue;
-      if (symbolResults[k] < 0 || symbolResults[k] > model->symbols[k].max)
-        return makeStatus(KILN_STATUS_INTERNAL,
-                          "model returned size %lld for '%s', outside 0..%lld",
-                          static_cast<long long>(symbolResults[k]),
-                          model->symbols[k].name,
-                          static_cast<long long>(model->symbols[k].max));
-      symbolValues[k] = symbolResults[k];
-    }
-    return finishOutputs(*model, outputs, numOutputs, symbolValues);
+    return takeResults();
   case KILN_ABI_RUN_INDEX_ERROR:
     return indexError(model->descriptor, error);
   case KILN_ABI_RUN_NO_MEMORY:

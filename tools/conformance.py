@@ -65,9 +65,6 @@ COMPILE_FLAGS = []
 # Operands (by input index) that decide an output's shape or an axis, or that
 # Kiln compiles as constants (Resize's roi). An integer/bool graph input
 # feeding one of them is frozen into an initializer.
-_REDUCE = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-           "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-           "ReduceSumSquare"}
 SHAPE_OPERANDS = {
     "Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
     "Slice": (3, 4), "Pad": (1, 3), "Resize": (1, 2, 3), "Squeeze": (1,),
@@ -88,11 +85,6 @@ SHAPE_OPERANDS = {
 
 # Float operands that still decide a shape (resize scales, OneHot's depth,
 # Range's bounds and step): frozen like the integer ones.
-# Operands Kiln reads at run time on the CPU, where the output's size then
-# is one the run decides (docs/runtime.md), but which the nvptx target needs
-# as constants: frozen under --gpu-emulation only.
-GPU_SHAPE_OPERANDS = {"TopK": (1,), "Slice": (1, 2, 3, 4), "Split": (1,),
-                      **{op: (1,) for op in _REDUCE}}
 FLOAT_SHAPE_OPERANDS = {"Resize": (1, 2), "Upsample": (1,), "OneHot": (1,),
                         "Range": (0, 1, 2),
                         # Compiled as constants, like Resize's roi.
@@ -615,7 +607,6 @@ def main(argv=None):
         # sm_80 and sm_90a, or the compile fails.
         COMPILE_FLAGS[:] = ["--target=nvptx", "--gpu-arch=sm_80,sm_90a",
                             "--gpu-emulation"]
-        SHAPE_OPERANDS.update(GPU_SHAPE_OPERANDS)
         os.environ["KILN_CUDA_DRIVER"] = str(emulator)
         os.environ.setdefault("KILN_EMULATOR_ORDER", "shuffle")
     if args.check and args.expected_failures is None:

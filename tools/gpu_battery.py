@@ -154,7 +154,8 @@ def prepare(args):
         manifest.append({"name": name, "inputs": inputs, "outputs": outputs,
                          "rtol": 1e-3, "atol": 1e-4, "options": sorted(options)})
     if args.conformance_per_op:
-        manifest += prepare_conformance(out, build, args.conformance_per_op)
+        manifest += prepare_conformance(out, build, args.conformance_per_op,
+                                        args.conformance_filter)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     archive = out.with_name(out.name + ".tar.xz")
@@ -177,11 +178,11 @@ def _conformance_case(item):
     return conformance.run_case(case, build, 300, keep)
 
 
-def prepare_conformance(out, build, per_op):
+def prepare_conformance(out, build, per_op, pattern=None):
     """The first `per_op` passing ONNX node tests of each operator (one
-    data set, plain output types), compiled for the GPU, run here on the
-    emulator; their inputs and ONNX's expected outputs. Returns manifest
-    entries."""
+    data set, plain output types; only those whose names `pattern` finds,
+    when given), compiled for the GPU, run here on the emulator; their
+    inputs and ONNX's expected outputs. Returns manifest entries."""
     import multiprocessing
     import tempfile
     import numpy as np
@@ -196,7 +197,8 @@ def prepare_conformance(out, build, per_op):
     per = {}
     chosen = []
     for case in conformance.load_node_tests():
-        if case.name in failing or len(case.data_sets) != 1:
+        if case.name in failing or len(case.data_sets) != 1 or \
+                (pattern and not re.search(pattern, case.name)):
             continue
         model = conformance.load_model(case)
         op = conformance.primary_op(
@@ -489,6 +491,8 @@ def main():
     p.add_argument("--conformance-per-op", type=int, default=1, metavar="N",
                    help="also the first N passing ONNX node tests of each "
                         "operator (default 1; 0: none)")
+    p.add_argument("--conformance-filter", metavar="REGEX",
+                   help="only the node tests whose names REGEX finds")
     p.set_defaults(fn=prepare)
     r = sub.add_parser("run", help="run on the GPU machine")
     r.add_argument("folder")

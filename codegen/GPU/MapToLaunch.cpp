@@ -173,21 +173,44 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
         continue;
       }
       // A serial stretch up to the next parallel loop: the ops that touch
-      // memory, and the arithmetic on what they read.
+      // memory, and the arithmetic on what they read. Where a later op
+      // uses a value the stretch computes (a count that a loop runs to),
+      // the stretch goes on to that op, parallel loops included (run by
+      // its one thread): the host cannot read the GPU's memory.
       SmallVector<Operation *> group;
       llvm::SmallPtrSet<Operation *, 16> inGroup;
       size_t j = i;
+      auto take = [&](size_t k) {
+        bool dependent = llvm::any_of(ops[k]->getOperands(), [&](Value v) {
+          return inGroup.contains(v.getDefiningOp());
+        });
+        if (!hostSide(ops[k]) || dependent) {
+          group.push_back(ops[k]);
+          inGroup.insert(ops[k]);
+        }
+      };
       for (; j < ops.size() &&
              !isa<scf::ParallelOp, mlir::gpu::LaunchOp, func::ReturnOp,
                   memref::AllocOp, memref::DeallocOp>(ops[j]);
-           ++j) {
-        bool dependent = llvm::any_of(ops[j]->getOperands(), [&](Value v) {
-          return inGroup.contains(v.getDefiningOp());
-        });
-        if (!hostSide(ops[j]) || dependent) {
-          group.push_back(ops[j]);
-          inGroup.insert(ops[j]);
-        }
+           ++j)
+        take(j);
+      while (true) {
+        size_t last = j;
+        for (Operation *op : group)
+          for (Operation *user : op->getUsers()) {
+            Operation *top = op->getBlock()->findAncestorOpInBlock(*user);
+            auto at = llvm::find(ops, top);
+            if (at != ops.end() && size_t(at - ops.begin()) >= j)
+              last = std::max(last, size_t(at - ops.begin()) + 1);
+          }
+        if (last == j ||
+            llvm::any_of(ArrayRef(ops).slice(j, last - j), [](Operation *op) {
+              return isa<mlir::gpu::LaunchOp, func::ReturnOp, memref::AllocOp,
+                         memref::DeallocOp>(op);
+            }))
+          break;
+        for (; j < last; ++j)
+          take(j);
       }
       FailureOr<mlir::gpu::LaunchOp> launch = mapSerial(group, nextName());
       if (failed(launch) || failed(sinkIntoLaunch(*launch, readOnly)))

@@ -654,19 +654,10 @@ private:
              << "' cannot stay symbolic; give it a size with "
              << "--dynamic-dims " << name << "=SIZE";
     }
-    // Outputs whose sizes the data decides are returned through the CPU
-    // model ABI's result symbols; the GPU runtime has none (yet).
+    // Outputs whose sizes the data decides are returned through the model
+    // ABI's result symbols.
     if (auto results = main->getAttrOfType<ArrayAttr>(attr::kResultSymbols);
         results && !results.empty()) {
-      if (pipeline.target.arch == TargetArch::NVPTX)
-        return mlir::emitError(main.getLoc())
-               << "the model has output sizes that the data decides ('"
-               << cast<DictionaryAttr>(results[0])
-                      .getAs<StringAttr>("name")
-                      .getValue()
-               << "': from NonZero, Compress, Unique, NonMaxSuppression or "
-                  "a TopK of a run-time K), which the nvptx target does not "
-                  "support yet; compile for the CPU";
       if (auto symbols = main->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr);
           symbols && !symbols.empty())
         return mlir::emitError(main.getLoc())

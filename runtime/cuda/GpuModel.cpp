@@ -5,6 +5,7 @@
 #include "Status.h"
 #include "cuda/CudaDriver.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ struct GpuModel {
   std::vector<CUfunction> functions;
   const kiln_abi_gpu_kernel *launches = nullptr;
   CUdeviceptr constants = 0, workspace = 0;
+  // Where the run writes the sizes that the data decides (an int64_t per
+  // symbol of the model), when it has any.
+  CUdeviceptr results = 0;
+  size_t resultsBytes = 0;
   std::vector<CUdeviceptr> inputs, outputs;
   std::vector<size_t> inputBytes, outputBytes;
   std::string deviceName, image;
@@ -87,6 +92,7 @@ struct GpuModel {
       };
       release(constants);
       release(workspace);
+      release(results);
       for (CUdeviceptr p : inputs)
         release(p);
       for (CUdeviceptr p : outputs)
@@ -339,6 +345,15 @@ kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
     return driverError(r, "uploading the constants");
   if (kiln_status s = allocate(gpu->workspace, d->workspace_size))
     return s;
+  if (d->abi_version >= 6 &&
+      std::any_of(d->symbols, d->symbols + d->num_symbols,
+                  [](const kiln_abi_symbol &symbol) {
+                    return symbol.kind == KILN_ABI_SYMBOL_RESULT;
+                  })) {
+    gpu->resultsBytes = sizeof(int64_t) * size_t(d->num_symbols);
+    if (kiln_status s = allocate(gpu->results, gpu->resultsBytes))
+      return s;
+  }
   for (const kiln_tensor_info &info : inputs) {
     gpu->inputBytes.push_back(info.byte_size);
     gpu->inputs.push_back(0);
@@ -450,7 +465,8 @@ kiln_status runGpuModel(GpuModel &gpu,
                         int32_t (*run)(const kiln_abi_run_args *),
                         const kiln_abi_model *d, const void *const *inputs,
                         void *const *outputs, const std::vector<bool> &onDevice,
-                        const kiln_abi_profiler *profiler) {
+                        const kiln_abi_profiler *profiler,
+                        int64_t *symbolResults) {
   if (gpu.broken)
     return makeStatus(KILN_STATUS_DEVICE_ERROR,
                       "the model's GPU state is broken by an earlier failed "
@@ -493,6 +509,13 @@ kiln_status runGpuModel(GpuModel &gpu,
           r != CUDA_SUCCESS)
         return broken(r, "copying input '" + std::string(d->inputs[i].name) +
                              "' to the GPU");
+  // The sizes start as the caller's (-1: not written), so that one the run
+  // does not write shows.
+  if (gpu.results)
+    if (CUresult r = cu->memcpyHtoDAsync(gpu.results, symbolResults,
+                                         gpu.resultsBytes, gpu.stream);
+        r != CUDA_SUCCESS)
+      return broken(r, "copying the sizes to the GPU");
 
   Launcher launcher{&gpu, d};
   kiln_abi_gpu table{&launcher, &Launcher::launch,
@@ -509,7 +532,7 @@ kiln_status runGpuModel(GpuModel &gpu,
   args.profiler = profiler ? &hooks : nullptr;
   args.gpu = &table;
   args.symbol_values = nullptr; // a GPU model has no symbolic dimensions
-  args.symbol_results = nullptr;
+  args.symbol_results = reinterpret_cast<int64_t *>(gpu.results);
   args.error = nullptr; // nor index checks (its kernels clamp)
   int32_t result = run(&args);
   if (result != KILN_ABI_RUN_OK)
@@ -530,6 +553,11 @@ kiln_status runGpuModel(GpuModel &gpu,
           r != CUDA_SUCCESS)
         return broken(r, "copying output '" + std::string(d->outputs[i].name) +
                              "' from the GPU");
+  if (gpu.results)
+    if (CUresult r = cu->memcpyDtoHAsync(symbolResults, gpu.results,
+                                         gpu.resultsBytes, gpu.stream);
+        r != CUDA_SUCCESS)
+      return broken(r, "copying the sizes from the GPU");
   // Launch errors surface here, asynchronously.
   if (CUresult r = cu->streamSynchronize(gpu.stream); r != CUDA_SUCCESS)
     return broken(r, "running the model on the GPU");

@@ -47,11 +47,15 @@ kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
 /// reports. A tensor whose `onDevice` entry is set (inputs first, then
 /// outputs) is already in the GPU's memory: its pointer, once checked with
 /// the driver, is used as it is. A failed launch marks the handle broken.
+/// A model with sizes that the data decides writes them into
+/// `symbolResults` (host memory, an entry per symbol, whose values go to
+/// the device first).
 kiln_status runGpuModel(GpuModel &gpu,
                         int32_t (*run)(const kiln_abi_run_args *),
                         const kiln_abi_model *d, const void *const *inputs,
                         void *const *outputs, const std::vector<bool> &onDevice,
-                        const kiln_abi_profiler *profiler);
+                        const kiln_abi_profiler *profiler,
+                        int64_t *symbolResults);
 
 } // namespace kiln::runtime
 

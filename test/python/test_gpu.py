@@ -222,6 +222,29 @@ def test_convolutions_read_their_input_in_place(name, emulator, tmp_path):
     assert (ptx / "model.so").read_text().count(".visible .entry") == kernels
 
 
+def test_output_sizes_the_data_decides(emulator, tmp_path):
+    """NonZero's and Compress's output sizes come back from the GPU: the
+    kernels write them to device memory, the runtime copies them back with
+    the outputs, and each output has the size the data gave it."""
+    emulator.setenv("KILN_EMULATOR_ORDER", "shuffle")
+    condition = numpy_helper.from_array(np.array([1, 0, 1, 1, 0, 1], bool), "keep")
+    graph = helper.make_graph(
+        [helper.make_node("Greater", ["x", "zero"], ["positive"]),
+         helper.make_node("NonZero", ["positive"], ["where"]),
+         helper.make_node("Compress", ["x", "keep"], ["kept"], axis=1),
+         helper.make_node("Relu", ["kept"], ["y"])],
+        "sizes", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 6])],
+        [helper.make_tensor_value_info("where", TensorProto.INT64, None),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [condition, numpy_helper.from_array(np.array(0, np.float32), "zero")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    for seed in range(3):
+        x = np.random.default_rng(seed).standard_normal((3, 6)).astype(np.float32)
+        assert_matches_onnxruntime(model, {"x": x}, tmp_path / str(seed),
+                                   rtol=0, atol=0, compile_args=GPU)
+
+
 # The end-to-end models of test_models.py that CI runs on the CPU: on the
 # emulator ResNet-50 takes about 5 s and BERT-base about 30 s.
 MODELS = {

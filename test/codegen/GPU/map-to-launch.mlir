@@ -110,3 +110,39 @@ func.func @existing_launch(%x: memref<1xf32>, %y: memref<256xf32>) {
   }
   return
 }
+
+// -----
+
+// A count a serial loop computes, which a later parallel loop runs to: the
+// host cannot read it from the GPU's memory, so one thread runs the loop,
+// the parallel loop between (serially) and the one that uses the count.
+// CHECK-LABEL: func.func @count_then_loop
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}})
+// CHECK: %[[COUNT:.+]] = scf.for
+// CHECK: scf.parallel
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[COUNT]]
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @count_then_loop(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %n = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %c0) -> (index) {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %p = arith.cmpf ogt, %v, %zero : f32
+    %one = arith.index_cast %p : i1 to index
+    %next = arith.addi %acc, %one : index
+    scf.yield %next : index
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    memref.store %zero, %z[%i] : memref<8xf32>
+    scf.reduce
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %y[%i] : memref<8xf32>
+  }
+  return
+}
