@@ -464,8 +464,12 @@ struct GPUTileContractionsPass
     } else {
       reads.push_back(gather.padded);
     }
+    // (The copy and the contraction become the kernel: what they wrote is
+    // not written.)
     for (Operation *o = from->getNextNode(); o && o != launchPoint;
          o = o->getNextNode()) {
+      if (o == copy || o == op)
+        continue;
       SmallVector<Value> laterReads, laterWrites;
       if (!effectsOf(o, laterReads, laterWrites))
         return std::nullopt;
