@@ -335,10 +335,3 @@ def test_symbolic_batch_is_refused(tmp_path):
     x = sparse((3, 4))
     got = run_compiled(so, {"x": x}, tmp_path / "sized")
     np.testing.assert_array_equal(got["y"], np.stack(np.nonzero(x)))
-
-
-def test_nvptx_is_refused(tmp_path):
-    model = one_node("NonZero", {"x": sparse((3, 4))}, ["y"])
-    with pytest.raises(KilnError) as error:
-        compile_model(model, tmp_path, ["--target=nvptx"])
-    assert "the nvptx target does not support yet" in str(error.value)
