@@ -102,6 +102,17 @@ def test_small_model_in_every_thread_order(order, emulator, tmp_path):
                                rtol=1e-5, atol=1e-6, compile_args=GPU)
 
 
+def emulated_and_ptx(model, shape, seed, tmp_path, tolerance):
+    """Checks `model` (one float input "x" of `shape`) on the emulated GPU
+    against onnxruntime; returns its sm_80 PTX."""
+    feeds = {"x": np.random.default_rng(seed).standard_normal(shape).astype(np.float32)}
+    assert_matches_onnxruntime(model, feeds, tmp_path, rtol=tolerance, atol=tolerance,
+                               compile_args=GPU)
+    compile_model(model, tmp_path / "ptx",
+                  ["--target=nvptx", "--gpu-arch=sm_80", "--emit=ptx"])
+    return (tmp_path / "ptx" / "model.so").read_text()
+
+
 def reduction_model(op, shape, axes=None, **attrs):
     """One reduction node over a float input of `shape`, over `axes` (an
     input of ReduceSum, an attribute of the other Reduce ops at opset 17)."""
@@ -153,13 +164,8 @@ def test_reductions_by_warp_and_block(name, order, emulator, tmp_path):
             numpy_helper.from_array(np.linspace(0.5, 1.5, width, dtype=np.float32), "scale"),
             numpy_helper.from_array(np.linspace(-1, 1, width, dtype=np.float32), "bias")])
         model.graph.node[0].input.extend(["scale", "bias"])
-    rng = np.random.default_rng(len(name))
-    feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
-    assert_matches_onnxruntime(model, feeds, tmp_path, rtol=1e-5, atol=1e-5,
-                               compile_args=GPU)
-    ptx = tmp_path / "ptx"
-    compile_model(model, ptx, ["--target=nvptx", "--gpu-arch=sm_80", "--emit=ptx"])
-    assert ("shfl.sync.bfly" in (ptx / "model.so").read_text()) == shuffles
+    ptx = emulated_and_ptx(model, shape, len(name), tmp_path, tolerance=1e-5)
+    assert ("shfl.sync.bfly" in ptx) == shuffles
 
 
 def conv_model(shape, filters, kernel, pad_value=None, keep_padded=False, **attrs):
@@ -213,13 +219,8 @@ def test_convolutions_read_their_input_in_place(name, emulator, tmp_path):
     shape, filters, kernel, attrs, kernels = CONVOLUTIONS[name]
     emulator.setenv("KILN_EMULATOR_ORDER", "shuffle")
     model = conv_model(shape, filters, kernel, **attrs)
-    rng = np.random.default_rng(len(name))
-    feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
-    assert_matches_onnxruntime(model, feeds, tmp_path, rtol=1e-4, atol=1e-4,
-                               compile_args=GPU)
-    ptx = tmp_path / "ptx"
-    compile_model(model, ptx, ["--target=nvptx", "--gpu-arch=sm_80", "--emit=ptx"])
-    assert (ptx / "model.so").read_text().count(".visible .entry") == kernels
+    ptx = emulated_and_ptx(model, shape, len(name), tmp_path, tolerance=1e-4)
+    assert ptx.count(".visible .entry") == kernels
 
 
 def test_output_sizes_the_data_decides(emulator, tmp_path):
