@@ -10,9 +10,10 @@
 // step's tiles are loaded from global memory into registers while the
 // current one is computed (double buffering through registers). When the
 // output has too few tiles to fill the GPU, the reduction is split across
-// blocks, which add their partial sums into the output atomically. A
-// convolution's im2col matrix (and its padding) is not materialised: the
-// tile loads read the convolution's input where the copies would have.
+// blocks, which add their partial sums into the output atomically. With
+// implicit-gemm, a convolution's im2col matrix (and its padding) is not
+// materialised: the tile loads read the convolution's input where the
+// copies would have.
 //
 //===----------------------------------------------------------------------===//
 
@@ -614,18 +615,18 @@ struct GPUTileContractionsPass
       producer = fusableProducer(op);
       consumer = fusableConsumer(op, consumed, outputLive);
     }
-    // Operands that a convolution's im2col copy fills: read where the copy
-    // reads (an implicit GEMM).
+    // With implicit-gemm, operands that a convolution's im2col copy fills:
+    // read where the copy reads.
     SmallVector<Value> kernelWrites{output};
     if (consumer)
       kernelWrites.push_back(consumer.getDpsInitOperand(0)->get());
     llvm::SmallDenseMap<OpOperand *, Gather> gathers;
+    Operation *launchPoint = consumer ? consumer.getOperation() : op;
     for (OpOperand *operand : op.getDpsInputOperands())
-      if (std::optional<Gather> gather =
-              gatherFor(op, operand,
-                        consumer ? consumer.getOperation() : op.getOperation(),
-                        kernelWrites))
-        gathers[operand] = *gather;
+      if (implicitGemm)
+        if (std::optional<Gather> gather =
+                gatherFor(op, operand, launchPoint, kernelWrites))
+          gathers[operand] = *gather;
     // With a consumer, the launch goes where the consumer is: only ops
     // without memory effects lie between them (its views, say), and the
     // launch uses what they define.
