@@ -50,7 +50,7 @@ struct GPUEmulatePass : impl::GPUEmulateBase<GPUEmulatePass> {
                  llvm::function_ref<void(OpBuilder &, Location)> callBarrier) {
     Location loc = shuffle.getLoc();
     Type type = shuffle.getValue().getType();
-    if (type.getIntOrFloatBitWidth() != 32)
+    if (!type.isIntOrFloat() || type.getIntOrFloatBitWidth() != 32)
       return shuffle.emitError("a shuffle of ")
              << type << " cannot be emulated yet (32-bit values only)";
     auto c = [&](int64_t v) {
