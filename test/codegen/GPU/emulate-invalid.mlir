@@ -37,3 +37,22 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Nor vectors.
+module attributes {gpu.container_module} {
+  gpu.module @kiln_kernels {
+    gpu.func @pair(%x: memref<32xvector<2xf32>>)
+        kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+      %tx = gpu.thread_id x
+      %v = memref.load %x[%tx] : memref<32xvector<2xf32>>
+      %c1 = arith.constant 1 : i32
+      %c32 = arith.constant 32 : i32
+      // expected-error @+1 {{a shuffle of 'vector<2xf32>' cannot be emulated yet (32-bit values only)}}
+      %s, %ok = gpu.shuffle xor %v, %c1, %c32 : vector<2xf32>
+      memref.store %s, %x[%tx] : memref<32xvector<2xf32>>
+      gpu.return
+    }
+  }
+}
