@@ -274,7 +274,8 @@ typedef struct kiln_abi_run_args {
   struct kiln_abi_run_error *error;
   /* Since version 6: num_symbols entries, where the run writes the size of
    * each KILN_ABI_SYMBOL_RESULT symbol (the others are left alone); may be
-   * NULL only for a model without such symbols. */
+   * NULL only for a model without such symbols. For a CUDA model, device
+   * memory: its kernels write the sizes there. */
   int64_t *symbol_results;
 } kiln_abi_run_args;
 
