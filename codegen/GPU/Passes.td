@@ -93,7 +93,8 @@ def GPUTileContractions : Pass<"kiln-gpu-tile-contractions", "mlir::func::FuncOp
 
     With `implicit-gemm` (off by default: on an H200 it made ResNet-50's
     3x3 layers slower, 35 -> 60 us, from the index arithmetic of each
-    loaded element), an operand that a copy fills just before the
+    loaded element; that arithmetic has since been halved, not yet
+    measured on a GPU), an operand that a copy fills just before the
     contraction (the im2col matrix of `kiln-codegen-conv-to-im2col`), read
     by nothing after it, is not materialised: the tile loads read each
     element where the copy reads it, through the copy's affine map (an

@@ -562,24 +562,51 @@ struct GPUTileContractionsPass
       ib.delinearize(linear, all, shape, at);
       return at;
     };
-    SmallVector<Value> ivs =
-        delinearize(gather.copy.getDpsInitOperand(0)->get(),
-                    linearize(operandValue, indices));
+    // The copy's loop indices. Where the operand collapses the copy's
+    // output, each of its indices splits over its own group of loops, so
+    // that the part from the output's columns is the same at every
+    // reduction step (and leaves the loop); else through the linear index.
+    Value copied = gather.copy.getDpsInitOperand(0)->get();
+    SmallVector<Value> ivs;
+    auto collapse = operandValue.getDefiningOp<memref::CollapseShapeOp>();
+    if (operandValue == copied) {
+      ivs.assign(indices.begin(), indices.end());
+    } else if (collapse && collapse.getSrc() == copied) {
+      ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+      for (auto [index, group] :
+           llvm::zip_equal(indices, collapse.getReassociationIndices())) {
+        SmallVector<int64_t> sizes;
+        for (int64_t d : group)
+          sizes.push_back(shape[d]);
+        auto all = llvm::to_vector(llvm::seq<unsigned>(0, sizes.size()));
+        SmallVector<Value> part(sizes.size());
+        ib.delinearize(index, all, sizes, part);
+        ivs.append(part);
+      }
+    } else {
+      ivs = delinearize(copied, linearize(operandValue, indices));
+    }
     AffineMap map =
         gather.copy.getMatchingIndexingMap(gather.copy.getDpsInputOperand(0));
     SmallVector<Value> at = *affine::expandAffineMap(b, loc, map, ivs);
     if (!gather.base)
       return memref::LoadOp::create(b, loc, gather.padded, at);
-    Value linear = linearize(gather.padded, at);
     if (gather.producer) {
       SmallVector<Value> producerIvs;
-      return ib.evaluate(gather.producer, linear, nullptr, {}, producerIvs);
+      return ib.evaluate(gather.producer, linearize(gather.padded, at), nullptr,
+                         {}, producerIvs);
     }
-    at = delinearize(gather.base, linear);
+    if (gather.padded != gather.base)
+      at = delinearize(gather.base, linearize(gather.padded, at));
     ArrayRef<int64_t> sizes =
         cast<MemRefType>(gather.input.getType()).getShape();
+    ArrayRef<int64_t> padded =
+        cast<MemRefType>(gather.base.getType()).getShape();
     Value inside;
     for (size_t d = 0; d < at.size(); ++d) {
+      // A dimension the padding leaves alone needs no test.
+      if (gather.offsets[d] == 0 && sizes[d] == padded[d])
+        continue;
       at[d] = arith::SubIOp::create(b, loc, at[d], ib.c(gather.offsets[d]));
       Value within =
           ib.both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
@@ -588,6 +615,8 @@ struct GPUTileContractionsPass
                                         at[d], ib.c(sizes[d])));
       inside = inside ? ib.both(inside, within) : within;
     }
+    if (!inside)
+      return memref::LoadOp::create(b, loc, gather.input, at);
     Type type = getElementTypeOrSelf(gather.input.getType());
     auto guard = scf::IfOp::create(b, loc, TypeRange{type}, inside, true);
     OpBuilder::InsertionGuard g(b);

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-gpu-tile-contractions{implicit-gemm=true}))' | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-gpu-tile-contractions{implicit-gemm=true}))' | FileCheck %s --check-prefix=COUNT
 // RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-gpu-tile-contractions))' | FileCheck %s --check-prefix=OFF
 
 // kiln-gpu-tile-contractions' implicit-gemm (off by default): without it,
@@ -14,10 +15,16 @@
 // im2col copy from it, the matmul-like contraction. The launch reads the
 // input in place (an implicit GEMM): the copy's affine map applied to each
 // element's indices, 0 outside the input; the fill and both copies go.
+// Only the padded dimensions (height and width) are tested, two tests each
+// for the eight elements a thread loads (four before the loop, four in it).
 // CHECK-LABEL: func.func @implicit_gemm
 // CHECK-NOT: linalg.
 // CHECK: gpu.launch
 // CHECK: arith.cmpi sge
+// COUNT-LABEL: func.func @implicit_gemm
+// COUNT-COUNT-16: arith.cmpi sge
+// COUNT-NOT: arith.cmpi sge
+// COUNT: gpu.terminator
 // CHECK: arith.cmpi slt
 // CHECK: scf.if %{{.+}} -> (f32) {
 // CHECK-NEXT: memref.load %arg0[
