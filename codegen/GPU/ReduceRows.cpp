@@ -36,6 +36,7 @@ constexpr int32_t kWarp = 32;
 struct Reduction {
   SmallVector<unsigned> parallel, reduced;
   SmallVector<int64_t> ranges;
+  int64_t rows = 1, length = 1; // output elements, elements reduced into each
   Operation *combiner = nullptr;
   unsigned accOperand = 0; // which operand of the combiner is the accumulator
   bool wholeBlock = true;  // a block per output element, else a warp
@@ -103,11 +104,11 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
     for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray()))
       (kind == utils::IteratorType::reduction ? r.reduced : r.parallel)
           .push_back(i);
-    int64_t rows = 1, length = 1;
     for (unsigned d : r.parallel)
-      rows *= r.ranges[d];
+      r.rows *= r.ranges[d];
     for (unsigned d : r.reduced)
-      length *= r.ranges[d];
+      r.length *= r.ranges[d];
+    int64_t rows = r.rows, length = r.length;
     if (length < minWarpLength)
       return std::nullopt;
     // The output is indexed by parallel loops only.
@@ -190,11 +191,7 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
     OpBuilder b(op);
     Location loc = op.getLoc();
     Builder ib{b, loc};
-    int64_t rows = 1, length = 1;
-    for (unsigned d : r.parallel)
-      rows *= r.ranges[d];
-    for (unsigned d : r.reduced)
-      length *= r.ranges[d];
+    int64_t rows = r.rows, length = r.length;
     // The threads that reduce one output element: a block, or a warp (the
     // block's eight warps on eight consecutive elements).
     bool wholeBlock = r.wholeBlock;

@@ -85,15 +85,29 @@ struct Builder {
     kiln::gpu::delinearize(b, loc, linear, dims, ranges, values);
   }
 
+  /// The row-major position of `indices` in a buffer of `shape`.
+  Value linearize(ArrayRef<int64_t> shape, ArrayRef<Value> indices) {
+    Value linear = indices.front();
+    for (size_t d = 1; d < indices.size(); ++d)
+      linear = add(mul(linear, c(shape[d])), indices[d]);
+    return linear;
+  }
+
+  /// The indices of row-major position `linear` in a buffer of `shape`.
+  SmallVector<Value> delinearize(ArrayRef<int64_t> shape, Value linear) {
+    auto all = llvm::to_vector(llvm::seq<unsigned>(0, shape.size()));
+    SmallVector<Value> values(shape.size());
+    delinearize(linear, all, shape, values);
+    return values;
+  }
+
   /// The value the elementwise `op` computes for the element at row-major
   /// position `linear` of its output, `given` standing for the operand
   /// `operand` (null: all read from memory); `ivs` gets its loop indices.
   Value evaluate(linalg::LinalgOp op, Value linear, OpOperand *operand,
                  Value given, SmallVectorImpl<Value> &ivs) {
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    auto all = llvm::to_vector(llvm::seq<unsigned>(0, ranges.size()));
-    ivs.assign(ranges.size(), Value());
-    delinearize(linear, all, ranges, ivs);
+    SmallVector<Value> loops = delinearize(op.getStaticLoopRanges(), linear);
+    ivs.assign(loops.begin(), loops.end());
     IRMapping mapping;
     Block *body = op.getBlock();
     for (OpOperand *input : op.getDpsInputOperands()) {
@@ -544,23 +558,18 @@ struct GPUTileContractionsPass
   /// The element of a gathered operand at `indices` (of `operandValue`,
   /// which reshapes the copy's output): read where the copy reads it, or
   /// computed as what made that buffer would have.
-  Value gatherLoad(Builder &ib, Gather gather, Value operandValue,
+  Value gatherLoad(Builder &ib, Gather &gather, Value operandValue,
                    ArrayRef<Value> indices) {
     OpBuilder &b = ib.b;
     Location loc = ib.loc;
+    auto shapeOf = [](Value value) {
+      return cast<MemRefType>(value.getType()).getShape();
+    };
     auto linearize = [&](Value value, ArrayRef<Value> at) {
-      ArrayRef<int64_t> shape = cast<MemRefType>(value.getType()).getShape();
-      Value linear = at.front();
-      for (size_t d = 1; d < at.size(); ++d)
-        linear = ib.add(ib.mul(linear, ib.c(shape[d])), at[d]);
-      return linear;
+      return ib.linearize(shapeOf(value), at);
     };
     auto delinearize = [&](Value value, Value linear) {
-      ArrayRef<int64_t> shape = cast<MemRefType>(value.getType()).getShape();
-      auto all = llvm::to_vector(llvm::seq<unsigned>(0, shape.size()));
-      SmallVector<Value> at(shape.size());
-      ib.delinearize(linear, all, shape, at);
-      return at;
+      return ib.delinearize(shapeOf(value), linear);
     };
     // The copy's loop indices. Where the operand collapses the copy's
     // output, each of its indices splits over its own group of loops, so
@@ -578,10 +587,7 @@ struct GPUTileContractionsPass
         SmallVector<int64_t> sizes;
         for (int64_t d : group)
           sizes.push_back(shape[d]);
-        auto all = llvm::to_vector(llvm::seq<unsigned>(0, sizes.size()));
-        SmallVector<Value> part(sizes.size());
-        ib.delinearize(index, all, sizes, part);
-        ivs.append(part);
+        ivs.append(ib.delinearize(sizes, index));
       }
     } else {
       ivs = delinearize(copied, linearize(operandValue, indices));
@@ -868,11 +874,8 @@ struct GPUTileContractionsPass
         // The element's place in the output buffer, for the fused ops,
         // which see that buffer in shapes of their own.
         Value linear;
-        if (producer || consumer) {
-          linear = indices.front();
-          for (size_t d = 1; d < indices.size(); ++d)
-            linear = ib.add(ib.mul(linear, ib.c(outShape[d])), indices[d]);
-        }
+        if (producer || consumer)
+          linear = ib.linearize(outShape, indices);
         SmallVector<Value> ivs;
         Value old = producer ? ib.evaluate(producer, linear, nullptr, {}, ivs)
                              : memref::LoadOp::create(b, loc, output, indices);
