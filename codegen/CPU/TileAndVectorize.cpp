@@ -1259,6 +1259,12 @@ splitKeepingConfig(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
   return {head, tail};
 }
 
+/// The bytes of an element of `value`'s type, at least one.
+int64_t elementBytes(Value value) {
+  return std::max<int64_t>(
+      1, getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() / 8);
+}
+
 /// The rows of each block of a contraction whose row tiles go outside its
 /// column tiles (contractionLoopOrder: more rows than columns) and whose
 /// right-hand side does not stay in cache, or nothing. Each row tile then
@@ -1284,10 +1290,6 @@ std::optional<int64_t> rowBlock(linalg::LinalgOp op,
   int64_t rowTile = tileSizes[m];
   if (rows <= columns || rowTile <= 0 || rows % rowTile != 0)
     return std::nullopt;
-  auto elementBytes = [](Value value) {
-    return std::max<int64_t>(
-        1, getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() / 8);
-  };
   Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
   if (depth * columns * elementBytes(rhs) <= cachedWeightBytes)
     return std::nullopt;
@@ -1305,19 +1307,18 @@ std::optional<int64_t> rowBlock(linalg::LinalgOp op,
 /// A contraction (and its epilogue, null where none) of one block of rows.
 using RowBlock = std::pair<linalg::LinalgOp, linalg::GenericOp>;
 
-/// Tiles `epilogue` (an epilogue of `contraction`, whole or a part of its
-/// rows) along its dimension `row` in an scf.for of `block` rows, fusing
-/// the contraction and what fills its accumulators into each block, as
-/// tileAndFuseEpilogue fuses them into each tile; returns one block's.
-FailureOr<RowBlock> tileEpilogueRows(RewriterBase &rewriter,
-                                     linalg::LinalgOp contraction,
-                                     TilingInterface epilogue, unsigned row,
-                                     int64_t block) {
+/// Tiles `consumer` (`contraction` itself, or an epilogue of it, whole or a
+/// part of its rows) by `sizes` in loops of `loopType`, fusing the
+/// contraction and what fills its accumulators into each tile, as
+/// tileAndFuseEpilogue fuses them into each output tile; returns one tile's.
+FailureOr<RowBlock>
+tileWithContraction(RewriterBase &rewriter, linalg::LinalgOp contraction,
+                    TilingInterface consumer, ArrayRef<int64_t> sizes,
+                    scf::SCFTilingOptions::LoopType loopType) {
   MLIRContext *ctx = contraction.getContext();
-  SmallVector<int64_t> sizes(epilogue.getLoopIteratorTypes().size(), 0);
-  sizes[row] = block;
   scf::SCFTilingOptions tiling;
   tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
+  tiling.setLoopType(loopType);
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
   Operation *op = contraction.getOperation();
@@ -1327,10 +1328,11 @@ FailureOr<RowBlock> tileEpilogueRows(RewriterBase &rewriter,
   RewritePatternSet cleanup(ctx);
   tensor::populateMergeConsecutiveInsertExtractSlicePatterns(cleanup);
   options.cleanupPatterns = FrozenRewritePatternSet(std::move(cleanup));
-  rewriter.setInsertionPoint(epilogue);
+  rewriter.setInsertionPoint(consumer);
   FailureOr<scf::SCFTileAndFuseResult> fused =
-      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, epilogue, options);
-  if (failed(fused) || !fused->fusedProducers.contains(op))
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, consumer, options);
+  if (failed(fused) ||
+      (consumer.getOperation() != op && !fused->fusedProducers.contains(op)))
     return failure();
   linalg::LinalgOp inner;
   for (Operation *tile : fused->tiledAndFusedOps)
@@ -1338,12 +1340,25 @@ FailureOr<RowBlock> tileEpilogueRows(RewriterBase &rewriter,
         linalgTile && (linalg::isaContractionOpInterface(linalgTile) ||
                        isPackedMatmul(linalgTile)))
       inner = linalgTile;
-  Value result = epilogue->getResult(0);
-  rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
-  rewriter.eraseOp(epilogue);
+  for (OpResult result : consumer->getResults())
+    rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+  rewriter.eraseOp(consumer);
   if (!inner)
     return failure();
   return RowBlock(inner, getEpilogue(inner));
+}
+
+/// Tiles `epilogue` (an epilogue of `contraction`, whole or a part of its
+/// rows) along its dimension `row` in an scf.for of `block` rows, with the
+/// contraction fused (tileWithContraction); returns one block's.
+FailureOr<RowBlock> tileEpilogueRows(RewriterBase &rewriter,
+                                     linalg::LinalgOp contraction,
+                                     TilingInterface epilogue, unsigned row,
+                                     int64_t block) {
+  SmallVector<int64_t> sizes(epilogue.getLoopIteratorTypes().size(), 0);
+  sizes[row] = block;
+  return tileWithContraction(rewriter, contraction, epilogue, sizes,
+                             scf::SCFTilingOptions::LoopType::ForOp);
 }
 
 /// `op` (see rowBlock), and its epilogue where it has one, in scf.for loops
@@ -1405,6 +1420,93 @@ FailureOr<SmallVector<RowBlock>> blockRows(RewriterBase &rewriter,
     blocks.push_back(*last);
   }
   return blocks;
+}
+
+/// The rows of `op` (its innermost M dimension) that make whole tiles of
+/// `rows`, where rows are left over and no divisor of them comes near the
+/// tile (a ViT's 197 tokens, prime: 192, and 5 left over), or nothing.
+std::optional<int64_t> wholeRowTiles(linalg::LinalgOp op, int64_t rows) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty())
+    return std::nullopt;
+  int64_t size = op.getStaticLoopRanges()[dims->m.back()];
+  int64_t main = size / rows * rows;
+  if (size <= rows || main == size || 2 * largestDivisor(size, rows) > rows)
+    return std::nullopt;
+  return main;
+}
+
+/// A loop over columns of output tiles alone needs this many of them to
+/// share among the threads.
+constexpr int64_t kMinColumnStrips = 16;
+
+/// Whether the rows of `op` left over from whole row tiles (wholeRowTiles)
+/// run inside its loop over columns of output tiles, after each column's
+/// whole row tiles, rather than as a product of their own (splitRemainders).
+/// On its own, a product of a few rows streams the whole right-hand side
+/// from beyond the cache again for little work: the 2-layer ViT's 5-row
+/// remainders of its 197-token products ran at 24 GFLOP/s, 5 of its 54 ms
+/// at one thread. Inside the column loop they read that column's strip of
+/// the right-hand side from L2, where its row tiles have just left it.
+/// For a contraction whose column tiles go outside its row tiles
+/// (contractionLoopOrder), whose right-hand side does not stay in cache,
+/// and with kMinColumnStrips columns of tiles or more.
+bool rowRemainderInColumns(linalg::LinalgOp op, int64_t vectorWidth,
+                           int64_t rows, int64_t cachedWeightBytes) {
+  if (isPackedMatmul(op) || KernelConfigAttr::of(op).getRows() ||
+      op.getNumDpsInputs() != 2 || !wholeRowTiles(op, rows))
+    return false;
+  SmallVector<int64_t> sizes = chooseTileSizes(op, vectorWidth, rows);
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (sizes.empty() || failed(dims) || dims->m.size() != 1 ||
+      !dims->batch.empty())
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t columns = loopsProduct(ranges, dims->n),
+          depth = loopsProduct(ranges, dims->k), strips = 1;
+  for (unsigned n : dims->n)
+    strips *= ranges[n] / sizes[n];
+  return ranges[dims->m.front()] <= columns && strips >= kMinColumnStrips &&
+         depth * columns * elementBytes(op.getDpsInputs()[1]) >
+             cachedWeightBytes;
+}
+
+/// `op` (see rowRemainderInColumns), and its epilogue where it has one, in
+/// an scf.forall (scf.for without `parallel`) over columns of output tiles
+/// of `tileSizes`, each column's rows then split as blockRows splits them:
+/// the whole row tiles, and the rows left over. Returns the two parts of a
+/// column.
+FailureOr<SmallVector<RowBlock>>
+tileColumnsWithRowRemainder(RewriterBase &rewriter, linalg::LinalgOp op,
+                            ArrayRef<int64_t> tileSizes, int64_t rows,
+                            bool parallel) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  std::optional<int64_t> main = wholeRowTiles(op, rows);
+  if (failed(dims) || !main)
+    return failure();
+  SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+  for (unsigned n : dims->n)
+    sizes[n] = tileSizes[n];
+  TilingInterface consumer = cast<TilingInterface>(op.getOperation());
+  if (linalg::GenericOp epilogue = getEpilogue(op)) {
+    // The epilogue's loops are the contraction's output dimensions.
+    AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    SmallVector<int64_t> epilogueSizes;
+    for (AffineExpr result : outputMap.getResults())
+      epilogueSizes.push_back(sizes[cast<AffineDimExpr>(result).getPosition()]);
+    sizes = epilogueSizes;
+    consumer = cast<TilingInterface>(epilogue.getOperation());
+  }
+  FailureOr<RowBlock> column =
+      tileWithContraction(rewriter, op, consumer, sizes,
+                          parallel ? scf::SCFTilingOptions::LoopType::ForallOp
+                                   : scf::SCFTilingOptions::LoopType::ForOp);
+  if (failed(column))
+    return failure();
+  return blockRows(rewriter, column->first, *main);
 }
 
 /// Where `columns` output columns split into a part of whole pair tiles (of
@@ -1527,8 +1629,9 @@ void splitBlockedConvs(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
 /// path. Then the same along M, where no divisor of M comes near the row
 /// block (`rows`): a ViT's 197 tokens (prime) had tiles of one row, each
 /// reloading its strip of B, at 65 GFLOP/s where 192 + 5 rows run at the
-/// block's speed.
-void splitRemainders(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
+/// block's speed (or inside its column loop: rowRemainderInColumns).
+void splitRemainders(func::FuncOp func, int64_t vectorWidth, int64_t rows,
+                     int64_t cachedWeightBytes) {
   SmallVector<linalg::LinalgOp> candidates;
   func.walk([&](linalg::LinalgOp op) {
     if (op.hasPureTensorSemantics() && op.getNumDpsInits() == 1 &&
@@ -1558,16 +1661,12 @@ void splitRemainders(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
       rowCandidates.push_back(op);
   });
   for (linalg::LinalgOp op : rowCandidates) {
-    FailureOr<linalg::ContractionDimensions> dims =
-        linalg::inferContractionDims(op);
-    if (failed(dims) || dims->m.empty())
+    std::optional<int64_t> main = wholeRowTiles(op, rows);
+    if (!main ||
+        rowRemainderInColumns(op, vectorWidth, rows, cachedWeightBytes))
       continue;
-    unsigned m = dims->m.back();
-    int64_t size = op.getStaticLoopRanges()[m];
-    int64_t main = size / rows * rows;
-    if (size <= rows || main == size || 2 * largestDivisor(size, rows) > rows)
-      continue;
-    splitKeepingConfig(rewriter, op, m, main);
+    unsigned m = linalg::inferContractionDims(op)->m.back();
+    splitKeepingConfig(rewriter, op, m, *main);
   }
 }
 
@@ -1757,7 +1856,7 @@ struct CPUTileAndVectorizePass
     }
     if (fuseEpilogues && failed(collapseEpilogues(func)))
       return signalPassFailure();
-    splitRemainders(func, vectorWidth, rows);
+    splitRemainders(func, vectorWidth, rows, cachedWeightBytes);
     splitBlockedConvs(func, vectorWidth, rows);
     SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> work;
     func.walk([&](linalg::LinalgOp op) {
@@ -1775,6 +1874,27 @@ struct CPUTileAndVectorizePass
     for (auto &[op, sizes] : work) {
       bool parallelTiles =
           parallel && KernelConfigAttr::of(op).getParallel().value_or(true);
+      // A contraction with its left-over rows in each column of tiles tiles
+      // each column's two parts as below, one after the other.
+      if (rowRemainderInColumns(op, vectorWidth, rows, cachedWeightBytes)) {
+        FailureOr<SmallVector<RowBlock>> parts = tileColumnsWithRowRemainder(
+            rewriter, op, sizes, rows, parallelTiles);
+        if (succeeded(parts))
+          for (auto [partOp, partEpilogue] : *parts) {
+            SmallVector<int64_t> partSizes =
+                chooseTileSizes(partOp, vectorWidth, rows);
+            if (partSizes.empty())
+              continue;
+            if (!partEpilogue ||
+                failed(tileAndFuseEpilogue(rewriter, partOp, partEpilogue,
+                                           partSizes, /*parallel=*/false,
+                                           cachedWeightBytes, vectorWidth)))
+              tileAndVectorize(rewriter, partOp, partSizes,
+                               /*parallel=*/false, cachedWeightBytes,
+                               vectorWidth);
+          }
+        continue;
+      }
       // A contraction in blocks of rows tiles each block as below.
       if (std::optional<int64_t> block =
               rowBlock(op, sizes, cachedWeightBytes)) {

@@ -735,3 +735,39 @@ func.func @row_blocks(%a: tensor<296x64xf32>, %b: tensor<64x160xf32>) -> tensor<
   } -> tensor<296x160xf32>
   return %y : tensor<296x160xf32>
 }
+
+// -----
+
+// Fewer rows (197, prime) than columns, and a right-hand side (128 KB)
+// beyond the cached size: the 5 rows left over from whole 8-row tiles run
+// inside each column of tiles after its 24 row tiles, the epilogue fused
+// into both, not as a product of their own that reads the right-hand side
+// again. With the default 512 KB it stays in cache: the 5 rows are a
+// product of their own (splitRemainders), after the 192.
+// CHUNK-LABEL: func.func @row_remainder_in_columns
+// CHUNK: scf.forall (%[[J:.+]]) = (0) to (512) step (32)
+// CHUNK: scf.for %{{.+}} = %c0 to %c192 step %c192
+// CHUNK: scf.for %{{.+}} = %c0 to %c192 step %c8
+// CHUNK: vector.fma
+// CHUNK: arith.maximumf
+// CHUNK: scf.for %{{.+}} = %c0 to %c5 step %c5
+// CHUNK: scf.for %{{.+}} = %c0 to %c64 step %c1
+// CHUNK-COUNT-5: vector.fma {{.*}} : vector<32xf32>
+// CHUNK: arith.maximumf
+// CHUNK: tensor.parallel_insert_slice {{.*}}[0, %[[J]]] [197, 32]
+// PAR-LABEL: func.func @row_remainder_in_columns
+// PAR: scf.forall ({{.*}}) = (0, 0) to (512, 192) step (32, 8)
+// PAR: scf.forall ({{.*}}) = (0, 0) to (512, 5) step (32, 5)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @row_remainder_in_columns(%a: tensor<197x64xf32>, %b: tensor<64x512xf32>) -> tensor<197x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<197x512xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<197x512xf32>) -> tensor<197x512xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<197x64xf32>, tensor<64x512xf32>) outs(%f : tensor<197x512xf32>) -> tensor<197x512xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<197x512xf32>) outs(%e : tensor<197x512xf32>) {
+  ^bb0(%c: f32, %o: f32):
+    %1 = arith.maximumf %c, %zero : f32
+    linalg.yield %1 : f32
+  } -> tensor<197x512xf32>
+  return %y : tensor<197x512xf32>
+}

@@ -1,10 +1,19 @@
-"""Matrix products with more rows than columns whose weights do not stay in
-cache run their rows in blocks (kiln-cpu-tile-and-vectorize's rowBlock):
-each block's rows stay in cache while the weights stream once per block,
-the epilogue fused, and the rows that make no whole block run as one more.
-Every case matches onnxruntime: blocks that divide the rows, a remainder,
-with and without an epilogue (bias and a residual sum), and the batched
-form a transformer at batch 8 has ([8, S, K] x [K, N])."""
+"""Matrix products whose weights do not stay in cache, in the orders of
+kiln-cpu-tile-and-vectorize that keep them from streaming more than once.
+
+With more rows than columns, the rows run in blocks (rowBlock): each
+block's rows stay in cache while the weights stream once per block, the
+epilogue fused, and the rows that make no whole block run as one more.
+With fewer, the columns of tiles go outside, and the rows left over from
+whole row tiles (a ViT's 197 tokens: 192 and 5) run inside each column
+after its row tiles (rowRemainderInColumns), not as a product of their own
+that streams the weights again.
+
+Every case matches onnxruntime, with and without an epilogue (bias and a
+residual sum), at one and two threads: blocks that divide the rows, a
+remainder, the batched form a transformer at batch 8 has ([8, S, K] x
+[K, N]); left-over rows with columns in whole tiles of two vectors, with
+one-vector tiles and left-over columns, and with a leading unit batch."""
 
 import numpy as np
 import onnx
@@ -49,6 +58,23 @@ def product(lhs_shape, k, n, epilogue):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_row_blocks_match_onnxruntime(tmp_path, lhs_shape, epilogue, threads):
     model, out_shape = product(lhs_shape, 1024, 256, epilogue)
+    feeds = {"x": rng.standard_normal(lhs_shape).astype(np.float32)}
+    if epilogue:
+        feeds["r"] = rng.standard_normal(out_shape).astype(np.float32)
+    assert_matches_onnxruntime(model, feeds, tmp_path, rtol=1e-4, atol=1e-4,
+                               threads=threads)
+
+
+@pytest.mark.parametrize("lhs_shape,n", [
+    ([197, 512], 1024),     # 24 tiles of 8 rows and 5 rows; 32 columns of tiles
+    ([61, 512], 1050),      # 7 tiles and 5 rows; one-vector tiles, 10 columns left
+    ([1, 197, 512], 1024),  # the batch of one a ViT has
+], ids=["197", "61-narrow", "unit-batch"])
+@pytest.mark.parametrize("epilogue", [False, True], ids=["plain", "bias-residual"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_row_remainder_in_columns_matches_onnxruntime(tmp_path, lhs_shape, n,
+                                                      epilogue, threads):
+    model, out_shape = product(lhs_shape, 512, n, epilogue)
     feeds = {"x": rng.standard_normal(lhs_shape).astype(np.float32)}
     if epilogue:
         feeds["r"] = rng.standard_normal(out_shape).astype(np.float32)
