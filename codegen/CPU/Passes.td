@@ -15,7 +15,9 @@ def CPUApproximateMath : Pass<"kiln-cpu-approximate-math", "mlir::func::FuncOp">
     vector code of the loops around them (Softmax, GELU, LayerNorm's
     neighbours). The approximations are accurate to a few ulp of f32; the
     ONNX conformance tests and the models check that they stay within
-    tolerance.
+    tolerance. A division by a constant gets `arcp`, so that LLVM
+    multiplies by the constant's reciprocal (within 1 ulp) instead of
+    dividing.
 
     Before:
     ```mlir

@@ -50,3 +50,23 @@ func.func @kept(%x: f32) -> (f32, f32, f32) {
   %2 = math.cos %x : f32
   return %0, %1, %2 : f32, f32, f32
 }
+
+// -----
+
+// A division by a constant allows a reciprocal (LLVM then multiplies by
+// the constant's, within 1 ulp); a division by a variable stays exact.
+
+// CHECK-LABEL: func.func @division_by_constant
+// CHECK: arith.divf %{{.+}}, %{{.+}} fastmath<arcp> : f32
+// CHECK: arith.divf %{{.+}}, %{{.+}} fastmath<arcp> : vector<16xf32>
+// CHECK: arith.divf %{{.+}}, %{{.+}} : f32
+// CHECK-NOT: fastmath
+// CHECK: return
+func.func @division_by_constant(%x: f32, %v: vector<16xf32>, %y: f32) -> (f32, vector<16xf32>, f32) {
+  %c = arith.constant 1.41421354 : f32
+  %s = arith.constant dense<8.0> : vector<16xf32>
+  %0 = arith.divf %x, %c : f32
+  %1 = arith.divf %v, %s : vector<16xf32>
+  %2 = arith.divf %x, %y : f32
+  return %0, %1, %2 : f32, vector<16xf32>, f32
+}
