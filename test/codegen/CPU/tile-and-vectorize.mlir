@@ -805,3 +805,26 @@ func.func @one_row_four_vectors(%a: tensor<1x512xf32>, %b: tensor<512x192xf32>, 
   %0 = linalg.matmul ins(%a, %b : tensor<1x512xf32>, tensor<512x192xf32>) outs(%c : tensor<1x192xf32>) -> tensor<1x192xf32>
   return %0 : tensor<1x192xf32>
 }
+
+// -----
+
+// An init that is a generic yielding one value (a bias of zeros, folded)
+// is a fill: each tile's accumulators start from it in registers, with no
+// loop nest of its own writing it to memory first.
+// PAR-LABEL: func.func @generic_fill_init
+// PAR-NOT: linalg.generic
+// PAR: scf.forall
+// PAR-NOT: vector.transfer_read {{.*}} vector<8x32xf32>
+// PAR: scf.for {{.*}} iter_args
+// PAR: vector.fma
+#out = affine_map<(d0, d1) -> (d0, d1)>
+func.func @generic_fill_init(%a: tensor<64x32xf32>, %b: tensor<32x128xf32>) -> tensor<64x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x128xf32>
+  %f = linalg.generic {indexing_maps = [#out], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<64x128xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %zero : f32
+  } -> tensor<64x128xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x128xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %0 : tensor<64x128xf32>
+}
