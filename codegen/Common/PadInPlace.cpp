@@ -20,6 +20,7 @@
 
 namespace kiln::codegen {
 #define GEN_PASS_DEF_CODEGENPADINPLACE
+#define GEN_PASS_DEF_CODEGENFILLBORDERS
 #include "codegen/Common/Passes.h.inc"
 } // namespace kiln::codegen
 
@@ -127,6 +128,14 @@ struct PadInPlace : OpRewritePattern<tensor::PadOp> {
     Value filled =
         linalg::FillOp::create(rewriter, loc, padValue, empty).getResult(0);
     ArrayRef<int64_t> shape = pad.getSourceType().getShape();
+    // The source overwrites the interior before anything reads the pad:
+    // only the border needs the padding value (kiln-codegen-fill-borders).
+    SmallVector<int64_t> interior;
+    for (OpFoldResult offset : offsets)
+      interior.push_back(*getConstantIntValue(offset));
+    llvm::append_range(interior, shape);
+    filled.getDefiningOp()->setAttr(attr::kPadInterior,
+                                    rewriter.getDenseI64ArrayAttr(interior));
     SmallVector<OpFoldResult> sizes =
         getAsIndexOpFoldResult(rewriter.getContext(), shape);
     SmallVector<OpFoldResult> strides(shape.size(), rewriter.getIndexAttr(1));
@@ -170,6 +179,96 @@ struct CodegenPadInPlacePass
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
+  }
+};
+
+/// The boxes of a tensor of `shape` outside the box `interior` (offsets
+/// then sizes): along each dimension d, the part before the interior and
+/// the part after it, within the interior along the dimensions before d
+/// and whole along those after it. Together they cover the border once.
+SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
+bordersOf(ArrayRef<int64_t> shape, ArrayRef<int64_t> interior) {
+  int64_t rank = shape.size();
+  ArrayRef<int64_t> offsets = interior.take_front(rank),
+                    sizes = interior.drop_front(rank);
+  SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>> borders;
+  for (int64_t d = 0; d < rank; ++d) {
+    auto slab = [&](int64_t begin, int64_t end) {
+      if (begin >= end)
+        return;
+      SmallVector<int64_t> boxOffsets, boxSizes;
+      for (int64_t i = 0; i < rank; ++i) {
+        boxOffsets.push_back(i < d ? offsets[i] : i == d ? begin : 0);
+        boxSizes.push_back(i < d ? sizes[i] : i == d ? end - begin : shape[i]);
+      }
+      borders.emplace_back(boxOffsets, boxSizes);
+    };
+    slab(0, offsets[d]);
+    slab(offsets[d] + sizes[d], shape[d]);
+  }
+  return borders;
+}
+
+/// Whether `op` takes (or puts back) exactly the box `interior`.
+template <typename SliceOp>
+bool atInterior(SliceOp op, ArrayRef<int64_t> interior) {
+  int64_t rank = interior.size() / 2;
+  return op.getStaticOffsets() == interior.take_front(rank) &&
+         op.getStaticSizes() == interior.drop_front(rank) &&
+         llvm::all_of(op.getStaticStrides(), [](int64_t s) { return s == 1; });
+}
+
+struct CodegenFillBordersPass
+    : impl::CodegenFillBordersBase<CodegenFillBordersPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::FillOp> fills;
+    getOperation().walk([&](linalg::FillOp fill) {
+      if (fill->hasAttr(attr::kPadInterior))
+        fills.push_back(fill);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::FillOp fill : fills) {
+      ArrayRef<int64_t> interior =
+          fill->getAttrOfType<DenseI64ArrayAttr>(attr::kPadInterior)
+              .asArrayRef();
+      fill->removeAttr(attr::kPadInterior);
+      // Only the padded source's writes may see the interior: its slice
+      // (the writer's destination) and its insertion.
+      Value filled = fill.getResult(0);
+      bool onlyInterior =
+          fill.hasPureTensorSemantics() &&
+          llvm::all_of(filled.getUses(), [&](OpOperand &use) {
+            Operation *user = use.getOwner();
+            if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user))
+              return atInterior(slice, interior);
+            if (auto insert = dyn_cast<tensor::InsertSliceOp>(user))
+              return use.get() == insert.getDest() &&
+                     atInterior(insert, interior);
+            return false;
+          });
+      auto type = cast<RankedTensorType>(filled.getType());
+      if (!onlyInterior)
+        continue;
+      rewriter.setInsertionPoint(fill);
+      Location loc = fill.getLoc();
+      Value tensor = fill.getOutputs()[0];
+      for (auto &[offsets, sizes] : bordersOf(type.getShape(), interior)) {
+        SmallVector<OpFoldResult> offsetsAttr =
+            getAsIndexOpFoldResult(&getContext(), offsets);
+        SmallVector<OpFoldResult> sizesAttr =
+            getAsIndexOpFoldResult(&getContext(), sizes);
+        SmallVector<OpFoldResult> strides(offsets.size(),
+                                          rewriter.getIndexAttr(1));
+        Value slab = tensor::ExtractSliceOp::create(
+            rewriter, loc, tensor, offsetsAttr, sizesAttr, strides);
+        Value filledSlab =
+            linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], slab)
+                .getResult(0);
+        tensor = tensor::InsertSliceOp::create(
+            rewriter, loc, filledSlab, tensor, offsetsAttr, sizesAttr, strides);
+      }
+      rewriter.replaceOp(fill, tensor);
+    }
   }
 };
 

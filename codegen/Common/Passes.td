@@ -355,6 +355,33 @@ def CodegenOutlineKernels : Pass<"kiln-codegen-outline-kernels", "mlir::ModuleOp
   let dependentDialects = ["mlir::func::FuncDialect", "::kiln::KilnDialect"];
 }
 
+def CodegenFillBorders : Pass<"kiln-codegen-fill-borders", "mlir::func::FuncOp"> {
+  let summary = "Fills only the border of a padded tensor whose interior its source overwrites";
+  let description = [{
+    `kiln-codegen-pad-in-place` fills a padded tensor with the padding value
+    and then writes the source into its interior, and marks the fill with
+    the interior (`kiln.pad_interior`). The interior's fill is written
+    again before anything reads it: a whole pass over the tensor for
+    nothing (MobileNetV2's padded 96-channel 112x112 input of its first
+    stride-2 depthwise convolution: 0.19 ms, 3% of the model). Run just
+    before bufferization, after the passes that recognise a padded tensor
+    by its fill, this pass fills the border alone, as slabs inserted into
+    the empty tensor, where the fill's only users are the interior's slice
+    (the writer's destination) and its insertion; another fill keeps its
+    whole fill. Each marked fill loses its mark.
+
+    Before:
+    ```mlir
+    %f = linalg.fill {kiln.pad_interior = array<i64: 1, 1, 2, 2>} ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %i = tensor.extract_slice %f[1, 1] [2, 2] [1, 1]
+    ```
+    After: the slabs `[0, 0] [1, 4]`, `[3, 0] [1, 4]`, `[1, 0] [2, 1]` and
+    `[1, 3] [2, 1]`, each a `linalg.fill` of a slice of `%e` inserted back.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def CodegenPadInPlace : Pass<"kiln-codegen-pad-in-place", "mlir::func::FuncOp"> {
   let summary = "Writes padded tensors in place: a fill, and the source's producer writing into the interior";
   let description = [{
@@ -365,7 +392,9 @@ def CodegenPadInPlace : Pass<"kiln-codegen-pad-in-place", "mlir::func::FuncOp"> 
     payload does not read its output (an epilogue, a pool, an elementwise
     op), that op's output becomes the interior slice of the filled tensor,
     so that bufferization writes it in place and no copy is left; other
-    readers of the source read it there. Bufferized as it was, a pad was a sequential fill that LLVM stored
+    readers of the source read it there. The fill carries the interior
+    (`kiln.pad_interior`), which `kiln-codegen-fill-borders` leaves unfilled.
+    Bufferized as it was, a pad was a sequential fill that LLVM stored
     with scatters and a copy. A pad of a pad by the same constant (a
     Winograd convolution's input, padded by the convolution and then to
     whole tiles) becomes one pad first, so that the inner one is not a

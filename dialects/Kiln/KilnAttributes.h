@@ -89,6 +89,11 @@ constexpr llvm::StringLiteral kConstantsSize = "kiln.constants_size";
 /// On a GPU kernel's host stub: grid x, y, z and block x, y, z (six
 /// positive integers; kiln-gpu-lower-launches).
 constexpr llvm::StringLiteral kGPULaunch = "kiln.gpu_launch";
+/// On a linalg.fill of a padded tensor (kiln-codegen-pad-in-place): the
+/// interior that the padded source overwrites before anything reads it,
+/// as its offsets then its sizes (an array of 2 x rank i64), so that
+/// kiln-codegen-fill-borders fills only the border.
+constexpr llvm::StringLiteral kPadInterior = "kiln.pad_interior";
 /// On the module: the run-time index checks, in the order of their numbers
 /// (an array of {source, what, low, high};
 /// kiln-codegen-lower-index-checks), which the model ABI's descriptor

@@ -346,6 +346,23 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
       return fail("a #kiln.blocked_conv");
     return success();
   }
+  if (name == attr::kPadInterior) {
+    auto box = dyn_cast<DenseI64ArrayAttr>(value);
+    // The dialect does not link linalg: the op is known by its name.
+    bool fill = op->getName().getStringRef() == "linalg.fill" &&
+                op->getNumResults() == 1;
+    auto type =
+        fill ? dyn_cast<RankedTensorType>(op->getResult(0).getType()) : nullptr;
+    if (!box || !type || !type.hasStaticShape() ||
+        box.size() != 2 * type.getRank())
+      return fail("on a linalg.fill of a static tensor, its rank's offsets "
+                  "then sizes");
+    for (int64_t d = 0, rank = type.getRank(); d < rank; ++d)
+      if (box[d] < 0 || box[rank + d] < 0 ||
+          box[d] + box[rank + d] > type.getDimSize(d))
+        return fail("offsets and sizes of a box inside the tensor");
+    return success();
+  }
   if (name == attr::kName)
     return op->emitOpError() << "'" << name
                              << "' belongs on a function's arguments and "

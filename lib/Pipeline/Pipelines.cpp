@@ -46,6 +46,7 @@ static std::unique_ptr<Pass> createCodegenCanonicalizer() {
 static void addBufferizationPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenCopyRepeatedResults());
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenDuplicateDestinations());
+  pm.addNestedPass<func::FuncOp>(codegen::createCodegenFillBorders());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

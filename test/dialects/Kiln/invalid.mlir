@@ -182,3 +182,19 @@ func.func @empty_check_range(%lo: i64, %hi: i64) {
 // expected-error @+1 {{'kiln.index_checks' must be on the module, an array of {source, what, low, high} with low <= high}}
 module attributes {kiln.index_checks = [{source = "", what = "index", low = 0 : i64}]} {
 }
+
+// -----
+
+func.func @pad_interior_outside(%e: tensor<4x4xf32>, %v: f32) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'kiln.pad_interior' must be offsets and sizes of a box inside the tensor}}
+  %f = linalg.fill {kiln.pad_interior = array<i64: 1, 1, 4, 2>} ins(%v : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %f : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @pad_interior_rank(%e: tensor<4x4xf32>, %v: f32) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'kiln.pad_interior' must be on a linalg.fill of a static tensor, its rank's offsets then sizes}}
+  %f = linalg.fill {kiln.pad_interior = array<i64: 1, 1>} ins(%v : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %f : tensor<4x4xf32>
+}
