@@ -1886,28 +1886,30 @@ struct CPUTileAndVectorizePass
     });
     if (work.empty())
       return;
+    // A contraction (or a block of one) with its epilogue fused into its
+    // tiles where it has one, else alone.
+    auto tile = [&](linalg::LinalgOp op, linalg::GenericOp epilogue,
+                    ArrayRef<int64_t> sizes, bool parallelTiles) {
+      if (!epilogue || failed(tileAndFuseEpilogue(
+                           rewriter, op, epilogue, sizes, parallelTiles,
+                           cachedWeightBytes, vectorWidth)))
+        tileAndVectorize(rewriter, op, sizes, parallelTiles, cachedWeightBytes,
+                         vectorWidth);
+    };
     for (auto &[op, sizes] : work) {
       bool parallelTiles =
           parallel && KernelConfigAttr::of(op).getParallel().value_or(true);
-      // A contraction with its left-over rows in each column of tiles tiles
-      // each column's two parts as below, one after the other.
+      // A contraction with its left-over rows in each column of tiles: the
+      // two parts of a column, one after the other, each with its own tiles.
       if (rowRemainderInColumns(op, vectorWidth, rows, cachedWeightBytes)) {
         FailureOr<SmallVector<RowBlock>> parts = tileColumnsWithRowRemainder(
             rewriter, op, sizes, rows, parallelTiles);
         if (succeeded(parts))
-          for (auto [partOp, partEpilogue] : *parts) {
-            SmallVector<int64_t> partSizes =
-                chooseTileSizes(partOp, vectorWidth, rows);
-            if (partSizes.empty())
-              continue;
-            if (!partEpilogue ||
-                failed(tileAndFuseEpilogue(rewriter, partOp, partEpilogue,
-                                           partSizes, /*parallel=*/false,
-                                           cachedWeightBytes, vectorWidth)))
-              tileAndVectorize(rewriter, partOp, partSizes,
-                               /*parallel=*/false, cachedWeightBytes,
-                               vectorWidth);
-          }
+          for (auto [partOp, partEpilogue] : *parts)
+            if (SmallVector<int64_t> partSizes =
+                    chooseTileSizes(partOp, vectorWidth, rows);
+                !partSizes.empty())
+              tile(partOp, partEpilogue, partSizes, /*parallelTiles=*/false);
         continue;
       }
       // A contraction in blocks of rows tiles each block as below.
@@ -1919,12 +1921,7 @@ struct CPUTileAndVectorizePass
             blockRows(rewriter, op, *block);
         if (succeeded(blocks))
           for (auto [blockOp, blockEpilogue] : *blocks)
-            if (!blockEpilogue ||
-                failed(tileAndFuseEpilogue(rewriter, blockOp, blockEpilogue,
-                                           sizes, parallelTiles,
-                                           cachedWeightBytes, vectorWidth)))
-              tileAndVectorize(rewriter, blockOp, sizes, parallelTiles,
-                               cachedWeightBytes, vectorWidth);
+            tile(blockOp, blockEpilogue, sizes, parallelTiles);
         continue;
       }
       // A reduction in chunks runs its epilogue after the last chunk.
@@ -1938,13 +1935,7 @@ struct CPUTileAndVectorizePass
           continue;
         }
       }
-      if (linalg::GenericOp epilogue = getEpilogue(op);
-          epilogue && succeeded(tileAndFuseEpilogue(
-                          rewriter, op, epilogue, sizes, parallelTiles,
-                          cachedWeightBytes, vectorWidth)))
-        continue;
-      tileAndVectorize(rewriter, op, sizes, parallelTiles, cachedWeightBytes,
-                       vectorWidth);
+      tile(op, getEpilogue(op), sizes, parallelTiles);
     }
     if (failed(formContractions(func)))
       return signalPassFailure();

@@ -246,9 +246,9 @@ struct CodegenFillBordersPass
                      atInterior(insert, interior);
             return false;
           });
-      auto type = cast<RankedTensorType>(filled.getType());
       if (!onlyInterior)
         continue;
+      auto type = cast<RankedTensorType>(filled.getType());
       rewriter.setInsertionPoint(fill);
       Location loc = fill.getLoc();
       Value tensor = fill.getOutputs()[0];
