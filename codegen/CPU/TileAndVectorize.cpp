@@ -1639,8 +1639,11 @@ void splitBlockedConvs(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
 /// block (`rows`): a ViT's 197 tokens (prime) had tiles of one row, each
 /// reloading its strip of B, at 65 GFLOP/s where 192 + 5 rows run at the
 /// block's speed (or inside its column loop: rowRemainderInColumns).
-void splitRemainders(func::FuncOp func, int64_t vectorWidth, int64_t rows,
-                     int64_t cachedWeightBytes) {
+/// Returns the contractions left whole for that.
+llvm::SmallPtrSet<Operation *, 4> splitRemainders(func::FuncOp func,
+                                                  int64_t vectorWidth,
+                                                  int64_t rows,
+                                                  int64_t cachedWeightBytes) {
   SmallVector<linalg::LinalgOp> candidates;
   func.walk([&](linalg::LinalgOp op) {
     if (op.hasPureTensorSemantics() && op.getNumDpsInits() == 1 &&
@@ -1669,14 +1672,19 @@ void splitRemainders(func::FuncOp func, int64_t vectorWidth, int64_t rows,
         !KernelConfigAttr::of(op).getRows())
       rowCandidates.push_back(op);
   });
+  llvm::SmallPtrSet<Operation *, 4> inColumns;
   for (linalg::LinalgOp op : rowCandidates) {
     std::optional<int64_t> main = wholeRowTiles(op, rows);
-    if (!main ||
-        rowRemainderInColumns(op, vectorWidth, rows, cachedWeightBytes))
+    if (!main)
       continue;
+    if (rowRemainderInColumns(op, vectorWidth, rows, cachedWeightBytes)) {
+      inColumns.insert(op);
+      continue;
+    }
     unsigned m = linalg::inferContractionDims(op)->m.back();
     splitKeepingConfig(rewriter, op, m, *main);
   }
+  return inColumns;
 }
 
 /// The shape to unroll a tile's transfer or elementwise op to: one row
@@ -1871,7 +1879,8 @@ struct CPUTileAndVectorizePass
     }
     if (fuseEpilogues && failed(collapseEpilogues(func)))
       return signalPassFailure();
-    splitRemainders(func, vectorWidth, rows, cachedWeightBytes);
+    llvm::SmallPtrSet<Operation *, 4> inColumns =
+        splitRemainders(func, vectorWidth, rows, cachedWeightBytes);
     splitBlockedConvs(func, vectorWidth, rows);
     SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> work;
     func.walk([&](linalg::LinalgOp op) {
@@ -1901,7 +1910,7 @@ struct CPUTileAndVectorizePass
           parallel && KernelConfigAttr::of(op).getParallel().value_or(true);
       // A contraction with its left-over rows in each column of tiles: the
       // two parts of a column, one after the other, each with its own tiles.
-      if (rowRemainderInColumns(op, vectorWidth, rows, cachedWeightBytes)) {
+      if (inColumns.contains(op)) {
         FailureOr<SmallVector<RowBlock>> parts = tileColumnsWithRowRemainder(
             rewriter, op, sizes, rows, parallelTiles);
         if (succeeded(parts))
