@@ -63,6 +63,17 @@ def CPUPackWeights : Pass<"kiln-cpu-pack-weights", "mlir::func::FuncOp"> {
             ins(%a, %wp : tensor<128x768xf32>, tensor<96x768x32xf32>) outs(%z3 : tensor<128x96x32xf32>)
     %c = tensor.collapse_shape %c3 [[0], [1, 2]] : tensor<128x96x32xf32> into tensor<128x3072xf32>
     ```
+
+    A product in a packed form (int8 or bf16 operands in groups of four or
+    two, `acc[r, n] += ext(x[r, q, j]) * ext(w[q, n, j])`: see
+    `buildPackedMatMul`) with a constant weight gets panels the same way:
+    `wp[N / nb, Q, nb, j]` and `acc3[r, p, c]`. In rows, each step of a tile
+    read its nb x j weights from a row of N x j bytes (12 KB apart for
+    BERT-base's 3072 int8 columns: a page each step); a panel is one stream.
+    The accumulators' start (zeros, or a bias broadcast along the rows) is
+    made again in the panels' shape, so that the tiles still fuse it, and
+    `kiln-cpu-tile-and-vectorize` runs the epilogue after the collapse_shape
+    on the panels' shape, fused into the tiles.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
@@ -311,7 +322,9 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
     Epilogues: when the only user of a contraction is an elementwise op that
     reads it element for element (the bias, residual and activation of a
     `graph.fused_conv` or `graph.fused_matmul`, seen through the
-    `tensor.expand_shape` of an im2col convolution), that op is tiled into
+    `tensor.expand_shape` of an im2col convolution, or through the
+    `tensor.collapse_shape` of a product in panels, then on the panels'
+    shape), that op is tiled into
     the same output tiles and the contraction fused into its loop nest: each
     tile's accumulators get the epilogue in registers and are stored once,
     with no second loop nest over the output.

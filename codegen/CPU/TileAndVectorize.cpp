@@ -381,8 +381,8 @@ LogicalResult convTileAsDotProducts(RewriterBase &rewriter,
 }
 
 /// `op` as a linalg.generic on static tensors with two inputs, one output
-/// and four loops, not a blocked convolution: the shape of the packed
-/// products (packedMatmulGroup, isPackedMatvec); null otherwise.
+/// and four loops, not a blocked convolution: the shape of a packed
+/// matrix-vector product (isPackedMatvec); null otherwise.
 linalg::GenericOp fourLoopProduct(Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || !generic.hasPureTensorSemantics() ||
@@ -393,40 +393,28 @@ linalg::GenericOp fourLoopProduct(Operation *op) {
   return generic;
 }
 
-/// The group of `op` when it is a packed form of a matrix product (see
-/// buildPackedMatMul in NNToLinalg.cpp): loops (r, n | q, j) over x[r, q, j],
-/// w[q, n, j] and acc[r, n], j the group: 4 on i8 operands into i32, 2 on
-/// bf16 into f32. 0 otherwise.
-int64_t packedMatmulGroup(Operation *op) {
-  linalg::GenericOp generic = fourLoopProduct(op);
-  if (!generic)
-    return 0;
+/// Whether `op` is a packed matrix product, in rows or in panels
+/// (matchPackedMatmul).
+bool isPackedMatmul(Operation *op) { return matchPackedMatmul(op).has_value(); }
+
+/// Whether `op` is a matrix product in panels, as kiln-cpu-pack-weights
+/// writes it: an f32 contraction C3[m, p, j] += A[m, k] * Bp[p, k, j], or a
+/// packed form in panels (matchPackedMatmul).
+bool isProductInPanels(Operation *op) {
+  if (std::optional<PackedMatmul> packed = matchPackedMatmul(op))
+    return packed->panels;
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumLoops() != 4 ||
+      generic.getNumDpsInputs() != 2 ||
+      !linalg::isaContractionOpInterface(generic))
+    return false;
   MLIRContext *ctx = op->getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
-                                 AffineMap::get(4, 0, {d(2), d(1), d(3)}, ctx),
-                                 AffineMap::get(4, 0, {d(0), d(1)}, ctx)};
-  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
-  if (generic.getIndexingMapsArray() != ArrayRef<AffineMap>(maps) ||
-      iterators[0] != utils::IteratorType::parallel ||
-      iterators[1] != utils::IteratorType::parallel ||
-      iterators[2] != utils::IteratorType::reduction ||
-      iterators[3] != utils::IteratorType::reduction)
-    return 0;
-  Type x = getElementTypeOrSelf(generic.getDpsInputs()[0].getType());
-  Type w = getElementTypeOrSelf(generic.getDpsInputs()[1].getType());
-  Type acc = getElementTypeOrSelf(generic.getDpsInits()[0].getType());
-  int64_t group = generic.getStaticLoopRanges()[3];
-  if (group == 4 && x.isInteger(8) && w.isInteger(8) && acc.isInteger(32) &&
-      isIntegerDotBody(*generic.getBlock()))
-    return 4;
-  if (group == 2 && x.isBF16() && w.isBF16() && acc.isF32() &&
-      isBF16DotBody(*generic.getBlock()))
-    return 2;
-  return 0;
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(3)}, ctx),
+                                 AffineMap::get(4, 0, {d(1), d(3), d(2)}, ctx),
+                                 AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)};
+  return generic.getIndexingMapsArray() == ArrayRef<AffineMap>(maps);
 }
-
-bool isPackedMatmul(Operation *op) { return packedMatmulGroup(op) != 0; }
 
 /// Whether `op` is kiln-cpu-pack-weights' form of a matrix-vector product:
 /// loops (m, p, j | k) over A[m, k], Bp[p, k, j] and C[m, p, j] with m = 1,
@@ -525,37 +513,43 @@ LogicalResult packedMatvecStep(RewriterBase &rewriter,
 
 /// Tile sizes of a packed matrix product: `rows` rows (at most 1.5x where
 /// the columns make one vector a block) by two vectors of columns (one, or
-/// all of them where fewer), one group at a time.
+/// all of them where fewer), one group at a time. In panels, a tile is one
+/// panel wide (kiln-cpu-pack-weights made panels of that width).
 SmallVector<int64_t> choosePackedMatmulTileSizes(linalg::LinalgOp op,
                                                  int64_t lanes, int64_t rows) {
-  int64_t group = packedMatmulGroup(op);
-  if (!group)
+  std::optional<PackedMatmul> packed = matchPackedMatmul(op);
+  if (!packed)
     return {};
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t columns = ranges[1];
+  int64_t columns = ranges[packed->panels ? 2 : 1];
   int64_t nTile = columns % (2 * lanes) == 0 ? 2 * lanes
                   : columns % lanes == 0     ? lanes
                   : columns < lanes          ? columns
                                              : 0;
-  if (nTile == 0)
+  if (nTile == 0 || (packed->panels && nTile != columns))
     return {};
   int64_t rowLimit = nTile == 2 * lanes ? rows : rows + rows / 2;
-  return {largestDivisor(ranges[0], rowLimit), nTile, 1, group};
+  int64_t rowTile = largestDivisor(ranges[0], rowLimit);
+  if (packed->panels)
+    return {rowTile, 1, nTile, 1, packed->group};
+  return {rowTile, nTile, 1, packed->group};
 }
 
 /// Rewrites one reduction step of a packed matrix product's output tile
-/// (rows x columns, one group) as dot products (DotProductStep), the
-/// columns in blocks of `lanes`.
+/// (rows x columns, one group; in panels rows x 1 x columns) as dot
+/// products (DotProductStep), the columns in blocks of `lanes`.
 LogicalResult matmulTileAsDotProducts(RewriterBase &rewriter,
                                       linalg::GenericOp tile, int64_t lanes) {
   Value input = tile.getDpsInputs()[0], weight = tile.getDpsInputs()[1];
   Value output = tile.getDpsInits()[0];
   auto inputType = cast<RankedTensorType>(input.getType());
   auto outputType = cast<RankedTensorType>(output.getType());
+  bool panels = outputType.getRank() == 3;
   int64_t rowCount = outputType.getDimSize(0),
-          columns = outputType.getDimSize(1);
+          columns = outputType.getDimSize(panels ? 2 : 1);
   int64_t block = std::min(lanes, columns);
-  if (inputType.getDimSize(1) != 1 || columns % block != 0)
+  if (inputType.getDimSize(1) != 1 || columns % block != 0 ||
+      (panels && outputType.getDimSize(1) != 1))
     return failure();
   rewriter.setInsertionPoint(tile);
   DotProductStep step(rewriter, tile.getLoc(), inputType.getElementType());
@@ -563,9 +557,15 @@ LogicalResult matmulTileAsDotProducts(RewriterBase &rewriter,
   for (int64_t r = 0; r < rowCount; ++r)
     rows.push_back(step.rowWord(input, {r, 0, 0}, block));
   Value result = output;
-  for (int64_t column = 0; column < columns; column += block)
-    result = step.accumulate(result, {0, column}, {rowCount, block}, rows,
-                             step.weightLanes(weight, {0, column, 0}, block));
+  for (int64_t column = 0; column < columns; column += block) {
+    if (panels)
+      result =
+          step.accumulate(result, {0, 0, column}, {rowCount, 1, block}, rows,
+                          step.weightLanes(weight, {0, 0, column, 0}, block));
+    else
+      result = step.accumulate(result, {0, column}, {rowCount, block}, rows,
+                               step.weightLanes(weight, {0, column, 0}, block));
+  }
   rewriter.replaceOp(tile, result);
   return success();
 }
@@ -1145,7 +1145,7 @@ linalg::GenericOp getEpilogue(linalg::LinalgOp op) {
 /// a contraction through a tensor.expand_shape (the NCHW view of an im2col
 /// convolution, the batch dimensions of a matmul) is collapsed to the
 /// contraction's shape instead, so that getEpilogue finds it.
-LogicalResult collapseEpilogues(func::FuncOp func) {
+void collapseEpilogues(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
   linalg::populateFoldReshapeOpsByCollapsingPatterns(
@@ -1163,7 +1163,31 @@ LogicalResult collapseEpilogues(func::FuncOp func) {
       });
   tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
   tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
-  return applyPatternsGreedily(func, std::move(patterns));
+  // An elementwise op that reads a product in panels
+  // (kiln-cpu-pack-weights: [rows, N / nb, nb]) through the collapse_shape
+  // back to [rows, N] runs on the panels' shape instead (its other operands
+  // expanded alike), so that getEpilogue finds it; then the patterns above.
+  RewritePatternSet expansion(ctx);
+  linalg::populateFoldReshapeOpsByExpansionPatterns(
+      expansion, [](OpOperand *operand) {
+        auto collapse = operand->get().getDefiningOp<tensor::CollapseShapeOp>();
+        auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+        if (!collapse || !consumer ||
+            consumer.getNumLoops() != consumer.getNumParallelLoops() ||
+            !collapse->hasOneUse())
+          return false;
+        Value source = collapse.getSrc();
+        if (auto expand = source.getDefiningOp<tensor::ExpandShapeOp>();
+            expand && expand->hasOneUse())
+          source = expand.getSrc();
+        Operation *producer = source.getDefiningOp();
+        return producer && source.hasOneUse() && isProductInPanels(producer);
+      });
+  // Both only bring epilogues next to their products: where either stops
+  // short of a fixed point, the IR is still whole, and the epilogues it did
+  // not reach run as loop nests of their own.
+  (void)applyPatternsGreedily(func, std::move(expansion));
+  (void)applyPatternsGreedily(func, std::move(patterns));
 }
 
 /// Tiles `epilogue` into output tiles and computes the tile of its producer
@@ -1877,8 +1901,8 @@ struct CPUTileAndVectorizePass
       if (succeeded(named) && config)
         (*named)->setAttr(kKernelConfigAttrName, config);
     }
-    if (fuseEpilogues && failed(collapseEpilogues(func)))
-      return signalPassFailure();
+    if (fuseEpilogues)
+      collapseEpilogues(func);
     llvm::SmallPtrSet<Operation *, 4> inColumns =
         splitRemainders(func, vectorWidth, rows, cachedWeightBytes);
     splitBlockedConvs(func, vectorWidth, rows);

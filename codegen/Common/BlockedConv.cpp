@@ -59,6 +59,49 @@ bool isIntegerDotBody(Block &block) {
                                arith::ExtSIOp>(block);
 }
 
+std::optional<PackedMatmul> matchPackedMatmul(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
+      generic.hasDynamicShape() || generic->hasAttr(kBlockedConvAttr))
+    return std::nullopt;
+  unsigned loops = generic.getNumLoops();
+  if (loops != 4 && loops != 5)
+    return std::nullopt;
+  bool panels = loops == 5;
+  MLIRContext *ctx = op->getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  // rows: d0 r, d1 n | d2 q, d3 j; panels: d0 r, d1 p, d2 c | d3 q, d4 j.
+  SmallVector<AffineMap> maps =
+      panels ? SmallVector<AffineMap>{AffineMap::get(5, 0, {d(0), d(3), d(4)},
+                                                     ctx),
+                                      AffineMap::get(
+                                          5, 0, {d(1), d(3), d(2), d(4)}, ctx),
+                                      AffineMap::get(5, 0, {d(0), d(1), d(2)},
+                                                     ctx)}
+             : SmallVector<AffineMap>{
+                   AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
+                   AffineMap::get(4, 0, {d(2), d(1), d(3)}, ctx),
+                   AffineMap::get(4, 0, {d(0), d(1)}, ctx)};
+  if (generic.getIndexingMapsArray() != ArrayRef<AffineMap>(maps))
+    return std::nullopt;
+  unsigned parallel = loops - 2;
+  for (auto [i, type] : llvm::enumerate(generic.getIteratorTypesArray()))
+    if ((type == utils::IteratorType::parallel) != (i < parallel))
+      return std::nullopt;
+  Type x = getElementTypeOrSelf(generic.getDpsInputs()[0].getType());
+  Type w = getElementTypeOrSelf(generic.getDpsInputs()[1].getType());
+  Type acc = getElementTypeOrSelf(generic.getDpsInits()[0].getType());
+  int64_t group = generic.getStaticLoopRanges()[loops - 1];
+  if (group == 4 && x.isInteger(8) && w.isInteger(8) && acc.isInteger(32) &&
+      isIntegerDotBody(*generic.getBlock()))
+    return PackedMatmul{4, panels};
+  if (group == 2 && x.isBF16() && w.isBF16() && acc.isF32() &&
+      isBF16DotBody(*generic.getBlock()))
+    return PackedMatmul{2, panels};
+  return std::nullopt;
+}
+
 std::optional<BlockedConv> matchBlockedConv(Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic)

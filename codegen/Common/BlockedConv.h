@@ -76,6 +76,23 @@ bool isIntegerDotBody(mlir::Block &block);
 /// the body of the bf16 forms.
 bool isBF16DotBody(mlir::Block &block);
 
+/// A matrix product in a packed form (buildPackedMatMul in NNToLinalg.cpp):
+/// the reduction in groups of `group` (four int8 into i32, two bf16 into
+/// f32), innermost in both operands, in one of two layouts:
+///   rows:   loops (r, n | q, j) over x[r, q, j], w[q, n, j], acc[r, n];
+///   panels: loops (r, p, c | q, j) over x[r, q, j], w[p, q, c, j],
+///           acc[r, p, c], column n = p * C + c: the weight laid out by
+///           kiln-cpu-pack-weights so that a tile's columns are one
+///           contiguous panel.
+struct PackedMatmul {
+  int64_t group;
+  bool panels;
+};
+
+/// `op` as a packed matrix product: a linalg.generic on static tensors with
+/// the maps, iterators, element types and body of one of the two layouts.
+std::optional<PackedMatmul> matchPackedMatmul(mlir::Operation *op);
+
 /// Whether Winograd F(m, 3) applies: 3x3, stride 1, undilated, constant
 /// f32 weights.
 bool isWinogradCandidate(const BlockedConv &conv);
