@@ -1129,14 +1129,17 @@ linalg::GenericOp getEpilogue(linalg::LinalgOp op) {
       hasSubByteElements(epilogue))
     return nullptr;
   // The epilogue becomes vector code on a whole register block: only ops
-  // that lower to vector instructions (not a scalar libm call per element,
-  // as math.erf and math.tanh do) are taken.
+  // that lower to vector instructions are taken, not a scalar libm call per
+  // element. kiln-cpu-approximate-math makes erf, tanh, exp and the
+  // logarithms vector arithmetic (polynomials), on vectors as on scalars:
+  // GELU's erf then runs on the product's accumulators in registers.
   bool vectorizable =
       llvm::all_of(epilogue.getBody()->getOperations(), [](Operation &bodyOp) {
         return isa<arith::ArithDialect>(bodyOp.getDialect()) ||
-               isa<linalg::YieldOp, math::ExpOp, math::AbsFOp, math::SqrtOp,
-                   math::FmaOp, math::RoundEvenOp, math::RoundOp, math::FloorOp,
-                   math::CeilOp>(bodyOp);
+               isa<linalg::YieldOp, math::ExpOp, math::ErfOp, math::TanhOp,
+                   math::ExpM1Op, math::LogOp, math::Log1pOp, math::Log2Op,
+                   math::AbsFOp, math::SqrtOp, math::FmaOp, math::RoundEvenOp,
+                   math::RoundOp, math::FloorOp, math::CeilOp>(bodyOp);
       });
   return vectorizable ? epilogue : nullptr;
 }

@@ -233,7 +233,7 @@ func.func @requantize_epilogue(%a: tensor<16x8xf32>, %b: tensor<8x64xf32>) -> te
 
 // -----
 
-// An epilogue that would be a libm call per element (math.erf) stays a loop
+// An epilogue that would be a libm call per element (math.sin) stays a loop
 // nest of its own; so does a consumer that reads the result transposed.
 // CHECK-LABEL: func.func @not_fused
 // CHECK-COUNT-2: linalg.generic
@@ -244,7 +244,7 @@ func.func @not_fused(%a: tensor<16x8xf32>, %b: tensor<8x64xf32>, %c: tensor<16x6
   %o = tensor.empty() : tensor<16x64xf32>
   %y = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<16x64xf32>) outs(%o : tensor<16x64xf32>) {
   ^bb0(%x: f32, %out: f32):
-    %0 = math.erf %x : f32
+    %0 = math.sin %x : f32
     linalg.yield %0 : f32
   } -> tensor<16x64xf32>
   %n = linalg.matmul ins(%a, %b : tensor<16x8xf32>, tensor<8x64xf32>) outs(%d : tensor<16x64xf32>) -> tensor<16x64xf32>
@@ -255,6 +255,27 @@ func.func @not_fused(%a: tensor<16x8xf32>, %b: tensor<8x64xf32>, %c: tensor<16x6
     linalg.yield %0 : f32
   } -> tensor<64x16xf32>
   return %y, %z : tensor<16x64xf32>, tensor<64x16xf32>
+}
+
+// -----
+
+// An epilogue of math.erf (GELU's), which kiln-cpu-approximate-math makes
+// vector arithmetic later, is fused into the matmul's tiles: erf runs on
+// the accumulators' vectors.
+// CHECK-LABEL: func.func @erf_fused
+// CHECK: scf.for
+// CHECK: math.erf %{{.+}} : vector<
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @erf_fused(%a: tensor<16x8xf32>, %b: tensor<8x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %m = linalg.matmul ins(%a, %b : tensor<16x8xf32>, tensor<8x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %o = tensor.empty() : tensor<16x64xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<16x64xf32>) outs(%o : tensor<16x64xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %0 = math.erf %x : f32
+    linalg.yield %0 : f32
+  } -> tensor<16x64xf32>
+  return %y : tensor<16x64xf32>
 }
 
 // -----

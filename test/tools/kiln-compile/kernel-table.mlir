@@ -7,12 +7,12 @@
 
 // The descriptor: version 2, ..., 2 kernels and the table. The matmul (its
 // accumulators' zero fill fused into its tiles) counts 2 x 16 x 64 x 32
-// FLOPs, the Erf one per element. (Erf stays a kernel of its own: an
+// FLOPs, the Sin one per element. (Sin stays a kernel of its own: an
 // epilogue that is a libm call per element is not fused into the matmul.)
 // CHECK-DAG: @[[NAME0:kiln.kernel.name.0]] = {{.*}}c"kiln_model_main_kernel0\00"
 // CHECK-DAG: @[[NAME1:kiln.kernel.name.1]] = {{.*}}c"kiln_model_main_kernel1\00"
 // CHECK-DAG: @[[MM:kiln.kernel.source.[0-9]+]] = {{.*}}c"mm (MatMul)\00"
-// CHECK-DAG: @[[ACT:kiln.kernel.source.[0-9]+]] = {{.*}}c"act (Erf)\00"
+// CHECK-DAG: @[[ACT:kiln.kernel.source.[0-9]+]] = {{.*}}c"act (Sin)\00"
 // CHECK-DAG: @kiln.kernels = private constant [2 x %kiln_abi_kernel] [%kiln_abi_kernel { ptr @[[NAME0]], ptr @[[MM]], i64 65536 }, %kiln_abi_kernel { ptr @[[NAME1]], ptr @[[ACT]], i64 512 }]
 // CHECK-DAG: @kiln.model = private constant %kiln_abi_model { i32 6, i32 0, {{.*}}, i64 2, ptr @kiln.kernels, i32 0, i32 0, ptr null, ptr null, ptr null, i64 0, i32 0, i32 0, ptr null, i32 0, i32 0, ptr null }
 
@@ -37,6 +37,6 @@
 func.func @main(%a: tensor<16x64xf32> {kiln.name = "a"}) -> (tensor<16x32xf32> {kiln.name = "y"}) {
   %w = graph.constant dense<0.5> : tensor<64x32xf32> loc("w (initializer)")
   %m = graph.matmul %a, %w : (tensor<16x64xf32>, tensor<64x32xf32>) -> tensor<16x32xf32> loc("mm (MatMul)")
-  %y = graph.erf %m : tensor<16x32xf32> loc("act (Erf)")
+  %y = graph.sin %m : tensor<16x32xf32> loc("act (Sin)")
   return %y : tensor<16x32xf32>
 }
