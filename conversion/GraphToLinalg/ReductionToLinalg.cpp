@@ -247,11 +247,15 @@ Value createCount(OpBuilder &b, Location loc, Value input,
 Value buildShift(OpBuilder &b, Location loc, Value input,
                  ArrayRef<int64_t> axes) {
   Type element = cast<RankedTensorType>(input.getType()).getElementType();
+  // The shift only keeps exp in range; any finite one gives the same result.
+  // A NaN need not win the maximum (maxnumf skips it, a plain vmaxps on x86
+  // where maximumf takes five instructions): the NaN still reaches the sum
+  // through its exponential, and every result is NaN either way.
   Value max = buildReduce(
       b, loc, input, axes, {},
       createExtreme(b, loc, element, /*largest=*/false, false),
       [](OpBuilder &nb, Location nl, Value x, ValueRange, Value acc) {
-        return createMaxMin(nb, nl, x, acc, /*max=*/true, false);
+        return arith::MaxNumFOp::create(nb, nl, x, acc).getResult();
       });
   auto type = cast<RankedTensorType>(max.getType());
   return buildBroadcastElementwise(
@@ -440,9 +444,22 @@ template <typename Op> struct SoftmaxLowering : OpConversionPattern<Op> {
         floatType && floatType.getWidth() < 32)
       accumulate = rewriter.getF32Type();
     Value sum = buildSumExp(rewriter, loc, input, axes, shift, accumulate);
+    // Softmax multiplies by the sum's reciprocal, one division a row: a
+    // vector division is ten times a multiply's cost, and it was the last
+    // pass's bound (onnxruntime's kernel scales by 1 / sum too; the result
+    // is within an ulp of the quotient). LogSoftmax subtracts log(sum).
+    bool reciprocal = !isLog && accumulate == element;
+    Value factor = sum;
+    if (reciprocal)
+      factor = buildBroadcastElementwise(
+          rewriter, loc, cast<RankedTensorType>(sum.getType()), {sum},
+          [](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Value one = createScalarConstant(b, l, args[0].getType(), 1.0);
+            return arith::DivFOp::create(b, l, one, args[0]);
+          });
     Value result = buildNormalize(
-        rewriter, loc, input, axes, {shift, sum}, element,
-        [](OpBuilder &b, Location l, Value x, ValueRange reduced) -> Value {
+        rewriter, loc, input, axes, {shift, factor}, element,
+        [&](OpBuilder &b, Location l, Value x, ValueRange reduced) -> Value {
           Value shifted = arith::SubFOp::create(b, l, x, reduced[0]);
           Value sum = reduced[1];
           if (sum.getType() != x.getType())
@@ -450,8 +467,10 @@ template <typename Op> struct SoftmaxLowering : OpConversionPattern<Op> {
           if (isLog)
             return arith::SubFOp::create(b, l, shifted,
                                          math::LogOp::create(b, l, sum));
-          return arith::DivFOp::create(b, l, math::ExpOp::create(b, l, shifted),
-                                       sum);
+          Value e = math::ExpOp::create(b, l, shifted);
+          if (reciprocal)
+            return arith::MulFOp::create(b, l, e, sum);
+          return arith::DivFOp::create(b, l, e, sum);
         });
     rewriter.replaceOp(op, result);
     return success();

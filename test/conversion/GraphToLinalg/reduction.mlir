@@ -110,10 +110,11 @@ func.func @reduce_log_sum_noop(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
 // -----
 
 // log(sum(exp(x))) = shift + log(sum(exp(x - shift))), shift = max(x) or 0
-// where the maximum is infinite.
+// where the maximum is infinite. The maximum skips NaNs (maxnumf): a NaN
+// reaches the sum through its exponential all the same.
 // CHECK-LABEL: func @reduce_log_sum_exp
 // CHECK: %[[MAX:.*]] = linalg.generic
-// CHECK:   arith.maximumf
+// CHECK:   arith.maxnumf
 // CHECK: %[[SHIFT:.*]] = linalg.generic {{.*}} ins(%[[MAX]]
 // CHECK:   math.absf
 // CHECK:   arith.cmpf olt
@@ -135,17 +136,21 @@ func.func @reduce_log_sum_exp(%x: tensor<2x3xf32>) -> tensor<1x3xf32> {
 
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// Softmax: the shifted exponentials times the reciprocal of their sum (one
+// division a row).
 // CHECK-LABEL: func @softmax
 // CHECK-SAME: (%[[X:.*]]: tensor<2x10xf32>)
 // CHECK: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
-// CHECK:   arith.maximumf
+// CHECK:   arith.maxnumf
 // CHECK: %[[SHIFT:.*]] = linalg.generic {{.*}} ins(%[[MAX]]
 // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[SHIFT]]
 // CHECK:   math.exp
-// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[SHIFT]], %[[SUM]] : tensor<2x10xf32>, tensor<2xf32>, tensor<2xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<2xf32>)
+// CHECK:   arith.divf %cst{{.*}}, %{{.*}} : f32
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[SHIFT]], %[[R]] : tensor<2x10xf32>, tensor<2xf32>, tensor<2xf32>)
 // CHECK:   %[[D:.*]] = arith.subf
 // CHECK:   %[[E:.*]] = math.exp %[[D]]
-// CHECK:   arith.divf %[[E]]
+// CHECK:   arith.mulf %[[E]]
 func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
   %0 = graph.softmax %x {axes = array<i64: 1>} : tensor<2x10xf32>
   return %0 : tensor<2x10xf32>
@@ -153,7 +158,8 @@ func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
 
 // -----
 
-// f16: the exponentials are summed in f32, the sum rounded once to f16.
+// f16: the exponentials are summed in f32, the sum rounded once to f16,
+// and each divided by it.
 // CHECK-LABEL: func @softmax_f16
 // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2xf32>)
 // CHECK:   %[[E:.*]] = math.exp %{{.*}} : f16
