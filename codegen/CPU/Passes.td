@@ -355,6 +355,46 @@ def CPUTileAndVectorize : Pass<"kiln-cpu-tile-and-vectorize", "mlir::func::FuncO
                            "mlir::vector::VectorDialect"];
 }
 
+def CPUPrefetchWeights : Pass<"kiln-cpu-prefetch-weights", "mlir::func::FuncOp"> {
+  let summary = "Fetches a contraction's constant weights ahead of the steps "
+                "that read them";
+  let description = [{
+    Runs on the outlined kernels after bufferization. Before every vector
+    read of a cache line or more (64 bytes: an AVX-512 tile's panel row, or
+    a dot product's weights) inside a loop, from a constant global larger
+    than `min-bytes` (through subviews and reshapes), it adds a
+    `memref.prefetch` of the element `distance` bytes further along the
+    weight, clamped to its last element. A tile reads its weights as one
+    stream (a panel: `kiln-cpu-pack-weights`; a filter block), 128 bytes a
+    step, and the first tile to read a panel found none of it in cache:
+    each step waited on memory, which the hardware prefetcher (one page at
+    a time) did not hide. Past a panel's end the prefetches reach the next
+    panel's start, which the next tiles read. Targets with narrower vectors
+    (AVX2, NEON) get none: their reads are under a cache line, and it was
+    not measured there.
+
+    Before:
+    ```mlir
+    %w = vector.transfer_read %panel[%c0], %c0_i8 : memref<64xi8, strided<[1], offset: ?>>, vector<64xi8>
+    ```
+    After (`distance=4096`):
+    ```mlir
+    %base, %offset, %size, %stride = memref.extract_strided_metadata %panel
+    %ahead = arith.minui (%offset + 4096), %last
+    memref.prefetch %weights[%ahead], read, locality<3>, data : memref<2359296xi8>
+    %w = vector.transfer_read %panel[%c0], %c0_i8 : ...
+    ```
+  }];
+  let options = [
+    Option<"distance", "distance", "int64_t", /*default=*/"4096",
+           "how far ahead, in bytes (0: no prefetches)">,
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"65536",
+           "weights of at most this many bytes are left alone">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def CPULowerDotProducts : Pass<"kiln-cpu-lower-dot-products", "mlir::func::FuncOp"> {
   let summary = "Lowers kiln.dot_i8 and kiln.dot_bf16 to the target's "
                 "dot-product instructions, or to vector arithmetic";

@@ -162,6 +162,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   // Vectorizable arithmetic instead of a libm call per element (after the
   // kernel table counted each function as one operation).
   pm.addNestedPass<func::FuncOp>(cpu::createCPUApproximateMath());
+  // Constant weights fetched ahead of the tile steps that read them.
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUPrefetchWeights());
   // The integer convolutions' dot products, after bufferization (which
   // takes no op of unknown effects, as an intrinsic call is).
   cpu::CPULowerDotProductsOptions dots;
