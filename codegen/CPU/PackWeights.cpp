@@ -45,11 +45,12 @@ namespace {
 /// tiles fuse it as they fused it before; anything else is expanded.
 Value panelInit(PatternRewriter &rewriter, Location loc, Value init,
                 RankedTensorType type) {
-  SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
-  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                        type.getElementType());
+  auto empty = [&]() -> Value {
+    return tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                   type.getElementType());
+  };
   if (auto fill = init.getDefiningOp<linalg::FillOp>())
-    return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
+    return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty())
         .getResult(0);
   // The column values: a linalg.broadcast's along rows, or a generic that
   // copies them to every row.
@@ -70,11 +71,13 @@ Value panelInit(PatternRewriter &rewriter, Location loc, Value init,
     Value panels = tensor::ExpandShapeOp::create(
         rewriter, loc, columnsType, columns,
         SmallVector<ReassociationIndices>{{0, 1}});
-    return linalg::BroadcastOp::create(rewriter, loc, panels, empty,
+    return linalg::BroadcastOp::create(rewriter, loc, panels, empty(),
                                        ArrayRef<int64_t>{0})
         .getResult()[0];
   }
-  return tensor::ExpandShapeOp::create(rewriter, loc, type, init, split);
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, type, init,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
 }
 
 /// Replaces `op`, a product whose result is [rows, N], by `result3`, the
