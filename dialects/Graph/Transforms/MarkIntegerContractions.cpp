@@ -156,6 +156,29 @@ std::optional<IntegerRange> integerConvInput(BlockedConvOp conv) {
   return input;
 }
 
+/// The input range to record on a depthwise convolution, when its input
+/// holds 8-bit integers less a zero point and its weight int8 values: it
+/// then reads the input as bytes (its products stay f32, exact on such
+/// integers). The bias, if any, integers that f32 holds exactly.
+std::optional<IntegerRange> integerDepthwiseInput(BlockedDepthwiseConvOp conv) {
+  RankedTensorType inputType = conv.getInput().getType();
+  if (!inputType.hasStaticShape() || !inputType.getElementType().isF32())
+    return std::nullopt;
+  std::optional<IntegerRange> weight = constantRange(conv.getWeight());
+  if (!weight || weight->low < -128 || weight->high > 127)
+    return std::nullopt;
+  if (Value bias = conv.getBias()) {
+    std::optional<IntegerRange> range = constantRange(bias);
+    if (!range || range->low < -(int64_t(1) << 24) ||
+        range->high > (int64_t(1) << 24))
+      return std::nullopt;
+  }
+  std::optional<IntegerRange> input = integerRange(conv.getInput());
+  if (!isByteRange(input))
+    return std::nullopt;
+  return input;
+}
+
 /// Whether `value` is a constant matrix of int8 values.
 bool isInt8Matrix(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -328,6 +351,16 @@ struct GraphMarkIntegerContractionsPass
       }
       getOperation().walk([](BlockedConvOp conv) {
         std::optional<IntegerRange> input = integerConvInput(conv);
+        if (!input) {
+          conv->removeAttr(attr::kIntegerInput);
+          return;
+        }
+        conv->setAttr(attr::kIntegerInput,
+                      DenseI64ArrayAttr::get(conv.getContext(),
+                                             {input->low, input->high}));
+      });
+      getOperation().walk([](BlockedDepthwiseConvOp conv) {
+        std::optional<IntegerRange> input = integerDepthwiseInput(conv);
         if (!input) {
           conv->removeAttr(attr::kIntegerInput);
           return;

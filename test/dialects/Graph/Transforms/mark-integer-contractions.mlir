@@ -135,3 +135,27 @@ func.func @dynamic_gemm(%x: tensor<3x2xui8>, %z: tensor<ui8>) -> tensor<3x2xf32>
   %y = graph.fused_matmul %s, %w, %b activation relu : (tensor<3x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
   return %y : tensor<3x2xf32>
 }
+
+// -----
+
+// A depthwise convolution of int8 weights on a quantised activation is
+// marked like a convolution (it then reads the activation as bytes); one
+// whose weights are not int8 values (a scale folded in) is not.
+// CHECK-LABEL: func.func @depthwise
+// CHECK: graph.blocked_depthwise_conv {{.*}}kiln.integer_input = array<i64: -3, 252>
+// CHECK: graph.blocked_depthwise_conv
+// CHECK-NOT: kiln.integer_input
+// CHECK: return
+func.func @depthwise(%x: tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>) -> (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>) {
+  %lo = graph.constant dense<-3.0> : tensor<f32>
+  %hi = graph.constant dense<252.0> : tensor<f32>
+  %w = graph.constant dense<-128.0> : tensor<1x3x3x4xf32>
+  %wf = graph.constant dense<0.5> : tensor<1x3x3x4xf32>
+  %b = graph.constant dense<[[7.0, -7.0, 1000.0, 0.0]]> : tensor<1x4xf32>
+  %r = graph.round %x : tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %a = graph.max %r, %lo : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<f32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %q = graph.min %a, %hi : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<f32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %y = graph.blocked_depthwise_conv %q, %w, %b activation none {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x3x3x4xf32>, tensor<1x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  %z = graph.blocked_depthwise_conv %q, %wf activation none {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x3x3x4xf32>) -> tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+  return %y, %z : tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>, tensor<1x1x4x4x4xf32, #graph.blocked<c = 4>>
+}
