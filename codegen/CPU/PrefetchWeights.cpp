@@ -1,4 +1,4 @@
-//===- PrefetchWeights.cpp - Weights fetched ahead of the steps that read --===//
+//===- PrefetchWeights.cpp - Weights fetched ahead of their reads --------===//
 //
 // A contraction's tile reads its weights as one stream: a panel (laid out
 // by kiln-cpu-pack-weights) or a convolution's filter block, a cache line
@@ -90,10 +90,10 @@ struct CPUPrefetchWeightsPass
       Value ahead = arith::AddIOp::create(
           b, loc, position,
           arith::ConstantIndexOp::create(b, loc, distance / elementBytes));
-      Value target = arith::MinUIOp::create(
-          b, loc, ahead,
-          arith::ConstantIndexOp::create(b, loc,
-                                         rootType.getNumElements() - 1));
+      Value target =
+          arith::MinUIOp::create(b, loc, ahead,
+                                 arith::ConstantIndexOp::create(
+                                     b, loc, rootType.getNumElements() - 1));
       // The weight as one dimension, to index it by position.
       b.setInsertionPointAfter(root);
       Value flat = root.getResult();

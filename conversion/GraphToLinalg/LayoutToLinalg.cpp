@@ -529,6 +529,7 @@ struct BlockedDepthwiseConvLowering
     // the byte of a 0, and each tap multiplies the byte in f32: exact, as
     // every product and sum is an integer below 2^24, and low times each
     // filter's sum goes into the bias.
+    //
     // Only where the stride reads at least four input pixels per output
     // pixel (2 x 2): converting each tap's byte costs two instructions
     // more per vector, which at stride 1 (nine taps of one pixel each)
@@ -559,6 +560,8 @@ struct BlockedDepthwiseConvLowering
           for (int64_t i = 0; i < lanes; ++i)
             (*bytesBias)[cb * lanes + i] +=
                 double(form->low) * (*weights)[(cb * taps + t) * lanes + i];
+      if (!op.getBias() && form->low == 0)
+        bytesBias.reset();
     }
     FailureOr<Value> padded =
         form ? padConvInput(
