@@ -133,11 +133,15 @@ bool isByteRange(std::optional<IntegerRange> range) {
          range->high - range->low <= 255;
 }
 
-/// The input range to record on `conv`, when its operands are 8-bit
-/// integers: the input within 256 consecutive integers that hold 0 (an
-/// 8-bit value less its zero point; padding is 0), the weight in
-/// [-128, 127], and the bias (if any) integers that f32 holds exactly.
-std::optional<IntegerRange> integerConvInput(BlockedConvOp conv) {
+/// The input range to record on `conv` (a blocked or a depthwise
+/// convolution), when its operands are 8-bit integers: the input within
+/// 256 consecutive integers that hold 0 (an 8-bit value less its zero
+/// point; padding is 0), the weight in [-128, 127], and the bias (if any)
+/// integers that f32 holds exactly. A blocked convolution then computes in
+/// 8-bit dot products; a depthwise one reads its input as bytes (its
+/// products stay f32, exact on such integers).
+template <typename ConvOp>
+std::optional<IntegerRange> integerConvInput(ConvOp conv) {
   RankedTensorType inputType = conv.getInput().getType();
   if (!inputType.hasStaticShape() || !inputType.getElementType().isF32())
     return std::nullopt;
@@ -156,27 +160,16 @@ std::optional<IntegerRange> integerConvInput(BlockedConvOp conv) {
   return input;
 }
 
-/// The input range to record on a depthwise convolution, when its input
-/// holds 8-bit integers less a zero point and its weight int8 values: it
-/// then reads the input as bytes (its products stay f32, exact on such
-/// integers). The bias, if any, integers that f32 holds exactly.
-std::optional<IntegerRange> integerDepthwiseInput(BlockedDepthwiseConvOp conv) {
-  RankedTensorType inputType = conv.getInput().getType();
-  if (!inputType.hasStaticShape() || !inputType.getElementType().isF32())
-    return std::nullopt;
-  std::optional<IntegerRange> weight = constantRange(conv.getWeight());
-  if (!weight || weight->low < -128 || weight->high > 127)
-    return std::nullopt;
-  if (Value bias = conv.getBias()) {
-    std::optional<IntegerRange> range = constantRange(bias);
-    if (!range || range->low < -(int64_t(1) << 24) ||
-        range->high > (int64_t(1) << 24))
-      return std::nullopt;
+/// Records `conv`'s input range (integerConvInput), or removes a stale one.
+template <typename ConvOp> void markConv(ConvOp conv) {
+  std::optional<IntegerRange> input = integerConvInput(conv);
+  if (!input) {
+    conv->removeAttr(attr::kIntegerInput);
+    return;
   }
-  std::optional<IntegerRange> input = integerRange(conv.getInput());
-  if (!isByteRange(input))
-    return std::nullopt;
-  return input;
+  conv->setAttr(
+      attr::kIntegerInput,
+      DenseI64ArrayAttr::get(conv.getContext(), {input->low, input->high}));
 }
 
 /// Whether `value` is a constant matrix of int8 values.
@@ -349,26 +342,8 @@ struct GraphMarkIntegerContractionsPass
         else
           markMatMul(cast<FusedMatMulOp>(op));
       }
-      getOperation().walk([](BlockedConvOp conv) {
-        std::optional<IntegerRange> input = integerConvInput(conv);
-        if (!input) {
-          conv->removeAttr(attr::kIntegerInput);
-          return;
-        }
-        conv->setAttr(attr::kIntegerInput,
-                      DenseI64ArrayAttr::get(conv.getContext(),
-                                             {input->low, input->high}));
-      });
-      getOperation().walk([](BlockedDepthwiseConvOp conv) {
-        std::optional<IntegerRange> input = integerDepthwiseInput(conv);
-        if (!input) {
-          conv->removeAttr(attr::kIntegerInput);
-          return;
-        }
-        conv->setAttr(attr::kIntegerInput,
-                      DenseI64ArrayAttr::get(conv.getContext(),
-                                             {input->low, input->high}));
-      });
+      getOperation().walk([](BlockedConvOp conv) { markConv(conv); });
+      getOperation().walk([](BlockedDepthwiseConvOp conv) { markConv(conv); });
     }
     if (bf16) {
       SmallVector<Operation *> products;

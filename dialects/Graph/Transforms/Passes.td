@@ -149,7 +149,9 @@ def GraphMarkIntegerContractions : Pass<"kiln-graph-mark-integer-contractions", 
     convolution stays f32. Blocked convolutions, matmuls and fused matmuls
     (a Gemm's transposed constant folded) are marked alike; an activation
     less a zero point known only at run time (DynamicQuantizeLinear's) is
-    taken out of the product: `(a - z) W = a W - z colsum(W)`.
+    taken out of the product: `(a - z) W = a W - z colsum(W)`. A
+    `graph.blocked_depthwise_conv` is marked on the same conditions; its
+    lowering, at stride 2 x 2, reads the input as bytes and computes in f32.
 
     With `bf16` (`kiln-compile --precision=bf16`), every other f32 blocked
     convolution, matmul and fused matmul with a constant weight gets
