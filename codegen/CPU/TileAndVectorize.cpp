@@ -397,6 +397,17 @@ linalg::GenericOp fourLoopProduct(Operation *op) {
 /// (matchPackedMatmul).
 bool isPackedMatmul(Operation *op) { return matchPackedMatmul(op).has_value(); }
 
+/// Whether `generic` has the maps of kiln-cpu-pack-weights' f32 product in
+/// panels: loops (m, p, j | k) over A[m, k], Bp[p, k, j] and C[m, p, j].
+bool hasF32PanelMaps(linalg::GenericOp generic) {
+  MLIRContext *ctx = generic.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(3)}, ctx),
+                                 AffineMap::get(4, 0, {d(1), d(3), d(2)}, ctx),
+                                 AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)};
+  return generic.getIndexingMapsArray() == ArrayRef<AffineMap>(maps);
+}
+
 /// Whether `op` is a matrix product in panels, as kiln-cpu-pack-weights
 /// writes it: an f32 contraction C3[m, p, j] += A[m, k] * Bp[p, k, j], or a
 /// packed form in panels (matchPackedMatmul).
@@ -404,16 +415,9 @@ bool isProductInPanels(Operation *op) {
   if (std::optional<PackedMatmul> packed = matchPackedMatmul(op))
     return packed->panels;
   auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || generic.getNumLoops() != 4 ||
-      generic.getNumDpsInputs() != 2 ||
-      !linalg::isaContractionOpInterface(generic))
-    return false;
-  MLIRContext *ctx = op->getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(3)}, ctx),
-                                 AffineMap::get(4, 0, {d(1), d(3), d(2)}, ctx),
-                                 AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)};
-  return generic.getIndexingMapsArray() == ArrayRef<AffineMap>(maps);
+  return generic && generic.getNumLoops() == 4 &&
+         generic.getNumDpsInputs() == 2 &&
+         linalg::isaContractionOpInterface(generic) && hasF32PanelMaps(generic);
 }
 
 /// Whether `op` is kiln-cpu-pack-weights' form of a matrix-vector product:
@@ -427,13 +431,8 @@ bool isPackedMatvec(Operation *op) {
   linalg::GenericOp generic = fourLoopProduct(op);
   if (!generic)
     return false;
-  MLIRContext *ctx = op->getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(3)}, ctx),
-                                 AffineMap::get(4, 0, {d(1), d(3), d(2)}, ctx),
-                                 AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)};
   SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
-  if (generic.getIndexingMapsArray() != ArrayRef<AffineMap>(maps) ||
+  if (!hasF32PanelMaps(generic) ||
       iterators[0] != utils::IteratorType::parallel ||
       iterators[1] != utils::IteratorType::parallel ||
       iterators[2] != utils::IteratorType::parallel ||
@@ -557,14 +556,17 @@ LogicalResult matmulTileAsDotProducts(RewriterBase &rewriter,
   for (int64_t r = 0; r < rowCount; ++r)
     rows.push_back(step.rowWord(input, {r, 0, 0}, block));
   Value result = output;
+  // In panels, the output and the weight have a unit panel dimension
+  // before the columns.
+  SmallVector<int64_t> at(panels ? 3 : 2, 0), sizes(panels ? 3 : 2, 1);
+  SmallVector<int64_t> weightAt(panels ? 4 : 3, 0);
+  sizes.front() = rowCount;
+  sizes.back() = block;
   for (int64_t column = 0; column < columns; column += block) {
-    if (panels)
-      result =
-          step.accumulate(result, {0, 0, column}, {rowCount, 1, block}, rows,
-                          step.weightLanes(weight, {0, 0, column, 0}, block));
-    else
-      result = step.accumulate(result, {0, column}, {rowCount, block}, rows,
-                               step.weightLanes(weight, {0, column, 0}, block));
+    at.back() = column;
+    weightAt[weightAt.size() - 2] = column;
+    result = step.accumulate(result, at, sizes, rows,
+                             step.weightLanes(weight, weightAt, block));
   }
   rewriter.replaceOp(tile, result);
   return success();
