@@ -71,6 +71,11 @@ struct GPULowerLaunchesPass : impl::GPULowerLaunchesBase<GPULowerLaunchesPass> {
     SmallVector<Value> operands;
     mlir::gpu::GPUFuncOp kernel = outlineKernelFunc(launch, *name, operands);
     kernelSymbols.insert(kernel);
+    // Shared buffers start on 16-byte boundaries, for vector accesses.
+    for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
+      kernel.setWorkgroupAttributionAttr(
+          i, LLVM::LLVMDialect::getAlignAttrName(),
+          IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 16));
     for (Value operand : operands)
       if (!isa<BaseMemRefType>(operand.getType()) ||
           !cast<MemRefType>(operand.getType()).getLayout().isIdentity())

@@ -81,9 +81,15 @@ def GPUTileContractions : Pass<"kiln-gpu-tile-contractions", "mlir::func::FuncOp
       shared tile, or 128 x 128 with 8 x 8 and 8 steps when the output has
       at least one such tile per multiprocessor (`processors`);
     - each operand's tile is loaded into shared memory (a `workgroup`
-      attribution, padded by one column), neighbouring threads reading
+      attribution, padded by four columns), neighbouring threads reading
       neighbouring elements along the operand's contiguous dimension,
-      elements outside the operand read as 0;
+      elements outside the operand read as 0; where that dimension's loop
+      is a multiple of 4 long (and the operand's other strides are
+      multiples of 4), each thread reads runs of four elements, one
+      16-byte `vector.load` when the run's address is aligned (tested at
+      run time, once per kernel) and four loads otherwise;
+    - each thread's rows and columns of the tile come in runs of four,
+      which it reads from shared memory with one `vector.load` each;
     - the next step's tile is loaded into registers while this one is
       computed; two barriers per step;
     - the accumulators are added to the output (which holds its initial
@@ -91,10 +97,11 @@ def GPUTileContractions : Pass<"kiln-gpu-tile-contractions", "mlir::func::FuncOp
       processors and the reduction has at least 512 steps, the reduction is
       split across blocks (grid z), which add with `memref.atomic_rmw`.
 
-    With `implicit-gemm` (off by default: on an H200 it made ResNet-50's
-    3x3 layers slower, 35 -> 60 us, from the index arithmetic of each
-    loaded element; that arithmetic has since been halved, not yet
-    measured on a GPU), an operand that a copy fills just before the
+    With `implicit-gemm` (`kiln-compile --gpu-implicit-gemm`; off by
+    default: on an H200 it made ResNet-50's 3x3 layers slower, 35 -> 60
+    us, from the index arithmetic of each loaded element; with that
+    arithmetic halved, 46 us against 32 through the copy and vector
+    loads, whose loads stay scalar here), an operand that a copy fills just before the
     contraction (the im2col matrix of `kiln-codegen-conv-to-im2col`), read
     by nothing after it, is not materialised: the tile loads read each
     element where the copy reads it, through the copy's affine map (an
@@ -124,6 +131,8 @@ def GPUTileContractions : Pass<"kiln-gpu-tile-contractions", "mlir::func::FuncOp
                            "mlir::math::MathDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::LLVM::LLVMDialect",
                            "::kiln::KilnDialect"];
 }
 

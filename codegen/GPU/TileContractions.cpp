@@ -6,7 +6,9 @@
 // computes a TM x TN tile of the output. The operands' tiles go through
 // shared memory TK steps of the reduction at a time; each thread keeps an
 // R x R block of accumulators in registers, reads R values of each operand
-// per step from shared memory and does R*R fused multiply-adds. The next
+// per step from shared memory (four at a time: its rows and columns come in
+// runs of four) and does R*R fused multiply-adds. Global loads take four
+// neighbouring elements at a time where the operand allows. The next
 // step's tiles are loaded from global memory into registers while the
 // current one is computed (double buffering through registers). When the
 // output has too few tiles to fill the GPU, the reduction is split across
@@ -22,8 +24,10 @@
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -39,6 +43,7 @@ namespace {
 
 constexpr int64_t kThreads = 256; // a 16 x 16 grid of threads per block
 constexpr int64_t kSide = 16;
+constexpr int64_t kRun = 4; // elements of one 16-byte vector load
 
 /// The shape of one kernel: R x R accumulators per thread, so a block
 /// computes a (16 R) x (16 R) tile, TK reduction steps per shared tile, and
@@ -174,6 +179,63 @@ Value reshapeBase(Value value) {
 bool rowMajor(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
   return type && type.hasStaticShape() && type.getLayout().isIdentity();
+}
+
+/// Whether an operand's tile may be read in runs of four neighbours along
+/// the loop `last` of its contiguous dimension, the fastest of the loops
+/// `role` linearises: each run then starts at a multiple of 4 of that
+/// loop's index and lies within it, wholly inside the operand or wholly
+/// outside (its size, and so the role's, is a multiple of 4), and the
+/// run's four elements are neighbours at an offset a multiple of 4 from
+/// the buffer's start (every other stride a multiple of 4).
+bool runsOf(Value operand, unsigned last, ArrayRef<unsigned> role,
+            ArrayRef<int64_t> ranges) {
+  auto type = dyn_cast<MemRefType>(operand.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type || role.empty() || role.back() != last ||
+      ranges[last] % kRun != 0 ||
+      failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+    return false;
+  return llvm::all_of(ArrayRef(strides).drop_back(), [](int64_t s) {
+    return !ShapedType::isDynamic(s) && s % kRun == 0;
+  });
+}
+
+/// Whether `buffer`'s first element lies on a 16-byte boundary, at run
+/// time.
+Value alignedTo16(Builder &ib, Value buffer) {
+  auto meta = memref::ExtractStridedMetadataOp::create(ib.b, ib.loc, buffer);
+  Value base =
+      memref::ExtractAlignedPointerAsIndexOp::create(ib.b, ib.loc, buffer);
+  Value bytes = ib.add(base, ib.mul(meta.getOffset(), ib.c(4)));
+  return arith::CmpIOp::create(ib.b, ib.loc, arith::CmpIPredicate::eq,
+                               ib.rem(bytes, 16), ib.c(0));
+}
+
+/// The run of four f32 elements of `buffer` from `indices` along its last
+/// dimension: one 16-byte load where `aligned`, else four.
+Value loadRun(Builder &ib, VectorType run, Value buffer,
+              ArrayRef<Value> indices, Value aligned) {
+  OpBuilder &b = ib.b;
+  auto choice = scf::IfOp::create(b, ib.loc, TypeRange{run}, aligned, true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&choice.getThenRegion().front());
+  scf::YieldOp::create(
+      b, ib.loc,
+      Value(vector::LoadOp::create(b, ib.loc, run, buffer, indices,
+                                   /*nontemporal=*/false, llvm::Align(16))));
+  b.setInsertionPointToStart(&choice.getElseRegion().front());
+  SmallVector<Value> elements;
+  SmallVector<Value> at(indices);
+  for (int64_t q = 0; q < kRun; ++q) {
+    at.back() = ib.add(indices.back(), ib.c(q));
+    elements.push_back(memref::LoadOp::create(b, ib.loc, buffer, at));
+  }
+  scf::YieldOp::create(
+      b, ib.loc,
+      Value(vector::FromElementsOp::create(b, ib.loc, run, elements)));
+  return choice.getResult(0);
 }
 
 bool anyOverlaps(ArrayRef<Value> values, const Extent &extent) {
@@ -670,13 +732,15 @@ struct GPUTileContractionsPass
     int64_t mTiles = llvm::divideCeil(m, cfg.tm),
             nTiles = llvm::divideCeil(n, cfg.tn);
 
-    // Shared tiles, reduction step major, one padding column against bank
-    // conflicts when a thread column stores along the reduction.
+    // Shared tiles, reduction step major, each row padded by four columns:
+    // against bank conflicts when a thread column stores along the
+    // reduction, while rows stay 16-byte aligned for vector reads.
     Type f32 = b.getF32Type();
+    auto run = VectorType::get({kRun}, f32);
     auto space = mlir::gpu::AddressSpaceAttr::get(
         b.getContext(), mlir::gpu::AddressSpace::Workgroup);
     auto tileType = [&](int64_t width) -> Type {
-      return MemRefType::get({cfg.tk, width + 1}, f32,
+      return MemRefType::get({cfg.tk, width + kRun}, f32,
                              MemRefLayoutAttrInterface(), space);
     };
     Value one = ib.c(1);
@@ -716,6 +780,15 @@ struct GPUTileContractionsPass
                                         ib.c(k));
     Value mSize = ib.c(m), nSize = ib.c(n);
 
+    // The i-th of the R rows (of A's tile, by ty) or columns (of B's, by
+    // tx) that thread `t` of 16 computes: runs of four, one per 64 (thread
+    // t takes 4t .. 4t+3 of each), so that it reads each run from shared
+    // memory with one vector load.
+    auto owned = [&](Value t, int64_t i) {
+      return ib.add(ib.mul(t, ib.c(kRun)),
+                    ib.c(i / kRun * kSide * kRun + i % kRun));
+    };
+
     SmallVector<Value> loopValues(roles.ranges.size());
     if (!roles.batch.empty())
       ib.delinearize(batchIndex, roles.batch, roles.ranges, loopValues);
@@ -732,29 +805,68 @@ struct GPUTileContractionsPass
     if (!hasDim(operands[0], roles.m))
       std::swap(operands[0], operands[1]);
 
-    // The elements of one operand's tile that this thread loads at step
-    // `kt`: each 0 outside the operand.
+    // How each operand's tile is read: along the reduction when that is the
+    // operand's contiguous dimension, else along the output's, so that
+    // neighbouring threads read neighbouring elements; and in runs of four
+    // neighbours where the operand allows (see `runsOf`), each run one
+    // 16-byte load when its address is aligned (`aligned`, known only at
+    // run time: a device pointer from the caller may not be).
+    struct Access {
+      bool alongK = false, runs = false;
+      Value aligned;
+    };
+    Access access[2];
+    for (int which : {0, 1}) {
+      OpOperand *operand = operands[which];
+      AffineMap map = op.getMatchingIndexingMap(operand);
+      unsigned last =
+          cast<AffineDimExpr>(map.getResults().back()).getPosition();
+      access[which].alongK = llvm::is_contained(roles.k, last);
+      int64_t width = which == 0 ? cfg.tm : cfg.tn;
+      access[which].runs = !gathers.contains(operand) &&
+                           runsOf(operand->get(), last,
+                                  access[which].alongK ? roles.k
+                                  : which == 0         ? roles.m
+                                                       : roles.n,
+                                  roles.ranges) &&
+                           cfg.tk * width % (kThreads * kRun) == 0;
+      if (access[which].runs)
+        access[which].aligned = alignedTo16(ib, operand->get());
+    }
+
+    // Where the `l`-th element (or run) of an operand's tile that this
+    // thread loads lies in the tile: its reduction step and its place
+    // along the output's dimension.
+    auto placeOf = [&](int which, int64_t l) -> std::pair<Value, Value> {
+      const Access &a = access[which];
+      int64_t width = which == 0 ? cfg.tm : cfg.tn;
+      int64_t step = a.runs ? kRun : 1;
+      Value e = ib.add(tid, ib.c(l * kThreads));
+      int64_t line = (a.alongK ? cfg.tk : width) / step;
+      Value along = ib.mul(ib.rem(e, line), ib.c(step));
+      Value across = ib.div(e, line);
+      return a.alongK ? std::pair{along, across} : std::pair{across, along};
+    };
+
+    // The elements (or runs) of one operand's tile that this thread loads
+    // at step `kt`: each 0 outside the operand.
     auto loadTile = [&](int which, Value kt) {
+      const Access &a = access[which];
       OpOperand *operand = operands[which];
       ArrayRef<unsigned> outer = which == 0 ? roles.m : roles.n;
       int64_t width = which == 0 ? cfg.tm : cfg.tn;
       Value origin = which == 0 ? m0 : n0, bound = which == 0 ? mSize : nSize;
       AffineMap map = op.getMatchingIndexingMap(operand);
-      // Along the reduction when that is the operand's contiguous
-      // dimension, else along the output's: neighbouring threads read
-      // neighbouring elements.
-      unsigned last =
-          cast<AffineDimExpr>(map.getResults().back()).getPosition();
-      bool alongK = llvm::is_contained(roles.k, last);
+      Type type = a.runs ? Type(run) : f32;
       SmallVector<Value> values;
-      for (int64_t l = 0; l < cfg.tk * width / kThreads; ++l) {
-        Value e = ib.add(tid, ib.c(l * kThreads));
-        Value kk = alongK ? ib.rem(e, cfg.tk) : ib.div(e, width);
-        Value ww = alongK ? ib.div(e, cfg.tk) : ib.rem(e, width);
+      int64_t count = cfg.tk * width / kThreads / (a.runs ? kRun : 1);
+      for (int64_t l = 0; l < count; ++l) {
+        auto [kk, ww] = placeOf(which, l);
         Value kIndex = ib.add(ib.add(kBegin, ib.mul(kt, ib.c(cfg.tk))), kk);
         Value wIndex = ib.add(origin, ww);
+        // (A run lies wholly inside or wholly outside: see runsOf.)
         Value valid = ib.both(ib.lt(kIndex, kEnd), ib.lt(wIndex, bound));
-        auto guard = scf::IfOp::create(b, loc, TypeRange{f32}, valid, true);
+        auto guard = scf::IfOp::create(b, loc, TypeRange{type}, valid, true);
         {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPointToStart(&guard.getThenRegion().front());
@@ -764,35 +876,41 @@ struct GPUTileContractionsPass
           SmallVector<Value> indices;
           for (AffineExpr result : map.getResults())
             indices.push_back(at[cast<AffineDimExpr>(result).getPosition()]);
-          auto gather = gathers.find(operand);
-          Value v =
-              gather != gathers.end()
-                  ? gatherLoad(ib, gather->second, operand->get(), indices)
-                  : Value(memref::LoadOp::create(b, loc, operand->get(),
-                                                 indices));
+          Value v;
+          if (a.runs) {
+            v = loadRun(ib, run, operand->get(), indices, a.aligned);
+          } else if (auto gather = gathers.find(operand);
+                     gather != gathers.end()) {
+            v = gatherLoad(ib, gather->second, operand->get(), indices);
+          } else {
+            v = memref::LoadOp::create(b, loc, operand->get(), indices);
+          }
           scf::YieldOp::create(b, loc, v);
           b.setInsertionPointToStart(&guard.getElseRegion().front());
           scf::YieldOp::create(
               b, loc,
-              Value(arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0))));
+              Value(arith::ConstantOp::create(b, loc, b.getZeroAttr(type))));
         }
         values.push_back(guard.getResult(0));
       }
       return values;
     };
     auto storeTile = [&](int which, ValueRange values) {
-      OpOperand *operand = operands[which];
-      int64_t width = which == 0 ? cfg.tm : cfg.tn;
-      AffineMap map = op.getMatchingIndexingMap(operand);
-      unsigned last =
-          cast<AffineDimExpr>(map.getResults().back()).getPosition();
-      bool alongK = llvm::is_contained(roles.k, last);
+      const Access &a = access[which];
+      Value shared = which == 0 ? sharedA : sharedB;
       for (auto [l, value] : llvm::enumerate(values)) {
-        Value e = ib.add(tid, ib.c(int64_t(l) * kThreads));
-        Value kk = alongK ? ib.rem(e, cfg.tk) : ib.div(e, width);
-        Value ww = alongK ? ib.div(e, cfg.tk) : ib.rem(e, width);
-        memref::StoreOp::create(b, loc, value, which == 0 ? sharedA : sharedB,
-                                ValueRange{kk, ww});
+        auto [kk, ww] = placeOf(which, int64_t(l));
+        if (!a.runs) {
+          memref::StoreOp::create(b, loc, value, shared, ValueRange{kk, ww});
+        } else if (!a.alongK) {
+          vector::StoreOp::create(b, loc, value, shared, ValueRange{kk, ww},
+                                  /*nontemporal=*/false, llvm::Align(16));
+        } else {
+          for (int64_t q = 0; q < kRun; ++q)
+            memref::StoreOp::create(
+                b, loc, vector::ExtractOp::create(b, loc, value, q), shared,
+                ValueRange{ib.add(kk, ib.c(q)), ww});
+        }
       }
     };
 
@@ -819,25 +937,42 @@ struct GPUTileContractionsPass
       Value next = ib.add(kt, one);
       SmallVector<Value> nextA = loadTile(0, next);
       SmallVector<Value> nextB = loadTile(1, next);
-      auto inner = scf::ForOp::create(b, loc, ib.c(0), ib.c(cfg.tk), one,
-                                      carried.take_front(numAcc));
+      int64_t unroll = std::max<int64_t>(1, kSide / cfg.r);
+      auto inner = scf::ForOp::create(b, loc, ib.c(0), ib.c(cfg.tk),
+                                      ib.c(unroll), carried.take_front(numAcc));
+      // The steps are unrolled here, `unroll` a time, and not again: ptxas
+      // would unroll all of them and load every step's shared values
+      // ahead (137 registers instead of 64 for a 4 x 4 block).
+      auto noUnroll = LLVM::LoopAnnotationAttr::get(
+          b.getContext(), {}, {}, {},
+          LLVM::LoopUnrollAttr::get(b.getContext(), b.getBoolAttr(true), {}, {},
+                                    {}, {}, {}, {}),
+          {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});
+      inner->setAttr("loop_annotation", noUnroll);
       {
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(inner.getBody());
-        Value kk = inner.getInductionVar();
-        SmallVector<Value> as, bs;
-        for (int64_t i = 0; i < cfg.r; ++i) {
-          as.push_back(memref::LoadOp::create(
-              b, loc, sharedA, ValueRange{kk, ib.add(ty, ib.c(i * kSide))}));
-          bs.push_back(memref::LoadOp::create(
-              b, loc, sharedB, ValueRange{kk, ib.add(tx, ib.c(i * kSide))}));
+        SmallVector<Value> sums(inner.getRegionIterArgs());
+        for (int64_t u = 0; u < unroll; ++u) {
+          Value kk = ib.add(inner.getInductionVar(), ib.c(u));
+          SmallVector<Value> as, bs;
+          for (int64_t i = 0; i < cfg.r; i += kRun) {
+            Value runA = vector::LoadOp::create(
+                b, loc, run, sharedA, ValueRange{kk, owned(ty, i)},
+                /*nontemporal=*/false, llvm::Align(16));
+            Value runB = vector::LoadOp::create(
+                b, loc, run, sharedB, ValueRange{kk, owned(tx, i)},
+                /*nontemporal=*/false, llvm::Align(16));
+            for (int64_t q = 0; q < kRun; ++q) {
+              as.push_back(vector::ExtractOp::create(b, loc, runA, q));
+              bs.push_back(vector::ExtractOp::create(b, loc, runB, q));
+            }
+          }
+          for (int64_t i = 0; i < cfg.r; ++i)
+            for (int64_t j = 0; j < cfg.r; ++j)
+              sums[i * cfg.r + j] = math::FmaOp::create(b, loc, as[i], bs[j],
+                                                        sums[i * cfg.r + j]);
         }
-        SmallVector<Value> sums;
-        for (int64_t i = 0; i < cfg.r; ++i)
-          for (int64_t j = 0; j < cfg.r; ++j)
-            sums.push_back(
-                math::FmaOp::create(b, loc, as[i], bs[j],
-                                    inner.getRegionIterArgs()[i * cfg.r + j]));
         scf::YieldOp::create(b, loc, sums);
       }
       mlir::gpu::BarrierOp::create(b, loc);
@@ -849,44 +984,92 @@ struct GPUTileContractionsPass
 
     // Each accumulator into its output element: added to what the output
     // holds (its initial value), atomically when the reduction is split.
+    // A thread's four neighbouring columns are stored with one 16-byte
+    // store where they are neighbours in memory (see runsOf) and aligned.
     AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
     ArrayRef<int64_t> outShape = cast<MemRefType>(output.getType()).getShape();
+    Value result = consumer ? consumer.getDpsInitOperand(0)->get() : Value();
+    bool runStores =
+        cfg.splits == 1 &&
+        runsOf(output,
+               cast<AffineDimExpr>(outMap.getResults().back()).getPosition(),
+               roles.n, roles.ranges) &&
+        (!result ||
+         (getElementTypeOrSelf(result).isF32() &&
+          cast<MemRefType>(result.getType()).getShape().back() % kRun == 0));
+    Value outputAligned, resultAligned;
+    if (runStores && outputLive)
+      outputAligned = alignedTo16(ib, output);
+    if (runStores && result)
+      resultAligned = alignedTo16(ib, result);
+    // Stores the run of `values` at `indices` (one list per element).
+    auto storeRun = [&](Value buffer, ArrayRef<SmallVector<Value>> indices,
+                        ArrayRef<Value> values, Value aligned) {
+      auto choice = scf::IfOp::create(b, loc, aligned, true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&choice.getThenRegion().front());
+      vector::StoreOp::create(
+          b, loc, vector::FromElementsOp::create(b, loc, run, values), buffer,
+          indices.front(), /*nontemporal=*/false, llvm::Align(16));
+      b.setInsertionPointToStart(&choice.getElseRegion().front());
+      for (auto [value, at] : llvm::zip_equal(values, indices))
+        memref::StoreOp::create(b, loc, value, buffer, at);
+    };
+    int64_t perGuard = runStores ? kRun : 1;
     for (int64_t i = 0; i < cfg.r; ++i)
-      for (int64_t j = 0; j < cfg.r; ++j) {
-        Value mIndex = ib.add(m0, ib.add(ty, ib.c(i * kSide)));
-        Value nIndex = ib.add(n0, ib.add(tx, ib.c(j * kSide)));
+      for (int64_t j0 = 0; j0 < cfg.r; j0 += perGuard) {
+        // (A run of columns lies wholly inside or wholly outside.)
+        Value mIndex = ib.add(m0, owned(ty, i));
+        Value nFirst = ib.add(n0, owned(tx, j0));
         auto guard = scf::IfOp::create(
-            b, loc, ib.both(ib.lt(mIndex, mSize), ib.lt(nIndex, nSize)), false);
+            b, loc, ib.both(ib.lt(mIndex, mSize), ib.lt(nFirst, nSize)), false);
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPointToStart(&guard.getThenRegion().front());
-        SmallVector<Value> at(loopValues);
-        ib.delinearize(mIndex, roles.m, roles.ranges, at);
-        ib.delinearize(nIndex, roles.n, roles.ranges, at);
-        SmallVector<Value> indices;
-        for (AffineExpr result : outMap.getResults())
-          indices.push_back(at[cast<AffineDimExpr>(result).getPosition()]);
-        Value acc = outerLoop.getResult(i * cfg.r + j);
-        if (cfg.splits > 1) {
-          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, acc,
-                                      output, indices);
+        SmallVector<SmallVector<Value>> outputAt, resultAt;
+        SmallVector<Value> values, results;
+        for (int64_t j = j0; j < j0 + perGuard; ++j) {
+          Value nIndex = ib.add(nFirst, ib.c(j - j0));
+          SmallVector<Value> at(loopValues);
+          ib.delinearize(mIndex, roles.m, roles.ranges, at);
+          ib.delinearize(nIndex, roles.n, roles.ranges, at);
+          SmallVector<Value> indices;
+          for (AffineExpr e : outMap.getResults())
+            indices.push_back(at[cast<AffineDimExpr>(e).getPosition()]);
+          Value acc = outerLoop.getResult(i * cfg.r + j);
+          if (cfg.splits > 1) {
+            memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, acc,
+                                        output, indices);
+            continue;
+          }
+          // The element's place in the output buffer, for the fused ops,
+          // which see that buffer in shapes of their own.
+          Value linear;
+          if (producer || consumer)
+            linear = ib.linearize(outShape, indices);
+          SmallVector<Value> ivs;
+          Value old = producer
+                          ? ib.evaluate(producer, linear, nullptr, {}, ivs)
+                          : memref::LoadOp::create(b, loc, output, indices);
+          values.push_back(arith::AddFOp::create(b, loc, old, acc));
+          outputAt.push_back(indices);
+          if (consumer) {
+            results.push_back(
+                ib.evaluate(consumer, linear, consumed, values.back(), ivs));
+            resultAt.push_back(ivs);
+          }
+        }
+        if (values.empty())
           continue;
-        }
-        // The element's place in the output buffer, for the fused ops,
-        // which see that buffer in shapes of their own.
-        Value linear;
-        if (producer || consumer)
-          linear = ib.linearize(outShape, indices);
-        SmallVector<Value> ivs;
-        Value old = producer ? ib.evaluate(producer, linear, nullptr, {}, ivs)
-                             : memref::LoadOp::create(b, loc, output, indices);
-        Value value = arith::AddFOp::create(b, loc, old, acc);
-        if (outputLive)
-          memref::StoreOp::create(b, loc, value, output, indices);
-        if (consumer) {
-          Value result = ib.evaluate(consumer, linear, consumed, value, ivs);
-          memref::StoreOp::create(b, loc, result,
-                                  consumer.getDpsInitOperand(0)->get(), ivs);
-        }
+        if (outputLive && runStores)
+          storeRun(output, outputAt, values, outputAligned);
+        else if (outputLive)
+          memref::StoreOp::create(b, loc, values.front(), output,
+                                  outputAt.front());
+        if (consumer && runStores)
+          storeRun(result, resultAt, results, resultAligned);
+        else if (consumer)
+          memref::StoreOp::create(b, loc, results.front(), result,
+                                  resultAt.front());
       }
     for (linalg::LinalgOp fused : {producer, consumer})
       if (fused)
