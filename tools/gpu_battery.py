@@ -137,6 +137,7 @@ def prepare(args):
         subprocess.run([str(build / "bin" / "kiln-compile"), str(folder / "model.onnx"),
                         "--target=nvptx", f"--gpu-arch={args.gpu_arch}",
                         *(["--gpu-emulation"] if args.emulation else []), *flags,
+                        *args.flag,
                         "-o", str(folder / "model.so")], check=True)
         (folder / "model.onnx").unlink()  # the .so holds what runs
         session = onnxruntime.InferenceSession(model.SerializeToString(),
@@ -406,6 +407,9 @@ def run(args):
         for tool in ("memcheck", "racecheck"):
             if "sanitize" not in options:
                 continue
+            if args.no_sanitizers:
+                record[tool] = "not run: --no-sanitizers"
+                continue
             if not sanitizer:
                 record[tool] = "not run: no compute-sanitizer"
                 continue
@@ -488,6 +492,9 @@ def main():
                    help="also emulation images, to try the battery here with "
                         "KILN_CUDA_DRIVER=build/lib/libkiln_cuda_emulator.so")
     p.add_argument("--only", help="a regular expression: only the models it matches")
+    p.add_argument("--flag", action="append", default=[], metavar="FLAG",
+                   help="one more kiln-compile flag for every model (e.g. "
+                        "--flag=--gpu-implicit-gemm); repeatable")
     p.add_argument("--conformance-per-op", type=int, default=1, metavar="N",
                    help="also the first N passing ONNX node tests of each "
                         "operator (default 1; 0: none)")
@@ -499,6 +506,8 @@ def main():
     r.add_argument("--out", required=True)
     r.add_argument("--repeat", type=int, default=50)
     r.add_argument("--only", help="a regular expression: only the models it matches")
+    r.add_argument("--no-sanitizers", action="store_true",
+                   help="skip compute-sanitizer (a second timing pass)")
     r.set_defaults(fn=run)
     t = sub.add_parser("peers", help="PyTorch on the GPU machine, for comparison")
     t.add_argument("--out", required=True)

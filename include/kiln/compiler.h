@@ -85,6 +85,10 @@ struct CompileOptions {
   /// nvptx: also put host twins of the kernels in the model, which the CUDA
   /// driver emulator runs (libkiln_cuda_emulator.so, docs/gpu.md).
   bool gpuEmulation = false;
+  /// nvptx: convolutions as implicit GEMMs, their im2col matrices read in
+  /// place by the tiled products (kiln-gpu-tile-contractions' implicit-gemm;
+  /// off by default, docs/gpu.md says why).
+  bool gpuImplicitGemm = false;
   /// An LLVM CPU name; empty means the host CPU for the host's architecture
   /// and a generic CPU for another.
   std::string cpu;

@@ -189,7 +189,9 @@ void buildGPUCodegenPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenConvToIm2Col());
   addBufferizationPasses(pm);
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenLowerCopies());
-  pm.addNestedPass<func::FuncOp>(gpu::createGPUTileContractions());
+  gpu::GPUTileContractionsOptions tiles;
+  tiles.implicitGemm = options.implicitGemm;
+  pm.addNestedPass<func::FuncOp>(gpu::createGPUTileContractions(tiles));
   pm.addNestedPass<func::FuncOp>(gpu::createGPUReduceRows());
   pm.addNestedPass<func::FuncOp>(gpu::createGPUParallelLoopsFirst());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -365,9 +367,13 @@ resolvePipelineOptions(const CompileOptions &options) {
       return toolkit.takeError();
     result.gpu.toolkit = *toolkit;
     result.gpu.emulation = options.gpuEmulation;
-  } else if (!options.gpuArch.empty() || options.gpuEmulation) {
+    result.gpu.implicitGemm = options.gpuImplicitGemm;
+  } else if (!options.gpuArch.empty() || options.gpuEmulation ||
+             options.gpuImplicitGemm) {
     return llvm::createStringError(
-        std::string(options.gpuEmulation ? "--gpu-emulation" : "--gpu-arch") +
+        std::string(options.gpuEmulation      ? "--gpu-emulation"
+                    : options.gpuImplicitGemm ? "--gpu-implicit-gemm"
+                                              : "--gpu-arch") +
         " is for the nvptx target");
   }
   cpu.targetKey = result.target.triple + "/" + result.target.cpu;
@@ -488,6 +494,9 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
   Option<bool> emulation{*this, "emulation",
                          llvm::cl::desc("host twins of the kernels"),
                          llvm::cl::init(false)};
+  Option<bool> implicitGemm{*this, "implicit-gemm",
+                            llvm::cl::desc("convolutions as implicit GEMMs"),
+                            llvm::cl::init(false)};
 };
 } // namespace
 
@@ -537,6 +546,7 @@ void registerPipelines() {
         options.toolkit = pipelineOptions.toolkit;
         options.blockSize = pipelineOptions.blockSize;
         options.emulation = pipelineOptions.emulation;
+        options.implicitGemm = pipelineOptions.implicitGemm;
         buildGPUCodegenPipeline(pm, options);
       });
 }

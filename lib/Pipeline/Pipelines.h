@@ -89,6 +89,9 @@ struct GPUCodegenOptions {
   /// Host twins of the kernels, which the CUDA driver emulator runs
   /// (kiln-compile --gpu-emulation).
   bool emulation = false;
+  /// Convolutions as implicit GEMMs (kiln-gpu-tile-contractions'
+  /// implicit-gemm).
+  bool implicitGemm = false;
 };
 
 /// NVIDIA GPU code generation: the same bufferization and memory plan as the

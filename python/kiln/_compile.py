@@ -21,7 +21,7 @@ _OPTIONS = {"optimize_graph": bool, "conv_algorithm": str, "openmp": bool,
             "sve_vector_bits": int, "layout": str, "layout_block": int,
             "batch_split": str, "precision": str, "gpu_arch": str,
             "cuda_path": str,
-            "gpu_emulation": bool}
+            "gpu_emulation": bool, "gpu_implicit_gemm": bool}
 
 _temp_dir = None
 
@@ -104,7 +104,9 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         ``gpu_arch`` (str, default "sm_80,sm_90"), the GPU architectures;
         ``cuda_path`` (str), the CUDA toolkit's root (default $CUDA_HOME,
         $CUDA_PATH, then /usr/local/cuda); ``gpu_emulation`` (bool) adds
-        host code of the kernels, which the CUDA driver emulator runs.
+        host code of the kernels, which the CUDA driver emulator runs;
+        ``gpu_implicit_gemm`` (bool, default False) makes convolutions
+        implicit GEMMs (docs/gpu.md).
 
     Returns:
       The output path, as a str.

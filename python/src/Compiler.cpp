@@ -89,6 +89,8 @@ void init_kiln_compiler(py::module_ &&m) {
       .def_readwrite("gpu_arch", &kiln::CompileOptions::gpuArch)
       .def_readwrite("cuda_path", &kiln::CompileOptions::cudaPath)
       .def_readwrite("gpu_emulation", &kiln::CompileOptions::gpuEmulation)
+      .def_readwrite("gpu_implicit_gemm",
+                     &kiln::CompileOptions::gpuImplicitGemm)
       .def_readwrite("sve_vector_bits", &kiln::CompileOptions::sveVectorBits)
       .def_readwrite("openmp", &kiln::CompileOptions::openMP)
       .def_readwrite("conv_algorithm", &kiln::CompileOptions::convAlgorithm)

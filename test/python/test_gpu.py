@@ -102,14 +102,14 @@ def test_small_model_in_every_thread_order(order, emulator, tmp_path):
                                rtol=1e-5, atol=1e-6, compile_args=GPU)
 
 
-def emulated_and_ptx(model, shape, seed, tmp_path, tolerance):
+def emulated_and_ptx(model, shape, seed, tmp_path, tolerance, flags=()):
     """Checks `model` (one float input "x" of `shape`) on the emulated GPU
-    against onnxruntime; returns its sm_80 PTX."""
+    against onnxruntime, compiled with `flags` too; returns its sm_80 PTX."""
     feeds = {"x": np.random.default_rng(seed).standard_normal(shape).astype(np.float32)}
     assert_matches_onnxruntime(model, feeds, tmp_path, rtol=tolerance, atol=tolerance,
-                               compile_args=GPU)
+                               compile_args=(*GPU, *flags))
     compile_model(model, tmp_path / "ptx",
-                  ["--target=nvptx", "--gpu-arch=sm_80", "--emit=ptx"])
+                  ["--target=nvptx", "--gpu-arch=sm_80", "--emit=ptx", *flags])
     return (tmp_path / "ptx" / "model.so").read_text()
 
 
@@ -212,13 +212,21 @@ CONVOLUTIONS = {
 }
 
 
+@pytest.mark.parametrize("implicit", [False, True], ids=["im2col", "implicit_gemm"])
 @pytest.mark.parametrize("name", list(CONVOLUTIONS))
-def test_convolutions_on_emulated_gpu(name, emulator, tmp_path):
+def test_convolutions_on_emulated_gpu(name, implicit, emulator, tmp_path):
     shape, filters, kernel, attrs = CONVOLUTIONS[name]
     emulator.setenv("KILN_EMULATOR_ORDER", "shuffle")
     model = conv_model(shape, filters, kernel, **attrs)
-    ptx = emulated_and_ptx(model, shape, len(name), tmp_path, tolerance=1e-4)
-    assert "ld.shared" in ptx  # the tiled product
+    flags = ["--gpu-implicit-gemm"] if implicit else []
+    ptx = emulated_and_ptx(model, shape, len(name), tmp_path, tolerance=1e-4,
+                           flags=flags)
+    # The tiled product reads its shared tiles four values at a time.
+    assert "ld.shared.v4" in ptx
+    if name == "3x3_same" and not implicit:
+        # 288 reduction steps and 784 columns: runs of four from global
+        # memory, and four outputs a store.
+        assert "ld.global.v4" in ptx and "st.global.v4" in ptx
 
 
 def test_output_sizes_the_data_decides(emulator, tmp_path):

@@ -51,6 +51,12 @@ cl::opt<bool> gpuEmulation(
              "the CUDA driver emulator runs (KILN_CUDA_DRIVER="
              "libkiln_cuda_emulator.so): tests without a GPU"),
     cl::cat(category));
+cl::opt<bool> gpuImplicitGemm(
+    "gpu-implicit-gemm",
+    cl::desc("nvptx: convolutions as implicit GEMMs, each im2col matrix and "
+             "its padding read in place by the tiled product (off by "
+             "default: slower on an H200, docs/gpu.md)"),
+    cl::cat(category));
 cl::opt<bool> printPipeline(
     "print-pipeline",
     cl::desc("Print the textual pass pipeline that these options give, up to "
@@ -390,6 +396,7 @@ int main(int argc, char **argv) {
   options.gpuArch = gpuArch;
   options.cudaPath = cudaPath;
   options.gpuEmulation = gpuEmulation;
+  options.gpuImplicitGemm = gpuImplicitGemm;
   options.cpu = cpu;
   options.features = features;
   options.sveVectorBits = sveVectorBits;

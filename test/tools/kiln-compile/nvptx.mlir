@@ -10,6 +10,8 @@
 // RUN: not kiln-compile %s --target=nvptx --gpu-arch=sm_8O -o %t.bad.so 2>&1 | FileCheck %s --check-prefix=TYPO
 // RUN: not kiln-compile %s --target=nvptx --cuda-path=%t.nowhere -o %t.bad.so 2>&1 | FileCheck %s --check-prefix=NOCUDA
 // RUN: not kiln-compile %s --gpu-emulation -o %t.bad.so 2>&1 | FileCheck %s --check-prefix=CPU
+// RUN: not kiln-compile %s --gpu-implicit-gemm -o %t.bad.so 2>&1 | FileCheck %s --check-prefix=CPU-IGEMM
+// RUN: kiln-compile %s --target=nvptx --gpu-implicit-gemm --print-pipeline | FileCheck %s --check-prefix=IGEMM
 
 // The default architectures, sm_80 and sm_90, each a module of one kernel
 // per loop nest; the parameters are plain pointers, and the weights (a
@@ -44,6 +46,8 @@
 // TYPO: kiln-compile: error: --gpu-arch: unknown GPU architecture 'sm_8O' (expected one of sm_75, sm_80,
 // NOCUDA: kiln-compile: error: cannot find the CUDA toolkit's ptxas (looked in {{.*}}nowhere): install the CUDA toolkit, or give its root with --cuda-path
 // CPU: kiln-compile: error: --gpu-emulation is for the nvptx target
+// CPU-IGEMM: kiln-compile: error: --gpu-implicit-gemm is for the nvptx target
+// IGEMM: kiln-gpu-tile-contractions{implicit-gemm=true
 
 func.func @main(%a: tensor<16x64xf32> {kiln.name = "a"}) -> (tensor<16x32xf32> {kiln.name = "y"}) {
   %w = graph.constant dense<0.5> : tensor<64x32xf32> loc("w (initializer)")
