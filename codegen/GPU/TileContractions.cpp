@@ -1027,14 +1027,18 @@ struct GPUTileContractionsPass
         b.setInsertionPointToStart(&guard.getThenRegion().front());
         SmallVector<SmallVector<Value>> outputAt, resultAt;
         SmallVector<Value> values, results;
+        // The first element's indices; a run's others differ from them in
+        // the last index only (see runsOf).
+        SmallVector<Value> at(loopValues);
+        ib.delinearize(mIndex, roles.m, roles.ranges, at);
+        ib.delinearize(nFirst, roles.n, roles.ranges, at);
+        SmallVector<Value> first;
+        for (AffineExpr e : outMap.getResults())
+          first.push_back(at[cast<AffineDimExpr>(e).getPosition()]);
         for (int64_t j = j0; j < j0 + perGuard; ++j) {
-          Value nIndex = ib.add(nFirst, ib.c(j - j0));
-          SmallVector<Value> at(loopValues);
-          ib.delinearize(mIndex, roles.m, roles.ranges, at);
-          ib.delinearize(nIndex, roles.n, roles.ranges, at);
-          SmallVector<Value> indices;
-          for (AffineExpr e : outMap.getResults())
-            indices.push_back(at[cast<AffineDimExpr>(e).getPosition()]);
+          SmallVector<Value> indices(first);
+          if (j != j0)
+            indices.back() = ib.add(first.back(), ib.c(j - j0));
           Value acc = outerLoop.getResult(i * cfg.r + j);
           if (cfg.splits > 1) {
             memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, acc,
