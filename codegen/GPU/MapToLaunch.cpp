@@ -256,8 +256,137 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
     return launch;
   }
 
+  /// Whether the threads of one block can run `ops` (a serial stretch, or
+  /// the body of a loop or branch in it) together (see cooperate): each
+  /// op is a parallel loop without results, holds one in a loop or branch
+  /// whose ops can in turn, has no memory effects, only reads, or writes
+  /// without results; nothing allocates.
+  static bool cooperative(ArrayRef<Operation *> ops) {
+    for (Operation *op : ops) {
+      if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+        if (loop.getNumResults() != 0)
+          return false;
+        continue;
+      }
+      bool holdsParallel = op->walk([](scf::ParallelOp) {
+                               return WalkResult::interrupt();
+                             }).wasInterrupted();
+      if (holdsParallel) {
+        if (!isa<scf::ForOp, scf::IfOp>(op))
+          return false;
+        for (Region &region : op->getRegions())
+          for (Block &block : region) {
+            SmallVector<Operation *> inner;
+            for (Operation &o : block.without_terminator())
+              inner.push_back(&o);
+            if (!cooperative(inner))
+              return false;
+          }
+        continue;
+      }
+      bool allocates = false, writes = false;
+      op->walk([&](Operation *o) {
+        if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(o))
+          allocates = true;
+        auto effects = dyn_cast<MemoryEffectOpInterface>(o);
+        if (effects && effects.hasEffect<MemoryEffects::Write>())
+          writes = true;
+        else if (!effects && !o->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+          writes = true; // unknown effects: written by one thread
+      });
+      if (allocates || (writes && op->getNumResults() != 0))
+        return false;
+    }
+    return true;
+  }
+
+  /// Makes `ops` (see cooperative) run by all `threads` threads of the
+  /// block, `tid` each: a parallel loop's iterations are shared out, each
+  /// thread taking every `threads`-th; an op that writes memory is run by
+  /// thread 0; the rest (arithmetic, reads, the loops and branches around
+  /// parallel loops) by every thread alike, so that their values agree.
+  /// Each parallel loop and each write has a barrier before and after it,
+  /// so that every thread reads what was written before.
+  static void cooperate(ArrayRef<Operation *> ops, Value tid, int64_t threads) {
+    for (Operation *op : ops) {
+      Location loc = op->getLoc();
+      OpBuilder b(op);
+      auto c = [&](int64_t v) {
+        return arith::ConstantIndexOp::create(b, loc, v);
+      };
+      if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+        mlir::gpu::BarrierOp::create(b, loc);
+        // The iterations, row-major, shared out.
+        SmallVector<Value> trips;
+        Value total = c(1);
+        for (auto [lb, ub, step] : llvm::zip_equal(
+                 loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+          Value span = arith::SubIOp::create(
+              b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb);
+          Value n = arith::DivUIOp::create(
+              b, loc,
+              arith::AddIOp::create(b, loc, span,
+                                    arith::SubIOp::create(b, loc, step, c(1))),
+              step);
+          trips.push_back(n);
+          total = arith::MulIOp::create(b, loc, total, n);
+        }
+        auto shared = scf::ForOp::create(b, loc, tid, total, c(threads));
+        OpBuilder in = OpBuilder::atBlockBegin(shared.getBody());
+        IRMapping mapping;
+        Value rest = shared.getInductionVar();
+        for (int64_t d = int64_t(trips.size()) - 1; d >= 0; --d) {
+          Value index =
+              d == 0 ? rest : arith::RemUIOp::create(in, loc, rest, trips[d]);
+          if (d > 0)
+            rest = arith::DivUIOp::create(in, loc, rest, trips[d]);
+          mapping.map(
+              loop.getInductionVars()[d],
+              arith::AddIOp::create(
+                  in, loc, loop.getLowerBound()[d],
+                  arith::MulIOp::create(in, loc, index, loop.getStep()[d])));
+        }
+        for (Operation &inner : loop.getBody()->without_terminator())
+          in.clone(inner, mapping);
+        b.setInsertionPointAfter(shared);
+        mlir::gpu::BarrierOp::create(b, loc);
+        loop.erase();
+        continue;
+      }
+      if (isa<scf::ForOp, scf::IfOp>(op) && op->walk([](scf::ParallelOp) {
+                                                return WalkResult::interrupt();
+                                              }).wasInterrupted()) {
+        for (Region &region : op->getRegions())
+          for (Block &block : region) {
+            SmallVector<Operation *> inner;
+            for (Operation &o : block.without_terminator())
+              inner.push_back(&o);
+            cooperate(inner, tid, threads);
+          }
+        continue;
+      }
+      bool writes = false;
+      op->walk([&](Operation *o) {
+        auto effects = dyn_cast<MemoryEffectOpInterface>(o);
+        if ((effects && effects.hasEffect<MemoryEffects::Write>()) ||
+            (!effects && !o->hasTrait<OpTrait::HasRecursiveMemoryEffects>()))
+          writes = true;
+      });
+      if (!writes)
+        continue;
+      mlir::gpu::BarrierOp::create(b, loc);
+      Value first =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c(0));
+      auto guard = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+      op->moveBefore(guard.thenBlock()->getTerminator());
+      b.setInsertionPointAfter(guard);
+      mlir::gpu::BarrierOp::create(b, loc);
+    }
+  }
+
   /// One thread runs `group` (top-level ops, in order), whose results are
-  /// used by the group only.
+  /// used by the group only; or, where the group holds parallel loops and
+  /// all of it can (see cooperative), one block of threads.
   FailureOr<mlir::gpu::LaunchOp> mapSerial(ArrayRef<Operation *> group,
                                            StringRef name) {
     llvm::SmallPtrSet<Operation *, 16> members(group.begin(), group.end());
@@ -268,11 +397,25 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
                              "GPU's memory: not supported yet";
           return failure();
         }
+    bool parallel = llvm::any_of(group, [](Operation *op) {
+      return op->walk([](scf::ParallelOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+    });
+    int64_t threads = parallel && cooperative(group) ? blockSize : 1;
     OpBuilder b(group.front());
-    mlir::gpu::LaunchOp launch = createLaunch(b, group, name, 1, 1);
+    mlir::gpu::LaunchOp launch = createLaunch(b, group, name, 1, threads);
     Operation *terminator = &launch.getBody().front().back();
     for (Operation *op : group)
       op->moveBefore(terminator);
+    if (threads > 1) {
+      cooperate(group, launch.getThreadIds().x, threads);
+      // Two barriers in a row are one; none is needed at the kernel's end.
+      launch.walk([](mlir::gpu::BarrierOp barrier) {
+        if (isa_and_nonnull<mlir::gpu::BarrierOp>(barrier->getPrevNode()) ||
+            isa<mlir::gpu::TerminatorOp>(barrier->getNextNode()))
+          barrier.erase();
+      });
+    }
     return launch;
   }
 

@@ -244,7 +244,16 @@ def GPUMapToLaunch : Pass<"kiln-gpu-map-to-launch", "mlir::func::FuncOp"> {
     the iteration whose linear index is `i` in row-major order, so that
     neighbouring threads write neighbouring elements of the output (the
     stores coalesce). Any other top-level op that touches memory (a serial
-    `scf.for` over time steps, a scatter) becomes a single-thread launch.
+    `scf.for` over time steps, a scatter) starts a serial stretch, which
+    becomes a launch of its own. Where the stretch holds parallel loops (a
+    recurrence's steps), one block of `block-size` threads runs it: every
+    thread runs the loops and branches around them, the arithmetic and the
+    reads alike; each parallel loop's iterations are shared out between
+    the threads (thread `t` takes every `block-size`-th from `t`); thread 0
+    alone runs an op that writes memory outside them; and each parallel
+    loop and each such write has a `gpu.barrier` before and after it. A
+    stretch that allocates, or holds an op that both writes memory and
+    yields a value, or has no parallel loop, runs on one thread.
     A `gpu.launch` already there (`kiln-gpu-tile-contractions`) is named in
     turn and gets its views recomputed inside, like the others.
 

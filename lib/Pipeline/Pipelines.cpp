@@ -42,8 +42,12 @@ static std::unique_ptr<Pass> createCodegenCanonicalizer() {
 
 /// Tensors to buffers. Function results become output parameters that the
 /// caller provides, and the buffers that were returned are written in place;
-/// the others are planned into one workspace.
-static void addBufferizationPasses(OpPassManager &pm) {
+/// the others are planned into one workspace. With `hoistFromLoops`, the
+/// buffers allocated inside loops (a recurrence's per-step temporaries) are
+/// allocated once before them, so that the plan places them too (a GPU
+/// kernel cannot allocate, and the threads of a block must share them).
+static void addBufferizationPasses(OpPassManager &pm,
+                                   bool hoistFromLoops = false) {
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenCopyRepeatedResults());
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenDuplicateDestinations());
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenFillBorders());
@@ -57,6 +61,9 @@ static void addBufferizationPasses(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  if (hoistFromLoops)
+    pm.addNestedPass<func::FuncOp>(
+        bufferization::createBufferLoopHoistingPass());
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenPlanMemory());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createForallToParallelLoopPass());
@@ -187,7 +194,7 @@ void buildGPUCodegenPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenFuseElementwise());
   // Convolutions as matmuls, which the GPU tiles through shared memory.
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenConvToIm2Col());
-  addBufferizationPasses(pm);
+  addBufferizationPasses(pm, /*hoistFromLoops=*/true);
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenLowerCopies());
   gpu::GPUTileContractionsOptions tiles;
   tiles.implicitGemm = options.implicitGemm;

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "models")
 import kiln_cnn  # noqa: E402
 import light_models  # noqa: E402
 import mobilenetv2  # noqa: E402
+import recurrent  # noqa: E402
 import transformer_encoder  # noqa: E402
 
 EMULATOR = BUILD / "lib" / "libkiln_cuda_emulator.so"
@@ -250,6 +251,37 @@ def test_output_sizes_the_data_decides(emulator, tmp_path):
         x = np.random.default_rng(seed).standard_normal((3, 6)).astype(np.float32)
         assert_matches_onnxruntime(model, {"x": x}, tmp_path / str(seed),
                                    rtol=0, atol=0, compile_args=GPU)
+
+
+# Recurrences (a loop over steps, each with parallel loops) run as one
+# block whose threads share each step's parallel loops between barriers.
+RECURRENCES = {
+    "lstm_tagger": lambda: recurrent.build(seq=12, hidden=96, emb=40, vocab=300),
+    "gru_encoder_bidirectional": lambda: recurrent.build(gru=True, seq=10,
+                                                        features=24, hidden=72),
+}
+
+
+@pytest.mark.parametrize("order", ["forward", "reverse", "shuffle"])
+@pytest.mark.parametrize("name", list(RECURRENCES))
+def test_recurrences_by_one_block(name, order, emulator, tmp_path):
+    emulator.setenv("KILN_EMULATOR_ORDER", order)
+    model = RECURRENCES[name]()
+    assert_matches_onnxruntime(model, recurrent.feeds(model), tmp_path, rtol=1e-4,
+                               atol=1e-5, compile_args=GPU)
+    onnx.save(model, str(tmp_path / "model.onnx"))
+    proc = subprocess.run(
+        [str(BUILD / "bin" / "kiln-compile"), str(tmp_path / "model.onnx"),
+         "--target=nvptx", "--report", "-o", str(tmp_path / "m.so")],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # No one-thread kernel is left: the steps run on a block.
+    assert "gpu: serial kernel (one thread)" not in proc.stderr, proc.stderr
+    info = subprocess.run([str(KILN_RUN), "--info", str(tmp_path / "m.so")],
+                          capture_output=True, text=True, timeout=60).stdout
+    steps = [l for l in info.splitlines() if ("LSTM" in l or "GRU" in l)
+             and "grid [1,1,1], block [256,1,1]" in l]
+    assert steps, info
 
 
 # The end-to-end models of test_models.py that CI runs on the CPU: on the

@@ -114,13 +114,24 @@ func.func @existing_launch(%x: memref<1xf32>, %y: memref<256xf32>) {
 // -----
 
 // A count a serial loop computes, which a later parallel loop runs to: the
-// host cannot read it from the GPU's memory, so one thread runs the loop,
-// the parallel loop between (serially) and the one that uses the count.
+// host cannot read it from the GPU's memory, so one block runs the loop,
+// the parallel loop between and the one that uses the count. Every thread
+// counts alike (the loop only reads); the parallel loop's iterations are
+// shared out between the block's threads, with a barrier before and after;
+// thread 0 runs the loop that writes, then a barrier (none at the end).
 // CHECK-LABEL: func.func @count_then_loop
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}})
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads(%[[TID:[^,]+]], {{.*}}) in ({{.*}} = %c64{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}})
 // CHECK: %[[COUNT:.+]] = scf.for
-// CHECK: scf.parallel
+// CHECK-NOT: memref.store
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.+}} = %[[TID]] to %{{.+}} step %c64
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[TID]], %c0
+// CHECK: scf.if %[[FIRST]] {
 // CHECK: scf.for %{{.+}} = %{{.+}} to %[[COUNT]]
+// CHECK: memref.store
+// CHECK-NOT: gpu.barrier
 // CHECK: gpu.terminator
 // CHECK-NOT: gpu.launch
 // CHECK: return
@@ -143,6 +154,44 @@ func.func @count_then_loop(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf3
   scf.for %i = %c0 to %n step %c1 {
     %v = memref.load %x[%i] : memref<8xf32>
     memref.store %v, %y[%i] : memref<8xf32>
+  }
+  return
+}
+
+// -----
+
+// A recurrence (what LSTM and GRU lower to): a loop over steps holding a
+// parallel loop and a serial write. One block runs it all: every thread
+// steps alike, each step's parallel loop shared out between barriers, the
+// write by thread 0 between barriers.
+// CHECK-LABEL: func.func @recurrence
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads(%[[TID:[^,]+]], {{.*}}) in ({{.*}} = %c64{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}})
+// CHECK: scf.for %[[T:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.+}} = %[[TID]] to %{{.+}} step %c64
+// CHECK: arith.mulf
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: memref.store %{{.+}}, %arg0[%[[T]], %c0
+// CHECK: gpu.barrier
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+func.func @recurrence(%h: memref<8x300xf32>, %w: memref<300xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c300 = arith.constant 300 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %t = %c0 to %c7 step %c1 {
+    %next = arith.addi %t, %c1 : index
+    scf.parallel (%i) = (%c0) to (%c300) step (%c1) {
+      %a = memref.load %h[%t, %i] : memref<8x300xf32>
+      %b = memref.load %w[%i] : memref<300xf32>
+      %m = arith.mulf %a, %b : f32
+      memref.store %m, %h[%next, %i] : memref<8x300xf32>
+      scf.reduce
+    }
+    memref.store %zero, %h[%t, %c0] : memref<8x300xf32>
   }
   return
 }
