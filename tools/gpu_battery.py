@@ -40,6 +40,7 @@ def prepare(args):
     import kiln_cnn
     import light_models
     import mobilenetv2
+    import recurrent
     import transformer_encoder
     from test_gpu import small_feeds, small_model
 
@@ -114,9 +115,31 @@ def prepare(args):
                              light_models.feeds, [], {"profile"}),
         "light_resnet50": (lambda: coarse_weights(light_models.build("resnet50")),
                            light_models.feeds, [], {"profile"}),
+        # Recurrences: each layer's steps on one block of threads.
+        "lstm_tagger": (lambda: coarse_weights(recurrent.build()), recurrent.feeds,
+                        [], {"sanitize", "profile"}),
+        "gru_encoder": (lambda: coarse_weights(recurrent.build(gru=True)),
+                        recurrent.feeds, [], {"sanitize", "profile"}),
     }
     if args.only:
         models = {k: v for k, v in models.items() if re.fullmatch(args.only, k)}
+    # Architectures of tools/models/zoo.py, exported here (zoo.py -o DIR):
+    # image, clip or token inputs drawn from a seed, weights coarsened.
+    for name in args.zoo_models:
+        def zoo_model(name=name):
+            return coarse_weights(onnx.load(str(Path(args.zoo) / f"{name}.onnx")))
+
+        def zoo_feeds(model):
+            rng = np.random.default_rng(0)
+            feeds = {}
+            for i in model.graph.input:
+                shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
+                if i.type.tensor_type.elem_type == onnx.TensorProto.INT64:
+                    feeds[i.name] = rng.integers(0, 1000, shape).astype(np.int64)
+                else:
+                    feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
+            return feeds
+        models[f"zoo_{name}"] = (zoo_model, zoo_feeds, [], {"profile", "zoo"})
     out = Path(args.out)
     if out.exists():
         shutil.rmtree(out)
@@ -152,8 +175,10 @@ def prepare(args):
         for i, (output_name, value) in enumerate(reference.items()):
             np.save(folder / f"reference{i}.npy", value)
             outputs[output_name] = f"reference{i}.npy"
+        # (Deep networks of random weights add up more rounding.)
         manifest.append({"name": name, "inputs": inputs, "outputs": outputs,
-                         "rtol": 1e-3, "atol": 1e-4, "options": sorted(options)})
+                         "rtol": 1e-3, "atol": 1e-3 if "zoo" in options else 1e-4,
+                         "options": sorted(options)})
     if args.conformance_per_op:
         manifest += prepare_conformance(out, build, args.conformance_per_op,
                                         args.conformance_filter)
@@ -471,6 +496,30 @@ def peers(args):
                 record["compile_error"] = f"{type(error).__name__}: {error}"[:500]
         print(json.dumps(record), flush=True)
         results["models"].append(record)
+    sys.path.insert(0, str(ROOT / "tools" / "models"))  # run from the repository
+    began = time.monotonic()
+    for name in args.zoo:
+        import zoo
+        torch.manual_seed(0)
+        net, shape = zoo.MODELS[name]()
+        net = net.eval().cuda()
+        x = (torch.randint(0, 1000, shape) if len(shape) == 2
+             else torch.randn(*shape))
+        record = {"name": f"zoo_{name}"}
+        with torch.no_grad():
+            record["eager_ms"] = median_ms(lambda: net(x.cuda()).cpu())
+            if time.monotonic() - began < args.compile_budget:
+                started = time.monotonic()
+                try:
+                    compiled = torch.compile(net)
+                    record["compile_ms"] = median_ms(lambda: compiled(x.cuda()).cpu())
+                    record["compile_seconds"] = round(time.monotonic() - started, 1)
+                except Exception as error:  # report, never hide
+                    record["compile_error"] = f"{type(error).__name__}: {error}"[:500]
+            else:
+                record["compile_ms"] = "not run: --compile-budget spent"
+        print(json.dumps(record), flush=True)
+        results["models"].append(record)
     for n in (1024, 2048, 4096):
         a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
         ms = median_ms(lambda: a @ b)
@@ -492,6 +541,10 @@ def main():
                    help="also emulation images, to try the battery here with "
                         "KILN_CUDA_DRIVER=build/lib/libkiln_cuda_emulator.so")
     p.add_argument("--only", help="a regular expression: only the models it matches")
+    p.add_argument("--zoo", default="zoo", metavar="DIR",
+                   help="where tools/models/zoo.py wrote its models")
+    p.add_argument("--zoo-models", nargs="*", default=[], metavar="NAME",
+                   help="zoo models to add (zoo_NAME), as DIR/NAME.onnx")
     p.add_argument("--flag", action="append", default=[], metavar="FLAG",
                    help="one more kiln-compile flag for every model (e.g. "
                         "--flag=--gpu-implicit-gemm); repeatable")
@@ -513,6 +566,11 @@ def main():
     t.add_argument("--out", required=True)
     t.add_argument("--repeat", type=int, default=50)
     t.add_argument("--only", help="a regular expression: only the models it matches")
+    t.add_argument("--zoo", nargs="*", default=[], metavar="NAME",
+                   help="tools/models/zoo.py's architectures to time too, "
+                        "eager and (within --compile-budget) torch.compile")
+    t.add_argument("--compile-budget", type=float, default=300, metavar="S",
+                   help="seconds after which no more torch.compile is tried")
     t.set_defaults(fn=peers)
     args = parser.parse_args()
     args.fn(args)
