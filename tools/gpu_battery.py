@@ -479,33 +479,24 @@ def peers(args):
             "light_squeezenet": torchvision.models.squeezenet1_0,
             "light_resnet50": torchvision.models.resnet50}
     pattern = re.compile(args.only) if args.only else None
-    for name, make in nets.items():
-        if pattern and not pattern.fullmatch(name):
-            continue
-        net = make().eval().cuda()
-        x = torch.randn(1, 3, 224, 224)
-        record = {"name": name}
-        with torch.no_grad():
-            record["eager_ms"] = median_ms(lambda: net(x.cuda()).cpu())
-            started = time.monotonic()
-            try:
-                compiled = torch.compile(net)
-                record["compile_ms"] = median_ms(lambda: compiled(x.cuda()).cpu())
-                record["compile_seconds"] = round(time.monotonic() - started, 1)
-            except Exception as error:  # report, never hide
-                record["compile_error"] = f"{type(error).__name__}: {error}"[:500]
-        print(json.dumps(record), flush=True)
-        results["models"].append(record)
+    # (record name, a function making the network and its input)
+    todo = [(name, lambda make=make: (make(), torch.randn(1, 3, 224, 224)))
+            for name, make in nets.items()
+            if not (pattern and not pattern.fullmatch(name))]
     sys.path.insert(0, str(ROOT / "tools" / "models"))  # run from the repository
-    began = time.monotonic()
-    for name in args.zoo:
+
+    def zoo_net(name):
         import zoo
         torch.manual_seed(0)
         net, shape = zoo.MODELS[name]()
+        return net, (torch.randint(0, 1000, shape) if len(shape) == 2
+                     else torch.randn(*shape))
+    todo += [(f"zoo_{name}", lambda name=name: zoo_net(name)) for name in args.zoo]
+    began = time.monotonic()
+    for name, make in todo:
+        net, x = make()
         net = net.eval().cuda()
-        x = (torch.randint(0, 1000, shape) if len(shape) == 2
-             else torch.randn(*shape))
-        record = {"name": f"zoo_{name}"}
+        record = {"name": name}
         with torch.no_grad():
             record["eager_ms"] = median_ms(lambda: net(x.cuda()).cpu())
             if time.monotonic() - began < args.compile_budget:
