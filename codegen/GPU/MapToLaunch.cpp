@@ -121,6 +121,33 @@ LogicalResult sinkIntoLaunch(mlir::gpu::LaunchOp launch,
   return success();
 }
 
+/// Whether `op` is or holds a parallel loop.
+bool holdsParallelLoop(Operation *op) {
+  return op->walk([](scf::ParallelOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+/// Whether `op` (or an op it holds) may write memory.
+bool writesMemory(Operation *op) {
+  return op
+      ->walk([](Operation *o) {
+        auto effects = dyn_cast<MemoryEffectOpInterface>(o);
+        bool writes = effects
+                          ? effects.hasEffect<MemoryEffects::Write>()
+                          : !o->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+        return writes ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The ops of `block` but its terminator.
+SmallVector<Operation *> bodyOf(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator())
+    ops.push_back(&op);
+  return ops;
+}
+
 struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
   using Base::Base;
 
@@ -268,33 +295,23 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
           return false;
         continue;
       }
-      bool holdsParallel = op->walk([](scf::ParallelOp) {
-                               return WalkResult::interrupt();
-                             }).wasInterrupted();
-      if (holdsParallel) {
+      if (holdsParallelLoop(op)) {
         if (!isa<scf::ForOp, scf::IfOp>(op))
           return false;
         for (Region &region : op->getRegions())
-          for (Block &block : region) {
-            SmallVector<Operation *> inner;
-            for (Operation &o : block.without_terminator())
-              inner.push_back(&o);
-            if (!cooperative(inner))
+          for (Block &block : region)
+            if (!cooperative(bodyOf(block)))
               return false;
-          }
         continue;
       }
-      bool allocates = false, writes = false;
-      op->walk([&](Operation *o) {
-        if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(o))
-          allocates = true;
-        auto effects = dyn_cast<MemoryEffectOpInterface>(o);
-        if (effects && effects.hasEffect<MemoryEffects::Write>())
-          writes = true;
-        else if (!effects && !o->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-          writes = true; // unknown effects: written by one thread
-      });
-      if (allocates || (writes && op->getNumResults() != 0))
+      bool allocates =
+          op->walk([](Operation *o) {
+              return isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(
+                         o)
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            }).wasInterrupted();
+      if (allocates || (writesMemory(op) && op->getNumResults() != 0))
         return false;
     }
     return true;
@@ -353,26 +370,13 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
         loop.erase();
         continue;
       }
-      if (isa<scf::ForOp, scf::IfOp>(op) && op->walk([](scf::ParallelOp) {
-                                                return WalkResult::interrupt();
-                                              }).wasInterrupted()) {
+      if (isa<scf::ForOp, scf::IfOp>(op) && holdsParallelLoop(op)) {
         for (Region &region : op->getRegions())
-          for (Block &block : region) {
-            SmallVector<Operation *> inner;
-            for (Operation &o : block.without_terminator())
-              inner.push_back(&o);
-            cooperate(inner, tid, threads);
-          }
+          for (Block &block : region)
+            cooperate(bodyOf(block), tid, threads);
         continue;
       }
-      bool writes = false;
-      op->walk([&](Operation *o) {
-        auto effects = dyn_cast<MemoryEffectOpInterface>(o);
-        if ((effects && effects.hasEffect<MemoryEffects::Write>()) ||
-            (!effects && !o->hasTrait<OpTrait::HasRecursiveMemoryEffects>()))
-          writes = true;
-      });
-      if (!writes)
+      if (!writesMemory(op))
         continue;
       mlir::gpu::BarrierOp::create(b, loc);
       Value first =
@@ -397,11 +401,9 @@ struct GPUMapToLaunchPass : impl::GPUMapToLaunchBase<GPUMapToLaunchPass> {
                              "GPU's memory: not supported yet";
           return failure();
         }
-    bool parallel = llvm::any_of(group, [](Operation *op) {
-      return op->walk([](scf::ParallelOp) { return WalkResult::interrupt(); })
-          .wasInterrupted();
-    });
-    int64_t threads = parallel && cooperative(group) ? blockSize : 1;
+    int64_t threads =
+        llvm::any_of(group, holdsParallelLoop) && cooperative(group) ? blockSize
+                                                                     : 1;
     OpBuilder b(group.front());
     mlir::gpu::LaunchOp launch = createLaunch(b, group, name, 1, threads);
     Operation *terminator = &launch.getBody().front().back();
