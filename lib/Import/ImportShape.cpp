@@ -484,6 +484,11 @@ static LogicalResult importSlice(NodeImporter &node) {
         getType(node.getInput(2)).getDimSize(0) != count)
       return node.emitError() << "starts and ends must be 1-D and of one "
                                  "length";
+    // (Each axis at most once: a longer list is not a slice of this input.)
+    if (count > rank)
+      return node.emitError()
+             << "starts and ends have " << count
+             << " entries, more than the input's " << rank << " axes";
     if (node.getInput(3)) {
       auto a = getConstantInts(node, 3,
                                "the axes input (with starts or "
