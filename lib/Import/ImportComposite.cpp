@@ -1304,6 +1304,10 @@ static LogicalResult importDet(NodeImporter &node) {
   Value a = input, sign = createScalar(node, element, 1.0), product;
   if (!rows || !zero || !sign)
     return failure();
+  // The determinant of a 0x0 matrix is 1 (the empty product), as numpy has it.
+  if (n == 0)
+    return node.setResults(
+        node.create<graph::ExpandOp>(sign, shape.drop_back(2)));
   for (int64_t k = 0; k < n; ++k) {
     Value column = block(a, k, n, k, k + 1);
     Value magnitude = column ? node.create<graph::AbsOp>(column) : Value();

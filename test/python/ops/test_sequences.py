@@ -165,10 +165,11 @@ def test_sequence_errors(tmp_path):
         kiln.compile(path)
 
 
-@pytest.mark.parametrize("shape", [(1, 1), (3, 3), (2, 5, 5), (4, 8, 8)])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 3), (2, 5, 5), (4, 8, 8), (0, 0), (3, 0, 0)])
 def test_det(tmp_path, shape):
+    # 0x0 matrices: the empty product, 1 (a fuzzer's find: it crashed the importer).
     x = RNG.standard_normal(shape).astype(np.float32)
-    if len(shape) == 3:
+    if len(shape) == 3 and shape[-1]:
         x[0, 1] = x[0, 0] * 2  # a singular matrix
         x[-1] = x[-1][::-1]    # rows that need pivoting
     if shape == (3, 3):
@@ -178,7 +179,11 @@ def test_det(tmp_path, shape):
     got = kiln.load(kiln.compile(path)).run({"x": x})["y"]
     want = np.linalg.det(x.astype(np.float64))
     assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    # A singular matrix's determinant is 0 in float64 but float32 rounding
+    # off the product of the other pivots: tolerate that relative to the
+    # largest determinant of the batch.
+    np.testing.assert_allclose(got, want, rtol=1e-4,
+                               atol=1e-6 * max(1.0, np.abs(want).max(initial=0)))
 
 
 @pytest.mark.parametrize("bins,length,rate,low,high", [
