@@ -183,7 +183,8 @@ void checkIndices(OpBuilder &b, Operation *op, Value indices) {
     std::string what = "index";
     if (dims->perPosition)
       what = "index " + std::to_string(j) + " of a tuple";
-    CheckIndexOp::create(b, loc, low, high, -size, size - 1, source, what);
+    CheckIndexOp::create(b, loc, low, high, dims->least(size), size - 1, source,
+                         what);
   }
 }
 

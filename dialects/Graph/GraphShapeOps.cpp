@@ -9,6 +9,7 @@
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Graph/GraphShapeUtils.h"
+#include "dialects/Kiln/KilnAttributes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -827,5 +828,6 @@ std::optional<IndexedDims> kiln::graph::getIndexedDims(Operation *op) {
   }
   if (llvm::any_of(dims.sizes, ShapedType::isDynamic))
     return std::nullopt;
+  dims.fromZero = op->hasAttr(attr::kIndicesFromZero);
   return dims;
 }

@@ -99,6 +99,11 @@ constexpr llvm::StringLiteral kPadInterior = "kiln.pad_interior";
 /// kiln-codegen-lower-index-checks), which the model ABI's descriptor
 /// lists.
 constexpr llvm::StringLiteral kIndexChecks = "kiln.index_checks";
+/// On a graph.gather or graph.scatter_elements (a unit attribute): its
+/// indices count from zero only, as RoiAlign's batch indices and
+/// MaxUnpool's positions do (onnxruntime refuses a negative one), so the
+/// compile-time and run-time checks take [0, size - 1], not [-size, size - 1].
+constexpr llvm::StringLiteral kIndicesFromZero = "kiln.indices_from_zero";
 
 /// Every convolution algorithm as the options and the IR spell it (the
 /// ConvAlgorithm enum of KilnDialect.td): im2col, direct, winograd-2x3,

@@ -363,6 +363,15 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
         return fail("offsets and sizes of a box inside the tensor");
     return success();
   }
+  if (name == attr::kIndicesFromZero) {
+    // The dialect does not link the graph dialect: the ops are known by name.
+    StringRef opName = op->getName().getStringRef();
+    if (!isa<UnitAttr>(value) ||
+        (opName != "graph.gather" && opName != "graph.scatter_elements"))
+      return fail(
+          "a unit attribute on a graph.gather or graph.scatter_elements");
+    return success();
+  }
   if (name == attr::kName)
     return op->emitOpError() << "'" << name
                              << "' belongs on a function's arguments and "

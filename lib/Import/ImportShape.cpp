@@ -16,6 +16,7 @@
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Graph/GraphShapeUtils.h"
+#include "dialects/Kiln/KilnAttributes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
@@ -2015,6 +2016,16 @@ static LogicalResult importDeformConv(NodeImporter &node) {
   return node.setResults(reshapeTo(node, result, {batch, filters, outH, outW}));
 }
 
+/// Marks the gather or scatter that made `value` as one whose indices count
+/// from zero only (kiln.indices_from_zero): a negative one fails the run or
+/// the compile, as in onnxruntime, instead of counting from the end.
+static Value indicesFromZero(Value value) {
+  Operation *op = value ? value.getDefiningOp() : nullptr;
+  if (op && isa<graph::GatherOp, graph::ScatterElementsOp>(op))
+    op->setAttr(attr::kIndicesFromZero, UnitAttr::get(op->getContext()));
+  return value;
+}
+
 /// RoiAlign (opset 16): for each region of interest, an output_height x
 /// output_width grid of bins, each the average (or maximum) of
 /// sampling_ratio^2 bilinear samples of its batch entry of X, with the
@@ -2117,8 +2128,8 @@ static LogicalResult importRoiAlign(NodeImporter &node) {
   auto [xLow, xHigh, lx] = axis(x, width);
   Value hy = b.sub(one, ly), hx = b.sub(one, lx);
   // The regions' batch entries: [R, C, H * W].
-  Value entries =
-      node.create<graph::GatherOp>(input, batchIndices, uint64_t(0));
+  Value entries = indicesFromZero(
+      node.create<graph::GatherOp>(input, batchIndices, uint64_t(0)));
   Value flatX =
       entries ? reshapeTo(node, entries, {regions, channels, height * width})
               : Value();
@@ -2273,9 +2284,9 @@ static LogicalResult importMaxUnpool(NodeImporter &node) {
   Value flatIndices = reshapeTo(node, indices, {type.getNumElements()});
   Value flatValues = reshapeTo(node, input, {type.getNumElements()});
   Value scattered = flatIndices && flatValues
-                        ? node.create<graph::ScatterElementsOp>(
+                        ? indicesFromZero(node.create<graph::ScatterElementsOp>(
                               zeros, flatIndices, flatValues, int64_t(0),
-                              graph::ScatterReduction::None)
+                              graph::ScatterReduction::None))
                         : Value();
   Value result = scattered ? reshapeTo(node, scattered, inferred) : Value();
   if (!result || shape == inferred)

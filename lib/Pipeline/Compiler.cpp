@@ -394,12 +394,12 @@ LogicalResult checkConstantIndices(ModuleOp module) {
           isUnsigned
               ? int64_t(std::min<uint64_t>(raw.getZExtValue(), INT64_MAX))
               : raw.getSExtValue();
-      if (value >= -size && value < size)
+      if (value >= dims->least(size) && value < size)
         continue;
       InFlightDiagnostic error = op->emitError() << "index " << value;
       if (dims->perPosition)
         error << " (entry " << position << " of an index tuple)";
-      error << " is out of range [" << -size << ", " << size - 1
+      error << " is out of range [" << dims->least(size) << ", " << size - 1
             << "] of the dimension it indexes";
       return WalkResult::interrupt();
     }

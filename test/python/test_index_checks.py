@@ -164,3 +164,91 @@ def test_constant_index_out_of_range_is_refused(op, data, indices, attrs,
     with pytest.raises(kiln.CompileError) as error:
         kiln.compile(model, str(tmp_path / "const.so"))
     assert f"lookup ({op}): {message}" in str(error.value)
+
+
+# Ops whose indices count from zero only (kiln.indices_from_zero): RoiAlign's
+# batch indices and MaxUnpool's positions. onnxruntime refuses a negative
+# one, so Kiln's range is [0, size - 1], not [-size, size - 1].
+
+def roi_align(const_batch=None):
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8]),
+              helper.make_tensor_value_info("rois", TensorProto.FLOAT, [2, 4])]
+    inits = []
+    if const_batch is None:
+        inputs.append(helper.make_tensor_value_info("batch", TensorProto.INT64, [2]))
+    else:
+        inits.append(numpy_helper.from_array(np.array(const_batch, np.int64), "batch"))
+    node = helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], name="lookup",
+                            output_height=2, output_width=2, sampling_ratio=2)
+    graph = helper.make_graph([node], "g", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    return model
+
+
+def max_unpool(const_indices=None):
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 2, 2])]
+    inits = []
+    if const_indices is None:
+        inputs.append(helper.make_tensor_value_info("indices", TensorProto.INT64,
+                                                    [1, 2, 2, 2]))
+    else:
+        inits.append(numpy_helper.from_array(const_indices, "indices"))
+    node = helper.make_node("MaxUnpool", ["x", "indices"], ["y"], name="lookup",
+                            kernel_shape=[2, 2], strides=[2, 2])
+    graph = helper.make_graph([node], "g", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    return model
+
+
+UNPOOL_GOOD = np.array([0, 5, 10, 15, 16, 18, 25, 31], np.int64).reshape(1, 2, 2, 2)
+
+
+@pytest.mark.parametrize("case,bad,message", [
+    ("roi_align", [0, 2], "index 2 is out of range [0, 1]"),
+    ("roi_align", [-1, 1], "index -1 is out of range [0, 1]"),
+    ("max_unpool", 32, "index 32 is out of range [0, 31]"),
+    ("max_unpool", -1, "index -1 is out of range [0, 31]"),
+])
+def test_indices_from_zero(case, bad, message, tmp_path):
+    if case == "roi_align":
+        model, op = roi_align(), "RoiAlign"
+        base = {"x": table(2, 3, 8, 8),
+                "rois": np.array([[0, 0, 4, 4], [1, 1, 6, 6]], np.float32)}
+        good = dict(base, batch=np.array([1, 0], np.int64))
+        wrong = dict(base, batch=np.array(bad, np.int64))
+    else:
+        model, op = max_unpool(), "MaxUnpool"
+        x = table(1, 2, 2, 2)
+        good = {"x": x, "indices": UNPOOL_GOOD}
+        indices = UNPOOL_GOOD.copy()
+        indices[0, 1, 1, 1] = bad
+        wrong = {"x": x, "indices": indices}
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    want = session.run(None, good)[0]
+    with pytest.raises(Exception, match="out of (range|bounds)"):
+        session.run(None, wrong)  # onnxruntime refuses it too
+    path = kiln.compile(model, str(tmp_path / f"{case}.so"))
+    with kiln.load(path) as compiled:
+        np.testing.assert_allclose(compiled.run(good)["y"], want, rtol=1e-5, atol=1e-6)
+        with pytest.raises(kiln.InvalidInputError) as error:
+            compiled.run(wrong)
+        assert f"lookup ({op}): {message}" in str(error.value)
+        np.testing.assert_allclose(compiled.run(good)["y"], want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("model,message", [
+    (lambda: roi_align(const_batch=[0, -1]), "index -1 is out of range [0, 1]"),
+    (lambda: max_unpool(const_indices=np.where(UNPOOL_GOOD == 31, -1, UNPOOL_GOOD)),
+     "index -1 is out of range [0, 31]"),
+], ids=["roi_align", "max_unpool"])
+def test_constant_indices_from_zero_are_refused(model, message, tmp_path):
+    with pytest.raises(kiln.CompileError) as error:
+        kiln.compile(model(), str(tmp_path / "const.so"))
+    assert message in str(error.value)

@@ -23,6 +23,17 @@ func.func @gather(%d: tensor<10x4xf32>, %i: tensor<2x3xi64>) -> tensor<2x3x4xf32
 
 // -----
 
+// Indices that count from zero only (RoiAlign's batch indices, MaxUnpool's
+// positions: kiln.indices_from_zero): the range starts at 0.
+// CHECK-LABEL: func.func @gather_from_zero
+// CHECK: kiln.check_index %{{.+}}, %{{.+}} in [0, 9] {source = "roi (RoiAlign)", what = "index"}
+func.func @gather_from_zero(%d: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
+  %0 = graph.gather %d, %i {axis = 0 : i64, kiln.indices_from_zero} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x4xf32> loc("roi (RoiAlign)")
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
 // Constant indices are the compiler's to refuse: no run-time check.
 // CHECK-LABEL: func.func @constant_indices
 // CHECK-NOT: kiln.check_index

@@ -198,3 +198,11 @@ func.func @pad_interior_rank(%e: tensor<4x4xf32>, %v: f32) -> tensor<4x4xf32> {
   %f = linalg.fill {kiln.pad_interior = array<i64: 1, 1>} ins(%v : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %f : tensor<4x4xf32>
 }
+
+// -----
+
+func.func @indices_from_zero_elsewhere(%d: tensor<10x4xf32>, %i: tensor<2xi64>) -> tensor<10x4xf32> {
+  // expected-error @+1 {{'kiln.indices_from_zero' must be a unit attribute on a graph.gather or graph.scatter_elements}}
+  %0 = graph.relu %d {kiln.indices_from_zero} : tensor<10x4xf32>
+  return %0 : tensor<10x4xf32>
+}
