@@ -367,8 +367,15 @@ struct GPUTileContractionsPass
     : impl::GPUTileContractionsBase<GPUTileContractionsPass> {
   using Base::Base;
 
+  /// The ops of the list that rewrites erased (a fused producer or
+  /// consumer is one of them): not to be visited.
+  llvm::SmallPtrSet<Operation *, 8> erased;
+
   void runOnOperation() override {
+    erased.clear();
     for (linalg::LinalgOp op : topLevelLinalgOps(getOperation())) {
+      if (erased.contains(op))
+        continue;
       std::optional<Roles> roles = match(op);
       if (!roles)
         continue;
@@ -1076,8 +1083,10 @@ struct GPUTileContractionsPass
                                   resultAt.front());
       }
     for (linalg::LinalgOp fused : {producer, consumer})
-      if (fused)
+      if (fused) {
+        erased.insert(fused);
         fused->erase();
+      }
     op->erase();
     for (auto &[operand, gather] : gathers)
       for (Operation *gone : gather.made())
