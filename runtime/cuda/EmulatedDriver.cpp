@@ -54,20 +54,24 @@ constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
                    kInvalidImage = 200, kUnsupportedPtx = 222, kNotFound = 500,
                    kIllegalAddress = 700, kLaunchFailed = 719;
 
+struct Function {
+  void (*run)(void *const *, const int64_t *) = nullptr;
+};
+
 struct Module {
   const char *image = nullptr;
   size_t size = 0; // bytes of the image that names may be searched in
   bool ptx = false;
   std::map<std::string, void (*)(void *const *, const int64_t *)> kernels;
+  /// The handles cuModuleGetFunction gave out: valid until the module is
+  /// unloaded, as the driver's are.
+  std::map<std::string, std::unique_ptr<Function>> functions;
+  std::mutex functionsMutex;
 };
 
 /// The emulator's device memory: each allocation's start and size.
 std::mutex allocationsMutex;
 std::map<uintptr_t, size_t> live;
-
-struct Function {
-  void (*run)(void *const *, const int64_t *) = nullptr;
-};
 
 std::atomic<int64_t> allocations{0}, frees{0}, launches{0}, uploads{0};
 
@@ -333,7 +337,11 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
   auto it = m->kernels.find(name);
   if (!contains(*m, needle) || it == m->kernels.end())
     return kNotFound;
-  *function = new Function{it->second}; // lives as long as the process
+  std::lock_guard<std::mutex> lock(m->functionsMutex);
+  std::unique_ptr<Function> &handle = m->functions[name];
+  if (!handle)
+    handle = std::make_unique<Function>(Function{it->second});
+  *function = handle.get();
   return kSuccess;
 }
 
