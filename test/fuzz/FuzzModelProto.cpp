@@ -9,14 +9,23 @@
 // through the graph-level optimisation pipeline (with the blocked layout)
 // and verified again: errors are fine, a crash, hang, leak or sanitizer
 // report is not. (Debian has no libprotobuf-mutator; this is Kiln's own.)
-// Code generation of random valid graphs is the differential tester's
+//
+// Built a second time with KILN_FUZZ_CODEGEN as kiln-fuzz-codegen, the same
+// mutator feeds the whole compiler instead (kiln::compileONNXBytes down to
+// an object file: the lowering, bufferisation, the CPU code generation and
+// LLVM) with models small enough to compile in a fraction of a second.
+// Code generation of random valid graphs is also the differential tester's
 // (tools/difftest.py).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FuzzContext.h"
+#include "dialects/Graph/GraphShapeUtils.h"
 #include "dialects/Graph/Transforms/Pipeline.h"
+#include "kiln/compiler.h"
 #include "lib/Import/ONNXImporter.h"
+
+#include "mlir/IR/BuiltinTypes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -29,6 +38,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -36,6 +46,8 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include <unistd.h>
 
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
@@ -287,6 +299,44 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
   return out.size();
 }
 
+#ifdef KILN_FUZZ_CODEGEN
+/// Whether `module` is small enough to compile many times a second: at most
+/// 64 ops, and no tensor of more than 2^16 elements.
+static bool isSmall(mlir::ModuleOp module) {
+  int64_t ops = 0;
+  mlir::WalkResult walk = module.walk([&](mlir::Operation *op) {
+    if (++ops > 64)
+      return mlir::WalkResult::interrupt();
+    for (mlir::Type type : op->getResultTypes()) {
+      auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type);
+      if (tensor && (!tensor.hasStaticShape() ||
+                     !kiln::graph::hasAtMostElements(tensor.getShape(),
+                                                     int64_t(1) << 16)))
+        return mlir::WalkResult::interrupt();
+    }
+    return mlir::WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      kiln::fuzz::importAndVerify(data, size);
+  if (!module || !isSmall(*module))
+    return 0;
+  // The whole compiler, as kiln-compile runs it, to a relocatable object
+  // (the shared object adds only the linker): an error is the user's answer.
+  static const std::string output =
+      "/tmp/kiln-fuzz-codegen-" + std::to_string(getpid()) + ".o";
+  kiln::CompileOptions options;
+  options.emit = kiln::EmitStage::Object;
+  (void)kiln::compileONNXBytes(
+      std::string(reinterpret_cast<const char *>(data), size),
+      /*baseDir=*/"", output, options);
+  std::remove(output.c_str());
+  return 0;
+}
+#else
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       kiln::fuzz::importAndVerify(data, size);
@@ -302,3 +352,4 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   (void)pm.run(*module);
   return 0;
 }
+#endif
