@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/model_abi.h"
+#include "runtime/cuda/CudaDriver.h"
 
 #include <algorithm>
 #include <atomic>
@@ -242,6 +243,13 @@ void barrier() {
 
 } // namespace
 
+// The entry points take the driver's own handle types, as the runtime calls
+// them through pointers of those types (UBSan's -fsanitize=function checks).
+using kiln::runtime::cuda::CUcontext;
+using kiln::runtime::cuda::CUfunction;
+using kiln::runtime::cuda::CUmodule;
+using kiln::runtime::cuda::CUstream;
+
 extern "C" {
 
 CUresult cuInit(unsigned) { return kSuccess; }
@@ -272,21 +280,21 @@ CUresult cuDeviceGetName(char *name, int length, int) {
   std::snprintf(name, length, "Kiln CUDA emulator");
   return kSuccess;
 }
-CUresult cuDevicePrimaryCtxRetain(void **context, int) {
+CUresult cuDevicePrimaryCtxRetain(CUcontext *context, int) {
   static int primary;
-  *context = &primary;
+  *context = reinterpret_cast<CUcontext>(&primary);
   return kSuccess;
 }
 CUresult cuDevicePrimaryCtxRelease_v2(int) { return kSuccess; }
-CUresult cuCtxPushCurrent_v2(void *) { return kSuccess; }
-CUresult cuCtxPopCurrent_v2(void **context) {
+CUresult cuCtxPushCurrent_v2(CUcontext) { return kSuccess; }
+CUresult cuCtxPopCurrent_v2(CUcontext *context) {
   if (context)
     *context = nullptr;
   return kSuccess;
 }
 
-CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned, int *,
-                            void **) {
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned,
+                            int *, void **) {
   if (!image)
     return kInvalidValue;
   if (failing("load"))
@@ -308,19 +316,19 @@ CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned, int *,
     if (!contains(*m, ".version") || !contains(*m, ".target sm_"))
       return kInvalidImage;
   }
-  *module = m.release();
+  *module = reinterpret_cast<CUmodule>(m.release());
   return kSuccess;
 }
 
-CUresult cuModuleUnload(void *module) {
-  delete static_cast<Module *>(module);
+CUresult cuModuleUnload(CUmodule module) {
+  delete reinterpret_cast<Module *>(module);
   return kSuccess;
 }
 
 /// Kiln's own entry point: the host twins of the module's kernels.
-CUresult kiln_emulator_attach(void *module, const void *kernels,
+CUresult kiln_emulator_attach(CUmodule module, const void *kernels,
                               int64_t count) {
-  auto *m = static_cast<Module *>(module);
+  auto *m = reinterpret_cast<Module *>(module);
   const auto *table = static_cast<const kiln_abi_emulated_kernel *>(kernels);
   if (!m || !table || count < 0)
     return kInvalidValue;
@@ -329,8 +337,9 @@ CUresult kiln_emulator_attach(void *module, const void *kernels,
   return kSuccess;
 }
 
-CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
-  auto *m = static_cast<Module *>(module);
+CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
+                             const char *name) {
+  auto *m = reinterpret_cast<Module *>(module);
   // The name must be an entry of the image itself, as the driver checks.
   std::string needle =
       m->ptx ? ".entry " + std::string(name) + "(" : std::string(name) + '\0';
@@ -341,7 +350,7 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
   std::unique_ptr<Function> &handle = m->functions[name];
   if (!handle)
     handle = std::make_unique<Function>(Function{it->second});
-  *function = handle.get();
+  *function = reinterpret_cast<CUfunction>(handle.get());
   return kSuccess;
 }
 
@@ -373,12 +382,12 @@ CUresult cuMemcpyHtoD_v2(unsigned long long to, const void *from,
   return kSuccess;
 }
 CUresult cuMemcpyHtoDAsync_v2(unsigned long long to, const void *from,
-                              size_t bytes, void *) {
+                              size_t bytes, CUstream) {
   std::memcpy(reinterpret_cast<void *>(to), from, bytes);
   return kSuccess;
 }
 CUresult cuMemcpyDtoHAsync_v2(void *to, unsigned long long from, size_t bytes,
-                              void *) {
+                              CUstream) {
   std::memcpy(to, reinterpret_cast<void *>(from), bytes);
   return kSuccess;
 }
@@ -391,11 +400,11 @@ CUresult cuPointerGetAttribute(void *data, int attribute,
   --it;
   if (pointer >= it->first + std::max<size_t>(it->second, 1))
     return kInvalidValue; // not device memory
-  void *context = nullptr;
+  CUcontext context = nullptr;
   cuDevicePrimaryCtxRetain(&context, 0);
   switch (attribute) {
   case 1: // CU_POINTER_ATTRIBUTE_CONTEXT
-    *static_cast<void **>(data) = context;
+    *static_cast<CUcontext *>(data) = context;
     return kSuccess;
   case 2:                               // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
     *static_cast<unsigned *>(data) = 2; // CU_MEMORYTYPE_DEVICE
@@ -411,22 +420,22 @@ CUresult cuPointerGetAttribute(void *data, int attribute,
   }
 }
 
-CUresult cuStreamCreate(void **stream, unsigned) {
+CUresult cuStreamCreate(CUstream *stream, unsigned) {
   static int streams;
-  *stream = &streams;
+  *stream = reinterpret_cast<CUstream>(&streams);
   return kSuccess;
 }
-CUresult cuStreamDestroy_v2(void *) { return kSuccess; }
-CUresult cuStreamSynchronize(void *) {
+CUresult cuStreamDestroy_v2(CUstream) { return kSuccess; }
+CUresult cuStreamSynchronize(CUstream) {
   return failing("sync") ? kIllegalAddress : kSuccess;
 }
 
-CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
-                        unsigned bx, unsigned by, unsigned bz, unsigned, void *,
-                        void **params, void **) {
+CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
+                        unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned, CUstream, void **params, void **) {
   if (failing("launch"))
     return kLaunchFailed;
-  auto *f = static_cast<Function *>(function);
+  auto *f = reinterpret_cast<Function *>(function);
   if (!f || !f->run)
     return kInvalidValue;
   ++launches;
