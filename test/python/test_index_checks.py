@@ -170,6 +170,16 @@ def test_constant_index_out_of_range_is_refused(op, data, indices, attrs,
 # batch indices and MaxUnpool's positions. onnxruntime refuses a negative
 # one, so Kiln's range is [0, size - 1], not [-size, size - 1].
 
+def graph_of(node, inputs, inits):
+    """A model of the one `node` with output y."""
+    graph = helper.make_graph([node], "g", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    return model
+
+
 def roi_align(const_batch=None):
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8]),
               helper.make_tensor_value_info("rois", TensorProto.FLOAT, [2, 4])]
@@ -178,14 +188,9 @@ def roi_align(const_batch=None):
         inputs.append(helper.make_tensor_value_info("batch", TensorProto.INT64, [2]))
     else:
         inits.append(numpy_helper.from_array(np.array(const_batch, np.int64), "batch"))
-    node = helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], name="lookup",
-                            output_height=2, output_width=2, sampling_ratio=2)
-    graph = helper.make_graph([node], "g", inputs,
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    model.ir_version = 8
-    return model
+    return graph_of(helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"],
+                                     name="lookup", output_height=2, output_width=2,
+                                     sampling_ratio=2), inputs, inits)
 
 
 def max_unpool(const_indices=None):
@@ -196,14 +201,8 @@ def max_unpool(const_indices=None):
                                                     [1, 2, 2, 2]))
     else:
         inits.append(numpy_helper.from_array(const_indices, "indices"))
-    node = helper.make_node("MaxUnpool", ["x", "indices"], ["y"], name="lookup",
-                            kernel_shape=[2, 2], strides=[2, 2])
-    graph = helper.make_graph([node], "g", inputs,
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    model.ir_version = 8
-    return model
+    return graph_of(helper.make_node("MaxUnpool", ["x", "indices"], ["y"], name="lookup",
+                                     kernel_shape=[2, 2], strides=[2, 2]), inputs, inits)
 
 
 UNPOOL_GOOD = np.array([0, 5, 10, 15, 16, 18, 25, 31], np.int64).reshape(1, 2, 2, 2)
