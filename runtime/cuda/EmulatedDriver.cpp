@@ -25,8 +25,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaDriver.h"
 #include "kiln/model_abi.h"
-#include "runtime/cuda/CudaDriver.h"
 
 #include <algorithm>
 #include <atomic>
