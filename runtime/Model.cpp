@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuFeatures.h"
+#include "ModelCall.h"
 #include "ModelFile.h"
 #include "Status.h"
 #include "cuda/GpuModel.h"
@@ -644,7 +645,7 @@ kiln_status openModel(const char *path, const kiln_model_options *options,
     return makeStatus(KILN_STATUS_ABI_MISMATCH,
                       "'%s' is not a Kiln model: it does not export %s", path,
                       !describe ? "kiln_abi_describe" : "kiln_abi_run");
-  model->descriptor = describe();
+  model->descriptor = callModel(describe);
   if (!model->descriptor)
     return makeStatus(KILN_STATUS_INVALID_MODEL,
                       "invalid model '%s': kiln_abi_describe returned NULL",
@@ -1069,7 +1070,7 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
   kiln_abi_run_error error{-1, 0};
   args.error = &error;
   args.symbol_results = symbolResults.empty() ? nullptr : symbolResults.data();
-  int32_t result = model->run(&args);
+  int32_t result = callModel(model->run, &args);
   switch (result) {
   case KILN_ABI_RUN_OK:
     return takeResults();

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../ModelCall.h"
 #include "CudaDriver.h"
 #include "kiln/model_abi.h"
 
@@ -180,7 +181,9 @@ kiln_emulator_switch:
 )");
 #endif
 
-[[noreturn]] void fiberMain() {
+// The call of the kernel's host twin, the model's code, is exempt from
+// UBSan's function check (ModelCall.h says why).
+[[noreturn]] KILN_CALLS_MODEL_CODE void fiberMain() {
   Block &block = *running;
   Fiber &fiber = *block.current;
   block.run(block.params, fiber.ids);

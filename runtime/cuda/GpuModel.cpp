@@ -2,6 +2,7 @@
 
 #include "cuda/GpuModel.h"
 
+#include "ModelCall.h"
 #include "Status.h"
 #include "cuda/CudaDriver.h"
 
@@ -534,7 +535,7 @@ kiln_status runGpuModel(GpuModel &gpu,
   args.symbol_values = nullptr; // a GPU model has no symbolic dimensions
   args.symbol_results = reinterpret_cast<int64_t *>(gpu.results);
   args.error = nullptr; // nor index checks (its kernels clamp)
-  int32_t result = run(&args);
+  int32_t result = callModel(run, &args);
   if (result != KILN_ABI_RUN_OK)
     return makeStatus(KILN_STATUS_INTERNAL, "kiln_abi_run failed with code %d",
                       result);
