@@ -300,6 +300,8 @@ resolvePipelineOptions(const CompileOptions &options) {
     result.graph.layoutBlock = 0;
     break;
   }
+  // The GPU reduces by warps and blocks; the CPU by results on threads.
+  result.graph.splitReductions = result.target.arch != TargetArch::NVPTX;
   // Integer convolutions where the blocked layout's block is the dot
   // product's width (an NC1HWC0 block of 16 on an 8-lane target is not).
   result.graph.integerContractions =

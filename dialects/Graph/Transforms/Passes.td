@@ -271,6 +271,39 @@ def GraphFuseEpilogues : Pass<"kiln-graph-fuse-epilogues", "mlir::func::FuncOp">
   let dependentDialects = ["kiln::graph::GraphDialect"];
 }
 
+def GraphSplitReductions : Pass<"kiln-graph-split-reductions", "mlir::func::FuncOp"> {
+  let summary = "Splits a large reduction with few results into parts, for "
+                "the CPU's threads";
+  let description = [{
+    A `graph.reduce_max`, `reduce_min`, `reduce_sum` or `reduce_mean` over
+    trailing axes whose results number fewer than 8 and whose reduced
+    elements per result split into 16 parts of at least 4096 becomes a
+    reduction of `[outer, 16, rest]` over `rest`, then over the 16 parts:
+    the first has `outer * 16` results that `kiln-cpu-parallelize` puts on
+    threads, where the whole ran on one (DynamicQuantizeLinear's minimum and
+    maximum of an activation, a loss, a norm). Sums are associated
+    differently than in one pass, the same way whatever the thread count.
+
+    Before:
+    ```mlir
+    %m = graph.reduce_max %x {axes = array<i64: 0, 1>, keepdims = false}
+         : (tensor<128x768xf32>) -> tensor<f32>
+    ```
+    After:
+    ```mlir
+    %0 = graph.reshape %x {shape = array<i64: 1, 16, 6144>, allow_zero = false}
+         : (tensor<128x768xf32>) -> tensor<1x16x6144xf32>
+    %1 = graph.reduce_max %0 {axes = array<i64: 2>, keepdims = false}
+         : (tensor<1x16x6144xf32>) -> tensor<1x16xf32>
+    %2 = graph.reduce_max %1 {axes = array<i64: 1>, keepdims = false}
+         : (tensor<1x16xf32>) -> tensor<1xf32>
+    %m = graph.reshape %2 {shape = array<i64>, allow_zero = false}
+         : (tensor<1xf32>) -> tensor<f32>
+    ```
+  }];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
 def GraphInferShapes : Pass<"kiln-graph-infer-shapes", "mlir::func::FuncOp"> {
   let summary = "Refines result shapes of graph ops from their operands";
   let description = [{

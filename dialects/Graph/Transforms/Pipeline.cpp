@@ -39,6 +39,8 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
           graph::createGraphMarkIntegerContractions(mark));
     }
   }
+  if (options.splitReductions)
+    pm.addNestedPass<func::FuncOp>(graph::createGraphSplitReductions());
   // Weights replaced by folding are dead now.
   pm.addPass(createCanonicalizerPass());
 }

@@ -29,6 +29,10 @@ struct GraphOptimizationOptions {
   /// Mark the other float convolutions and matrix products with constant
   /// weights for bf16 operands (--precision=bf16).
   bool bf16Contractions = false;
+  /// Split large reductions with few results into parts that threads share
+  /// (kiln-graph-split-reductions): for the CPU, whose code runs a
+  /// reduction's results on threads.
+  bool splitReductions = false;
 };
 
 /// Graph-level optimisation on the graph dialect.
