@@ -445,6 +445,11 @@ struct GraphPipelineOptions : public PassPipelineOptions<GraphPipelineOptions> {
       llvm::cl::desc("compute convolutions of proven 8-bit operands in "
                      "integers (targets with 8-bit dot products)"),
       llvm::cl::init(false)};
+  Option<bool> splitReductions{
+      *this, "split-reductions",
+      llvm::cl::desc("split large reductions with few results into parts "
+                     "for the CPU's threads"),
+      llvm::cl::init(false)};
 };
 
 /// kiln-opt's kiln-cpu-codegen: CPUCodegenOptions, with the defaults of an
@@ -517,6 +522,7 @@ void registerPipelines() {
         options.layoutBlock = pipelineOptions.layoutBlock;
         options.integerContractions = pipelineOptions.integerContractions;
         options.bf16Contractions = pipelineOptions.bf16Contractions;
+        options.splitReductions = pipelineOptions.splitReductions;
         buildGraphOptimizationPipeline(pm, options);
       });
   PassPipelineRegistration<>(
