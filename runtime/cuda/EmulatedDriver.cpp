@@ -181,12 +181,11 @@ kiln_emulator_switch:
 )");
 #endif
 
-// The call of the kernel's host twin, the model's code, is exempt from
-// UBSan's function check (ModelCall.h says why).
-[[noreturn]] KILN_CALLS_MODEL_CODE void fiberMain() {
+[[noreturn]] void fiberMain() {
   Block &block = *running;
   Fiber &fiber = *block.current;
-  block.run(block.params, fiber.ids);
+  // The kernel's host twin is the model's code (ModelCall.h).
+  kiln::runtime::callModel(block.run, block.params, fiber.ids);
   fiber.done = true;
 #if KILN_EMULATOR_FAST_SWITCH
   kiln_emulator_switch(&fiber.sp, block.hostSp);
