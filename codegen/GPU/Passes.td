@@ -140,11 +140,14 @@ def GPUReduceRows : Pass<"kiln-gpu-reduce-rows", "mlir::func::FuncOp"> {
   let summary = "Makes each reduction of long rows a launch of one block or "
                 "one warp per output element";
   let description = [{
-    A reduction on buffers (a `linalg` op with reduction loops, one f32
-    output indexed by its parallel loops, static shapes) whose body combines
-    the accumulator with one element's value by `addf`, `mulf`, `maximumf`,
-    `minimumf`, `maxnumf` or `minnumf` (the accumulator used by that op
-    alone) becomes a `gpu.launch` of blocks of 256 threads:
+    A reduction on buffers (a `linalg` op with reduction loops, outputs
+    indexed by its parallel loops, static shapes) whose body combines each
+    output's accumulator with one element's value (f32 by `addf`, `mulf`,
+    `maximumf`, `minimumf`, `maxnumf` or `minnumf`; an integer of up to 64
+    bits by `addi`, `muli`, `andi`, `ori`, `xori` or the signed and
+    unsigned `min`/`max`; each accumulator used by its op alone, no
+    element's value depending on one) becomes a `gpu.launch` of blocks of
+    256 threads, every output reduced by the same threads:
 
     - with at least `min-length` elements per output and at most `max-rows`
       outputs, one block per output element: thread t combines elements t,
@@ -161,9 +164,14 @@ def GPUReduceRows : Pass<"kiln-gpu-reduce-rows", "mlir::func::FuncOp"> {
       output reduces nothing but takes part in the shuffles.
 
     Thread 0 of the group combines the result with the output's initial
-    value. A classifier's Softmax (its maximum and its sum over the
-    classes), LayerNorm's means, a global average pool and a long dot
-    product take it; a reduction across rows (over the channels of an NCHW
+    value, or, where a `linalg.fill` just before the op gives the output
+    its combiner's identity (only ops without memory effects between), writes
+    the result as it is and the fill is dropped: one launch fewer. A 64-bit
+    integer crosses lanes as two 32-bit shuffles. A classifier's Softmax
+    (its maximum and its sum over the classes), LayerNorm's means, a global
+    average pool, a long dot product and the range of a gather's indices
+    (its least and greatest, for the run-time index check) take it; a
+    reduction across rows (over the channels of an NCHW
     tensor) keeps a thread per output element, whose neighbours read
     neighbouring elements. The order of the additions differs from the
     serial loop's (rounding only). Every thread of the block reaches every

@@ -31,28 +31,54 @@ namespace {
 constexpr int64_t kThreads = 256;
 constexpr int32_t kWarp = 32;
 
-/// A reduction this pass maps: its loops by kind, and the op of its body
-/// that combines the accumulator with the value of one element.
+/// One output of a reduction: the op of the body that combines its
+/// accumulator with the value of one element.
+struct Combiner {
+  Operation *op = nullptr;
+  unsigned accOperand = 0; // which operand of `op` is the accumulator
+};
+
+/// A reduction this pass maps: its loops by kind, and each output's
+/// combiner.
 struct Reduction {
   SmallVector<unsigned> parallel, reduced;
   SmallVector<int64_t> ranges;
   int64_t rows = 1, length = 1; // output elements, elements reduced into each
-  Operation *combiner = nullptr;
-  unsigned accOperand = 0; // which operand of the combiner is the accumulator
-  bool wholeBlock = true;  // a block per output element, else a warp
+  SmallVector<Combiner> combiners; // one per output
+  bool wholeBlock = true;          // a block per output element, else a warp
 };
 
-/// The identity of `combiner`'s operation, or null when it has none here.
-TypedAttr identityOf(Operation *combiner, FloatType type) {
-  const llvm::fltSemantics &sem = type.getFloatSemantics();
-  if (isa<arith::AddFOp>(combiner))
-    return FloatAttr::get(type, APFloat::getZero(sem));
-  if (isa<arith::MulFOp>(combiner))
-    return FloatAttr::get(type, APFloat::getOne(sem));
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
-    return FloatAttr::get(type, APFloat::getInf(sem, /*Negative=*/true));
-  if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
-    return FloatAttr::get(type, APFloat::getInf(sem, /*Negative=*/false));
+/// The identity of `combiner`'s operation on `type` (f32, or an integer of
+/// at most 64 bits), or null when it has none here.
+TypedAttr identityOf(Operation *combiner, Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    if (!floatType.isF32())
+      return {};
+    const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+    if (isa<arith::AddFOp>(combiner))
+      return FloatAttr::get(type, APFloat::getZero(sem));
+    if (isa<arith::MulFOp>(combiner))
+      return FloatAttr::get(type, APFloat::getOne(sem));
+    if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
+      return FloatAttr::get(type, APFloat::getInf(sem, /*Negative=*/true));
+    if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
+      return FloatAttr::get(type, APFloat::getInf(sem, /*Negative=*/false));
+    return {};
+  }
+  auto intType = dyn_cast<IntegerType>(type);
+  if (!intType || intType.getWidth() > 64)
+    return {};
+  unsigned width = intType.getWidth();
+  if (isa<arith::AddIOp, arith::OrIOp, arith::XOrIOp, arith::MaxUIOp>(combiner))
+    return IntegerAttr::get(type, APInt::getZero(width));
+  if (isa<arith::MulIOp>(combiner))
+    return IntegerAttr::get(type, APInt(width, 1));
+  if (isa<arith::AndIOp, arith::MinUIOp>(combiner))
+    return IntegerAttr::get(type, APInt::getAllOnes(width));
+  if (isa<arith::MaxSIOp>(combiner))
+    return IntegerAttr::get(type, APInt::getSignedMinValue(width));
+  if (isa<arith::MinSIOp>(combiner))
+    return IntegerAttr::get(type, APInt::getSignedMaxValue(width));
   return {};
 }
 
@@ -83,18 +109,58 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    // A rewrite erases the fills just before its op, which this list holds
+    // earlier on (and which match nothing).
+    llvm::SmallPtrSet<Operation *, 8> erased;
     for (linalg::LinalgOp op : topLevelLinalgOps(getOperation()))
-      if (std::optional<Reduction> reduction = match(op))
-        rewrite(op, *reduction);
+      if (!erased.contains(op))
+        if (std::optional<Reduction> reduction = match(op))
+          rewrite(op, *reduction, erased);
+  }
+
+  /// For each output of `op`, the linalg.fill that gives its buffer the
+  /// combiner's identity just before `op` (with only ops that touch no
+  /// memory, views and constants, or other such fills in between), or
+  /// null: the reduction's result is then the output, not combined with
+  /// what the buffer held.
+  SmallVector<Operation *> identityFills(linalg::LinalgOp op,
+                                         const Reduction &r) {
+    SmallVector<Operation *> fills(r.combiners.size(), nullptr);
+    for (Operation *prev = op->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      auto fill = dyn_cast<linalg::FillOp>(prev);
+      if (!fill) {
+        if (isMemoryEffectFree(prev) && prev->getNumRegions() == 0)
+          continue;
+        break;
+      }
+      if (!fill.hasPureBufferSemantics())
+        break;
+      Value buffer = fill.getDpsInitOperand(0)->get();
+      if (llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+            return input->get() == buffer;
+          }))
+        break;
+      auto constant = fill.value().getDefiningOp<arith::ConstantOp>();
+      bool found = false;
+      for (auto [k, c] : llvm::enumerate(r.combiners)) {
+        if (op.getDpsInitOperand(k)->get() != buffer)
+          continue;
+        found = true;
+        if (constant && !fills[k] &&
+            constant.getValue() == identityOf(c.op, constant.getType()))
+          fills[k] = fill;
+      }
+      // A fill of another buffer that the op reads would be read after.
+      if (!found)
+        break;
+    }
+    return fills;
   }
 
   std::optional<Reduction> match(linalg::LinalgOp op) {
-    if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+    if (!op.hasPureBufferSemantics() || op.getNumDpsInits() == 0 ||
         op.getNumReductionLoops() == 0 || op->getNumRegions() != 1)
-      return std::nullopt;
-    OpOperand *init = op.getDpsInitOperand(0);
-    auto initType = dyn_cast<MemRefType>(init->get().getType());
-    if (!initType || !initType.getElementType().isF32())
       return std::nullopt;
     Reduction r;
     r.ranges = op.getStaticLoopRanges();
@@ -111,12 +177,13 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
     int64_t rows = r.rows, length = r.length;
     if (length < minWarpLength)
       return std::nullopt;
-    // The output is indexed by parallel loops only.
-    for (AffineExpr e : op.getMatchingIndexingMap(init).getResults()) {
-      auto dim = dyn_cast<AffineDimExpr>(e);
-      if (!dim || llvm::is_contained(r.reduced, dim.getPosition()))
-        return std::nullopt;
-    }
+    // The outputs are indexed by parallel loops only.
+    for (OpOperand &init : op.getDpsInitsMutable())
+      for (AffineExpr e : op.getMatchingIndexingMap(&init).getResults()) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        if (!dim || llvm::is_contained(r.reduced, dim.getPosition()))
+          return std::nullopt;
+      }
     // Whether consecutive elements of a row lie next to one another in some
     // input (its innermost dimension is the innermost reduced loop) and in
     // no input apart.
@@ -143,24 +210,30 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
     r.wholeBlock = length >= minLength && rows <= maxRows;
     if (!r.wholeBlock && (!alongRows || acrossRows))
       return std::nullopt;
-    // The body: yield(combine(acc, h(inputs))), the accumulator used by the
-    // combiner alone.
+    // The body: yield(combine_k(acc_k, h_k(inputs)), ...), each
+    // accumulator used by its combiner alone, and no element's value
+    // depending on an accumulator.
     Block *body = op.getBlock();
-    BlockArgument acc = op.getMatchingBlockArgument(init);
-    Value yielded = body->getTerminator()->getOperand(0);
-    Operation *combiner = yielded.getDefiningOp();
-    if (!combiner || combiner->getBlock() != body ||
-        combiner->getNumOperands() != 2 || !acc.hasOneUse() ||
-        !identityOf(combiner, cast<FloatType>(acc.getType())))
-      return std::nullopt;
-    for (unsigned i = 0; i < 2; ++i)
-      if (combiner->getOperand(i) == acc &&
-          !dependsOn(combiner->getOperand(1 - i), acc)) {
-        r.combiner = combiner;
-        r.accOperand = i;
-        return r;
-      }
-    return std::nullopt;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      BlockArgument acc = op.getMatchingBlockArgument(&init);
+      Value yielded = body->getTerminator()->getOperand(
+          init.getOperandNumber() - op.getNumDpsInputs());
+      Operation *combiner = yielded.getDefiningOp();
+      if (!combiner || combiner->getBlock() != body ||
+          combiner->getNumOperands() != 2 || !acc.hasOneUse() ||
+          !identityOf(combiner, acc.getType()))
+        return std::nullopt;
+      unsigned accOperand = combiner->getOperand(0) == acc ? 0 : 1;
+      if (combiner->getOperand(accOperand) != acc)
+        return std::nullopt;
+      r.combiners.push_back({combiner, accOperand});
+    }
+    for (const Combiner &c : r.combiners)
+      for (OpOperand &init : op.getDpsInitsMutable())
+        if (dependsOn(c.op->getOperand(1 - c.accOperand),
+                      op.getMatchingBlockArgument(&init)))
+          return std::nullopt;
+    return r;
   }
 
   /// `combiner` applied to `x` and `y`.
@@ -173,21 +246,48 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
     return b.create(state)->getResult(0);
   }
 
+  /// The value of lane `lane ^ offset` for each lane: a 32-bit shuffle, or
+  /// two for a 64-bit integer (its halves), one for a narrower one
+  /// (extended), which both the NVVM lowering and the emulator take.
+  Value shuffleXor(OpBuilder &b, Location loc, Value value, int32_t offset) {
+    auto shuffle = [&](Value v) {
+      return mlir::gpu::ShuffleOp::create(b, loc, v, offset, kWarp,
+                                          mlir::gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    };
+    Type type = value.getType();
+    auto intType = dyn_cast<IntegerType>(type);
+    if (!intType || intType.getWidth() == 32)
+      return shuffle(value);
+    Type i32 = b.getI32Type();
+    if (intType.getWidth() < 32)
+      return arith::TruncIOp::create(
+          b, loc, type, shuffle(arith::ExtUIOp::create(b, loc, i32, value)));
+    Value shift = arith::ConstantIntOp::create(b, loc, type, 32);
+    Value low = shuffle(arith::TruncIOp::create(b, loc, i32, value));
+    Value high = shuffle(arith::TruncIOp::create(
+        b, loc, i32, arith::ShRUIOp::create(b, loc, value, shift)));
+    return arith::OrIOp::create(
+        b, loc,
+        arith::ShLIOp::create(
+            b, loc, arith::ExtUIOp::create(b, loc, type, high), shift),
+        arith::ExtUIOp::create(b, loc, type, low));
+  }
+
   /// `value` combined across the 32 lanes of each warp: a butterfly of
   /// five shuffles, after which every lane holds the warp's result. Every
   /// thread of the block runs it (the emulator requires so).
   Value combineWarp(OpBuilder &b, Location loc, Operation *combiner,
                     Value value) {
-    for (int32_t offset = kWarp / 2; offset >= 1; offset /= 2) {
-      Value other = mlir::gpu::ShuffleOp::create(b, loc, value, offset, kWarp,
-                                                 mlir::gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      value = combine(b, loc, combiner, value, other);
-    }
+    for (int32_t offset = kWarp / 2; offset >= 1; offset /= 2)
+      value =
+          combine(b, loc, combiner, value, shuffleXor(b, loc, value, offset));
     return value;
   }
 
-  void rewrite(linalg::LinalgOp op, const Reduction &r) {
+  void rewrite(linalg::LinalgOp op, const Reduction &r,
+               llvm::SmallPtrSetImpl<Operation *> &erased) {
+    SmallVector<Operation *> fills = identityFills(op, r);
     OpBuilder b(op);
     Location loc = op.getLoc();
     Builder ib{b, loc};
@@ -197,13 +297,18 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
     bool wholeBlock = r.wholeBlock;
     int64_t group = wholeBlock ? kThreads : kWarp;
     int64_t perBlock = kThreads / group;
-    Type f32 = b.getF32Type();
+    // The outputs' element types, and a slot per warp for each in shared
+    // memory.
+    SmallVector<Type> types;
+    for (OpOperand &init : op.getDpsInitsMutable())
+      types.push_back(getElementTypeOrSelf(init.get().getType()));
     SmallVector<Type> sharedTypes;
     if (wholeBlock)
-      sharedTypes.push_back(MemRefType::get(
-          {kThreads / kWarp}, f32, MemRefLayoutAttrInterface(),
-          mlir::gpu::AddressSpaceAttr::get(
-              b.getContext(), mlir::gpu::AddressSpace::Workgroup)));
+      for (Type type : types)
+        sharedTypes.push_back(MemRefType::get(
+            {kThreads / kWarp}, type, MemRefLayoutAttrInterface(),
+            mlir::gpu::AddressSpaceAttr::get(
+                b.getContext(), mlir::gpu::AddressSpace::Workgroup)));
     Value one = ib.c(1);
     auto launch = mlir::gpu::LaunchOp::create(
         b, loc, ib.c(llvm::divideCeil(rows, perBlock)), one, one,
@@ -240,12 +345,14 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
     SmallVector<Value> ivs(r.ranges.size());
     if (!r.parallel.empty())
       ib.delinearize(row, r.parallel, r.ranges, ivs);
-    Value identity = arith::ConstantOp::create(
-        b, loc, identityOf(r.combiner, cast<FloatType>(f32)));
+    SmallVector<Value> identities;
+    for (auto [c, type] : llvm::zip_equal(r.combiners, types))
+      identities.push_back(
+          arith::ConstantOp::create(b, loc, identityOf(c.op, type)));
 
     // This thread's share: elements lane, lane + group, ...
-    auto loop = scf::ForOp::create(b, loc, lane, upper, ib.c(group),
-                                   ValueRange{identity});
+    auto loop =
+        scf::ForOp::create(b, loc, lane, upper, ib.c(group), identities);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -263,7 +370,8 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
       }
       // linalg.index, where the body asks for a loop index.
       for (Operation &nested : op.getBlock()->without_terminator()) {
-        if (&nested == r.combiner)
+        if (llvm::any_of(r.combiners,
+                         [&](const Combiner &c) { return c.op == &nested; }))
           continue;
         if (auto index = dyn_cast<linalg::IndexOp>(nested)) {
           mapping.map(index.getResult(), at[index.getDim()]);
@@ -271,18 +379,22 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
         }
         b.clone(nested, mapping);
       }
-      Value element =
-          mapping.lookupOrDefault(r.combiner->getOperand(1 - r.accOperand));
-      scf::YieldOp::create(
-          b, loc,
-          combine(b, loc, r.combiner, loop.getRegionIterArgs()[0], element));
+      SmallVector<Value> next;
+      for (auto [k, c] : llvm::enumerate(r.combiners)) {
+        Value element =
+            mapping.lookupOrDefault(c.op->getOperand(1 - c.accOperand));
+        next.push_back(
+            combine(b, loc, c.op, loop.getRegionIterArgs()[k], element));
+      }
+      scf::YieldOp::create(b, loc, next);
     }
-    Value total = combineWarp(b, loc, r.combiner, loop.getResult(0));
+    SmallVector<Value> totals;
+    for (auto [k, c] : llvm::enumerate(r.combiners))
+      totals.push_back(combineWarp(b, loc, c.op, loop.getResult(k)));
     Value writer = lane;
     if (wholeBlock) {
-      // Each warp's result through shared memory, then every warp combines
+      // Each warp's results through shared memory, then every warp combines
       // the eight (only thread 0's result is written).
-      Value partials = launch.getWorkgroupAttributions()[0];
       Value warpLane = arith::RemUIOp::create(b, loc, tid, ib.c(kWarp));
       auto first = scf::IfOp::create(
           b, loc,
@@ -292,20 +404,23 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(&first.getThenRegion().front());
-        memref::StoreOp::create(
-            b, loc, total, partials,
-            arith::DivUIOp::create(b, loc, tid, ib.c(kWarp)).getResult());
+        Value warp = arith::DivUIOp::create(b, loc, tid, ib.c(kWarp));
+        for (auto [k, total] : llvm::enumerate(totals))
+          memref::StoreOp::create(b, loc, total,
+                                  launch.getWorkgroupAttributions()[k], warp);
       }
       mlir::gpu::BarrierOp::create(b, loc);
       int64_t warps = kThreads / kWarp;
-      Value mine = memref::LoadOp::create(
-          b, loc, partials,
-          arith::RemUIOp::create(b, loc, warpLane, ib.c(warps)).getResult());
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                             warpLane, ib.c(warps));
-      total =
-          combineWarp(b, loc, r.combiner,
-                      arith::SelectOp::create(b, loc, inRange, mine, identity));
+      Value slot = arith::RemUIOp::create(b, loc, warpLane, ib.c(warps));
+      for (auto [k, c] : llvm::enumerate(r.combiners)) {
+        Value mine = memref::LoadOp::create(
+            b, loc, launch.getWorkgroupAttributions()[k], slot);
+        totals[k] = combineWarp(
+            b, loc, c.op,
+            arith::SelectOp::create(b, loc, inRange, mine, identities[k]));
+      }
       writer = tid;
     }
     Value isWriter = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -314,14 +429,22 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
       isWriter = arith::AndIOp::create(b, loc, isWriter, valid);
     auto write = scf::IfOp::create(b, loc, isWriter, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&write.getThenRegion().front());
-    OpOperand *init = op.getDpsInitOperand(0);
-    SmallVector<Value> indices;
-    for (AffineExpr e : op.getMatchingIndexingMap(init).getResults())
-      indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
-    Value old = memref::LoadOp::create(b, loc, init->get(), indices);
-    Value result = r.accOperand == 0 ? combine(b, loc, r.combiner, old, total)
-                                     : combine(b, loc, r.combiner, total, old);
-    memref::StoreOp::create(b, loc, result, init->get(), indices);
+    for (auto [k, c] : llvm::enumerate(r.combiners)) {
+      OpOperand *init = op.getDpsInitOperand(k);
+      SmallVector<Value> indices;
+      for (AffineExpr e : op.getMatchingIndexingMap(init).getResults())
+        indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+      Value result = totals[k];
+      if (!fills[k]) {
+        Value old = memref::LoadOp::create(b, loc, init->get(), indices);
+        result = c.accOperand == 0 ? combine(b, loc, c.op, old, totals[k])
+                                   : combine(b, loc, c.op, totals[k], old);
+      }
+      memref::StoreOp::create(b, loc, result, init->get(), indices);
+    }
+    for (Operation *fill : fills)
+      if (fill && erased.insert(fill).second)
+        fill->erase();
     op->erase();
   }
 };

@@ -126,3 +126,63 @@ func.func @left_alone(%x: memref<4x31xf32>, %y: memref<4xf32>, %z: memref<4x512x
     }
   return
 }
+
+// The range of 600 gather indices (kiln's index checks): two i64 outputs,
+// the least and the greatest, reduced together by one block. A 64-bit
+// value crosses lanes as two 32-bit shuffles (its halves). The fills that
+// give each output its combiner's identity just before are dropped: the
+// block's result is written as it is, not combined with the buffer.
+// CHECK-LABEL: func.func @index_range
+// FEW-LABEL: func.func @index_range
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch {{.*}} workgroup(%[[LEAST:.+]] : memref<8xi64, #gpu.address_space<workgroup>>, %[[MOST:.+]] : memref<8xi64, #gpu.address_space<workgroup>>)
+// CHECK: scf.for {{.*}} iter_args(%{{.+}} = %c9223372036854775807_i64{{.*}}, %{{.+}} = %c-9223372036854775808_i64{{.*}}) -> (i64, i64)
+// CHECK: arith.minsi
+// CHECK: arith.maxsi
+// CHECK: arith.trunci %{{.+}} : i64 to i32
+// CHECK: gpu.shuffle xor %{{.+}}, %c16_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: arith.shrui
+// CHECK: gpu.shuffle xor %{{.+}}, %c16_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: arith.minsi
+// CHECK: memref.store %{{.+}}, %[[LEAST]]
+// CHECK: memref.store %{{.+}}, %[[MOST]]
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK-NOT: memref.load %arg1
+// CHECK: memref.store %{{.+}}, %arg1[]
+// CHECK-NOT: memref.load %arg2
+// CHECK: memref.store %{{.+}}, %arg2[]
+func.func @index_range(%idx: memref<600xi64>, %least: memref<i64>, %most: memref<i64>) {
+  %max = arith.constant 9223372036854775807 : i64
+  %min = arith.constant -9223372036854775808 : i64
+  linalg.fill ins(%max : i64) outs(%least : memref<i64>)
+  linalg.fill ins(%min : i64) outs(%most : memref<i64>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>, affine_map<(i) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%idx : memref<600xi64>) outs(%least, %most : memref<i64>, memref<i64>) {
+  ^bb0(%v: i64, %lo: i64, %hi: i64):
+    %l = arith.minsi %v, %lo : i64
+    %h = arith.maxsi %v, %hi : i64
+    linalg.yield %l, %h : i64, i64
+  }
+  return
+}
+
+// A fill of another value than the identity stays, and the result is
+// combined with what the buffer holds.
+// CHECK-LABEL: func.func @sum_from_one
+// CHECK: linalg.fill
+// CHECK: gpu.launch
+// CHECK: memref.load %arg1
+// CHECK: arith.addi
+// CHECK: memref.store %{{.+}}, %arg1
+func.func @sum_from_one(%x: memref<512xi32>, %y: memref<i32>) {
+  %one = arith.constant 1 : i32
+  linalg.fill ins(%one : i32) outs(%y : memref<i32>)
+  linalg.reduce ins(%x : memref<512xi32>) outs(%y : memref<i32>) dimensions = [0]
+    (%in: i32, %init: i32) {
+      %s = arith.addi %in, %init : i32
+      linalg.yield %s : i32
+    }
+  return
+}
