@@ -1049,11 +1049,15 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
     return finishOutputs(*model, outputs, numOutputs, symbolValues);
   };
   if (model->gpu) {
-    if (kiln_status status = runGpuModel(
-            *model->gpu, model->run, model->descriptor, inputPtrs.data(),
-            outputPtrs.data(), onDevice,
-            profiled && numKernels ? &profiler : nullptr, symbolResults.data()))
+    kiln_abi_run_error error;
+    if (kiln_status status =
+            runGpuModel(*model->gpu, model->run, model->descriptor,
+                        inputPtrs.data(), outputPtrs.data(), onDevice,
+                        profiled && numKernels ? &profiler : nullptr,
+                        symbolResults.data(), &error))
       return status;
+    if (error.check >= 0)
+      return indexError(model->descriptor, error);
     return takeResults();
   }
   kiln_abi_run_args args;

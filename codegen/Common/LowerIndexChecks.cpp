@@ -5,7 +5,9 @@
 // to linalg) say whether an index was out of range, which ONNX makes an
 // error. Here each check becomes a store of its number and the offending
 // index into a thread-local slot that kiln_abi_run clears before the run
-// and turns into KILN_ABI_RUN_INDEX_ERROR after it (lib/Target/ModelABI.cpp).
+// and turns into KILN_ABI_RUN_INDEX_ERROR after it (lib/Target/ModelABI.cpp);
+// on the GPU, into the run's kiln_abi_run_error in device memory, an
+// argument of the entry that the runtime reads after the run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 
 namespace kiln::codegen {
@@ -43,13 +46,15 @@ struct CodegenLowerIndexChecksPass
     ModuleOp module = getOperation();
     SmallVector<CheckIndexOp> checks;
     module.walk([&](CheckIndexOp check) { checks.push_back(check); });
-    if (!record) {
-      for (CheckIndexOp check : checks)
-        check.erase();
-      return;
+    if (slot != "thread-local" && slot != "argument") {
+      module.emitError() << "unknown slot '" << slot
+                         << "' for the index checks (thread-local or "
+                            "argument)";
+      return signalPassFailure();
     }
     if (checks.empty())
       return;
+    bool argument = slot == "argument";
     for (CheckIndexOp check : checks)
       if (inParallelLoop(check)) {
         check.emitOpError("inside a parallel loop: its failure would be "
@@ -59,14 +64,34 @@ struct CodegenLowerIndexChecksPass
 
     MLIRContext *ctx = &getContext();
     OpBuilder b(ctx);
-    b.setInsertionPointToStart(module.getBody());
     Type i64 = b.getI64Type();
-    auto slotType = LLVM::LLVMArrayType::get(i64, 2);
-    auto slot = LLVM::GlobalOp::create(
-        b, module.getLoc(), slotType, /*isConstant=*/false,
-        LLVM::Linkage::Internal, kRunErrorGlobal,
-        b.getZeroAttr(RankedTensorType::get({2}, i64)), /*alignment=*/8,
-        /*addrSpace=*/0, /*dsoLocal=*/true, /*thread_local_=*/true);
+    // Where a failed check writes: the thread-local [2 x i64] (its number
+    // + 1, 0 meaning none) or the function's kiln_abi_run_error argument
+    // (its number, -1 meaning none).
+    Value errorArgument;
+    LLVM::GlobalOp global;
+    if (argument) {
+      auto func = checks.front()->getParentOfType<func::FuncOp>();
+      for (CheckIndexOp check : checks)
+        if (check->getParentOfType<func::FuncOp>() != func) {
+          check.emitOpError("in another function than the first check's: "
+                            "the run's error slot is an argument of one");
+          return signalPassFailure();
+        }
+      unsigned index = func.getNumArguments();
+      if (failed(func.insertArgument(index, MemRefType::get({2}, i64), {},
+                                     func.getLoc())))
+        return signalPassFailure();
+      errorArgument = func.getArgument(index);
+      module->setAttr(attr::kRunErrorArgument, b.getUnitAttr());
+    } else {
+      b.setInsertionPointToStart(module.getBody());
+      global = LLVM::GlobalOp::create(
+          b, module.getLoc(), LLVM::LLVMArrayType::get(i64, 2),
+          /*isConstant=*/false, LLVM::Linkage::Internal, kRunErrorGlobal,
+          b.getZeroAttr(RankedTensorType::get({2}, i64)), /*alignment=*/8,
+          /*addrSpace=*/0, /*dsoLocal=*/true, /*thread_local_=*/true);
+    }
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
 
     SmallVector<Attribute> table;
@@ -91,19 +116,41 @@ struct CodegenLowerIndexChecksPass
       Value bad = arith::OrIOp::create(b, loc, below, above);
       auto ifBad = scf::IfOp::create(b, loc, bad, /*withElseRegion=*/false);
       b.setInsertionPointToStart(ifBad.thenBlock());
-      Value global = LLVM::AddressOfOp::create(b, loc, ptrType, slot.getName());
-      Value error = LLVM::ThreadlocalAddressOp::create(b, loc, ptrType, global);
-      Value first = LLVM::LoadOp::create(b, loc, i64, error);
-      Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         first, constant(0));
+      // The slot's two words: read the first, write either.
+      Value error;
+      auto position = [&](int64_t i) -> Value {
+        return arith::ConstantIndexOp::create(b, loc, i);
+      };
+      auto load = [&]() -> Value {
+        if (argument)
+          return memref::LoadOp::create(b, loc, errorArgument, position(0));
+        return LLVM::LoadOp::create(b, loc, i64, error);
+      };
+      auto store = [&](Value value, int64_t i) {
+        if (argument) {
+          memref::StoreOp::create(b, loc, value, errorArgument, position(i));
+          return;
+        }
+        Value at = i == 0 ? error
+                          : LLVM::GEPOp::create(b, loc, ptrType, i64, error,
+                                                ArrayRef<LLVM::GEPArg>{i});
+        LLVM::StoreOp::create(b, loc, value, at);
+      };
+      if (!argument) {
+        Value address =
+            LLVM::AddressOfOp::create(b, loc, ptrType, global.getName());
+        error = LLVM::ThreadlocalAddressOp::create(b, loc, ptrType, address);
+      }
+      Value none = arith::CmpIOp::create(b, loc,
+                                         argument ? arith::CmpIPredicate::slt
+                                                  : arith::CmpIPredicate::eq,
+                                         load(), constant(0));
       auto ifFirst = scf::IfOp::create(b, loc, none, /*withElseRegion=*/false);
       b.setInsertionPointToStart(ifFirst.thenBlock());
-      LLVM::StoreOp::create(b, loc, constant(k + 1), error);
-      Value index = arith::SelectOp::create(b, loc, above, check.getMax(),
-                                            check.getMin());
-      Value second = LLVM::GEPOp::create(b, loc, ptrType, i64, error,
-                                         ArrayRef<LLVM::GEPArg>{1});
-      LLVM::StoreOp::create(b, loc, index, second);
+      store(constant(argument ? k : k + 1), 0);
+      store(arith::SelectOp::create(b, loc, above, check.getMax(),
+                                    check.getMin()),
+            1);
       check.erase();
     }
     module->setAttr(attr::kIndexChecks, b.getArrayAttr(table));

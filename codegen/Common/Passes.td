@@ -282,8 +282,17 @@ def CodegenLowerIndexChecks : Pass<"kiln-codegen-lower-index-checks", "mlir::Mod
     model's top-level code runs on the thread that called it). The module
     gets `kiln.index_checks`, the checks' sources and ranges in the same
     order, for the descriptor. A check inside a parallel loop is an error:
-    it would run on another thread. With `record=false` (the GPU, whose
-    kernels clamp indices and report nothing yet) the checks are dropped.
+    it would run on another thread.
+
+    With `slot=argument` (the GPU, whose host code cannot read what its
+    kernels compute) the function that holds the checks takes one more
+    argument, a `memref<2xi64>` appended after the others: the run's
+    `kiln_abi_run_error` in device memory, which the runtime sets to
+    `{-1, 0}` before the run and reads after it. A failed check whose first
+    word is still negative writes its number `k` and the index there; the
+    module gets `kiln.run_error_argument` too. The check's ops stay at the
+    top level, where kiln-gpu-map-to-launch runs them in a one-thread kernel
+    after the kernel that computes the indices' range.
 
     Before:
     ```mlir
@@ -302,11 +311,13 @@ def CodegenLowerIndexChecks : Pass<"kiln-codegen-lower-index-checks", "mlir::Mod
     ```
   }];
   let options = [
-    Option<"record", "record", "bool", /*default=*/"true",
-           "record failed checks (else drop the checks)">,
+    Option<"slot", "slot", "std::string", /*default=*/"\"thread-local\"",
+           "where a failed check is recorded: thread-local (a thread-local "
+           "global, the CPU) or argument (an argument of the entry, the GPU)">,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def CodegenOutlineKernels : Pass<"kiln-codegen-outline-kernels", "mlir::ModuleOp"> {

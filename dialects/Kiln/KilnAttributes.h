@@ -99,6 +99,11 @@ constexpr llvm::StringLiteral kPadInterior = "kiln.pad_interior";
 /// kiln-codegen-lower-index-checks), which the model ABI's descriptor
 /// lists.
 constexpr llvm::StringLiteral kIndexChecks = "kiln.index_checks";
+/// On the module (a unit attribute): the index checks record a failure in
+/// an argument of the entry, after the workspace (the run's
+/// kiln_abi_run_error, a GPU model's in device memory), not in a
+/// thread-local global (kiln-codegen-lower-index-checks{slot=argument}).
+constexpr llvm::StringLiteral kRunErrorArgument = "kiln.run_error_argument";
 /// On a graph.gather or graph.scatter_elements (a unit attribute): its
 /// indices count from zero only, as RoiAlign's batch indices and
 /// MaxUnpool's positions do (onnxruntime refuses a negative one), so the

@@ -297,6 +297,11 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
                   "with low <= high");
     return success();
   }
+  if (name == attr::kRunErrorArgument) {
+    if (!isa<ModuleOp>(op) || !isa<UnitAttr>(value))
+      return fail("a unit attribute on the module");
+    return success();
+  }
   if (name == attr::kGPULaunch) {
     auto sizes = dyn_cast<DenseI64ArrayAttr>(value);
     if (!onFunction || !sizes || sizes.size() != 6 ||

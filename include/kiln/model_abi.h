@@ -32,6 +32,8 @@
  *      kiln_abi_run_args.error and KILN_ABI_RUN_INDEX_ERROR
  *   6  sizes that the data decides: symbols of kind KILN_ABI_SYMBOL_RESULT
  *      and kiln_abi_run_args.symbol_results
+ *   7  index checks in CUDA models: their kiln_abi_run_args.error is device
+ *      memory, which the kernels write and the caller reads after the run
  *
  *===----------------------------------------------------------------------===*/
 
@@ -47,7 +49,7 @@ extern "C" {
 
 /* Version of the layouts below, and the oldest version a runtime still
  * loads. */
-#define KILN_ABI_VERSION 6u
+#define KILN_ABI_VERSION 7u
 #define KILN_ABI_MIN_VERSION 1u
 
 /* Element types. The numbers are ONNX's TensorProto.DataType numbers, so that a
@@ -270,7 +272,12 @@ typedef struct kiln_abi_run_args {
    * 0. */
   const int64_t *symbol_values;
   /* Since version 5: NULL, or where a run that returns
-   * KILN_ABI_RUN_INDEX_ERROR says which check failed, and on which index. */
+   * KILN_ABI_RUN_INDEX_ERROR says which check failed, and on which index.
+   * Since version 7, for a CUDA model with checks: device memory, never
+   * NULL, which the caller sets to {-1, 0} before the run; the kernels
+   * write the first failed check there, kiln_abi_run returns
+   * KILN_ABI_RUN_OK all the same, and the caller reads it after the run's
+   * work is done (a check >= 0: the run failed it). */
   struct kiln_abi_run_error *error;
   /* Since version 6: num_symbols entries, where the run writes the size of
    * each KILN_ABI_SYMBOL_RESULT symbol (the others are left alone); may be

@@ -308,7 +308,8 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
           entry->getAttrOfType<IntegerAttr>(codegen::kWorkspaceSizeAttr))
     signature.workspaceSize = size.getInt();
   // The run-time index checks (kiln-codegen-lower-index-checks).
-  if (auto module = entry->getParentOfType<ModuleOp>())
+  if (auto module = entry->getParentOfType<ModuleOp>()) {
+    signature.runErrorArgument = module->hasAttr(attr::kRunErrorArgument);
     if (auto checks = module->getAttrOfType<ArrayAttr>(attr::kIndexChecks))
       for (Attribute item : checks) {
         auto fields = cast<DictionaryAttr>(item);
@@ -318,6 +319,7 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
              fields.getAs<IntegerAttr>("low").getInt(),
              fields.getAs<IntegerAttr>("high").getInt()});
       }
+  }
   signature.runErrorGlobal = codegen::kRunErrorGlobal.str();
   return signature;
 }

@@ -187,14 +187,16 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
 
 void buildGPUCodegenPipeline(OpPassManager &pm,
                              const GPUCodegenOptions &options) {
-  // GPU kernels clamp indices; reporting one out of range is not done yet.
-  codegen::CodegenLowerIndexChecksOptions checks;
-  checks.record = false;
-  pm.addPass(codegen::createCodegenLowerIndexChecks(checks));
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenFuseElementwise());
   // Convolutions as matmuls, which the GPU tiles through shared memory.
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenConvToIm2Col());
   addBufferizationPasses(pm, /*hoistFromLoops=*/true);
+  // Out-of-range indices fail the run: the kernels clamp them and record
+  // the first in the run's error slot in device memory, an argument after
+  // the workspace, which the runtime reads after the run.
+  codegen::CodegenLowerIndexChecksOptions checks;
+  checks.slot = "argument";
+  pm.addPass(codegen::createCodegenLowerIndexChecks(checks));
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenLowerCopies());
   gpu::GPUTileContractionsOptions tiles;
   tiles.implicitGemm = options.implicitGemm;

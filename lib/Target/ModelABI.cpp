@@ -394,6 +394,7 @@ public:
     size_t numArgs =
         countPassed(signature.inputs) + countPassed(signature.outputs) +
         signature.resultArgs.size() + (signature.workspaceSize > 0 ? 1 : 0) +
+        (signature.runErrorArgument ? 1 : 0) +
         (signature.constantsSize > 0 ? 1 : 0) +
         (signature.device == KILN_ABI_DEVICE_CUDA && !signature.kernels.empty()
              ? 1
@@ -403,7 +404,7 @@ public:
                                Twine(entry->arg_size()).str() +
                                " arguments, expected one per input and "
                                "output, the workspace, and a GPU model's "
-                               "constants and launcher (" +
+                               "error slot, constants and launcher (" +
                                Twine(numArgs).str() + ")");
 
     entry = addProfilerHooks(entry, signature.kernels);
@@ -488,7 +489,7 @@ public:
     // The index checks record a run's first failure in a thread-local slot
     // (kiln-codegen-lower-index-checks): cleared here, read at the end.
     Value *runError = nullptr;
-    if (!signature.checks.empty()) {
+    if (!signature.checks.empty() && !signature.runErrorArgument) {
       GlobalVariable *slot =
           module.getGlobalVariable(signature.runErrorGlobal, true);
       if (!slot || !slot->isThreadLocal())
@@ -568,6 +569,15 @@ public:
     if (signature.workspaceSize > 0)
       callArgs.push_back(
           b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 4)));
+    // Where the checks record a failure themselves (a GPU model's kernels):
+    // the run's `error`, which the caller reads after the run.
+    if (signature.runErrorArgument) {
+      Value *error = b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 8));
+      BasicBlock *given = BasicBlock::Create(ctx, "error_given", run);
+      b.CreateCondBr(b.CreateIsNull(error), bad, given);
+      b.SetInsertPoint(given);
+      callArgs.push_back(error);
+    }
     if (signature.device == KILN_ABI_DEVICE_CUDA) {
       // The constants segment's device address after the workspace, then
       // the launcher, which the entry passes to the kernel stubs.

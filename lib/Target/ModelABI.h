@@ -115,6 +115,10 @@ struct ModelSignature {
   /// number + 1 and the index.
   std::vector<CheckSignature> checks;
   std::string runErrorGlobal;
+  /// The checks record instead into the entry's argument after the
+  /// workspace: the run's `error` (a CUDA model's, in device memory), which
+  /// the runtime reads after the run; kiln_abi_run itself returns OK.
+  bool runErrorArgument = false;
 };
 
 /// At most this many samples of a split batch run side by side, and their

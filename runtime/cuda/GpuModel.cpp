@@ -74,6 +74,9 @@ struct GpuModel {
   // symbol of the model), when it has any.
   CUdeviceptr results = 0;
   size_t resultsBytes = 0;
+  // Where the kernels record the run's first failed index check (a
+  // kiln_abi_run_error), when the model has checks.
+  CUdeviceptr runError = 0;
   std::vector<CUdeviceptr> inputs, outputs;
   std::vector<size_t> inputBytes, outputBytes;
   std::string deviceName, image;
@@ -94,6 +97,7 @@ struct GpuModel {
       release(constants);
       release(workspace);
       release(results);
+      release(runError);
       for (CUdeviceptr p : inputs)
         release(p);
       for (CUdeviceptr p : outputs)
@@ -355,6 +359,11 @@ kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
     if (kiln_status s = allocate(gpu->results, gpu->resultsBytes))
       return s;
   }
+  // A model of version 5 or 6 has no checks on the GPU (its kernels
+  // clamped without a word).
+  if (d->abi_version >= 7 && d->num_checks > 0)
+    if (kiln_status s = allocate(gpu->runError, sizeof(kiln_abi_run_error)))
+      return s;
   for (const kiln_tensor_info &info : inputs) {
     gpu->inputBytes.push_back(info.byte_size);
     gpu->inputs.push_back(0);
@@ -467,7 +476,7 @@ kiln_status runGpuModel(GpuModel &gpu,
                         const kiln_abi_model *d, const void *const *inputs,
                         void *const *outputs, const std::vector<bool> &onDevice,
                         const kiln_abi_profiler *profiler,
-                        int64_t *symbolResults) {
+                        int64_t *symbolResults, kiln_abi_run_error *error) {
   if (gpu.broken)
     return makeStatus(KILN_STATUS_DEVICE_ERROR,
                       "the model's GPU state is broken by an earlier failed "
@@ -517,6 +526,13 @@ kiln_status runGpuModel(GpuModel &gpu,
                                          gpu.resultsBytes, gpu.stream);
         r != CUDA_SUCCESS)
       return broken(r, "copying the sizes to the GPU");
+  // No check failed yet.
+  *error = kiln_abi_run_error{-1, 0};
+  if (gpu.runError)
+    if (CUresult r = cu->memcpyHtoDAsync(gpu.runError, error, sizeof(*error),
+                                         gpu.stream);
+        r != CUDA_SUCCESS)
+      return broken(r, "clearing the index checks' slot on the GPU");
 
   Launcher launcher{&gpu, d};
   kiln_abi_gpu table{&launcher, &Launcher::launch,
@@ -534,7 +550,7 @@ kiln_status runGpuModel(GpuModel &gpu,
   args.gpu = &table;
   args.symbol_values = nullptr; // a GPU model has no symbolic dimensions
   args.symbol_results = reinterpret_cast<int64_t *>(gpu.results);
-  args.error = nullptr; // nor index checks (its kernels clamp)
+  args.error = reinterpret_cast<kiln_abi_run_error *>(gpu.runError);
   int32_t result = callModel(run, &args);
   if (result != KILN_ABI_RUN_OK)
     return makeStatus(KILN_STATUS_INTERNAL, "kiln_abi_run failed with code %d",
@@ -559,6 +575,11 @@ kiln_status runGpuModel(GpuModel &gpu,
                                          gpu.resultsBytes, gpu.stream);
         r != CUDA_SUCCESS)
       return broken(r, "copying the sizes from the GPU");
+  if (gpu.runError)
+    if (CUresult r = cu->memcpyDtoHAsync(error, gpu.runError, sizeof(*error),
+                                         gpu.stream);
+        r != CUDA_SUCCESS)
+      return broken(r, "copying the index checks' slot from the GPU");
   // Launch errors surface here, asynchronously.
   if (CUresult r = cu->streamSynchronize(gpu.stream); r != CUDA_SUCCESS)
     return broken(r, "running the model on the GPU");

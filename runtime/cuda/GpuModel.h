@@ -49,13 +49,14 @@ kiln_status openGpuModel(const kiln_abi_model *d, int32_t deviceIndex,
 /// the driver, is used as it is. A failed launch marks the handle broken.
 /// A model with sizes that the data decides writes them into
 /// `symbolResults` (host memory, an entry per symbol, whose values go to
-/// the device first).
+/// the device first). `*error` gets the run's first failed index check
+/// (check -1: none), which the kernels record in device memory.
 kiln_status runGpuModel(GpuModel &gpu,
                         int32_t (*run)(const kiln_abi_run_args *),
                         const kiln_abi_model *d, const void *const *inputs,
                         void *const *outputs, const std::vector<bool> &onDevice,
                         const kiln_abi_profiler *profiler,
-                        int64_t *symbolResults);
+                        int64_t *symbolResults, kiln_abi_run_error *error);
 
 } // namespace kiln::runtime
 

@@ -275,8 +275,13 @@ def test_recurrences_by_one_block(name, order, emulator, tmp_path):
          "--target=nvptx", "--report", "-o", str(tmp_path / "m.so")],
         capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    # No one-thread kernel is left: the steps run on a block.
-    assert "gpu: serial kernel (one thread)" not in proc.stderr, proc.stderr
+    # The steps run on a block: the only one-thread kernel left is the
+    # check of the embedding's indices (their range, then the check).
+    serial = [l for l in proc.stderr.splitlines()
+              if l.startswith("gpu: serial kernel (one thread)")]
+    assert all(l.endswith("(Gather))") for l in serial), proc.stderr
+    gathers = sum(n.op_type == "Gather" for n in model.graph.node)
+    assert len(serial) == gathers, proc.stderr
     info = subprocess.run([str(KILN_RUN), "--info", str(tmp_path / "m.so")],
                           capture_output=True, text=True, timeout=60).stdout
     steps = [l for l in info.splitlines() if ("LSTM" in l or "GRU" in l)
@@ -538,3 +543,98 @@ def test_profile_times_every_gpu_kernel(emulator, tmp_path):
     assert [k["name"] for k in profile["kernels"]] == kernels
     assert all(k["ms"] >= 0 for k in profile["kernels"])
     assert sum(k["flops"] for k in profile["kernels"]) > 0
+
+
+def test_out_of_range_index_fails_the_run_on_the_gpu(emulator, tmp_path):
+    """Gather/scatter indices out of range fail the run on the GPU as on the
+    CPU (issue 23): a one-thread kernel after the one that finds the indices'
+    range writes the first failed check into the run's error slot in device
+    memory, which the runtime reads back after the run. In-range indices,
+    negative ones included, agree with onnxruntime; a failed run leaves the
+    handle usable, and the next good run does not see the failure."""
+    import kiln
+    from test_index_checks import CASES, feeds, one_node
+    os.environ["KILN_CUDA_DRIVER"] = str(EMULATOR)
+    for case in sorted(CASES):
+        op, data, good, bad, attrs, updates, message = CASES[case]
+        model = one_node(op, data, good, attrs, updates)
+        so = kiln.compile(model, tmp_path / f"{case}.so", target="nvptx",
+                          gpu_emulation=True, gpu_arch="sm_90")
+        want = run_onnxruntime(model, feeds(good, updates))["y"]
+        with kiln.load(so) as compiled:
+            assert compiled.device == "cuda"
+            np.testing.assert_allclose(compiled.run(feeds(good, updates))["y"],
+                                       want, rtol=1e-6, atol=1e-6, err_msg=case)
+            with pytest.raises(kiln.InvalidInputError) as error:
+                compiled.run(feeds(bad, updates))
+            assert f"lookup ({op}): {message}" in str(error.value), case
+            np.testing.assert_allclose(compiled.run(feeds(good, updates))["y"],
+                                       want, rtol=1e-6, atol=1e-6, err_msg=case)
+
+
+@pytest.mark.parametrize("order", ["forward", "reverse", "shuffle"])
+def test_index_ranges_by_block_and_warp(order, emulator, tmp_path):
+    """The indices' range that a check reads is reduced by a block (600
+    indices) or a warp (40) with 64-bit shuffles; the one bad index, first,
+    in the middle or last, is found wherever it lies."""
+    import kiln
+    from test_index_checks import one_node
+    os.environ["KILN_CUDA_DRIVER"] = str(EMULATOR)
+    emulator.setenv("KILN_EMULATOR_ORDER", order)
+    rng = np.random.default_rng(7)
+    data = rng.standard_normal((50, 3)).astype(np.float32)
+    for n in (40, 600):
+        good = rng.integers(-50, 50, size=n).astype(np.int64)
+        model = one_node("Gather", data, good, {"axis": 0})
+        so = kiln.compile(model, tmp_path / f"g{n}.so", target="nvptx",
+                          gpu_emulation=True, gpu_arch="sm_90")
+        with kiln.load(so) as compiled:
+            np.testing.assert_array_equal(compiled.run({"indices": good})["y"],
+                                          data[good])
+            for at, value in ((0, 50), (n // 2, -51), (n - 1, 1 << 40)):
+                bad = good.copy()
+                bad[at] = value
+                with pytest.raises(kiln.InvalidInputError,
+                                   match=rf"index {value} is out of range \[-50, 49\]"):
+                    compiled.run({"indices": bad})
+            # Out of range above and below: the greatest is reported, as
+            # on the CPU.
+            bad = good.copy()
+            bad[1], bad[n - 2] = 77, -(1 << 35)
+            with pytest.raises(kiln.InvalidInputError,
+                               match=r"index 77 is out of range \[-50, 49\]"):
+                compiled.run({"indices": bad})
+
+
+NUMPY_REDUCTIONS = {"ReduceMax": np.max, "ReduceMin": np.min, "ReduceSum": np.sum}
+
+
+@pytest.mark.parametrize("op,dtype", [("ReduceMax", np.int64), ("ReduceMin", np.int32),
+                                      ("ReduceSum", np.int64), ("ReduceSum", np.int32)])
+def test_integer_reductions_by_block_and_warp(op, dtype, emulator, tmp_path):
+    """Integer reductions of long rows run on a block (700 elements a row)
+    or a warp (three rows of 64) each, 64-bit values shuffled as halves;
+    exact in every thread order. Against numpy: onnxruntime 1.31's int64
+    ReduceMax of these [2, 700] values misses the largest (1095293798490
+    where numpy and Kiln find 1099078482394)."""
+    rng = np.random.default_rng(3)
+    for shape in ((2, 700), (3, 64)):
+        graph = helper.make_graph(
+            [helper.make_node(op, ["x", "axes"], ["y"], keepdims=0)], "r",
+            [helper.make_tensor_value_info("x", helper.np_dtype_to_tensor_dtype(
+                np.dtype(dtype)), list(shape))],
+            [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(
+                np.dtype(dtype)), None)],
+            [numpy_helper.from_array(np.array([1], np.int64), "axes")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+        model.ir_version = 8
+        big = 1 << 40 if dtype == np.int64 else 1 << 20
+        x = rng.integers(-big, big, size=shape).astype(dtype)
+        workdir = tmp_path / str(shape[0])
+        so = compile_model(model, workdir, GPU)
+        want = NUMPY_REDUCTIONS[op](x, axis=1).astype(dtype)
+        for order in ("forward", "shuffle"):
+            emulator.setenv("KILN_EMULATOR_ORDER", order)
+            got = run_compiled(so, {"x": x}, workdir)["y"]
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want, err_msg=f"{shape} {order}")

@@ -1,5 +1,5 @@
 // RUN: kiln-opt %s -kiln-codegen-lower-index-checks | FileCheck %s
-// RUN: kiln-opt %s -kiln-codegen-lower-index-checks=record=false | FileCheck %s --check-prefix=DROP
+// RUN: kiln-opt %s -kiln-codegen-lower-index-checks=slot=argument | FileCheck %s --check-prefix=ARG
 
 // Each check records, on failure and when no check of the run failed
 // before, its number + 1 and the index out of range in a thread-local slot;
@@ -22,9 +22,25 @@
 // CHECK: %[[SECOND:.+]] = llvm.getelementptr %[[ERR]][1] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK: llvm.store %[[INDEX]], %[[SECOND]] : i64, !llvm.ptr
 // CHECK-NOT: kiln.check_index
-// DROP-NOT: kiln.run_error
-// DROP-NOT: kiln.check_index
-// DROP-NOT: kiln.index_checks
+
+// With slot=argument (the GPU) the function takes the run's error slot
+// after its other arguments; a failed check whose slot still says none (a
+// negative first word) writes its number (from 0) and the index there.
+// ARG: module attributes {kiln.index_checks = [{high = 9 : i64, low = -10 : i64, source = "lookup (Gather)", what = "index"}, {high = 2 : i64, low = -3 : i64, source = "", what = "index 0 of a tuple"}], kiln.run_error_argument}
+// ARG-NOT: llvm.mlir.global
+// ARG-LABEL: func.func @two_checks
+// ARG-SAME: (%[[LO:.+]]: i64, %[[HI:.+]]: i64, %[[SLOT:.+]]: memref<2xi64>)
+// ARG: %[[BELOW:.+]] = arith.cmpi slt, %[[LO]], %{{.+}} : i64
+// ARG: %[[ABOVE:.+]] = arith.cmpi sgt, %[[HI]], %{{.+}} : i64
+// ARG: %[[BAD:.+]] = arith.ori %[[BELOW]], %[[ABOVE]] : i1
+// ARG: scf.if %[[BAD]] {
+// ARG: %[[FIRST:.+]] = memref.load %[[SLOT]][%{{.+}}] : memref<2xi64>
+// ARG: %[[NONE:.+]] = arith.cmpi slt, %[[FIRST]], %{{.+}} : i64
+// ARG: scf.if %[[NONE]] {
+// ARG: memref.store %{{.+}}, %[[SLOT]][%{{.+}}] : memref<2xi64>
+// ARG: %[[INDEX:.+]] = arith.select %[[ABOVE]], %[[HI]], %[[LO]] : i64
+// ARG: memref.store %[[INDEX]], %[[SLOT]][%{{.+}}] : memref<2xi64>
+// ARG-NOT: kiln.check_index
 func.func @two_checks(%lo: i64, %hi: i64) {
   kiln.check_index %lo, %hi in [-10, 9] {source = "lookup (Gather)", what = "index"}
   kiln.check_index %lo, %hi in [-3, 2] {source = "", what = "index 0 of a tuple"}

@@ -185,6 +185,12 @@ module attributes {kiln.index_checks = [{source = "", what = "index", low = 0 : 
 
 // -----
 
+// expected-error @+1 {{'kiln.run_error_argument' must be a unit attribute on the module}}
+module attributes {kiln.run_error_argument = 1 : i64} {
+}
+
+// -----
+
 func.func @pad_interior_outside(%e: tensor<4x4xf32>, %v: f32) -> tensor<4x4xf32> {
   // expected-error @+1 {{'kiln.pad_interior' must be offsets and sizes of a box inside the tensor}}
   %f = linalg.fill {kiln.pad_interior = array<i64: 1, 1, 4, 2>} ins(%v : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
