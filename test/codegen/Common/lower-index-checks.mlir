@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s -kiln-codegen-lower-index-checks | FileCheck %s
 // RUN: kiln-opt %s -kiln-codegen-lower-index-checks=slot=argument | FileCheck %s --check-prefix=ARG
+// RUN: not kiln-opt %s -kiln-codegen-lower-index-checks=slot=global 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: unknown slot 'global' for the index checks (thread-local or argument)
 
 // Each check records, on failure and when no check of the run failed
 // before, its number + 1 and the index out of range in a thread-local slot;
