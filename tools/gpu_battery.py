@@ -83,6 +83,22 @@ def prepare(args):
              g.make_tensor_value_info("normed", f, [1024, width])], [scale, bias]),
             opset_imports=[g.make_opsetid("", 17)], ir_version=8)
 
+    def gather(n):
+        # An embedding lookup of n run-time indices: their range reduced by a
+        # block, then the check (issue 23's index checks on the GPU).
+        g = onnx.helper
+        table = onnx.numpy_helper.from_array(
+            (np.arange(50 * 8, dtype=np.float32) / 8).reshape(50, 8), "table")
+        return g.make_model(g.make_graph(
+            [g.make_node("Gather", ["table", "ids"], ["y"], name="lookup")],
+            f"gather{n}", [g.make_tensor_value_info("ids", onnx.TensorProto.INT64, [n])],
+            [g.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [n, 8])], [table]),
+            opset_imports=[g.make_opsetid("", 17)], ir_version=8)
+
+    def gather_feeds(model):
+        n = model.graph.input[0].type.tensor_type.shape.dim[0].dim_value
+        return {"ids": np.random.default_rng(0).integers(-50, 50, n).astype(np.int64)}
+
     def reductions_feeds(model):
         rng = np.random.default_rng(0)
         return {i.name: (rng.integers(-8, 8, [d.dim_value for d in
@@ -100,6 +116,9 @@ def prepare(args):
         "small_ptx_fallback": (small_model, lambda m: small_feeds(),
                                ["--gpu-arch=sm_80"], {"sanitize"}),
         "reductions": (reductions, reductions_feeds, [], {"sanitize", "profile"}),
+        # Good indices, then one out of range (the run must fail naming it).
+        "gather_checked": (lambda: gather(600), gather_feeds, [],
+                           {"sanitize", "profile", "bad_index"}),
         "matmul1024": (lambda: matmul(1024), matmul_feeds, [], {"profile"}),
         "matmul2048": (lambda: matmul(2048), matmul_feeds, [], {"profile"}),
         "kiln_cnn": (lambda: coarse_weights(kiln_cnn.build()), kiln_cnn.feeds, [],
@@ -175,10 +194,19 @@ def prepare(args):
         for i, (output_name, value) in enumerate(reference.items()):
             np.save(folder / f"reference{i}.npy", value)
             outputs[output_name] = f"reference{i}.npy"
+        entry = {"name": name, "inputs": inputs, "outputs": outputs,
+                 "rtol": 1e-3, "atol": 1e-3 if "zoo" in options else 1e-4,
+                 "options": sorted(options)}
+        if "bad_index" in options:
+            # The first input with one index past the table's 50 rows.
+            first = next(iter(feeds))
+            bad = feeds[first].copy()
+            bad[len(bad) // 2] = 50
+            np.save(folder / "bad_input.npy", bad)
+            entry["bad"] = {"input": first, "file": "bad_input.npy",
+                            "error": "index 50 is out of range [-50, 49]"}
         # (Deep networks of random weights add up more rounding.)
-        manifest.append({"name": name, "inputs": inputs, "outputs": outputs,
-                         "rtol": 1e-3, "atol": 1e-3 if "zoo" in options else 1e-4,
-                         "options": sorted(options)})
+        manifest.append(entry)
     if args.conformance_per_op:
         manifest += prepare_conformance(out, build, args.conformance_per_op,
                                         args.conformance_filter)
@@ -429,6 +457,21 @@ def run(args):
                                          "slowest": kernels[:12]}
                 else:
                     record["profile"] = "error: " + prof.stderr.strip()[-500:]
+        if "bad" in entry and record["status"] == "pass":
+            # The bad index fails the run with its message; the inputs are
+            # otherwise the good ones.
+            bad = entry["bad"]
+            args_bad = [str(kiln_run), str(so), "--output-dir", str(work / "out_bad")]
+            for name, path in entry["inputs"].items():
+                chosen = bad["file"] if name == bad["input"] else path
+                args_bad += ["--input", f"{name}={work / chosen}"]
+            failed = subprocess.run(args_bad, capture_output=True, text=True, env=env,
+                                    timeout=300)
+            ok = failed.returncode == 1 and bad["error"] in failed.stderr
+            record["bad_index"] = "refused" if ok else \
+                f"exit {failed.returncode}: {failed.stderr.strip()[-500:]}"
+            if not ok:
+                record["status"] = "mismatch"
         for tool in ("memcheck", "racecheck"):
             if "sanitize" not in options:
                 continue
