@@ -126,6 +126,8 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
   SmallVector<Operation *> identityFills(linalg::LinalgOp op,
                                          const Reduction &r) {
     SmallVector<Operation *> fills(r.combiners.size(), nullptr);
+    // Only the nearest fill of a buffer decides what it holds.
+    SmallVector<bool> seen(r.combiners.size(), false);
     for (Operation *prev = op->getPrevNode(); prev;
          prev = prev->getPrevNode()) {
       auto fill = dyn_cast<linalg::FillOp>(prev);
@@ -147,9 +149,10 @@ struct GPUReduceRowsPass : impl::GPUReduceRowsBase<GPUReduceRowsPass> {
         if (op.getDpsInitOperand(k)->get() != buffer)
           continue;
         found = true;
-        if (constant && !fills[k] &&
+        if (constant && !seen[k] &&
             constant.getValue() == identityOf(c.op, constant.getType()))
           fills[k] = fill;
+        seen[k] = true;
       }
       // A fill of another buffer that the op reads would be read after.
       if (!found)

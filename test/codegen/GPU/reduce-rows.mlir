@@ -186,3 +186,24 @@ func.func @sum_from_one(%x: memref<512xi32>, %y: memref<i32>) {
     }
   return
 }
+
+// Only the nearest fill decides what the buffer holds: an identity fill
+// before a fill of 1 is not taken for the output's initial value.
+// CHECK-LABEL: func.func @nearest_fill
+// CHECK: linalg.fill
+// CHECK: linalg.fill
+// CHECK: gpu.launch
+// CHECK: memref.load %arg1
+// CHECK: arith.addi
+func.func @nearest_fill(%x: memref<512xi32>, %y: memref<i32>) {
+  %zero = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  linalg.fill ins(%zero : i32) outs(%y : memref<i32>)
+  linalg.fill ins(%one : i32) outs(%y : memref<i32>)
+  linalg.reduce ins(%x : memref<512xi32>) outs(%y : memref<i32>) dimensions = [0]
+    (%in: i32, %init: i32) {
+      %s = arith.addi %in, %init : i32
+      linalg.yield %s : i32
+    }
+  return
+}
