@@ -1049,7 +1049,7 @@ kiln_status runModel(kiln_model *model, const kiln_tensor *inputs,
     return finishOutputs(*model, outputs, numOutputs, symbolValues);
   };
   if (model->gpu) {
-    kiln_abi_run_error error;
+    kiln_abi_run_error error{-1, 0};
     if (kiln_status status =
             runGpuModel(*model->gpu, model->run, model->descriptor,
                         inputPtrs.data(), outputPtrs.data(), onDevice,
