@@ -180,21 +180,26 @@ LogicalResult BlockedConvOp::verify() {
                       getDilations(), /*ceilMode=*/false);
 }
 
-LogicalResult BlockedMaxPoolOp::verify() {
-  RankedTensorType input = getInput().getType();
-  RankedTensorType result = getResult().getType();
-  if (failed(getBlockSize(*this, input, "input")) ||
-      failed(getBlockSize(*this, result, "result")))
+/// A blocked pool's checks, the same for its maximum and its average: both
+/// operands blocked alike, differing only in their spatial dimensions, and
+/// the window.
+template <typename PoolOp> static LogicalResult verifyBlockedPool(PoolOp op) {
+  RankedTensorType input = op.getInput().getType();
+  RankedTensorType result = op.getResult().getType();
+  if (failed(getBlockSize(op, input, "input")) ||
+      failed(getBlockSize(op, result, "result")))
     return failure();
   if (input.getEncoding() != result.getEncoding() ||
       input.getElementType() != result.getElementType() ||
       !sameOrDynamic(input.getDimSize(0), result.getDimSize(0)) ||
       !sameOrDynamic(input.getDimSize(1), result.getDimSize(1)))
-    return emitOpError() << "input " << input << " and result " << result
-                         << " must differ only in their spatial dimensions";
-  return verifyWindow(*this, input, result, getKernelShape(), getStrides(),
-                      getPads(), getDilations(), getCeilMode());
+    return op.emitOpError() << "input " << input << " and result " << result
+                            << " must differ only in their spatial dimensions";
+  return verifyWindow(op, input, result, op.getKernelShape(), op.getStrides(),
+                      op.getPads(), op.getDilations(), op.getCeilMode());
 }
+
+LogicalResult BlockedMaxPoolOp::verify() { return verifyBlockedPool(*this); }
 
 LogicalResult BlockedDepthwiseConvOp::verify() {
   RankedTensorType input = getInput().getType();
@@ -224,17 +229,5 @@ LogicalResult BlockedDepthwiseConvOp::verify() {
 }
 
 LogicalResult BlockedAveragePoolOp::verify() {
-  RankedTensorType input = getInput().getType();
-  RankedTensorType result = getResult().getType();
-  if (failed(getBlockSize(*this, input, "input")) ||
-      failed(getBlockSize(*this, result, "result")))
-    return failure();
-  if (input.getEncoding() != result.getEncoding() ||
-      input.getElementType() != result.getElementType() ||
-      !sameOrDynamic(input.getDimSize(0), result.getDimSize(0)) ||
-      !sameOrDynamic(input.getDimSize(1), result.getDimSize(1)))
-    return emitOpError() << "input " << input << " and result " << result
-                         << " must differ only in their spatial dimensions";
-  return verifyWindow(*this, input, result, getKernelShape(), getStrides(),
-                      getPads(), getDilations(), getCeilMode());
+  return verifyBlockedPool(*this);
 }
