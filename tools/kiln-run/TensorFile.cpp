@@ -601,7 +601,9 @@ std::string kiln::parseTensorProto(const uint8_t *bytes, size_t size,
     // ONNX packs these, the first element in the lowest bits of the first
     // byte, in raw_data or one byte per int32_data value; Kiln's buffers hold
     // one element per byte.
-    size_t packedSize = (count * bits + 7) / 8;
+    // In whole bytes of 8 elements first: count * bits may wrap around
+    // (a 4-bit tensor of 2^62 elements would need 0 bytes).
+    size_t packedSize = count / 8 * bits + ((count % 8) * bits + 7) / 8;
     size_t given = haveRaw ? rawSize : int32Data.size();
     if (given != packedSize)
       return std::string("TensorProto ") +
