@@ -332,7 +332,10 @@ kiln_status checkDescriptorSymbols(const kiln_abi_model *d,
     // Version 6: a size the run decides, from 0.
     bool fromData =
         d->abi_version >= 6 && symbol.kind == KILN_ABI_SYMBOL_RESULT;
-    if (symbol.kind != KILN_ABI_SYMBOL_REPEAT && !fromData)
+    // Version 8: a size the code reads, which the caller chooses as for a
+    // repeated batch.
+    bool read = d->abi_version >= 8 && symbol.kind == KILN_ABI_SYMBOL_DIM;
+    if (symbol.kind != KILN_ABI_SYMBOL_REPEAT && !fromData && !read)
       return makeStatus(KILN_STATUS_ABI_MISMATCH,
                         "symbolic dimension #%d is of kind %d, which this "
                         "runtime does not know; update the runtime",
@@ -404,7 +407,8 @@ kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
           model.outputDims))
     return status;
   // Every symbol the caller chooses takes its size from an input, and a
-  // repeated one leads; one the data decides is in outputs only.
+  // repeated one leads (one the code reads may be anywhere); one the data
+  // decides is in outputs only.
   for (size_t k = 0; k < model.symbols.size(); ++k) {
     bool fromInput = false, leads = true;
     for (const auto *list : {&model.inputDims, &model.outputDims})
@@ -421,7 +425,8 @@ kiln_status checkDescriptor(const kiln_abi_model *d, kiln_model &model) {
         dims.dataDependent |=
             std::find(dims.symbols.begin(), dims.symbols.end(), int32_t(k)) !=
             dims.symbols.end();
-    } else if (!fromInput || !leads)
+    } else if (!fromInput ||
+               (!leads && d->symbols[k].kind == KILN_ABI_SYMBOL_REPEAT))
       problem = !fromInput ? "in no input" : "not the first dimension";
     if (problem)
       return makeStatus(KILN_STATUS_INVALID_MODEL,

@@ -19,6 +19,7 @@
 #include "codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace kiln::codegen {
@@ -267,6 +268,87 @@ void writeIntoArguments(Block &block, DenseMap<Operation *, unsigned> &pos,
   }
 }
 
+std::optional<int64_t> upperBound(func::FuncOp func, Value size);
+
+/// The largest size of dimension `d` of `memref`: static, a symbol of
+/// kiln.dim_symbols at an argument (by its kiln.dims), or through the
+/// allocation, reshape, subview or cast that made it.
+std::optional<int64_t> dimBound(func::FuncOp func, Value memref, int64_t d) {
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  if (!type || d < 0 || d >= type.getRank())
+    return std::nullopt;
+  if (!type.isDynamicDim(d))
+    return type.getDimSize(d);
+  if (auto arg = dyn_cast<BlockArgument>(memref)) {
+    auto symbols = func->getAttrOfType<ArrayAttr>(attr::kDimSymbols);
+    if (arg.getOwner()->getParentOp() != func || !symbols)
+      return std::nullopt;
+    auto names =
+        func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), attr::kDims);
+    if (!names || int64_t(names.size()) <= d)
+      return std::nullopt;
+    for (Attribute item : symbols) {
+      auto fields = cast<DictionaryAttr>(item);
+      if (fields.get("name") == names[d])
+        return fields.getAs<IntegerAttr>("max").getInt();
+    }
+    return std::nullopt;
+  }
+  Operation *op = memref.getDefiningOp();
+  if (auto alloc = dyn_cast_or_null<memref::AllocOp>(op))
+    return upperBound(func,
+                      alloc.getDynamicSizes()[type.getDynamicDimIndex(d)]);
+  if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(op)) {
+    int64_t product = 1;
+    for (int64_t j : collapse.getReassociationIndices()[d]) {
+      std::optional<int64_t> bound = dimBound(func, collapse.getSrc(), j);
+      if (!bound || llvm::MulOverflow(product, *bound, product))
+        return std::nullopt;
+    }
+    return product;
+  }
+  if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(op)) {
+    OpFoldResult size = expand.getMixedOutputShape()[d];
+    if (auto value = dyn_cast<Value>(size))
+      return upperBound(func, value);
+    return getConstantIntValue(size);
+  }
+  if (auto subview = dyn_cast_or_null<memref::SubViewOp>(op)) {
+    OpFoldResult size = subview.getMixedSizes()[d];
+    if (auto value = dyn_cast<Value>(size))
+      return upperBound(func, value);
+    return getConstantIntValue(size);
+  }
+  if (auto cast = dyn_cast_or_null<memref::CastOp>(op))
+    return dimBound(func, cast.getSource(), d);
+  return std::nullopt;
+}
+
+/// The largest value `size` takes: a constant, a dimension's size
+/// (dimBound), or a product or sum of such.
+std::optional<int64_t> upperBound(func::FuncOp func, Value size) {
+  if (std::optional<int64_t> constant = getConstantIntValue(size))
+    return constant;
+  Operation *op = size.getDefiningOp();
+  if (auto dim = dyn_cast_or_null<memref::DimOp>(op)) {
+    std::optional<int64_t> d = dim.getConstantIndex();
+    if (!d)
+      return std::nullopt;
+    return dimBound(func, dim.getSource(), *d);
+  }
+  if (isa_and_nonnull<arith::MulIOp, arith::AddIOp>(op)) {
+    std::optional<int64_t> a = upperBound(func, op->getOperand(0));
+    std::optional<int64_t> b = upperBound(func, op->getOperand(1));
+    int64_t result;
+    if (!a || !b || *a < 0 || *b < 0 ||
+        (isa<arith::MulIOp>(op) ? llvm::MulOverflow(*a, *b, result)
+                                : llvm::AddOverflow(*a, *b, result)))
+      return std::nullopt;
+    return result;
+  }
+  return std::nullopt;
+}
+
 struct CodegenPlanMemoryPass
     : impl::CodegenPlanMemoryBase<CodegenPlanMemoryPass> {
   void runOnOperation() override {
@@ -282,6 +364,29 @@ struct CodegenPlanMemoryPass
       MemRefType type = alloc.getType();
       return type.hasStaticShape() && type.getLayout().isIdentity() &&
              !type.getMemorySpace() && type.getElementType().isIntOrFloat();
+    };
+    // A buffer whose sizes the run chooses (kiln.dim_symbols) takes the
+    // bytes of its largest sizes.
+    auto largestElements =
+        [&](memref::AllocOp alloc) -> std::optional<int64_t> {
+      MemRefType type = alloc.getType();
+      if (!type.getLayout().isIdentity() || type.getMemorySpace() ||
+          !type.getElementType().isIntOrFloat())
+        return std::nullopt;
+      int64_t elements = 1;
+      unsigned next = 0;
+      for (int64_t size : type.getShape()) {
+        if (ShapedType::isDynamic(size)) {
+          std::optional<int64_t> bound =
+              upperBound(func, alloc.getDynamicSizes()[next++]);
+          if (!bound)
+            return std::nullopt;
+          size = *bound;
+        }
+        if (llvm::MulOverflow(elements, size, elements))
+          return std::nullopt;
+      }
+      return elements;
     };
     // Parts first: each is then a range of its whole buffer's bytes, and its
     // live range extends the whole's.
@@ -306,7 +411,14 @@ struct CodegenPlanMemoryPass
     DenseMap<Operation *, unsigned> bufferIndex;
     for (Operation &op : block) {
       auto alloc = dyn_cast<memref::AllocOp>(&op);
-      if (!alloc || !plannable(alloc) || parts.count(alloc))
+      if (!alloc || parts.count(alloc))
+        continue;
+      std::optional<int64_t> elements;
+      if (plannable(alloc))
+        elements = alloc.getType().getNumElements();
+      else if (!alloc.getDynamicSizes().empty())
+        elements = largestElements(alloc);
+      if (!elements)
         continue;
       MemRefType type = alloc.getType();
       Buffer buffer;
@@ -314,8 +426,7 @@ struct CodegenPlanMemoryPass
       // Each element takes whole bytes in memory: an i1 is stored in one.
       int64_t elementBytes =
           (type.getElementType().getIntOrFloatBitWidth() + 7) / 8;
-      buffer.bytes =
-          llvm::alignTo(type.getNumElements() * elementBytes, kAlignment);
+      buffer.bytes = llvm::alignTo(*elements * elementBytes, kAlignment);
       buffer.begin = buffer.end = pos[&op];
       if (!lastUse(alloc, block, pos, buffer.end))
         continue;
@@ -389,7 +500,8 @@ struct CodegenPlanMemoryPass
       Location loc = buffer.alloc.getLoc();
       Value shift = arith::ConstantIndexOp::create(builder, loc, buffer.offset);
       Value view = memref::ViewOp::create(builder, loc, buffer.alloc.getType(),
-                                          workspace, shift, ValueRange{});
+                                          workspace, shift,
+                                          buffer.alloc.getDynamicSizes());
       buffer.alloc.replaceAllUsesWith(view);
       buffer.alloc.erase();
     }

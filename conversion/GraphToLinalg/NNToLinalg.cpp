@@ -183,14 +183,22 @@ Value buildNormalized(OpBuilder &b, Location loc, Value x, int64_t first,
   for (int64_t d = first; d < rank; ++d)
     count *= type.getDimSize(d);
 
+  // The statistics' sizes: the kept dimensions, `?` where x's are (the
+  // normalized ones are static: `count` is their product).
   auto statsType =
       RankedTensorType::get(type.getShape().take_front(first), element);
-  SmallVector<int64_t> sizes(type.getShape().take_front(first));
-  sizes.append(rank - first, 1);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  SmallVector<OpFoldResult> statsSizes(sizes.begin(), sizes.begin() + first);
+  auto zeroStats = [&]() {
+    Value empty = tensor::EmptyOp::create(b, loc, statsSizes, element);
+    Value zero = createScalarConstant(b, loc, element, 0.0);
+    return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  };
+  SmallVector<OpFoldResult> pivotSizes(statsSizes);
+  pivotSizes.append(rank - first, b.getIndexAttr(1));
   Value pivot = tensor::ExtractSliceOp::create(
       b, loc, statsType, x,
-      getAsIndexOpFoldResult(ctx, SmallVector<int64_t>(rank, 0)),
-      getAsIndexOpFoldResult(ctx, sizes),
+      getAsIndexOpFoldResult(ctx, SmallVector<int64_t>(rank, 0)), pivotSizes,
       getAsIndexOpFoldResult(ctx, SmallVector<int64_t>(rank, 1)));
   Value countValue = createScalarConstant(b, loc, element, count);
   AffineMap full = b.getMultiDimIdentityMap(rank);
@@ -201,9 +209,8 @@ Value buildNormalized(OpBuilder &b, Location loc, Value x, int64_t first,
   };
   Value sum =
       linalg::GenericOp::create(
-          b, loc, TypeRange{statsType}, ValueRange{x, pivot},
-          createFilled(b, loc, statsType, 0.0), {full, kept, kept},
-          getIterators(first, rank - first),
+          b, loc, TypeRange{statsType}, ValueRange{x, pivot}, zeroStats(),
+          {full, kept, kept}, getIterators(first, rank - first),
           [&](OpBuilder &nb, Location nloc, ValueRange args) {
             yieldValue(
                 nb, nloc,
@@ -215,9 +222,8 @@ Value buildNormalized(OpBuilder &b, Location loc, Value x, int64_t first,
   // Sum of squared deviations, from the mean rather than by E[x^2] - E[x]^2.
   Value squares =
       linalg::GenericOp::create(
-          b, loc, TypeRange{statsType}, ValueRange{x, pivot, sum},
-          createFilled(b, loc, statsType, 0.0), {full, kept, kept, kept},
-          getIterators(first, rank - first),
+          b, loc, TypeRange{statsType}, ValueRange{x, pivot, sum}, zeroStats(),
+          {full, kept, kept, kept}, getIterators(first, rank - first),
           [&](OpBuilder &nb, Location nloc, ValueRange args) {
             Value mean = arith::DivFOp::create(nb, nloc, args[2], countValue);
             Value dev = arith::SubFOp::create(
@@ -228,7 +234,7 @@ Value buildNormalized(OpBuilder &b, Location loc, Value x, int64_t first,
           .getResult(0);
 
   Value epsValue = createScalarConstant(b, loc, element, epsilon);
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), element);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, element);
   return linalg::GenericOp::create(
              b, loc, TypeRange{type}, ValueRange{x, pivot, sum, squares}, init,
              {full, kept, kept, kept, full}, getIterators(rank, 0),
@@ -531,6 +537,94 @@ struct ConvTransposeLowering : OpConversionPattern<graph::ConvTransposeOp> {
 // Matrix products
 //===----------------------------------------------------------------------===//
 
+/// A matrix product whose operands have symbolic dimensions (numpy
+/// semantics, both at least matrices) as one linalg.generic over the
+/// result's dimensions and the reduction, each operand's batch broadcast
+/// where it is a static 1, accumulated in the compute type. The loop path:
+/// correct at any size, not yet tiled for speed.
+FailureOr<Value> buildSymbolicMatMul(ConversionPatternRewriter &rewriter,
+                                     Operation *op, Value lhs, Value rhs,
+                                     RankedTensorType resultType) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  RankedTensorType a = getTensorType(lhs), b = getTensorType(rhs);
+  int64_t rank = resultType.getRank();
+  if (a.getRank() < 2 || b.getRank() < 2 || rank < 2)
+    return rewriter.notifyMatchFailure(op, "a symbolic vector operand");
+  Type accElement = getComputeType(resultType.getElementType());
+  // d0..d{rank-1}: the result's dimensions, d{rank}: the reduction.
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  auto operandMap = [&](RankedTensorType type, bool isLhs) {
+    int64_t offset = rank - type.getRank();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i + 2 < type.getRank(); ++i)
+      exprs.push_back(type.getDimSize(i) == 1 &&
+                              resultType.getDimSize(i + offset) != 1
+                          ? getAffineConstantExpr(0, ctx)
+                          : d(i + offset));
+    if (isLhs)
+      exprs.append({d(rank - 2), d(rank)});
+    else
+      exprs.append({d(rank), d(rank - 1)});
+    return AffineMap::get(rank + 1, 0, exprs, ctx);
+  };
+  SmallVector<AffineExpr> resultExprs;
+  for (int64_t i = 0; i < rank; ++i)
+    resultExprs.push_back(d(i));
+  SmallVector<AffineMap> maps = {operandMap(a, true), operandMap(b, false),
+                                 AffineMap::get(rank + 1, 0, resultExprs, ctx)};
+  // The result's sizes: each batch dimension from an operand that has it
+  // at full size, M from the left, N from the right.
+  auto dimOf = [&](Value v, int64_t i) -> OpFoldResult {
+    RankedTensorType type = getTensorType(v);
+    if (!type.isDynamicDim(i))
+      return rewriter.getIndexAttr(type.getDimSize(i));
+    return tensor::DimOp::create(rewriter, loc, v, i).getResult();
+  };
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i + 2 < rank; ++i) {
+    OpFoldResult size = rewriter.getIndexAttr(1);
+    for (Value operand : {lhs, rhs}) {
+      int64_t j = i - (rank - getTensorType(operand).getRank());
+      if (j >= 0 && getTensorType(operand).getDimSize(j) != 1) {
+        size = dimOf(operand, j);
+        break;
+      }
+    }
+    sizes.push_back(size);
+  }
+  sizes.push_back(dimOf(lhs, a.getRank() - 2));
+  sizes.push_back(dimOf(rhs, b.getRank() - 1));
+  auto accType = resultType.clone(accElement);
+  Value zero = createScalarConstant(rewriter, loc, accElement, 0.0);
+  Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, accElement);
+  Value init = linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+  SmallVector<utils::IteratorType> iterators = getIterators(rank, 1);
+  Value result =
+      linalg::GenericOp::create(
+          rewriter, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, init,
+          maps, iterators,
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            auto extend = [&](Value v) -> Value {
+              if (v.getType() == accElement || !isa<FloatType>(accElement))
+                return v;
+              return arith::ExtFOp::create(nb, nloc, accElement, v);
+            };
+            Value x = extend(args[0]), y = extend(args[1]), sum;
+            if (isa<FloatType>(accElement))
+              sum = arith::AddFOp::create(
+                  nb, nloc, args[2], arith::MulFOp::create(nb, nloc, x, y));
+            else
+              sum = arith::AddIOp::create(
+                  nb, nloc, args[2], arith::MulIOp::create(nb, nloc, x, y));
+            linalg::YieldOp::create(nb, nloc, sum);
+          })
+          .getResult(0);
+  if (result.getType() != accType)
+    result = tensor::CastOp::create(rewriter, loc, accType, result);
+  return result;
+}
+
 /// A matrix product of static shapes (numpy semantics) computed in its
 /// compute type (f32 for 16-bit floats), reshaped to `resultType`'s shape.
 FailureOr<Value> buildMatMulAccumulator(ConversionPatternRewriter &rewriter,
@@ -538,7 +632,7 @@ FailureOr<Value> buildMatMulAccumulator(ConversionPatternRewriter &rewriter,
                                         RankedTensorType resultType) {
   Location loc = op->getLoc();
   if (!allStatic({lhs, rhs}) || !resultType.hasStaticShape())
-    return rewriter.notifyMatchFailure(op, "needs static shapes");
+    return buildSymbolicMatMul(rewriter, op, lhs, rhs, resultType);
   Type element = resultType.getElementType();
   Type accElement = getComputeType(element);
 
@@ -845,7 +939,10 @@ struct FusedMatMulLowering : OpConversionPattern<graph::FusedMatMulOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
-    if (!allStatic({adaptor.getBias(), adaptor.getResidual()}))
+    // A symbolic dimension takes the loop path, whose epilogue broadcasts
+    // as elementwise ops do.
+    if (resultType.hasStaticShape() &&
+        !allStatic({adaptor.getBias(), adaptor.getResidual()}))
       return rewriter.notifyMatchFailure(op, "needs static shapes");
     std::optional<PackedForm> form = PackedForm::of(op, rewriter);
     FailureOr<Value> result =
@@ -1311,9 +1408,12 @@ struct LayerNormLowering : OpConversionPattern<graph::LayerNormOp> {
   matchAndRewrite(graph::LayerNormOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    if (!allStatic(adaptor.getOperands()))
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
     RankedTensorType type = getTensorType(adaptor.getInput());
+    // `?` only before the normalized dimensions (kiln.dim_symbols).
+    if (!allStatic({adaptor.getScale(), adaptor.getBias()}) ||
+        llvm::any_of(type.getShape().drop_front(op.getAxis()),
+                     ShapedType::isDynamic))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
     Type element = type.getElementType();
     Type accElement = getComputeType(element);
     Value x = castElements(rewriter, loc, adaptor.getInput(), accElement);

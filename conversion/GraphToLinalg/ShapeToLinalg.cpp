@@ -195,7 +195,7 @@ template <typename Op> struct StaticLowering : OpConversionPattern<Op> {
   LogicalResult
   matchAndRewrite(Op op, Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!allStatic(op.getOperation()))
+    if (!handlesSymbolicSizes() && !allStatic(op.getOperation()))
       return rewriter.notifyMatchFailure(op, "needs static shapes");
     SmallVector<Type> resultTypes;
     if (failed(this->getTypeConverter()->convertTypes(op->getResultTypes(),
@@ -207,6 +207,9 @@ template <typename Op> struct StaticLowering : OpConversionPattern<Op> {
   virtual LogicalResult lower(Op op, Adaptor adaptor,
                               ArrayRef<Type> resultTypes,
                               ConversionPatternRewriter &rewriter) const = 0;
+
+  /// Whether `lower` takes `?` sizes too (kiln.dim_symbols).
+  virtual bool handlesSymbolicSizes() const { return false; }
 };
 
 //===----------------------------------------------------------------------===//
@@ -260,13 +263,18 @@ struct TransposeLowering : StaticLowering<graph::TransposeOp> {
                       ArrayRef<Type> resultTypes,
                       ConversionPatternRewriter &rewriter) const override {
     auto outType = cast<RankedTensorType>(resultTypes[0]);
-    Value init = tensor::EmptyOp::create(
-        rewriter, op.getLoc(), outType.getShape(), outType.getElementType());
-    auto transpose = linalg::TransposeOp::create(
-        rewriter, op.getLoc(), adaptor.getInput(), init, op.getPerm());
+    Value input = adaptor.getInput();
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t p : op.getPerm())
+      sizes.push_back(tensor::getMixedSize(rewriter, op.getLoc(), input, p));
+    Value init = tensor::EmptyOp::create(rewriter, op.getLoc(), sizes,
+                                         outType.getElementType());
+    auto transpose = linalg::TransposeOp::create(rewriter, op.getLoc(), input,
+                                                 init, op.getPerm());
     rewriter.replaceOp(op, transpose.getResult());
     return success();
   }
+  bool handlesSymbolicSizes() const override { return true; }
 };
 
 //===----------------------------------------------------------------------===//

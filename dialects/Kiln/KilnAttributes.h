@@ -28,6 +28,14 @@ constexpr llvm::StringLiteral kDims = "kiln.dims";
 /// carry as ImportOptions::batchProbe and kiln-graph-split-batch turns into
 /// a run-time repeat.
 constexpr llvm::StringLiteral kSymbols = "kiln.symbols";
+/// On the model's function: the symbolic dimensions whose sizes the code
+/// reads at run time (KILN_ABI_SYMBOL_DIM: a sequence length), one
+/// dictionary {name: string, min: integer, max: integer} each (the
+/// importer, from --dynamic-dims NAME=MIN..MAX); their dimensions stay `?`
+/// in the types. An entry of kiln.inputs or kiln.outputs then has
+/// `symbol_dims`, which of them each dimension is (an array of integers, -1
+/// for a static one; kiln-graph-make-entry).
+constexpr llvm::StringLiteral kDimSymbols = "kiln.dim_symbols";
 /// On the model's function: the sizes that the data decides (NonZero,
 /// Unique, ...: KILN_ABI_SYMBOL_RESULT), one dictionary {name: string, max:
 /// integer} each (the importer). On a result: `kiln.result_dims`, which of

@@ -192,7 +192,8 @@ LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 namespace {
 
-/// One entry of kiln.inputs or kiln.outputs: {name, type, passed}.
+/// One entry of kiln.inputs or kiln.outputs: {name, type, passed}, and
+/// the optional fields that KilnAttributes.h names.
 bool isInterfaceEntry(Attribute entry) {
   auto fields = dyn_cast<DictionaryAttr>(entry);
   if (!fields || !fields.getAs<StringAttr>("name") ||
@@ -207,6 +208,12 @@ bool isInterfaceEntry(Attribute entry) {
   }
   if (Attribute symbol = fields.get("symbol")) {
     if (!isa<IntegerAttr>(symbol))
+      return false;
+    ++expected;
+  }
+  // Its dimensions' symbols of kiln.dim_symbols.
+  if (Attribute dims = fields.get("symbol_dims")) {
+    if (!isa<DenseI64ArrayAttr>(dims))
       return false;
     ++expected;
   }
@@ -240,7 +247,7 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
       return fail("on a function, an integer above 1");
     return success();
   }
-  if (name == attr::kSymbols) {
+  if (name == attr::kSymbols || name == attr::kDimSymbols) {
     auto list = dyn_cast<ArrayAttr>(value);
     auto isSymbol = [](Attribute entry) {
       auto fields = dyn_cast<DictionaryAttr>(entry);

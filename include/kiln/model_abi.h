@@ -34,6 +34,7 @@
  *      and kiln_abi_run_args.symbol_results
  *   7  index checks in CUDA models: their kiln_abi_run_args.error is device
  *      memory, which the kernels write and the caller reads after the run
+ *   8  sizes that the code reads: symbols of kind KILN_ABI_SYMBOL_DIM
  *
  *===----------------------------------------------------------------------===*/
 
@@ -49,7 +50,7 @@ extern "C" {
 
 /* Version of the layouts below, and the oldest version a runtime still
  * loads. */
-#define KILN_ABI_VERSION 7u
+#define KILN_ABI_VERSION 8u
 #define KILN_ABI_MIN_VERSION 1u
 
 /* Element types. The numbers are ONNX's TensorProto.DataType numbers, so that a
@@ -174,13 +175,19 @@ typedef struct kiln_abi_symbol {
    * that names such a symbol as if the symbol were `max`: row-major in the
    * output's largest shape, of which the entries within the run's sizes
    * are the output (the runtime moves them together, to the dense layout
-   * of the run's shape). */
+   * of the run's shape).
+   *
+   * KILN_ABI_SYMBOL_DIM (since version 8): the caller, through the inputs;
+   * the model's code reads the size (a sequence length), anywhere in the
+   * shapes. Each input and output that names it is dense at the run's
+   * size; the workspace is sized for `max`. */
   int32_t kind;
   int32_t reserved; /* zero */
 } kiln_abi_symbol;
 
 #define KILN_ABI_SYMBOL_REPEAT 1
 #define KILN_ABI_SYMBOL_RESULT 2
+#define KILN_ABI_SYMBOL_DIM 3
 
 /* A check of indices read at run time (since version 5): a gather's or a
  * scatter's indices must lie in [low, high] (negative ones count from the

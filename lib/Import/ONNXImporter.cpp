@@ -135,6 +135,9 @@ private:
   /// empty where the model has none.
   std::string batchSymbol;
   std::pair<int64_t, int64_t> batchBounds = kDefaultSymbolBounds;
+  /// The other symbolic dimensions given bounds, which stay `?` in the
+  /// types (kiln.dim_symbols), in the options' order.
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> dimSymbols;
 };
 
 /// The type an optional stands for: Kiln compiles an optional graph input
@@ -422,13 +425,10 @@ LogicalResult ModelImporter::resolveSymbols(const onnx::GraphProto &graph) {
              << "', which no input of the model has (its symbolic "
                 "dimensions: "
              << known() << ")";
+    // Another dimension with bounds stays symbolic in the types, and the
+    // code reads its size at run time.
     if (name != batchSymbol)
-      return emitModelError()
-             << "--dynamic-dims gives '" << name << "' the bounds "
-             << bounds.first << ".." << bounds.second
-             << ", but Kiln keeps only a batch that leads every input "
-                "symbolic (so far): give '"
-             << name << "' one size with --dynamic-dims " << name << "=SIZE";
+      dimSymbols.push_back({name, bounds});
   }
   if (auto it = options.symbolBounds.find(batchSymbol);
       it != options.symbolBounds.end())
@@ -925,6 +925,16 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
                                   builder.getI64IntegerAttr(batchBounds.first)),
              builder.getNamedAttr(
                  "max", builder.getI64IntegerAttr(batchBounds.second))})));
+  if (!dimSymbols.empty()) {
+    SmallVector<Attribute> list;
+    for (const auto &[name, bounds] : dimSymbols)
+      list.push_back(builder.getDictionaryAttr(
+          {builder.getNamedAttr("name", builder.getStringAttr(name)),
+           builder.getNamedAttr("min", builder.getI64IntegerAttr(bounds.first)),
+           builder.getNamedAttr("max",
+                                builder.getI64IntegerAttr(bounds.second))}));
+    func->setAttr(attr::kDimSymbols, builder.getArrayAttr(list));
+  }
 
   for (const onnx::TensorProto &init : graph.initializer()) {
     Value constant = importInitializer(init, builder);

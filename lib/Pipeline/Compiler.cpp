@@ -214,7 +214,23 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
       signature.repeatSymbol = 0;
     }
   }
-  // The sizes that the data decides: symbols after the batch's, each
+  // The dimensions that the code reads at run time (a sequence length),
+  // after the batch's symbol; the entry takes their memrefs' sizes.
+  size_t firstDimSymbol = signature.symbols.size();
+  if (auto dims = entry->getAttrOfType<ArrayAttr>(attr::kDimSymbols)) {
+    if (!dims.empty() && firstDimSymbol > 0)
+      return entry->emitError()
+             << "a symbolic batch beside the symbolic dimensions that the "
+                "code reads, which Kiln does not combine (yet)";
+    for (Attribute item : dims) {
+      auto fields = cast<DictionaryAttr>(item);
+      signature.symbols.push_back({fields.getAs<StringAttr>("name").str(),
+                                   fields.getAs<IntegerAttr>("min").getInt(),
+                                   fields.getAs<IntegerAttr>("max").getInt(),
+                                   KILN_ABI_SYMBOL_DIM});
+    }
+  }
+  // The sizes that the data decides: symbols after the others, each
   // returned by the entry through a tensor<i64> output of its own.
   size_t firstResultSymbol = signature.symbols.size();
   if (auto results = entry->getAttrOfType<ArrayAttr>(attr::kResultSymbols)) {
@@ -222,6 +238,11 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
         (signature.repeatSymbol >= 0 || signature.repeat > 1))
       return entry->emitError("outputs whose sizes the data decides, in a "
                               "model that runs one sample at a time");
+    if (!results.empty() && firstResultSymbol > firstDimSymbol)
+      return entry->emitError()
+             << "outputs whose sizes the data decides beside symbolic "
+                "dimensions that the code reads, which Kiln does not "
+                "combine (yet)";
     for (Attribute item : results) {
       auto fields = cast<DictionaryAttr>(item);
       int64_t max = fields.getAs<IntegerAttr>("max").getInt();
@@ -269,6 +290,28 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
                << ranked.getElementType();
       tensor.shape.assign(ranked.getShape().begin(), ranked.getShape().end());
       tensor.passed = passed.getValue();
+      // The `?` dimensions: which symbol each is.
+      if (auto dims = fields.getAs<DenseI64ArrayAttr>("symbol_dims")) {
+        if (static_cast<int64_t>(dims.size()) != ranked.getRank())
+          return entry->emitError()
+                 << "malformed " << attr << " entry " << item;
+        for (auto [d, symbol] : llvm::enumerate(dims.asArrayRef())) {
+          if (symbol < 0 && ranked.isDynamicDim(d))
+            return entry->emitError()
+                   << "malformed " << attr << " entry " << item
+                   << ": dimension " << d << " is `?` but names no symbol";
+          if (symbol < 0)
+            continue;
+          if (firstDimSymbol + symbol >= firstResultSymbol)
+            return entry->emitError()
+                   << "malformed " << attr << " entry " << item;
+          tensor.shape[d] = -1 - static_cast<int64_t>(firstDimSymbol + symbol);
+        }
+      } else if (!ranked.hasStaticShape()) {
+        return entry->emitError() << "'" << tensor.name
+                                  << "' has a `?` dimension that names no "
+                                     "symbol";
+      }
       if (signature.repeat > 1 && tensor.passed) {
         // The batch is split: the entry takes one sample of each tensor.
         uint64_t bytes =
@@ -640,6 +683,22 @@ private:
       return module.emitError("the model has no function @main");
     if (failed(checkElementTypes(main)) || failed(checkTensorSizes(module)))
       return failure();
+    // A symbolic batch and sizes that the code reads: not combined (yet).
+    if (auto symbols = main->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr),
+        dims = main->getAttrOfType<ArrayAttr>(attr::kDimSymbols);
+        symbols && !symbols.empty() && dims && !dims.empty()) {
+      StringRef name =
+          cast<DictionaryAttr>(symbols[0]).getAs<StringAttr>("name").getValue();
+      return mlir::emitError(main.getLoc())
+             << "the batch '" << name
+             << "' and the symbolic dimensions given bounds ('"
+             << cast<DictionaryAttr>(dims[0])
+                    .getAs<StringAttr>("name")
+                    .getValue()
+             << "', ...) cannot both stay symbolic (yet): give the batch a "
+                "size with --dynamic-dims "
+             << name << "=SIZE";
+    }
     // A symbolic batch runs one sample at a time, which a GPU model does
     // not do (yet): it runs its batch whole.
     if (auto symbols = main->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr);
@@ -656,6 +715,15 @@ private:
              << "' cannot stay symbolic; give it a size with "
              << "--dynamic-dims " << name << "=SIZE";
     }
+    // Sizes that the code reads at run time: the CPU's loop path so far.
+    if (auto dims = main->getAttrOfType<ArrayAttr>(attr::kDimSymbols);
+        dims && !dims.empty() && pipeline.target.arch == TargetArch::NVPTX)
+      return mlir::emitError(main.getLoc())
+             << "the nvptx target compiles static sizes only (so far): give '"
+             << cast<DictionaryAttr>(dims[0])
+                    .getAs<StringAttr>("name")
+                    .getValue()
+             << "' a size with --dynamic-dims NAME=SIZE";
     // Outputs whose sizes the data decides are returned through the model
     // ABI's result symbols.
     if (auto results = main->getAttrOfType<ArrayAttr>(attr::kResultSymbols);

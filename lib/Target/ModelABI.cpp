@@ -381,19 +381,42 @@ public:
         ConstantInt::get(i64Ty, signature.constantsSize)};
   }
 
+  /// Whether the entry reads sizes at run time: a symbol of kind
+  /// KILN_ABI_SYMBOL_DIM, which takes memref descriptors.
+  static bool readsSizes(const ModelSignature &signature) {
+    return llvm::any_of(signature.symbols, [](const SymbolSignature &symbol) {
+      return symbol.kind == KILN_ABI_SYMBOL_DIM;
+    });
+  }
+
   Error emit(const std::string &entryName, const ModelSignature &signature,
              const TargetInfo &target) {
     Function *entry = module.getFunction(entryName);
     if (!entry)
       return createStringError("the model has no entry function '" + entryName +
                                "'");
-    auto countPassed = [](const std::vector<TensorSignature> &list) {
-      return llvm::count_if(list,
-                            [](const TensorSignature &t) { return t.passed; });
+    // A passed tensor is one pointer, or where the entry reads sizes at run
+    // time, a memref descriptor: the bare-pointer calling convention takes
+    // static memrefs only, and converts a function with any other to
+    // descriptors whole (the workspace's too).
+    bool descriptors = readsSizes(signature);
+    if (descriptors && (signature.repeat > 1 || signature.repeatSymbol >= 0 ||
+                        !signature.resultArgs.empty() ||
+                        signature.device == KILN_ABI_DEVICE_CUDA))
+      return createStringError(
+          "sizes that the code reads, in a model that repeats its entry, "
+          "returns sizes that the data decides or runs on a GPU");
+    auto countPassed = [&](const std::vector<TensorSignature> &list) {
+      size_t count = 0;
+      for (const TensorSignature &t : list)
+        if (t.passed)
+          count += descriptors ? 3 + 2 * t.shape.size() : 1;
+      return count;
     };
     size_t numArgs =
         countPassed(signature.inputs) + countPassed(signature.outputs) +
-        signature.resultArgs.size() + (signature.workspaceSize > 0 ? 1 : 0) +
+        signature.resultArgs.size() +
+        (signature.workspaceSize > 0 ? (descriptors ? 5 : 1) : 0) +
         (signature.runErrorArgument ? 1 : 0) +
         (signature.constantsSize > 0 ? 1 : 0) +
         (signature.device == KILN_ABI_DEVICE_CUDA && !signature.kernels.empty()
@@ -542,18 +565,65 @@ public:
     Value *outputs = b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 3));
     SmallVector<Value *> callArgs;
     SmallVector<uint64_t> strides;
+    // The run's sizes of the symbols that the code reads (the runtime
+    // checked them against the bounds; one out of them is refused all the
+    // same, since the workspace holds the largest).
+    SmallVector<Value *> sizes(signature.symbols.size(), nullptr);
+    if (descriptors) {
+      Value *values =
+          b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 7));
+      BasicBlock *given = BasicBlock::Create(ctx, "sizes_given", run);
+      b.CreateCondBr(b.CreateIsNull(values), bad, given);
+      b.SetInsertPoint(given);
+      for (auto [k, symbol] : llvm::enumerate(signature.symbols)) {
+        if (symbol.kind != KILN_ABI_SYMBOL_DIM)
+          continue;
+        sizes[k] =
+            b.CreateLoad(i64Ty, b.CreateConstInBoundsGEP1_64(i64Ty, values, k));
+        BasicBlock *within = BasicBlock::Create(ctx, "within", run);
+        b.CreateCondBr(
+            b.CreateOr(
+                b.CreateICmpSLT(sizes[k], ConstantInt::get(i64Ty, symbol.min)),
+                b.CreateICmpSGT(sizes[k], ConstantInt::get(i64Ty, symbol.max))),
+            bad, within);
+        b.SetInsertPoint(within);
+      }
+    }
+    // One pointer, or a memref descriptor: the pointer twice (allocated,
+    // aligned), offset 0, the sizes (the run's, for a symbol) and the
+    // row-major strides.
+    auto passMemRef = [&](Value *pointer, ArrayRef<Value *> dims) {
+      callArgs.push_back(pointer);
+      if (!descriptors)
+        return;
+      callArgs.push_back(pointer);
+      callArgs.push_back(ConstantInt::get(i64Ty, 0));
+      callArgs.append(dims.begin(), dims.end());
+      SmallVector<Value *> steps(dims.size());
+      Value *step = ConstantInt::get(i64Ty, 1);
+      for (size_t d = dims.size(); d-- > 0;) {
+        steps[d] = step;
+        step = b.CreateMul(step, dims[d]);
+      }
+      callArgs.append(steps.begin(), steps.end());
+    };
+    auto pass = [&](const TensorSignature &tensor, Value *pointer) {
+      strides.push_back(tensor.sampleBytes);
+      SmallVector<Value *> dims;
+      for (int64_t d : tensor.shape)
+        dims.push_back(d >= 0 ? ConstantInt::get(i64Ty, d) : sizes[-1 - d]);
+      passMemRef(pointer, dims);
+    };
     for (size_t i = 0; i < signature.inputs.size(); ++i)
-      if (signature.inputs[i].passed) {
-        callArgs.push_back(b.CreateLoad(
-            ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, inputs, i)));
-        strides.push_back(signature.inputs[i].sampleBytes);
-      }
+      if (signature.inputs[i].passed)
+        pass(signature.inputs[i],
+             b.CreateLoad(ptrTy,
+                          b.CreateConstInBoundsGEP1_64(ptrTy, inputs, i)));
     for (size_t i = 0; i < signature.outputs.size(); ++i)
-      if (signature.outputs[i].passed) {
-        callArgs.push_back(b.CreateLoad(
-            ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, outputs, i)));
-        strides.push_back(signature.outputs[i].sampleBytes);
-      }
+      if (signature.outputs[i].passed)
+        pass(signature.outputs[i],
+             b.CreateLoad(ptrTy,
+                          b.CreateConstInBoundsGEP1_64(ptrTy, outputs, i)));
     // Where the entry writes the sizes that the data decides: the run's
     // symbol_results (a model with them needs the array).
     if (!signature.resultArgs.empty()) {
@@ -567,8 +637,8 @@ public:
     }
     // The workspace comes last (see kiln-codegen-plan-memory).
     if (signature.workspaceSize > 0)
-      callArgs.push_back(
-          b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 4)));
+      passMemRef(b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 4)),
+                 {ConstantInt::get(i64Ty, signature.workspaceSize)});
     // Where the checks record a failure themselves (a GPU model's kernels):
     // the run's `error`, which the caller reads after the run.
     if (signature.runErrorArgument) {

@@ -1,9 +1,11 @@
-"""Symbolic dimensions (issue 21, first stage): a batch that leads every input
-and output stays symbolic from the ONNX model to the runtime. The model is
-compiled once; its entry takes one sample and the model ABI runs it once per
-sample of the run's batch, which the runtime checks against the bounds
+"""Symbolic dimensions (issue 21). First stage: a batch that leads every
+input and output stays symbolic from the ONNX model to the runtime. The model
+is compiled once; its entry takes one sample and the model ABI runs it once
+per sample of the run's batch, which the runtime checks against the bounds
 (kiln-compile --dynamic-dims, kiln.compile(dynamic_dims=...)) and against
-every other tensor that names it. Every size below is checked against
+every other tensor that names it. Second stage: any other dimension given
+bounds (a sequence length) stays `?` in the types, and the code reads its
+size at run time (the loop path so far). Every size below is checked against
 onnxruntime on the same model."""
 
 import subprocess
@@ -189,3 +191,141 @@ def test_report_says_symbolic(tmp_path):
                            tmp_path / "fire.so", "--report"],
                           capture_output=True, text=True, check=True)
     assert "batch: symbolic 'N', run once per sample" in proc.stderr
+
+
+def attention_block(d=16):
+    """One head of attention, LayerNorm and a feed-forward block over a
+    symbolic sequence `seq`, with an additive mask [1, 1, seq] that shares
+    it: scores [1, seq, seq] (an output too) reduce over seq in the softmax
+    and in the product with the values."""
+    def w(name, shape, scale=0.2):
+        return numpy_helper.from_array(
+            (rng.standard_normal(shape) * scale).astype(np.float32), name)
+    inits = [w("Wq", (d, d)), w("Wk", (d, d)), w("Wv", (d, d)),
+             w("W1", (d, 4 * d)), w("B1", (4 * d,)), w("W2", (4 * d, d)),
+             w("B2", (d,)), w("g", (d,), 1.0), w("b", (d,)),
+             numpy_helper.from_array(np.array(0.25, np.float32), "scale")]
+    n = helper.make_node
+    nodes = [
+        n("MatMul", ["x", "Wq"], ["q"]), n("MatMul", ["x", "Wk"], ["k"]),
+        n("MatMul", ["x", "Wv"], ["v"]),
+        n("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+        n("MatMul", ["q", "kt"], ["s0"]), n("Mul", ["s0", "scale"], ["s1"]),
+        n("Add", ["s1", "mask"], ["s2"]), n("Softmax", ["s2"], ["p"], axis=-1),
+        n("MatMul", ["p", "v"], ["att"]), n("Add", ["att", "x"], ["r"]),
+        n("LayerNormalization", ["r", "g", "b"], ["ln"], axis=-1, epsilon=1e-5),
+        n("MatMul", ["ln", "W1"], ["f0"]), n("Add", ["f0", "B1"], ["f1"]),
+        n("Erf", ["f1"], ["f2"]), n("Mul", ["f2", "f1"], ["f3"]),
+        n("MatMul", ["f3", "W2"], ["f4"]), n("Add", ["f4", "B2"], ["f5"]),
+        n("Add", ["f5", "ln"], ["y"])]
+    return small_model(nodes, [("x", [1, "seq", d]), ("mask", [1, 1, "seq"])],
+                       [("y", [1, "seq", d]), ("p", [1, "seq", "seq"])], inits)
+
+
+def attention_feeds(seq, d=16):
+    return {"x": rng.standard_normal((1, seq, d)).astype(np.float32),
+            "mask": rng.standard_normal((1, 1, seq)).astype(np.float32)}
+
+
+def test_sequence_any_length_matches_onnxruntime(tmp_path):
+    """A sequence length given bounds stays `?`: one model serves every
+    length within them, each run's outputs of its shapes, the buffers
+    between the ops in the workspace (sized for the longest), nothing
+    allocated by the run."""
+    model = attention_block()
+    compiled = kiln.compile(model, tmp_path / "att.so",
+                            dynamic_dims={"seq": (1, 64)})
+    loaded = kiln.load(compiled)
+    assert loaded.symbols == [kiln.SymbolInfo("seq", 1, 64)]
+    assert [(i.name, i.shape, i.dims) for i in loaded.inputs] == [
+        ("x", (1, None, 16), (None, "seq", None)),
+        ("mask", (1, 1, None), (None, None, "seq"))]
+    assert loaded.outputs[1].shape == (1, None, None)
+    check_sizes(model, compiled, attention_feeds, rtol=1e-4, atol=1e-5)
+    onnx.save(model, tmp_path / "att.onnx")
+    llvm = subprocess.run([KILN_COMPILE, tmp_path / "att.onnx", "-o", "-",
+                           "--emit=llvm", "--dynamic-dims", "seq=1..64"],
+                          capture_output=True, text=True, check=True).stdout
+    assert "@malloc" not in llvm
+
+
+def test_kiln_run_any_sequence(tmp_path):
+    model = attention_block()
+    onnx.save(model, tmp_path / "att.onnx")
+    so = tmp_path / "att.so"
+    subprocess.run([KILN_COMPILE, tmp_path / "att.onnx", "-o", so,
+                    "--dynamic-dims", "seq=2..40"], check=True)
+    info = subprocess.run([KILN_RUN, "--info", so], capture_output=True,
+                          text=True, check=True).stdout
+    assert "symbolic dimensions (1):\n  seq: 2..40\n" in info
+    assert "  mask: f32 [1,1,seq]\n" in info
+    assert "  p: f32 [1,seq,seq]\n" in info
+    feeds = attention_feeds(11)
+    for name, value in feeds.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    subprocess.run([KILN_RUN, so, "--input", f"x={tmp_path / 'x.npy'}",
+                    "--input", f"mask={tmp_path / 'mask.npy'}",
+                    "--output-dir", tmp_path / "out"], check=True)
+    expected = run_onnxruntime(model, feeds)
+    for name in ("y", "p"):
+        np.testing.assert_allclose(np.load(tmp_path / "out" / f"{name}.npy"),
+                                   expected[name], rtol=1e-4, atol=1e-5)
+    np.save(tmp_path / "x.npy", np.zeros((1, 41, 16), np.float32))
+    np.save(tmp_path / "mask.npy", np.zeros((1, 1, 41), np.float32))
+    outside = subprocess.run([KILN_RUN, so, "--input", f"x={tmp_path / 'x.npy'}",
+                              "--input", f"mask={tmp_path / 'mask.npy'}"],
+                             capture_output=True, text=True)
+    assert outside.returncode != 0
+    assert "dimension 1 ('seq') is 41, outside the model's bounds 2..40" in outside.stderr
+
+
+def test_sequence_errors(tmp_path):
+    """Sizes outside the bounds and inputs that disagree fail the run;
+    ops without a rule for symbolic sizes, the GPU target and a symbolic
+    batch beside a sequence are refused when compiling, with the way out."""
+    model = attention_block()
+    loaded = kiln.load(kiln.compile(model, tmp_path / "att.so",
+                                    dynamic_dims={"seq": (2, 8)}))
+    with pytest.raises(kiln.InvalidInputError,
+                       match=r"dimension 1 \('seq'\) is 1, outside the model's "
+                             r"bounds 2\.\.8"):
+        loaded.run(attention_feeds(1))
+    with pytest.raises(kiln.InvalidInputError,
+                       match=r"input 'mask' \(#1\): dimension 2 \('seq'\) is 6, "
+                             r"but 5 in the tensors before it"):
+        loaded.run({"x": attention_feeds(5)["x"], "mask": attention_feeds(6)["mask"]})
+    with pytest.raises(kiln.CompileError,
+                       match=r"nvptx target compiles static sizes only"):
+        kiln.compile(model, tmp_path / "gpu.so", target="nvptx",
+                     dynamic_dims={"seq": (2, 8)})
+
+    reshapes = small_model(
+        [helper.make_node("Reshape", ["x", "shape"], ["r"]),
+         helper.make_node("Relu", ["r"], ["y0"]),
+         helper.make_node("Reshape", ["y0", "back"], ["y"]),
+         helper.make_node("Concat", ["x", "x"], ["c"], axis=1)],
+        [("x", [1, "seq", 8])], [("y", [1, "seq", 8]), ("c", [1, None, 8])],
+        [numpy_helper.from_array(np.array([0, -1, 2, 4], np.int64), "shape"),
+         numpy_helper.from_array(np.array([0, -1, 8], np.int64), "back")])
+    with pytest.raises(kiln.CompileError,
+                       match=r"the symbolic dimensions \(seq\) reach ops that "
+                             r"Kiln computes only at static sizes so far: "
+                             r"graph.reshape \(1: 'Reshape#0 \(Reshape\)'\), "
+                             r"graph.concat \(1: 'Concat#3 \(Concat\)'\); give "
+                             r"each a size with --dynamic-dims NAME=SIZE"):
+        kiln.compile(reshapes, tmp_path / "r.so", dynamic_dims={"seq": (1, 8)})
+    fixed = kiln.load(kiln.compile(reshapes, tmp_path / "r.so",
+                                   dynamic_dims={"seq": 4}))
+    assert fixed.inputs[0].shape == (1, 4, 8)
+
+    both = small_model([helper.make_node("Relu", ["x"], ["y"])],
+                       [("x", ["batch", "seq", 4])], [("y", ["batch", "seq", 4])])
+    with pytest.raises(kiln.CompileError,
+                       match=r"the batch 'batch' and the symbolic dimensions "
+                             r"given bounds \('seq', \.\.\.\) cannot both stay "
+                             r"symbolic \(yet\)"):
+        kiln.compile(both, tmp_path / "b.so", dynamic_dims={"seq": (1, 8)})
+    one = kiln.load(kiln.compile(both, tmp_path / "b.so",
+                                 dynamic_dims={"seq": (1, 8), "batch": 2}))
+    x = rng.standard_normal((2, 5, 4)).astype(np.float32)
+    np.testing.assert_array_equal(one.run({"x": x})["y"], np.maximum(x, 0))

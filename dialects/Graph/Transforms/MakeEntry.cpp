@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Graph/Transforms/Passes.h"
+#include "dialects/Graph/Transforms/SymbolicDims.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -36,55 +37,44 @@ struct GraphMakeEntryPass : impl::GraphMakeEntryBase<GraphMakeEntryPass> {
       return signalPassFailure();
     }
     Builder builder(&getContext());
+    // Which symbolic dimension each `?` is, from the inputs to the outputs;
+    // fails where a `?` is not one the model may keep.
+    FailureOr<SymbolicDims> symbolic = SymbolicDims::trace(main);
+    if (failed(symbolic))
+      return signalPassFailure();
     // One dictionary per tensor; fails on a tensor the ABI cannot describe.
     auto describe = [&](Type type, StringAttr name, StringRef kind,
-                        unsigned index,
+                        unsigned index, ArrayRef<int64_t> symbols,
                         SmallVectorImpl<Attribute> &list) -> LogicalResult {
       std::string text = name ? name.str() : kind.str() + std::to_string(index);
       auto ranked = dyn_cast<RankedTensorType>(type);
       if (!ranked)
         return main.emitError()
                << kind << " '" << text << "' is not a ranked tensor: " << type;
-      if (!ranked.hasStaticShape() && kind == "input") {
-        // The importer names the symbolic dimensions it left alone.
-        int64_t d = llvm::find_if(ranked.getShape(), ShapedType::isDynamic) -
-                    ranked.getShape().begin();
-        auto names = main.getArgAttrOfType<ArrayAttr>(index, kDimsAttr);
-        StringAttr dim = names && int64_t(names.size()) > d
-                             ? dyn_cast<StringAttr>(names[d])
-                             : StringAttr();
-        InFlightDiagnostic diag = main.emitError()
-                                  << "input '" << text << "' dimension " << d;
-        if (dim && !dim.getValue().empty())
-          diag << " ('" << dim.getValue() << "')";
-        diag << " is symbolic, and Kiln keeps a symbolic dimension only "
-                "where it leads every input and output as the batch (so "
-                "far): give it a size with ";
-        if (dim && !dim.getValue().empty())
-          diag << "--dynamic-dims " << dim.getValue() << "=SIZE or ";
-        return diag << "--input-shape " << text << "=D0xD1x...";
-      }
+      NamedAttrList fields;
+      fields.set("name", builder.getStringAttr(text));
+      fields.set("type", TypeAttr::get(type));
+      fields.set("passed", builder.getBoolAttr(true));
       if (!ranked.hasStaticShape())
-        return main.emitError()
-               << kind << " '" << text << "' has a dynamic shape " << type
-               << " (a compiled model's shapes are static, but for a "
-                  "symbolic batch)";
-      list.push_back(builder.getDictionaryAttr(
-          {builder.getNamedAttr("name", builder.getStringAttr(text)),
-           builder.getNamedAttr("type", TypeAttr::get(type)),
-           builder.getNamedAttr("passed", builder.getBoolAttr(true))}));
+        fields.set("symbol_dims", builder.getDenseI64ArrayAttr(symbols));
+      list.push_back(fields.getDictionary(&getContext()));
       return success();
     };
+    SmallVector<Value> returned;
+    main.walk([&](func::ReturnOp ret) {
+      returned.assign(ret.getOperands().begin(), ret.getOperands().end());
+    });
     SmallVector<Attribute> inputs, outputs;
     for (unsigned i = 0; i < main.getNumArguments(); ++i)
       if (failed(describe(main.getArgument(i).getType(),
                           main.getArgAttrOfType<StringAttr>(i, kNameAttr),
-                          "input", i, inputs)))
+                          "input", i, symbolic->of(main.getArgument(i)),
+                          inputs)))
         return signalPassFailure();
     for (unsigned i = 0; i < main.getNumResults(); ++i) {
       if (failed(describe(main.getResultTypes()[i],
                           main.getResultAttrOfType<StringAttr>(i, kNameAttr),
-                          "output", i, outputs)))
+                          "output", i, symbolic->of(returned[i]), outputs)))
         return signalPassFailure();
       // The sizes that the data decides (the importer's result attributes).
       NamedAttrList fields(cast<DictionaryAttr>(outputs.back()));

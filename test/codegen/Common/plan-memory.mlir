@@ -193,3 +193,44 @@ func.func @not_into_output(%in: memref<256xf32>, %out: memref<256xf32>, %out2: m
   memref.copy %b, %inout : memref<256xf32> to memref<256xf32>
   return
 }
+
+// -----
+
+// A buffer whose sizes the run chooses (kiln.dim_symbols) takes the bytes
+// of its largest sizes (seq <= 64: 64 * 4 * 4 bytes and, by a product of
+// bounded sizes, 64 * 64 * 4) and keeps its run-time sizes in the view.
+// CHECK-LABEL: func.func @symbolic
+// CHECK-SAME: %[[WS:[a-z0-9]+]]: memref<17408xi8>
+// CHECK-SAME: kiln.workspace_size = 17408 : i64
+// CHECK: %[[SEQ:.+]] = memref.dim %{{.+}}, %c1
+// CHECK: memref.view %[[WS]][%{{.+}}][%[[SEQ]]] : memref<17408xi8> to memref<1x?x4xf32>
+// CHECK: %[[SQ:.+]] = arith.muli %[[SEQ]], %[[SEQ]]
+// CHECK: memref.view %[[WS]][%{{.+}}][%[[SQ]]] : memref<17408xi8> to memref<?xf32>
+// CHECK-NOT: memref.alloc
+func.func @symbolic(%in: memref<1x?x4xf32> {kiln.dims = ["", "seq", ""]}, %out: memref<1x?x4xf32>) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
+  %c1 = arith.constant 1 : index
+  %seq = memref.dim %in, %c1 : memref<1x?x4xf32>
+  %a = memref.alloc(%seq) : memref<1x?x4xf32>
+  linalg.copy ins(%in : memref<1x?x4xf32>) outs(%a : memref<1x?x4xf32>)
+  %sq = arith.muli %seq, %seq : index
+  %b = memref.alloc(%sq) : memref<?xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%b : memref<?xf32>)
+  linalg.copy ins(%a : memref<1x?x4xf32>) outs(%out : memref<1x?x4xf32>)
+  return
+}
+
+// -----
+
+// A size without a bound (an argument's `?` that names no symbol) leaves
+// the buffer allocated.
+// CHECK-LABEL: func.func @unbounded
+// CHECK: memref.alloc(%{{.+}}) : memref<?xf32>
+func.func @unbounded(%in: memref<?xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %in, %c0 : memref<?xf32>
+  %a = memref.alloc(%n) : memref<?xf32>
+  linalg.copy ins(%in : memref<?xf32>) outs(%a : memref<?xf32>)
+  linalg.copy ins(%a : memref<?xf32>) outs(%out : memref<?xf32>)
+  return
+}

@@ -38,7 +38,7 @@ func.func @main(%a: tensor<4xf32> {kiln.name = "a"}) -> (tensor<4xf32> {kiln.nam
 // SHAPE: kiln-compile: error: --input-shape: 'q' in 'a=2xq' is not a dimension
 // SEQSHAPE: kiln-compile: error: --sequence-shape: '4xz' in 'xs=2x3,4xz' is not a shape
 // SEQNAME: kiln-compile: error: --sequence-shape expects NAME=D0xD1,D0xD1,..., got '2x3'
-// DYNAMIC: kiln-compile: error: {{.*}}input 'x' dimension 0 is symbolic, and Kiln keeps a symbolic dimension only where it leads every input and output as the batch (so far): give it a size with --input-shape x=D0xD1x...
+// DYNAMIC: kiln-compile: error: {{.*}}input 'x' dimension 0 is symbolic: give it a size with --input-shape x=D0xD1x...
 // MISSING: kiln-compile: error: {{.*}}missing.onnx
 // SVE-X86: kiln-compile: error: {{.*}}--sve-vector-bits is for the aarch64 target
 // SVE-NONE: kiln-compile: error: {{.*}}--sve-vector-bits needs SVE: choose an SVE CPU or add --features=+sve

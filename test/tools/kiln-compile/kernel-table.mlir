@@ -14,7 +14,7 @@
 // CHECK-DAG: @[[MM:kiln.kernel.source.[0-9]+]] = {{.*}}c"mm (MatMul)\00"
 // CHECK-DAG: @[[ACT:kiln.kernel.source.[0-9]+]] = {{.*}}c"act (Sin)\00"
 // CHECK-DAG: @kiln.kernels = private constant [2 x %kiln_abi_kernel] [%kiln_abi_kernel { ptr @[[NAME0]], ptr @[[MM]], i64 65536 }, %kiln_abi_kernel { ptr @[[NAME1]], ptr @[[ACT]], i64 512 }]
-// CHECK-DAG: @kiln.model = private constant %kiln_abi_model { i32 7, i32 0, {{.*}}, i64 2, ptr @kiln.kernels, i32 0, i32 0, ptr null, ptr null, ptr null, i64 0, i32 0, i32 0, ptr null, i32 0, i32 0, ptr null }
+// CHECK-DAG: @kiln.model = private constant %kiln_abi_model { i32 8, i32 0, {{.*}}, i64 2, ptr @kiln.kernels, i32 0, i32 0, ptr null, ptr null, ptr null, i64 0, i32 0, i32 0, ptr null, i32 0, i32 0, ptr null }
 
 // The run reads `profiler`, the sixth field of the run arguments (byte 32),
 // and calls kernel_begin (hooks field 1, byte 8) and kernel_end (field 2,

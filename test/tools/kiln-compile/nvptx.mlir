@@ -32,7 +32,7 @@
 // Listed once each, oldest first (its PTX is the fallback).
 // TWO: gpu: 2 architecture(s) (sm_80, sm_90a)
 
-// INFO: abi version: 7
+// INFO: abi version: 8
 // INFO: device: cuda (NVIDIA GPU)
 // INFO: host: x86_64-unknown-linux-gnu, cpu x86-64-v3
 // INFO: constants: 8192 bytes

@@ -476,8 +476,9 @@ TEST(ModelOpen, SharedObjectWithoutTheAbi) {
 
 TEST(ModelOpen, AbiVersionMismatch) {
   EXPECT_EQ(openFails("fake_bad_version", KILN_STATUS_ABI_MISMATCH),
-            "model ABI version 999, but this runtime loads versions 1 to 7; "
-            "recompile the model with a matching Kiln");
+            "model ABI version 999, but this runtime loads versions 1 to " +
+                std::to_string(KILN_ABI_VERSION) +
+                "; recompile the model with a matching Kiln");
 }
 
 TEST(ModelOpen, UnknownCpuFeature) {

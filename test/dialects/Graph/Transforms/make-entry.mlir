@@ -31,9 +31,10 @@ func.func @main(%a: tensor<2xf32> {kiln.name = "a"}, %e: tensor<0x3xf32>)
 
 // -----
 
-// A dynamic shape cannot be part of a compiled model's interface (a
-// symbolic batch is a static probe size until kiln-graph-split-batch).
-// expected-error @+1 {{input 'x' dimension 0 is symbolic, and Kiln keeps a symbolic dimension only where it leads every input and output as the batch (so far): give it a size with --input-shape x=D0xD1x...}}
+// A `?` that no symbol names cannot be part of a compiled model's
+// interface (a symbolic batch is a static probe size until
+// kiln-graph-split-batch).
+// expected-error @+1 {{input 'x' dimension 0 is symbolic: give it a size with --input-shape x=D0xD1x...}}
 func.func @main(%x: tensor<?x4xf32> {kiln.name = "x"}) -> (tensor<?x4xf32> {kiln.name = "y"}) {
   %0 = graph.relu %x : tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
@@ -42,11 +43,51 @@ func.func @main(%x: tensor<?x4xf32> {kiln.name = "x"}) -> (tensor<?x4xf32> {kiln
 // -----
 
 // The importer names the symbolic dimensions it left (kiln.dims): the error
-// says which, and the option that gives it a size.
-// expected-error @+1 {{input 'ids' dimension 1 ('seq') is symbolic, and Kiln keeps a symbolic dimension only where it leads every input and output as the batch (so far): give it a size with --dynamic-dims seq=SIZE or --input-shape ids=D0xD1x...}}
+// says which, and the options that give it a size or bounds.
+// expected-error @+1 {{input 'ids' dimension 1 ('seq') is symbolic: give it a size with --dynamic-dims seq=SIZE, bounds with --dynamic-dims seq=MIN..MAX, or --input-shape ids=D0xD1x...}}
 func.func @main(%ids: tensor<97x?xf32> {kiln.name = "ids", kiln.dims = ["batch", "seq"]}) -> (tensor<97x?xf32> {kiln.name = "y"}) attributes {kiln.symbols = [{name = "batch", min = 1 : i64, max = 8 : i64}]} {
   %0 = graph.relu %ids : tensor<97x?xf32>
   return %0 : tensor<97x?xf32>
+}
+
+// -----
+
+// A dimension given bounds (kiln.dim_symbols) stays `?`: each input and
+// output says which symbol each dimension is, traced through the ops
+// (broadcast, transpose, matrix product, softmax).
+// CHECK-LABEL: func.func @kiln_model_main
+// CHECK-SAME: kiln.inputs = [{name = "x", passed = true, symbol_dims = array<i64: -1, 0, -1>, type = tensor<1x?x8xf32>}, {name = "mask", passed = true, symbol_dims = array<i64: -1, -1, 0>, type = tensor<1x1x?xf32>}]
+// CHECK-SAME: kiln.outputs = [{name = "p", passed = true, symbol_dims = array<i64: -1, 0, 0>, type = tensor<1x?x?xf32>}, {name = "w", passed = true, type = tensor<1x8x8xf32>}]
+func.func @main(%x: tensor<1x?x8xf32> {kiln.name = "x", kiln.dims = ["", "seq", ""]}, %mask: tensor<1x1x?xf32> {kiln.name = "mask", kiln.dims = ["", "", "seq"]}) -> (tensor<1x?x?xf32> {kiln.name = "p"}, tensor<1x8x8xf32> {kiln.name = "w"}) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
+  %t = graph.transpose %x {perm = array<i64: 0, 2, 1>} : (tensor<1x?x8xf32>) -> tensor<1x8x?xf32>
+  %s = graph.matmul %x, %t : (tensor<1x?x8xf32>, tensor<1x8x?xf32>) -> tensor<1x?x?xf32>
+  %m = graph.add %s, %mask : (tensor<1x?x?xf32>, tensor<1x1x?xf32>) -> tensor<1x?x?xf32>
+  %p = graph.softmax %m {axes = array<i64: 2>} : tensor<1x?x?xf32>
+  %w = graph.matmul %t, %x : (tensor<1x8x?xf32>, tensor<1x?x8xf32>) -> tensor<1x8x8xf32>
+  return %p, %w : tensor<1x?x?xf32>, tensor<1x8x8xf32>
+}
+
+// -----
+
+// Ops without a rule for symbolic sizes are refused, by type, before any
+// is computed at a size nobody checked; the ops after them are not named.
+// expected-error @+1 {{the symbolic dimensions (seq) reach ops that Kiln computes only at static sizes so far: graph.concat (2: 'a (Concat)', ...), graph.reduce_sum (1: 'graph.reduce_sum'); give each a size with --dynamic-dims NAME=SIZE}}
+func.func @main(%x: tensor<1x?xf32> {kiln.name = "x", kiln.dims = ["", "seq"]}) -> (tensor<1x?xf32> {kiln.name = "y"}, tensor<1x1xf32> {kiln.name = "z"}, tensor<1x?xf32> {kiln.name = "w"}) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
+  %c = graph.concat %x, %x {axis = 1 : i64} : (tensor<1x?xf32>, tensor<1x?xf32>) -> tensor<1x?xf32> loc("a (Concat)")
+  %r = graph.relu %c : tensor<1x?xf32>
+  %d = graph.concat %x, %x {axis = 1 : i64} : (tensor<1x?xf32>, tensor<1x?xf32>) -> tensor<1x?xf32> loc("b (Concat)")
+  %t = graph.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : (tensor<1x?xf32>) -> tensor<1x1xf32>
+  return %r, %t, %d : tensor<1x?xf32>, tensor<1x1xf32>, tensor<1x?xf32>
+}
+
+// -----
+
+// Broadcasting a symbol against a static size would need them equal at run
+// time: refused.
+// expected-error @+1 {{graph.add (1: 'graph.add'; it broadcasts the symbolic dimension 'seq' with the size 4)}}
+func.func @main(%x: tensor<?xf32> {kiln.name = "x", kiln.dims = ["seq"]}, %y: tensor<4xf32> {kiln.name = "y"}) -> (tensor<4xf32> {kiln.name = "z"}) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
+  %0 = graph.add %x, %y : (tensor<?xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
 
 // -----

@@ -1,0 +1,344 @@
+//===- SymbolicDims.cpp - Which symbol each `?` dimension is -------------===//
+
+#include "dialects/Graph/Transforms/SymbolicDims.h"
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/Transforms/Passes.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace kiln::graph {
+namespace {
+
+constexpr int64_t kStatic = -1;
+
+/// A name for `op` in an error: its ONNX node where the importer kept it.
+std::string nodeName(Operation *op) {
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    return loc.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+/// Traces one function; `fail` collects what cannot be traced.
+class Tracer {
+public:
+  Tracer(llvm::DenseMap<Value, SmallVector<int64_t>> &dims,
+         ArrayRef<std::string> names)
+      : dims(dims), names(names) {}
+
+  SmallVector<int64_t> of(Value value) const {
+    auto it = dims.find(value);
+    if (it != dims.end())
+      return it->second;
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    return SmallVector<int64_t>(type ? type.getRank() : 0, kStatic);
+  }
+
+  static bool touchesSymbols(Operation *op) {
+    auto dynamic = [](Type type) {
+      auto ranked = dyn_cast<RankedTensorType>(type);
+      return ranked && !ranked.hasStaticShape();
+    };
+    return llvm::any_of(op->getOperandTypes(), dynamic) ||
+           llvm::any_of(op->getResultTypes(), dynamic);
+  }
+
+  /// The symbols of `op`'s results by its rule; an error message where it
+  /// has none or its operands break it.
+  FailureOr<SmallVector<SmallVector<int64_t>>> rule(Operation *op,
+                                                    std::string &why) {
+    using Result = FailureOr<SmallVector<SmallVector<int64_t>>>;
+    auto one = [](SmallVector<int64_t> dims) -> Result {
+      return SmallVector<SmallVector<int64_t>>{std::move(dims)};
+    };
+    if (op->hasTrait<OpTrait::SameOperandsAndResultShape>() ||
+        op->hasTrait<OpTrait::SameOperandsAndResultType>())
+      return one(of(op->getOperand(0)));
+    return TypeSwitch<Operation *, Result>(op)
+        .Case<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, ModOp, PReluOp,
+              ShiftLeftOp, ShiftRightOp, AndOp, OrOp, XorOp, BitwiseAndOp,
+              BitwiseOrOp, BitwiseXorOp, PowOp, EqualOp, LessOp, LessEqualOp,
+              GreaterOp, GreaterEqualOp, WhereOp>([&](Operation *op) -> Result {
+          FailureOr<SmallVector<int64_t>> dims =
+              broadcast(op->getResult(0), op->getOperands(), why);
+          if (failed(dims))
+            return failure();
+          return one(*dims);
+        })
+        .Case<SoftmaxOp, LogSoftmaxOp>(
+            [&](Operation *op) { return one(of(op->getOperand(0))); })
+        .Case<LayerNormOp>([&](LayerNormOp op) -> Result {
+          // The normalized dimensions are the scale's, which is static.
+          SmallVector<int64_t> input = of(op.getInput());
+          for (int64_t d = op.getAxis(); d < int64_t(input.size()); ++d)
+            if (input[d] != kStatic) {
+              why = "normalizes over the symbolic dimension '" +
+                    names[input[d]] + "'";
+              return failure();
+            }
+          return one(input);
+        })
+        .Case<TransposeOp>([&](TransposeOp op) {
+          SmallVector<int64_t> input = of(op.getInput()), result;
+          for (int64_t p : op.getPerm())
+            result.push_back(input[p]);
+          return one(result);
+        })
+        .Case<MatMulOp>([&](MatMulOp op) -> Result {
+          FailureOr<SmallVector<int64_t>> dims =
+              matmul(op.getResult(), op.getLhs(), op.getRhs(), {}, why);
+          if (failed(dims))
+            return failure();
+          return one(*dims);
+        })
+        .Case<FusedMatMulOp>([&](FusedMatMulOp op) -> Result {
+          SmallVector<Value> addends;
+          if (op.getBias())
+            addends.push_back(op.getBias());
+          if (op.getResidual())
+            addends.push_back(op.getResidual());
+          FailureOr<SmallVector<int64_t>> dims =
+              matmul(op.getResult(), op.getLhs(), op.getRhs(), addends, why);
+          if (failed(dims))
+            return failure();
+          return one(*dims);
+        })
+        .Default([&](Operation *) -> Result {
+          why = "";
+          return failure();
+        });
+  }
+
+private:
+  /// Numpy broadcasting: each result dimension is the symbol of the
+  /// operands' `?` dimensions aligned with it, which must agree; a static
+  /// size other than 1 against a symbol is refused (the two would have to
+  /// be equal at run time).
+  FailureOr<SmallVector<int64_t>> broadcast(Value result, ValueRange operands,
+                                            std::string &why) {
+    auto type = cast<RankedTensorType>(result.getType());
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> dims(rank, kStatic);
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t symbol = kStatic, size = 1;
+      for (Value operand : operands) {
+        auto operandType = cast<RankedTensorType>(operand.getType());
+        int64_t at = d - (rank - operandType.getRank());
+        if (at < 0)
+          continue;
+        int64_t s = of(operand)[at];
+        if (s == kStatic) {
+          if (!operandType.isDynamicDim(at) && operandType.getDimSize(at) != 1)
+            size = operandType.getDimSize(at);
+          continue;
+        }
+        if (symbol != kStatic && symbol != s) {
+          why = "broadcasts the symbolic dimensions '" + names[symbol] +
+                "' and '" + names[s] + "' together";
+          return failure();
+        }
+        symbol = s;
+      }
+      if (symbol != kStatic && size != 1) {
+        why = "broadcasts the symbolic dimension '" + names[symbol] +
+              "' with the size " + std::to_string(size);
+        return failure();
+      }
+      dims[d] = symbol;
+    }
+    return dims;
+  }
+
+  /// A matrix product: the batch broadcasts, M is the left operand's, N
+  /// the right one's; the two reduced sizes must be one symbol or static.
+  FailureOr<SmallVector<int64_t>> matmul(Value result, Value lhs, Value rhs,
+                                         ValueRange addends,
+                                         std::string &why) {
+    SmallVector<int64_t> a = of(lhs), b = of(rhs);
+    auto resultType = cast<RankedTensorType>(result.getType());
+    if (a.size() < 2 || b.size() < 2 || resultType.getRank() < 2) {
+      if (llvm::any_of(a, [](int64_t s) { return s != kStatic; }) ||
+          llvm::any_of(b, [](int64_t s) { return s != kStatic; })) {
+        why = "multiplies a vector of a symbolic size";
+        return failure();
+      }
+      return SmallVector<int64_t>(resultType.getRank(), kStatic);
+    }
+    if (a.back() != b[b.size() - 2]) {
+      why = "reduces over dimensions that are not one symbol";
+      return failure();
+    }
+    int64_t rank = resultType.getRank();
+    SmallVector<int64_t> dims(rank, kStatic);
+    auto lhsType = cast<RankedTensorType>(lhs.getType());
+    auto rhsType = cast<RankedTensorType>(rhs.getType());
+    for (int64_t d = 0; d + 2 < rank; ++d) {
+      int64_t symbol = kStatic;
+      for (auto [dimsOf, type] : {std::pair(&a, lhsType), std::pair(&b, rhsType)}) {
+        int64_t at = d - (rank - type.getRank());
+        if (at < 0)
+          continue;
+        int64_t s = (*dimsOf)[at];
+        if (s == kStatic)
+          continue;
+        if (symbol != kStatic && symbol != s) {
+          why = "broadcasts the symbolic dimensions '" + names[symbol] +
+                "' and '" + names[s] + "' together";
+          return failure();
+        }
+        symbol = s;
+      }
+      dims[d] = symbol;
+    }
+    dims[rank - 2] = a[a.size() - 2];
+    dims[rank - 1] = b.back();
+    // Bias and residual broadcast against the product.
+    for (Value addend : addends) {
+      auto type = cast<RankedTensorType>(addend.getType());
+      SmallVector<int64_t> s = of(addend);
+      for (int64_t at = 0; at < type.getRank(); ++at) {
+        int64_t d = at + rank - type.getRank();
+        if (s[at] != dims[d] && !(s[at] == kStatic && type.getDimSize(at) == 1)) {
+          why = "adds a tensor whose dimensions are not the product's";
+          return failure();
+        }
+      }
+    }
+    return dims;
+  }
+
+  llvm::DenseMap<Value, SmallVector<int64_t>> &dims;
+  ArrayRef<std::string> names;
+};
+
+} // namespace
+
+FailureOr<SymbolicDims> SymbolicDims::trace(func::FuncOp func) {
+  SymbolicDims result;
+  llvm::StringMap<int64_t> index;
+  if (auto list = func->getAttrOfType<ArrayAttr>(attr::kDimSymbols))
+    for (Attribute item : list) {
+      std::string name =
+          cast<DictionaryAttr>(item).getAs<StringAttr>("name").str();
+      index[name] = result.symbolNames.size();
+      result.symbolNames.push_back(name);
+    }
+  // The arguments, by the names the importer kept.
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.hasStaticShape())
+      continue;
+    unsigned i = arg.getArgNumber();
+    auto names = func.getArgAttrOfType<ArrayAttr>(i, attr::kDims);
+    SmallVector<int64_t> dims(type.getRank(), kStatic);
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      StringAttr name = names && int64_t(names.size()) > d
+                            ? dyn_cast<StringAttr>(names[d])
+                            : StringAttr();
+      auto it = name ? index.find(name.getValue()) : index.end();
+      if (it != index.end()) {
+        dims[d] = it->second;
+        continue;
+      }
+      auto inputName = func.getArgAttrOfType<StringAttr>(i, attr::kName);
+      std::string text =
+          inputName ? inputName.str() : "input" + std::to_string(i);
+      InFlightDiagnostic diag = func.emitError()
+                                << "input '" << text << "' dimension " << d;
+      bool named = name && !name.getValue().empty();
+      if (named)
+        diag << " ('" << name.getValue() << "')";
+      diag << " is symbolic: give it a size with ";
+      if (named)
+        diag << "--dynamic-dims " << name.getValue() << "=SIZE, bounds with "
+             << "--dynamic-dims " << name.getValue() << "=MIN..MAX, or ";
+      return diag << "--input-shape " << text << "=D0xD1x...";
+    }
+    result.dims[arg] = dims;
+  }
+
+  // Every op, in order; those that meet no symbol keep static dimensions.
+  Tracer tracer(result.dims, result.symbolNames);
+  // The refused ops by type: the nodes and the first reason.
+  llvm::MapVector<StringRef, std::pair<SmallVector<std::string>, std::string>>
+      refused;
+  Block &body = func.getBody().front();
+  // The results of refused ops, and of ops after them: reported once, at
+  // the refused op.
+  llvm::DenseSet<Value> untraced;
+  func.walk([&](Operation *op) {
+    if (op == func.getOperation() || isa<func::ReturnOp>(op) ||
+        !Tracer::touchesSymbols(op))
+      return;
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return untraced.contains(v); })) {
+      untraced.insert(op->result_begin(), op->result_end());
+      return;
+    }
+    std::string why;
+    FailureOr<SmallVector<SmallVector<int64_t>>> dims = failure();
+    if (op->getBlock() == &body)
+      dims = tracer.rule(op, why);
+    if (succeeded(dims)) {
+      for (auto [value, symbols] : llvm::zip_equal(op->getResults(), *dims)) {
+        // The types say which dimensions are `?`; a rule names each.
+        auto type = cast<RankedTensorType>(value.getType());
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          if (!type.isDynamicDim(d))
+            symbols[d] = kStatic;
+          else if (symbols[d] == kStatic)
+            why = "gives a result a size that no symbol names";
+        }
+        result.dims[value] = symbols;
+      }
+      if (why.empty())
+        return;
+    }
+    untraced.insert(op->result_begin(), op->result_end());
+    auto &entry = refused[op->getName().getStringRef()];
+    entry.first.push_back(nodeName(op));
+    if (entry.second.empty())
+      entry.second = why;
+  });
+  if (refused.empty())
+    return result;
+  InFlightDiagnostic diag = func.emitError();
+  if (result.symbolNames.empty())
+    diag << "ops whose results' sizes Kiln cannot tell when it compiles (a "
+            "compiled model's sizes are static, but for the dimensions "
+            "given bounds with --dynamic-dims):";
+  else
+    diag << "the symbolic dimensions (" << llvm::join(result.symbolNames, ", ")
+         << ") reach ops that Kiln computes only at static sizes so far:";
+  for (auto [i, item] : llvm::enumerate(refused)) {
+    auto &[name, entry] = item;
+    diag << (i ? ", " : " ") << name << " (" << entry.first.size() << ": '"
+         << entry.first.front() << "'";
+    if (entry.first.size() > 1)
+      diag << ", ...";
+    if (!entry.second.empty())
+      diag << "; it " << entry.second;
+    diag << ")";
+  }
+  if (!result.symbolNames.empty())
+    diag << "; give each a size with --dynamic-dims NAME=SIZE";
+  return diag;
+}
+
+SmallVector<int64_t> SymbolicDims::of(Value value) const {
+  auto it = dims.find(value);
+  if (it != dims.end())
+    return it->second;
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return SmallVector<int64_t>(type ? type.getRank() : 0, kStatic);
+}
+
+} // namespace kiln::graph
