@@ -336,6 +336,14 @@ std::optional<int64_t> upperBound(func::FuncOp func, Value size) {
       return std::nullopt;
     return dimBound(func, dim.getSource(), *d);
   }
+  // A quotient is at most the dividend's bound (sizes are at least 1).
+  if (isa_and_nonnull<arith::DivUIOp, arith::DivSIOp>(op)) {
+    std::optional<int64_t> a = upperBound(func, op->getOperand(0));
+    std::optional<int64_t> b = getConstantIntValue(op->getOperand(1));
+    if (!a || *a < 0)
+      return std::nullopt;
+    return b && *b > 0 ? *a / *b : *a;
+  }
   if (isa_and_nonnull<arith::MulIOp, arith::AddIOp>(op)) {
     std::optional<int64_t> a = upperBound(func, op->getOperand(0));
     std::optional<int64_t> b = upperBound(func, op->getOperand(1));

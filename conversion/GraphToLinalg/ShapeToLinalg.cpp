@@ -39,16 +39,20 @@ using IndexedBodyBuilder = llvm::function_ref<Value(
 
 /// A linalg.generic producing `resultType` whose body sees the result
 /// indices (linalg.index) and the elements of `inputs` read through
-/// `inputMaps`.
+/// `inputMaps`; `sizes` gives the result's where it has `?` ones.
 Value buildIndexedGeneric(OpBuilder &b, Location loc,
                           RankedTensorType resultType, ValueRange inputs,
                           ArrayRef<AffineMap> inputMaps,
-                          IndexedBodyBuilder body) {
+                          IndexedBodyBuilder body,
+                          ArrayRef<OpFoldResult> sizes = {}) {
   int64_t rank = resultType.getRank();
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(b.getMultiDimIdentityMap(rank));
-  Value init = tensor::EmptyOp::create(b, loc, resultType.getShape(),
-                                       resultType.getElementType());
+  Value init =
+      sizes.empty()
+          ? tensor::EmptyOp::create(b, loc, resultType.getShape(),
+                                    resultType.getElementType())
+          : tensor::EmptyOp::create(b, loc, sizes, resultType.getElementType());
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(
@@ -229,6 +233,8 @@ struct ReshapeLowering : StaticLowering<graph::ReshapeOp> {
       rewriter.replaceOp(op, input);
       return success();
     }
+    if (!inType.hasStaticShape() || !outType.hasStaticShape())
+      return lowerSymbolic(op, input, outType, rewriter);
     // Through a 1-D tensor of every element: collapse, then expand.
     auto flatType = RankedTensorType::get({inType.getNumElements()},
                                           inType.getElementType());
@@ -255,6 +261,64 @@ struct ReshapeLowering : StaticLowering<graph::ReshapeOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  /// `?` sizes (kiln.dim_symbols): each result size is a constant, the
+  /// input's at the same index (a `0` of the shape) or, for the `-1`, the
+  /// element count over the others' product; through a 1-D tensor.
+  LogicalResult lowerSymbolic(graph::ReshapeOp op, Value input,
+                              RankedTensorType outType,
+                              ConversionPatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    auto inType = getTensorType(input);
+    if (op.getAllowZero() || inType.getRank() == 0 || outType.getRank() == 0)
+      return rewriter.notifyMatchFailure(op, "a symbolic scalar reshape");
+    SmallVector<OpFoldResult> inSizes =
+        tensor::getMixedSizes(rewriter, loc, input);
+    auto product = [&](ArrayRef<OpFoldResult> sizes) -> Value {
+      Value result = indexConstant(rewriter, loc, 1);
+      for (OpFoldResult size : sizes)
+        result = arith::MulIOp::create(
+            rewriter, loc, result,
+            getValueOrCreateConstantIndexOp(rewriter, loc, size));
+      return result;
+    };
+    SmallVector<OpFoldResult> outSizes;
+    int64_t inferred = -1;
+    for (auto [d, spec] : llvm::enumerate(op.getShape())) {
+      if (spec == 0 && int64_t(d) < inType.getRank())
+        outSizes.push_back(inSizes[d]);
+      else if (spec > 0)
+        outSizes.push_back(rewriter.getIndexAttr(spec));
+      else
+        inferred = d, outSizes.push_back(OpFoldResult());
+    }
+    if (inferred >= 0) {
+      SmallVector<OpFoldResult> others(outSizes);
+      others.erase(others.begin() + inferred);
+      outSizes[inferred] = arith::DivUIOp::create(
+                               rewriter, loc, product(inSizes), product(others))
+                               .getResult();
+    }
+    ReassociationIndices all =
+        llvm::to_vector(llvm::seq<int64_t>(0, inType.getRank()));
+    Value flat = input;
+    if (inType.getRank() > 1)
+      flat = tensor::CollapseShapeOp::create(
+          rewriter, loc, input, ArrayRef<ReassociationIndices>{all});
+    Value result = flat;
+    if (outType.getRank() > 1) {
+      ReassociationIndices outAll =
+          llvm::to_vector(llvm::seq<int64_t>(0, outType.getRank()));
+      result = tensor::ExpandShapeOp::create(
+          rewriter, loc, outType, flat, ArrayRef<ReassociationIndices>{outAll},
+          outSizes);
+    } else if (result.getType() != outType) {
+      result = tensor::CastOp::create(rewriter, loc, outType, result);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+  bool handlesSymbolicSizes() const override { return true; }
 };
 
 struct TransposeLowering : StaticLowering<graph::TransposeOp> {
@@ -391,11 +455,23 @@ struct GatherLowering : StaticLowering<graph::GatherOp> {
   LogicalResult lower(graph::GatherOp op, Adaptor adaptor,
                       ArrayRef<Type> resultTypes,
                       ConversionPatternRewriter &rewriter) const override {
-    checkIndices(rewriter, op, adaptor.getIndices());
     auto outType = cast<RankedTensorType>(resultTypes[0]);
     Value data = adaptor.getData();
     auto dataType = getTensorType(data);
+    // `?` sizes in the indices only (a sequence of token ids).
+    if (!dataType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "needs static data");
+    checkIndices(rewriter, op, adaptor.getIndices());
     int64_t axis = op.getAxis();
+    SmallVector<OpFoldResult> sizes;
+    if (!outType.hasStaticShape()) {
+      for (int64_t d = 0; d < axis; ++d)
+        sizes.push_back(rewriter.getIndexAttr(dataType.getDimSize(d)));
+      llvm::append_range(sizes, tensor::getMixedSizes(rewriter, op.getLoc(),
+                                                      adaptor.getIndices()));
+      for (int64_t d = axis + 1; d < dataType.getRank(); ++d)
+        sizes.push_back(rewriter.getIndexAttr(dataType.getDimSize(d)));
+    }
     int64_t indexRank = op.getIndices().getType().getRank();
     int64_t rank = outType.getRank();
     Type indexType = op.getIndices().getType().getElementType();
@@ -415,10 +491,12 @@ struct GatherLowering : StaticLowering<graph::GatherOp> {
           at.push_back(position);
           llvm::append_range(at, ivs.drop_front(axis + indexRank));
           return tensor::ExtractOp::create(b, loc, data, at);
-        });
+        },
+        sizes);
     rewriter.replaceOp(op, result);
     return success();
   }
+  bool handlesSymbolicSizes() const override { return true; }
 };
 
 struct GatherElementsLowering : StaticLowering<graph::GatherElementsOp> {

@@ -165,7 +165,9 @@ cl::list<std::string> dynamicDims(
              "keeps one symbolic within bounds, NAME=N gives it the size N in "
              "every input (comma-separated, repeatable). A symbolic batch "
              "that leads every input stays symbolic without it, within "
-             "1..1024; other symbolic dimensions need a size"),
+             "1..1024; another symbolic dimension (a sequence length) needs "
+             "a size or bounds, and with bounds the code reads its size at "
+             "run time (the ops docs/runtime.md lists)"),
     cl::value_desc("name=min..max,..."), cl::CommaSeparated, cl::cat(category));
 cl::opt<bool> noGraphOpt("no-graph-opt",
                          cl::desc("Skip the graph-level optimisations"),

@@ -339,7 +339,10 @@ def GraphMakeEntry : Pass<"kiln-graph-make-entry", "mlir::ModuleOp"> {
     at the end of code generation. On the module's `@main`:
 
     - every input and output must have a static shape (an error names the
-      tensor and says how to fix it: `--input-shape`);
+      tensor and says how to fix it: `--input-shape`), but for the
+      dimensions of `kiln.dim_symbols`, whose symbol is traced through
+      every op (an op without a rule for them is refused, by type) and
+      recorded per dimension as `symbol_dims`;
     - the interface as the caller sees it is recorded on the function as
       `kiln.inputs` and `kiln.outputs`: one dictionary per tensor with its
       `name` (the ONNX name, from `kiln.name`, else `inputN`/`outputN`), its

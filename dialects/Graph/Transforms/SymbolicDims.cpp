@@ -90,6 +90,25 @@ public:
             result.push_back(input[p]);
           return one(result);
         })
+        .Case<GatherOp>([&](GatherOp op) -> Result {
+          // Symbolic indices (token ids) into static data.
+          SmallVector<int64_t> data = of(op.getData());
+          if (llvm::any_of(data, [](int64_t s) { return s != kStatic; })) {
+            why = "gathers from data of a symbolic size";
+            return failure();
+          }
+          SmallVector<int64_t> result(data.begin(),
+                                      data.begin() + op.getAxis());
+          llvm::append_range(result, of(op.getIndices()));
+          result.append(data.size() - op.getAxis() - 1, kStatic);
+          return one(result);
+        })
+        .Case<ReshapeOp>([&](ReshapeOp op) -> Result {
+          FailureOr<SmallVector<int64_t>> dims = reshape(op, why);
+          if (failed(dims))
+            return failure();
+          return one(*dims);
+        })
         .Case<MatMulOp>([&](MatMulOp op) -> Result {
           FailureOr<SmallVector<int64_t>> dims =
               matmul(op.getResult(), op.getLhs(), op.getRhs(), {}, why);
@@ -155,11 +174,51 @@ private:
     return dims;
   }
 
+  /// A reshape keeps a symbol where its shape copies the input's size at
+  /// the same index (a `0`), or where its `-1` stands for the one symbol
+  /// that no `0` copies (the static sizes left agree); anything else (a
+  /// symbol split or merged with other sizes) is refused.
+  FailureOr<SmallVector<int64_t>> reshape(ReshapeOp op, std::string &why) {
+    SmallVector<int64_t> input = of(op.getInput());
+    auto inType = op.getInput().getType();
+    ArrayRef<int64_t> spec = op.getShape();
+    SmallVector<int64_t> result(spec.size(), kStatic);
+    SmallVector<bool> copied(input.size(), false);
+    int64_t inferred = -1, outStatic = 1;
+    for (auto [d, size] : llvm::enumerate(spec)) {
+      if (size == 0 && !op.getAllowZero() && d < input.size()) {
+        result[d] = input[d];
+        copied[d] = true;
+      } else if (size == -1) {
+        inferred = d;
+      } else {
+        outStatic *= size;
+      }
+    }
+    int64_t inStatic = 1, uncopied = kStatic, uncopiedCount = 0;
+    for (auto [d, symbol] : llvm::enumerate(input)) {
+      if (copied[d])
+        continue;
+      if (symbol == kStatic)
+        inStatic *= inType.getDimSize(d);
+      else
+        uncopied = symbol, ++uncopiedCount;
+    }
+    if (uncopiedCount == 0)
+      return result;
+    if (uncopiedCount == 1 && inferred >= 0 && inStatic == outStatic) {
+      result[inferred] = uncopied;
+      return result;
+    }
+    why = "merges or splits the symbolic dimension '" + names[uncopied] +
+          "' with other sizes";
+    return failure();
+  }
+
   /// A matrix product: the batch broadcasts, M is the left operand's, N
   /// the right one's; the two reduced sizes must be one symbol or static.
   FailureOr<SmallVector<int64_t>> matmul(Value result, Value lhs, Value rhs,
-                                         ValueRange addends,
-                                         std::string &why) {
+                                         ValueRange addends, std::string &why) {
     SmallVector<int64_t> a = of(lhs), b = of(rhs);
     auto resultType = cast<RankedTensorType>(result.getType());
     if (a.size() < 2 || b.size() < 2 || resultType.getRank() < 2) {
@@ -180,7 +239,8 @@ private:
     auto rhsType = cast<RankedTensorType>(rhs.getType());
     for (int64_t d = 0; d + 2 < rank; ++d) {
       int64_t symbol = kStatic;
-      for (auto [dimsOf, type] : {std::pair(&a, lhsType), std::pair(&b, rhsType)}) {
+      for (auto [dimsOf, type] :
+           {std::pair(&a, lhsType), std::pair(&b, rhsType)}) {
         int64_t at = d - (rank - type.getRank());
         if (at < 0)
           continue;
@@ -204,7 +264,8 @@ private:
       SmallVector<int64_t> s = of(addend);
       for (int64_t at = 0; at < type.getRank(); ++at) {
         int64_t d = at + rank - type.getRank();
-        if (s[at] != dims[d] && !(s[at] == kStatic && type.getDimSize(at) == 1)) {
+        if (s[at] != dims[d] &&
+            !(s[at] == kStatic && type.getDimSize(at) == 1)) {
           why = "adds a tensor whose dimensions are not the product's";
           return failure();
         }

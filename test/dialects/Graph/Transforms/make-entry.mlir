@@ -69,6 +69,29 @@ func.func @main(%x: tensor<1x?x8xf32> {kiln.name = "x", kiln.dims = ["", "seq", 
 
 // -----
 
+// Token ids gather rows of a static table; reshapes keep a symbol that a
+// `0` copies, or that the `-1` stands for, into heads and back.
+// CHECK-LABEL: func.func @kiln_model_main
+// CHECK-SAME: kiln.outputs = [{name = "h", passed = true, symbol_dims = array<i64: -1, 0, -1, -1>, type = tensor<1x?x2x4xf32>}, {name = "m", passed = true, symbol_dims = array<i64: -1, 0, -1>, type = tensor<1x?x8xf32>}]
+func.func @main(%ids: tensor<1x?xi64> {kiln.name = "ids", kiln.dims = ["", "seq"]}) -> (tensor<1x?x2x4xf32> {kiln.name = "h"}, tensor<1x?x8xf32> {kiln.name = "m"}) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
+  %table = graph.constant dense<1.0> : tensor<10x8xf32>
+  %x = graph.gather %table, %ids {axis = 0 : i64} : (tensor<10x8xf32>, tensor<1x?xi64>) -> tensor<1x?x8xf32>
+  %h = graph.reshape %x {shape = array<i64: 0, 0, 2, 4>, allow_zero = false} : (tensor<1x?x8xf32>) -> tensor<1x?x2x4xf32>
+  %m = graph.reshape %h {shape = array<i64: 1, -1, 8>, allow_zero = false} : (tensor<1x?x2x4xf32>) -> tensor<1x?x8xf32>
+  return %h, %m : tensor<1x?x2x4xf32>, tensor<1x?x8xf32>
+}
+
+// -----
+
+// A reshape that merges the symbol with another size is refused.
+// expected-error @+1 {{graph.reshape (1: 'graph.reshape'; it merges or splits the symbolic dimension 'seq' with other sizes)}}
+func.func @main(%x: tensor<1x?x8xf32> {kiln.name = "x", kiln.dims = ["", "seq", ""]}) -> (tensor<?xf32> {kiln.name = "y"}) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
+  %y = graph.reshape %x {shape = array<i64: -1>, allow_zero = false} : (tensor<1x?x8xf32>) -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
 // Ops without a rule for symbolic sizes are refused, by type, before any
 // is computed at a size nobody checked; the ops after them are not named.
 // expected-error @+1 {{the symbolic dimensions (seq) reach ops that Kiln computes only at static sizes so far: graph.concat (2: 'a (Concat)', ...), graph.reduce_sum (1: 'graph.reduce_sum'); give each a size with --dynamic-dims NAME=SIZE}}
