@@ -187,10 +187,11 @@ step "fuzzing harnesses, a fixed seed and count of inputs each, and their regres
 # in $asan/fuzz-artifacts/
 declare -A fuzz_runs=([import]=4000 [model-proto]=400 [codegen]=200
                       [model-file]=100000 [tensor-file]=200000)
-# The model-file harness does not learn compared values (-use_cmp=0): with
-# them libFuzzer writes the checksum it saw computed into the seal, and a
-# re-sealed file is a crafted one, which is code the user chose to load.
-declare -A fuzz_args=([model-file]=-use_cmp=0)
+# Extra arguments by harness (none now: the model-file harness checks, but
+# does not load, a file whose seal holds, which libFuzzer forges by writing
+# the checksum it saw computed into the seal; a re-sealed file is a crafted
+# one, which is code the user chose to load).
+declare -A fuzz_args=()
 # libFuzzer's link puts libstdc++ ahead of the shared ASan runtime, which
 # ASan's start-up check refuses; libstdc++ defines no malloc, so the order
 # loses nothing, and the check is off for the harnesses.
