@@ -31,6 +31,46 @@ def CPUApproximateMath : Pass<"kiln-cpu-approximate-math", "mlir::func::FuncOp">
                            "mlir::vector::VectorDialect"];
 }
 
+def CPUTileSymbolicRows
+    : Pass<"kiln-cpu-tile-symbolic-rows", "mlir::func::FuncOp"> {
+  let summary = "Static blocks of rows for an op whose one `?` loop is "
+                "parallel";
+  let description = [{
+    A linalg op whose sizes the run chooses (a sequence length,
+    kiln.dim_symbols) would take the loop path: the register blocks,
+    packing and vector code of the passes after this one need static
+    shapes. Where exactly one of its loops has a run-time size, that loop
+    is parallel, and every `?` of its operands is that loop (a projection
+    [seq, K] x [K, N], an elementwise op or a LayerNorm over rows), the op
+    runs in an scf.for over blocks of `blocks[0]` rows, each a static op;
+    the rows left after the last whole block run in blocks of `blocks[1]`,
+    and so on (the last size 1), so that every op is static (upstream's
+    tiling, then loop peeling). Ops with a run-time reduction (softmax over
+    the sequence, scores times values) or two run-time loops keep the loop
+    path.
+
+    Before:
+    ```mlir
+    %c = linalg.matmul ins(%a, %w : tensor<?x64xf32>, tensor<64x64xf32>) outs(%z : tensor<?x64xf32>)
+    ```
+    After (sketch; blocks = 32, 1):
+    ```mlir
+    %full = scf.for %i = 0 to %seq_whole step 32 iter_args(%o = %z) {
+      %ai = tensor.extract_slice %a[%i, 0] [32, 64] [1, 1]
+      %ci = linalg.matmul ins(%ai, %w : tensor<32x64xf32>, ...) ...
+      scf.yield (tensor.insert_slice %ci into %o[%i, 0] [32, 64] [1, 1])
+    }
+    %c = scf.for %i = %seq_whole to %seq step 1 iter_args(%o = %full) { ...tensor<1x64xf32>... }
+    ```
+  }];
+  let options = [
+    ListOption<"blocks", "blocks", "int64_t",
+               "Rows per block, largest first; the last should be 1">,
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::affine::AffineDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def CPUPackWeights : Pass<"kiln-cpu-pack-weights", "mlir::func::FuncOp"> {
   let summary = "Lays constant matmul weights out as contiguous panels";
   let description = [{

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -40,13 +41,96 @@ bool shouldRecreate(Value value) {
   return isa<ViewLikeOpInterface>(def) && isMemoryEffectFree(def);
 }
 
-/// Whether `value` can be a kernel argument: a scalar, or a buffer with a
-/// static shape and identity layout.
+/// Whether `value` can be a kernel argument: a scalar, or a buffer with
+/// identity layout (passed as its pointer, and its sizes where they are
+/// known at run time only: see passedTypes).
 bool canPass(Value value) {
   if (value.getType().isIntOrIndexOrFloat())
     return true;
   auto type = dyn_cast<MemRefType>(value.getType());
-  return type && type.hasStaticShape() && type.getLayout().isIdentity();
+  return type && type.getLayout().isIdentity();
+}
+
+/// A buffer whose sizes the run chooses (a sequence length): the
+/// bare-pointer convention takes static memrefs only, so a kernel takes
+/// its pointer as a memref<1xT> and each run-time size as an index, and
+/// views the pointer at those sizes again.
+bool passedBySizes(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && !type.hasStaticShape();
+}
+
+/// The kernel's argument types for `arguments`.
+SmallVector<Type> passedTypes(const SetVector<Value> &arguments) {
+  SmallVector<Type> types;
+  for (Value value : arguments) {
+    if (!passedBySizes(value)) {
+      types.push_back(value.getType());
+      continue;
+    }
+    auto type = cast<MemRefType>(value.getType());
+    types.push_back(MemRefType::get({1}, type.getElementType()));
+    types.append(type.getNumDynamicDims(), IndexType::get(value.getContext()));
+  }
+  return types;
+}
+
+/// The call's operands for `arguments`, made before the call.
+SmallVector<Value> passedValues(OpBuilder &builder, Location loc,
+                                const SetVector<Value> &arguments) {
+  SmallVector<Value> operands;
+  for (Value value : arguments) {
+    if (!passedBySizes(value)) {
+      operands.push_back(value);
+      continue;
+    }
+    auto type = cast<MemRefType>(value.getType());
+    operands.push_back(memref::ReinterpretCastOp::create(
+        builder, loc, MemRefType::get({1}, type.getElementType()), value,
+        /*offset=*/0, /*sizes=*/{1}, /*strides=*/{1}));
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        operands.push_back(memref::DimOp::create(builder, loc, value, d));
+  }
+  return operands;
+}
+
+/// The buffer of `type` that a kernel's pointer argument `pointer` and
+/// size arguments `sizes` (its `?` dimensions in order) stand for.
+Value viewPassed(OpBuilder &builder, Location loc, MemRefType type,
+                 Value pointer, ValueRange sizes) {
+  SmallVector<OpFoldResult> mixed;
+  unsigned next = 0;
+  for (int64_t size : type.getShape())
+    mixed.push_back(ShapedType::isDynamic(size)
+                        ? OpFoldResult(sizes[next++])
+                        : OpFoldResult(builder.getIndexAttr(size)));
+  // Row-major strides, static as far as the static sizes go.
+  SmallVector<OpFoldResult> strides(type.getRank());
+  SmallVector<int64_t> staticStrides(type.getRank());
+  OpFoldResult stride = builder.getIndexAttr(1);
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    strides[d] = stride;
+    std::optional<int64_t> known = getConstantIntValue(stride);
+    staticStrides[d] = known ? *known : ShapedType::kDynamic;
+    if (d == 0)
+      break;
+    std::optional<int64_t> size = getConstantIntValue(mixed[d]);
+    if (known && size)
+      stride = builder.getIndexAttr(*known * *size);
+    else
+      stride = arith::MulIOp::create(
+                   builder, loc,
+                   getValueOrCreateConstantIndexOp(builder, loc, stride),
+                   getValueOrCreateConstantIndexOp(builder, loc, mixed[d]))
+                   .getResult();
+  }
+  auto strided = MemRefType::get(
+      type.getShape(), type.getElementType(),
+      StridedLayoutAttr::get(builder.getContext(), 0, staticStrides));
+  Value view = memref::ReinterpretCastOp::create(
+      builder, loc, strided, pointer, builder.getIndexAttr(0), mixed, strides);
+  return memref::CastOp::create(builder, loc, type, view);
 }
 
 /// Collects, in dependency order, the ops to recreate in a function and the
@@ -128,10 +212,20 @@ IRMapping startOutlinedBody(OpBuilder &builder, func::FuncOp function,
   for (auto [value, arg] : llvm::zip_equal(
            leading, body->getArguments().take_front(leading.size())))
     mapping.map(value, arg);
-  for (auto [value, arg] : llvm::zip_equal(
-           arguments, body->getArguments().drop_front(leading.size())))
-    mapping.map(value, arg);
   builder.setInsertionPointToStart(body);
+  ValueRange args = body->getArguments().drop_front(leading.size());
+  unsigned next = 0;
+  for (Value value : arguments) {
+    if (!passedBySizes(value)) {
+      mapping.map(value, args[next++]);
+      continue;
+    }
+    auto type = cast<MemRefType>(value.getType());
+    unsigned dynamic = type.getNumDynamicDims();
+    mapping.map(value, viewPassed(builder, function.getLoc(), type, args[next],
+                                  args.slice(next + 1, dynamic)));
+    next += 1 + dynamic;
+  }
   for (Operation *def : recreate)
     builder.clone(*def, mapping);
   return mapping;
@@ -311,9 +405,7 @@ struct CodegenOutlineKernelsPass
     if (!collectCaptures(usedValues(op), recreate, arguments))
       return;
     MLIRContext *ctx = &getContext();
-    SmallVector<Type> types;
-    for (Value value : arguments)
-      types.push_back(value.getType());
+    SmallVector<Type> types = passedTypes(arguments);
     OpBuilder builder(ctx);
     // At the end of the module: kernels keep the order of the loop nests.
     builder.setInsertionPointToEnd(getOperation().getBody());
@@ -331,9 +423,8 @@ struct CodegenOutlineKernelsPass
     func::ReturnOp::create(builder, op->getLoc());
 
     builder.setInsertionPoint(op);
-    func::CallOp::create(
-        builder, op->getLoc(), kernel,
-        SmallVector<Value>(arguments.begin(), arguments.end()));
+    func::CallOp::create(builder, op->getLoc(), kernel,
+                         passedValues(builder, op->getLoc(), arguments));
     op->erase();
     if (auto loop = dyn_cast<scf::ParallelOp>(nest))
       outlineTile(kernel, loop);
@@ -359,8 +450,7 @@ struct CodegenOutlineKernelsPass
     MLIRContext *ctx = &getContext();
     Block *loopBody = loop.getBody();
     SmallVector<Type> types(loopBody->getArgumentTypes());
-    for (Value value : arguments)
-      types.push_back(value.getType());
+    llvm::append_range(types, passedTypes(arguments));
     OpBuilder builder(ctx);
     builder.setInsertionPointAfter(kernel);
     func::FuncOp tile = createOutlinedFunction(
@@ -379,7 +469,8 @@ struct CodegenOutlineKernelsPass
       op->erase();
     builder.setInsertionPointToStart(loopBody);
     SmallVector<Value> operands(loopBody->getArguments());
-    operands.append(arguments.begin(), arguments.end());
+    llvm::append_range(operands,
+                       passedValues(builder, loop.getLoc(), arguments));
     func::CallOp::create(builder, loop.getLoc(), tile, operands);
   }
 };

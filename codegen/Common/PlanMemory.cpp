@@ -272,7 +272,7 @@ std::optional<int64_t> upperBound(func::FuncOp func, Value size);
 
 /// The largest size of dimension `d` of `memref`: static, a symbol of
 /// kiln.dim_symbols at an argument (by its kiln.dims), or through the
-/// allocation, reshape, subview or cast that made it.
+/// allocation, reshape, subview, cast or loop that made it.
 std::optional<int64_t> dimBound(func::FuncOp func, Value memref, int64_t d) {
   auto type = dyn_cast<MemRefType>(memref.getType());
   if (!type || d < 0 || d >= type.getRank())
@@ -321,6 +321,10 @@ std::optional<int64_t> dimBound(func::FuncOp func, Value memref, int64_t d) {
   }
   if (auto cast = dyn_cast_or_null<memref::CastOp>(op))
     return dimBound(func, cast.getSource(), d);
+  // A loop's result has the shape of the buffer it carries.
+  if (auto loop = dyn_cast_or_null<scf::ForOp>(op))
+    return dimBound(
+        func, loop.getInitArgs()[cast<OpResult>(memref).getResultNumber()], d);
   return std::nullopt;
 }
 

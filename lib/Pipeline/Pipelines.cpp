@@ -134,6 +134,11 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   fuse.broadcasts = false;
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenFuseElementwise(fuse));
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenConvToIm2Col());
+  // Ops over a run-time number of rows (a sequence length) in static
+  // blocks of rows, which the passes below take as static ops.
+  cpu::CPUTileSymbolicRowsOptions symbolicRows;
+  symbolicRows.blocks = {64, 8, 1};
+  pm.addNestedPass<func::FuncOp>(cpu::createCPUTileSymbolicRows(symbolicRows));
   // Register-blocked vector code for contractions (loops for the rest, below),
   // constant matmul weights first laid out as the blocks read them.
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenPadInPlace());

@@ -133,3 +133,29 @@ func.func @parallel(%x: memref<8x16xf32>, %y: memref<128xf32>) {
   }
   return
 }
+
+// -----
+
+// A buffer whose sizes the run chooses passes as its pointer (a memref<1x>,
+// which the bare-pointer convention takes) and its run-time sizes; the
+// kernel views the pointer at those sizes again, row-major.
+// CHECK-LABEL: func.func @symbolic
+// CHECK-SAME: (%[[A:.+]]: memref<?x8xf32>)
+// CHECK: %[[P:.+]] = memref.reinterpret_cast %[[A]] to offset: [0], sizes: [1], strides: [1] : memref<?x8xf32> to memref<1xf32>
+// CHECK: %[[N:.+]] = memref.dim %[[A]], %{{.+}}
+// CHECK: call @symbolic_kernel0(%[[P]], %[[N]], %{{.+}}) : (memref<1xf32>, index, index) -> ()
+// CHECK: func.func private @symbolic_kernel0(%[[KP:.+]]: memref<1xf32> {llvm.noalias}, %[[KN:[a-z0-9]+]]: index, %{{.+}}: index)
+// CHECK-NOT: arith.muli
+// CHECK: %[[V:.+]] = memref.reinterpret_cast %[[KP]] to offset: [0], sizes: [%[[KN]], 8], strides: [8, 1] : memref<1xf32> to memref<?x8xf32, strided<[8, 1]>>
+// CHECK: %[[I:.+]] = memref.cast %[[V]] : memref<?x8xf32, strided<[8, 1]>> to memref<?x8xf32>
+// CHECK: memref.store %{{.+}}, %[[I]]
+func.func @symbolic(%a: memref<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  %n = memref.dim %a, %c0 : memref<?x8xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    memref.store %f, %a[%i, %c0] : memref<?x8xf32>
+  }
+  return
+}

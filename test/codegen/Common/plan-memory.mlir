@@ -234,3 +234,25 @@ func.func @unbounded(%in: memref<?xf32>, %out: memref<?xf32>) {
   linalg.copy ins(%a : memref<?xf32>) outs(%out : memref<?xf32>)
   return
 }
+
+// -----
+
+// Through a loop that carries a buffer (blocks of rows, kiln-cpu-tile-
+// symbolic-rows): its result has the shape of its initial buffer.
+// CHECK-LABEL: func.func @through_loop
+// CHECK-SAME: kiln.workspace_size = 1024 : i64
+// CHECK-NOT: memref.alloc
+func.func @through_loop(%in: memref<?x8xf32> {kiln.dims = ["seq", ""]}, %out: memref<?x8xf32>) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 32 : i64}]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %seq = memref.dim %in, %c0 : memref<?x8xf32>
+  %a = memref.alloc(%seq) : memref<?x8xf32>
+  %l = scf.for %i = %c0 to %seq step %c1 iter_args(%b = %a) -> (memref<?x8xf32>) {
+    scf.yield %b : memref<?x8xf32>
+  }
+  %n = memref.dim %l, %c0 : memref<?x8xf32>
+  %c = memref.alloc(%n) : memref<?x8xf32>
+  linalg.copy ins(%in : memref<?x8xf32>) outs(%c : memref<?x8xf32>)
+  linalg.copy ins(%c : memref<?x8xf32>) outs(%out : memref<?x8xf32>)
+  return
+}

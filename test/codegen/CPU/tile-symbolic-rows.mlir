@@ -1,0 +1,34 @@
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-symbolic-rows="blocks=8,1" | FileCheck %s
+
+// A contraction over a run-time number of rows: whole blocks of 8 static
+// rows, then the rest one static row at a time.
+// CHECK-LABEL: func.func @rows
+// CHECK: %[[WHOLE:.+]] = affine.apply #{{.+}}()[%[[M:.+]]]
+// CHECK: %[[BLOCKS:.+]] = scf.for %{{.+}} = %c0 to %[[WHOLE]] step %c8
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x16xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK: scf.for %{{.+}} = %[[WHOLE]] to %[[M]] step %c8 iter_args(%{{.+}} = %[[BLOCKS]])
+// CHECK: scf.for %{{.+}} = %c0 to %{{.+}} step %c1
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x16xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<1x32xf32>)
+func.func @rows(%a: tensor<?x16xf32>, %w: tensor<16x32xf32>) -> tensor<?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x16xf32>
+  %e = tensor.empty(%m) : tensor<?x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %c = linalg.matmul ins(%a, %w : tensor<?x16xf32>, tensor<16x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %c : tensor<?x32xf32>
+}
+
+// -----
+
+// Two run-time loops (scores of a sequence against itself), a run-time
+// reduction and an elementwise op keep the loop path.
+// CHECK-LABEL: func.func @left
+// CHECK-NOT: scf.for
+func.func @left(%a: tensor<?x16xf32>, %b: tensor<16x?xf32>, %o: tensor<?x?xf32>,
+                %p: tensor<4x?xf32>, %v: tensor<?x8xf32>, %q: tensor<4x8xf32>) -> (tensor<?x?xf32>, tensor<4x8xf32>, tensor<?x16xf32>) {
+  %c = linalg.matmul ins(%a, %b : tensor<?x16xf32>, tensor<16x?xf32>) outs(%o : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.matmul ins(%p, %v : tensor<4x?xf32>, tensor<?x8xf32>) outs(%q : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = linalg.exp ins(%a : tensor<?x16xf32>) outs(%a : tensor<?x16xf32>) -> tensor<?x16xf32>
+  return %c, %r, %e : tensor<?x?xf32>, tensor<4x8xf32>, tensor<?x16xf32>
+}
