@@ -1897,7 +1897,15 @@ struct CPUTileAndVectorizePass
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::GenericOp> generics;
     func.walk([&](linalg::GenericOp op) {
-      if (linalg::isaContractionOpInterface(op) ||
+      // Named contractions have at most three dimensions: upstream's
+      // specialization took a product with two batch dimensions (a
+      // run-time batch and the heads, [b, h, s, d]) for a batch_matmul of
+      // rank-4 operands, which does not verify.
+      bool namedRanks = llvm::all_of(op->getOperandTypes(), [](Type type) {
+        auto shaped = dyn_cast<ShapedType>(type);
+        return !shaped || shaped.getRank() <= 3;
+      });
+      if ((linalg::isaContractionOpInterface(op) && namedRanks) ||
           linalg::isaFillOpInterface(op))
         generics.push_back(op);
     });

@@ -107,14 +107,12 @@ Value viewPassed(OpBuilder &builder, Location loc, MemRefType type,
                         : OpFoldResult(builder.getIndexAttr(size)));
   // Row-major strides, static as far as the static sizes go.
   SmallVector<OpFoldResult> strides(type.getRank());
-  SmallVector<int64_t> staticStrides(type.getRank());
   OpFoldResult stride = builder.getIndexAttr(1);
   for (int64_t d = type.getRank() - 1; d >= 0; --d) {
     strides[d] = stride;
-    std::optional<int64_t> known = getConstantIntValue(stride);
-    staticStrides[d] = known ? *known : ShapedType::kDynamic;
     if (d == 0)
       break;
+    std::optional<int64_t> known = getConstantIntValue(stride);
     std::optional<int64_t> size = getConstantIntValue(mixed[d]);
     if (known && size)
       stride = builder.getIndexAttr(*known * *size);
@@ -125,12 +123,10 @@ Value viewPassed(OpBuilder &builder, Location loc, MemRefType type,
                    getValueOrCreateConstantIndexOp(builder, loc, mixed[d]))
                    .getResult();
   }
-  auto strided = MemRefType::get(
-      type.getShape(), type.getElementType(),
-      StridedLayoutAttr::get(builder.getContext(), 0, staticStrides));
-  Value view = memref::ReinterpretCastOp::create(
-      builder, loc, strided, pointer, builder.getIndexAttr(0), mixed, strides);
-  return memref::CastOp::create(builder, loc, type, view);
+  // The identity layout is these strides: the view has the buffer's own
+  // type, without a cast that canonicalization would fold into its users.
+  return memref::ReinterpretCastOp::create(
+      builder, loc, type, pointer, builder.getIndexAttr(0), mixed, strides);
 }
 
 /// Collects, in dependency order, the ops to recreate in a function and the

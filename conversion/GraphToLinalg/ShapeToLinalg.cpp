@@ -299,6 +299,26 @@ struct ReshapeLowering : StaticLowering<graph::ReshapeOp> {
                                rewriter, loc, product(inSizes), product(others))
                                .getResult();
     }
+    // Directly where dimensions only split or merge (heads out of a
+    // hidden size and back): through a 1-D tensor, an expansion into two
+    // or more run-time sizes at once is one that upstream's lowering of
+    // strided metadata cannot take (it crashed on [b*s*128] to [b, s, 4,
+    // 32]).
+    if (auto reassociation =
+            getReassociationIndicesForReshape(inType, outType)) {
+      Value result;
+      if (outType.getRank() < inType.getRank())
+        result = tensor::CollapseShapeOp::create(rewriter, loc, outType, input,
+                                                 *reassociation);
+      else
+        result = tensor::ExpandShapeOp::create(rewriter, loc, outType, input,
+                                               *reassociation, outSizes);
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    if (llvm::count_if(outType.getShape(), ShapedType::isDynamic) > 1)
+      return rewriter.notifyMatchFailure(
+          op, "two run-time sizes out of one dimension");
     ReassociationIndices all =
         llvm::to_vector(llvm::seq<int64_t>(0, inType.getRank()));
     Value flat = input;

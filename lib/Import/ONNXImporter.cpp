@@ -138,6 +138,9 @@ private:
   /// The other symbolic dimensions given bounds, which stay `?` in the
   /// types (kiln.dim_symbols), in the options' order.
   std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> dimSymbols;
+  /// The batch's name where it is one of dimSymbols (then batchSymbol is
+  /// empty).
+  std::string batchAsDim;
 };
 
 /// The type an optional stands for: Kiln compiles an optional graph input
@@ -431,8 +434,17 @@ LogicalResult ModelImporter::resolveSymbols(const onnx::GraphProto &graph) {
       dimSymbols.push_back({name, bounds});
   }
   if (auto it = options.symbolBounds.find(batchSymbol);
-      it != options.symbolBounds.end())
+      it != options.symbolBounds.end()) {
     batchBounds = it->second;
+    // Beside other symbols that the code reads, a batch given bounds is
+    // read the same way (its default bounds would size the workspace for
+    // 1024 samples: without bounds, the compiler asks for a size).
+    if (!dimSymbols.empty()) {
+      dimSymbols.insert(dimSymbols.begin(), {batchSymbol, batchBounds});
+      batchAsDim = batchSymbol;
+      batchSymbol.clear();
+    }
+  }
   return success();
 }
 
@@ -477,6 +489,11 @@ ModelImporter::convertInputType(const onnx::ValueInfoProto &input,
                  (name.empty() || name == batchSymbol)) {
         resolved.push_back(options.batchProbe);
         name = batchSymbol;
+        symbolic = true;
+      } else if (d == 0 && !batchAsDim.empty() &&
+                 (name.empty() || name == batchAsDim)) {
+        resolved.push_back(ShapedType::kDynamic);
+        name = batchAsDim;
         symbolic = true;
       } else {
         resolved.push_back(ShapedType::kDynamic);

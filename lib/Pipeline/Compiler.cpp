@@ -695,9 +695,11 @@ private:
              << cast<DictionaryAttr>(dims[0])
                     .getAs<StringAttr>("name")
                     .getValue()
-             << "', ...) cannot both stay symbolic (yet): give the batch a "
-                "size with --dynamic-dims "
-             << name << "=SIZE";
+             << "', ...) cannot both stay symbolic with the batch's default "
+                "bounds (the workspace would hold 1024 samples): give the "
+                "batch a size with --dynamic-dims "
+             << name << "=SIZE, or bounds with --dynamic-dims " << name
+             << "=MIN..MAX";
     }
     // A symbolic batch runs one sample at a time, which a GPU model does
     // not do (yet): it runs its batch whole.

@@ -325,7 +325,7 @@ def test_sequence_errors(tmp_path):
     with pytest.raises(kiln.CompileError,
                        match=r"the batch 'batch' and the symbolic dimensions "
                              r"given bounds \('seq', \.\.\.\) cannot both stay "
-                             r"symbolic \(yet\)"):
+                             r"symbolic with the batch's default bounds"):
         kiln.compile(both, tmp_path / "b.so", dynamic_dims={"seq": (1, 8)})
     one = kiln.load(kiln.compile(both, tmp_path / "b.so",
                                  dynamic_dims={"seq": (1, 8), "batch": 2}))
@@ -372,3 +372,37 @@ def test_encoder_any_sequence_matches_onnxruntime(tmp_path):
         "input_ids": rng.integers(0, 1000, (1, seq)).astype(np.int64),
         "position_ids": np.arange(seq, dtype=np.int64)[None]},
         rtol=1e-3, atol=1e-4)
+
+
+def test_encoder_any_batch_and_sequence(tmp_path):
+    """The batch beside the sequence: given bounds, the code reads both
+    (without bounds the compiler asks for them: its default, 1..1024, would
+    size the workspace for 1024 samples)."""
+    model = encoder_any_sequence(layers=1)
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    dims[0].Clear()
+    dims[0].dim_param = "batch"
+    out = model.graph.output[0].type.tensor_type.shape.dim
+    out[0].Clear()
+    out[0].dim_param = "batch"
+    with pytest.raises(kiln.CompileError,
+                       match=r"the batch 'batch' and the symbolic dimensions "
+                             r"given bounds \('seq', \.\.\.\) cannot both stay "
+                             r"symbolic with the batch's default bounds.*"
+                             r"--dynamic-dims batch=MIN\.\.MAX"):
+        kiln.compile(model, tmp_path / "default.so",
+                     dynamic_dims={"seq": (1, 64)})
+    compiled = kiln.compile(model, tmp_path / "bert.so",
+                            dynamic_dims={"batch": (1, 8), "seq": (1, 64)})
+    loaded = kiln.load(compiled)
+    assert loaded.symbols == [kiln.SymbolInfo("batch", 1, 8),
+                              kiln.SymbolInfo("seq", 1, 64)]
+    assert loaded.inputs[0].dims == ("batch", "seq")
+    for batch, seq in [(1, 1), (2, 7), (3, 33), (8, 64), (5, 16)]:
+        feeds = {"input_ids": rng.integers(0, 1000, (batch, seq)).astype(np.int64),
+                 "position_ids": np.arange(seq, dtype=np.int64)[None]}
+        got = loaded.run(feeds)["last_hidden_state"]
+        want = run_onnxruntime(model, feeds)["last_hidden_state"]
+        assert got.shape == (batch, seq, 128)
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4,
+                                   err_msg=f"batch {batch}, seq {seq}")
