@@ -39,7 +39,8 @@ std::optional<unsigned> symbolicRowLoop(linalg::LinalgOp op) {
       return std::nullopt;
     loop = i;
   }
-  if (!loop || op.getIteratorTypesArray()[*loop] != utils::IteratorType::parallel)
+  if (!loop ||
+      op.getIteratorTypesArray()[*loop] != utils::IteratorType::parallel)
     return std::nullopt;
   AffineExpr row = getAffineDimExpr(*loop, op.getContext());
   for (OpOperand &operand : op->getOpOperands()) {
@@ -76,8 +77,7 @@ LogicalResult tileRows(RewriterBase &rewriter, linalg::LinalgOp op,
     return success();
   auto forOp = cast<scf::ForOp>(tiled->loops.front().getOperation());
   scf::ForOp rest;
-  if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, forOp, rest)) ||
-      !rest)
+  if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, forOp, rest)) || !rest)
     return success();
   linalg::LinalgOp partial;
   rest.getBody()->walk([&](linalg::LinalgOp inner) { partial = inner; });
@@ -118,8 +118,7 @@ struct CPUTileSymbolicRowsPass
     RewritePatternSet patterns(&getContext());
     for (Dialect *dialect : getContext().getLoadedDialects())
       dialect->getCanonicalizationPatterns(patterns);
-    for (RegisteredOperationName name :
-         getContext().getRegisteredOperations())
+    for (RegisteredOperationName name : getContext().getRegisteredOperations())
       name.getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();
