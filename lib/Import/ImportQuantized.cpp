@@ -209,7 +209,12 @@ static Value foldDequantizeLinear(NodeImporter &node, Value x, Value scale,
     return {};
   auto type = tensorType(x);
   ArrayRef<int64_t> shape = type.getShape();
-  int64_t channels = s->size() == 1 && zp->size() == 1 ? 1 : shape[axis];
+  // Per axis needs that axis (an empty scale of a scalar has none: the op's
+  // own checks refuse it).
+  bool perTensor = s->size() == 1 && zp->size() == 1;
+  if (!perTensor && (axis < 0 || axis >= type.getRank()))
+    return {};
+  int64_t channels = perTensor ? 1 : shape[axis];
   if ((s->size() != 1 && static_cast<int64_t>(s->size()) != channels) ||
       (zp->size() != 1 && static_cast<int64_t>(zp->size()) != channels))
     return {};
