@@ -335,31 +335,10 @@ def test_sequence_errors(tmp_path):
 
 def encoder_any_sequence(max_seq=64, layers=2):
     """tools/models/transformer_encoder.py's BERT-style encoder as exporters
-    write one for any sequence length: the reshapes into heads and back copy
-    the batch and the sequence (shape entries 0), and the position
-    embeddings are gathered by a `position_ids` input [1, seq] that shares
-    `seq` with the token ids."""
-    model = transformer_encoder.build(seq=max_seq, layers=layers)
-    model = onnx.ModelProto.FromString(model.SerializeToString())
-    graph = model.graph
-    for init in graph.initializer:
-        if init.name.endswith(".split_heads") or init.name.endswith(".merge_heads"):
-            shape = numpy_helper.to_array(init).copy()
-            shape[:2] = 0
-            init.CopyFrom(numpy_helper.from_array(shape, init.name))
-    for node in graph.node:
-        if node.name == "embeddings.add":
-            node.input[1] = "embeddings.position_rows"
-    graph.node.insert(0, helper.make_node(
-        "Gather", ["embeddings.position", "position_ids"],
-        ["embeddings.position_rows"], name="embeddings.position_gather", axis=0))
-    graph.input.append(helper.make_tensor_value_info(
-        "position_ids", TensorProto.INT64, [1, "seq"]))
-    graph.input[0].type.tensor_type.shape.dim[1].dim_param = "seq"
-    graph.output[0].type.tensor_type.shape.dim[1].dim_param = "seq"
-    del graph.value_info[:]
-    onnx.checker.check_model(model)
-    return model
+    write one for any sequence length (any_sequence_length: reshapes that
+    copy the sequence, position embeddings gathered by `position_ids`)."""
+    return transformer_encoder.any_sequence_length(
+        transformer_encoder.build(seq=max_seq, layers=layers))
 
 
 def test_encoder_any_sequence_matches_onnxruntime(tmp_path):

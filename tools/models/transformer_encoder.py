@@ -113,6 +113,36 @@ def build(args=None, seed=0, **sizes):
     return model
 
 
+def any_sequence_length(model):
+    """`model` (build's) as exporters write one for any sequence length:
+    the reshapes into heads and back copy the batch and the sequence (shape
+    entries 0), the position embeddings are gathered by a `position_ids`
+    input [1, seq], and input_ids and the output name the sequence `seq`.
+    The position table's rows bound the sequence."""
+    import onnx
+    from onnx import helper, numpy_helper
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    graph = model.graph
+    for init in graph.initializer:
+        if init.name.endswith(".split_heads") or init.name.endswith(".merge_heads"):
+            shape = numpy_helper.to_array(init).copy()
+            shape[:2] = 0
+            init.CopyFrom(numpy_helper.from_array(shape, init.name))
+    for node in graph.node:
+        if node.name == "embeddings.add":
+            node.input[1] = "embeddings.position_rows"
+    graph.node.insert(0, helper.make_node(
+        "Gather", ["embeddings.position", "position_ids"],
+        ["embeddings.position_rows"], name="embeddings.position_gather", axis=0))
+    graph.input.append(helper.make_tensor_value_info(
+        "position_ids", TensorProto.INT64, [1, "seq"]))
+    graph.input[0].type.tensor_type.shape.dim[1].dim_param = "seq"
+    graph.output[0].type.tensor_type.shape.dim[1].dim_param = "seq"
+    del graph.value_info[:]
+    onnx.checker.check_model(model)
+    return model
+
+
 def add_arguments(parser):
     parser.add_argument("--bert-base", action="store_true",
                         help="BERT-base sizes: 12 layers, hidden 768, 12 heads, "

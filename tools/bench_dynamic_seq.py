@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Dynamic against static builds of a BERT-style encoder (issue 21).
+
+Builds tools/models/transformer_encoder.py's encoder for any sequence
+length (any_sequence_length), compiles it once with `--dynamic-dims
+seq=1..MAX` and once per measured length with that length fixed, and times
+both beside onnxruntime on one thread each, the three interleaved, in
+rounds; prints each one's median of its rounds' medians and the ratios.
+
+    .venv/bin/python tools/bench_dynamic_seq.py --hidden 256 --layers 2 --seq 128
+
+Needs the build's Python module (build/python) on PYTHONPATH."""
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools" / "models"))
+import transformer_encoder  # noqa: E402
+
+
+def median_ms(run, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--heads", type=int, default=None,
+                        help="default: hidden / 64")
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--seq", type=int, nargs="+", default=[128])
+    parser.add_argument("--max-seq", type=int, default=512)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/kiln-bench-dynamic-seq"))
+    args = parser.parse_args()
+
+    import kiln
+    import onnx
+    import onnxruntime as ort
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    model = transformer_encoder.any_sequence_length(transformer_encoder.build(
+        seq=args.max_seq, layers=args.layers, hidden=args.hidden,
+        heads=args.heads or max(1, args.hidden // 64), vocab=1000))
+    onnx.save(model, args.work / "encoder.onnx")
+    print(f"compiling the dynamic build (seq=1..{args.max_seq})", flush=True)
+    dynamic = kiln.load(kiln.compile(model, args.work / "dynamic.so",
+                                     dynamic_dims={"seq": (1, args.max_seq)}),
+                        num_threads=1)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(str(args.work / "encoder.onnx"), options)
+    rng = np.random.default_rng(0)
+    print("| tokens | dynamic (ms) | static (ms) | onnxruntime (ms) "
+          "| dynamic / static | dynamic / onnxruntime |")
+    print("|---|---|---|---|---|---|")
+    for seq in args.seq:
+        static = kiln.load(kiln.compile(model, args.work / f"static{seq}.so",
+                                        dynamic_dims={"seq": seq}),
+                           num_threads=1)
+        feeds = {"input_ids": rng.integers(0, 1000, (1, seq)).astype(np.int64),
+                 "position_ids": np.arange(seq, dtype=np.int64)[None]}
+        want = session.run(None, feeds)[0]
+        got = dynamic.run(feeds)["last_hidden_state"]
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+        times = {"dynamic": [], "static": [], "ort": []}
+        for _ in range(args.rounds):  # interleaved
+            times["dynamic"].append(median_ms(lambda: dynamic.run(feeds), args.repeat))
+            times["static"].append(median_ms(lambda: static.run(feeds), args.repeat))
+            times["ort"].append(median_ms(lambda: session.run(None, feeds), args.repeat))
+        d, s, o = (statistics.median(times[k]) for k in ("dynamic", "static", "ort"))
+        print(f"| {seq} | {d:.3f} | {s:.3f} | {o:.3f} | {d / s:.2f} | {d / o:.2f} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
