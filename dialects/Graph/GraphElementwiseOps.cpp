@@ -555,7 +555,11 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   return foldBroadcast<Attribute, Attribute>(
       getType(), adaptor.getOperands(),
       [](ArrayRef<Attribute> v) -> std::optional<Attribute> {
-        return cast<IntegerAttr>(v[0]).getValue().getBoolValue() ? v[1] : v[2];
+        // The op may not be verified yet (the importer folds as it builds).
+        auto condition = dyn_cast<IntegerAttr>(v[0]);
+        if (!condition)
+          return std::nullopt;
+        return condition.getValue().getBoolValue() ? v[1] : v[2];
       });
 }
 

@@ -47,6 +47,13 @@ static LogicalResult importWhere(NodeImporter &node) {
         rhs = node.getInput(2);
   if (!condition || !lhs || !rhs)
     return node.emitError() << "needs three inputs";
+  // Checked before the op is made: its folder reads the condition's
+  // constant as booleans (a float condition read as one overflowed a heap
+  // buffer, found by kiln-fuzz-model-proto).
+  auto conditionType = dyn_cast<ShapedType>(condition.getType());
+  if (!conditionType || !conditionType.getElementType().isInteger(1))
+    return node.emitError()
+           << "takes a bool condition, not " << condition.getType();
   return node.setResults(
       node.createFolded<graph::WhereOp>(condition, lhs, rhs));
 }
