@@ -44,8 +44,9 @@ def CPUTileSymbolicRows
     [seq, K] x [K, N], an elementwise op or a LayerNorm over rows), the op
     runs in an scf.for over blocks of `blocks[0]` rows, each a static op;
     the rows left after the last whole block run in blocks of `blocks[1]`,
-    and so on (the last size 1), so that every op is static (upstream's
-    tiling, then loop peeling). Ops with a run-time reduction (softmax over
+    and so on (the last size 1), so that every op is static (each block
+    the op's TilingInterface tile, the loops' bounds computed up front).
+    Ops with a run-time reduction (softmax over
     the sequence, scores times values) or two run-time loops keep the loop
     path.
 

@@ -3,17 +3,23 @@
 // kiln-cpu-tile-symbolic-rows (Passes.td): an op whose one run-time loop is
 // parallel runs in blocks of static rows, each block a static op that the
 // register blocks and vector code after this pass take; the rows left after
-// the last whole block run in smaller blocks, down to single rows. Tiling
-// is upstream's (TilingInterface); the whole blocks become static through
-// loop peeling, which proves each iteration of the peeled loop full.
+// the last whole block run in smaller blocks, down to single rows. Each
+// block is the op's TilingInterface tile at static sizes; the loops' bounds
+// are computed up front (upstream's tiling and then loop peeling left the
+// second level's blocks of run-time size: peeling proves the outer loop's
+// iterations full, not those of a loop inside its last one).
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
-#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln::cpu {
@@ -55,34 +61,97 @@ std::optional<unsigned> symbolicRowLoop(linalg::LinalgOp op) {
   return loop;
 }
 
-/// Tiles `loop` of `op` by blocks[0] in an scf.for, peels the whole blocks
-/// from the rest, and tiles the rest by the next sizes. Fails, leaving `op`
-/// as it was, where upstream's tiling does; a rest that cannot be tiled
-/// further keeps the loop path, which is correct all the same.
+/// Rows [lower, upper) of `op`'s results, `size` at a time (upper - lower
+/// is a multiple of `size`), each block a static op: an scf.for whose
+/// iteration computes one block (TilingInterface) into the destinations it
+/// carries. Returns the loop's results.
+FailureOr<SmallVector<Value>> tileRange(RewriterBase &rewriter,
+                                        linalg::LinalgOp op, unsigned loop,
+                                        Value lower, Value upper, int64_t size,
+                                        ValueRange destinations) {
+  Location loc = op.getLoc();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  Value step = arith::ConstantIndexOp::create(rewriter, loc, size);
+  bool failedTile = false;
+  auto forOp = scf::ForOp::create(
+      rewriter, loc, lower, upper, step, destinations,
+      [&](OpBuilder &b, Location nloc, Value row, ValueRange carried) {
+        // The op on the carried destinations, tiled, then dropped.
+        IRMapping mapping;
+        for (auto [init, dest] : llvm::zip_equal(op.getDpsInits(), carried))
+          mapping.map(init, dest);
+        auto clone = cast<TilingInterface>(b.clone(*op, mapping));
+        SmallVector<OpFoldResult> offsets, sizes;
+        for (auto [i, range] : llvm::enumerate(ranges)) {
+          offsets.push_back(i == loop ? OpFoldResult(row) : b.getIndexAttr(0));
+          sizes.push_back(b.getIndexAttr(i == loop ? size : range));
+        }
+        FailureOr<TilingResult> tiled =
+            clone.getTiledImplementation(b, offsets, sizes);
+        SmallVector<Value> yielded;
+        if (failed(tiled)) {
+          failedTile = true;
+          yielded.assign(carried.begin(), carried.end());
+        } else {
+          for (auto [i, value] : llvm::enumerate(tiled->tiledValues)) {
+            SmallVector<OpFoldResult> resultOffsets, resultSizes;
+            if (failed(clone.getResultTilePosition(
+                    b, i, offsets, sizes, resultOffsets, resultSizes))) {
+              failedTile = true;
+              yielded.push_back(carried[i]);
+              continue;
+            }
+            SmallVector<OpFoldResult> strides(resultOffsets.size(),
+                                              b.getIndexAttr(1));
+            yielded.push_back(tensor::InsertSliceOp::create(
+                b, nloc, value, carried[i], resultOffsets, resultSizes,
+                strides));
+          }
+        }
+        rewriter.eraseOp(clone);
+        scf::YieldOp::create(b, nloc, yielded);
+      });
+  if (failedTile) {
+    rewriter.eraseOp(forOp);
+    return failure();
+  }
+  return SmallVector<Value>(forOp.getResults());
+}
+
+/// `op` over its run-time rows as loops of static blocks: as many blocks of
+/// blocks[0] rows as fit, then of blocks[1] in what is left, and so on, the
+/// last size 1 (the bounds computed up front, so that every block is
+/// static). Leaves `op` as it was where tiling fails.
 LogicalResult tileRows(RewriterBase &rewriter, linalg::LinalgOp op,
                        unsigned loop, ArrayRef<int64_t> blocks) {
-  if (blocks.empty())
-    return success();
-  SmallVector<int64_t> sizes(op.getNumLoops(), 0);
-  sizes[loop] = blocks.front();
-  scf::SCFTilingOptions options;
-  options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), sizes));
+  Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled) || tiled->loops.size() != 1)
-    return failure();
-  rewriter.replaceOp(op, tiled->replacements);
-  if (blocks.size() == 1)
-    return success();
-  auto forOp = cast<scf::ForOp>(tiled->loops.front().getOperation());
-  scf::ForOp rest;
-  if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, forOp, rest)) || !rest)
-    return success();
-  linalg::LinalgOp partial;
-  rest.getBody()->walk([&](linalg::LinalgOp inner) { partial = inner; });
-  if (partial)
-    (void)tileRows(rewriter, partial, loop, blocks.drop_front());
+  SmallVector<Range> domain =
+      cast<TilingInterface>(op.getOperation()).getIterationDomain(rewriter);
+  Value rows =
+      getValueOrCreateConstantIndexOp(rewriter, loc, domain[loop].size);
+  Value lower = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  SmallVector<Value> destinations(op.getDpsInits());
+  SmallVector<Operation *> created;
+  for (auto [level, size] : llvm::enumerate(blocks)) {
+    Value upper = rows;
+    if (level + 1 < blocks.size()) {
+      // lower + ((rows - lower) floordiv size) * size
+      AffineExpr l, r;
+      bindSymbols(rewriter.getContext(), l, r);
+      upper = affine::AffineApplyOp::create(
+          rewriter, loc,
+          AffineMap::get(0, 2, l + (r - l).floorDiv(size) * size),
+          ValueRange{lower, rows});
+    }
+    FailureOr<SmallVector<Value>> results =
+        tileRange(rewriter, op, loop, lower, upper, size, destinations);
+    if (failed(results))
+      return failure(); // the loops made so far compute nothing used
+    destinations = *results;
+    lower = upper;
+  }
+  rewriter.replaceOp(op, destinations);
   return success();
 }
 
@@ -114,7 +183,7 @@ struct CPUTileSymbolicRowsPass
     IRRewriter rewriter(&getContext());
     for (auto [op, loop] : work)
       (void)tileRows(rewriter, op, loop, sizes);
-    // The whole blocks' slices and ops take their static sizes.
+    // Folds what the loops left (index arithmetic, slices of slices).
     RewritePatternSet patterns(&getContext());
     for (Dialect *dialect : getContext().getLoadedDialects())
       dialect->getCanonicalizationPatterns(patterns);

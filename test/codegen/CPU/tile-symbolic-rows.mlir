@@ -1,13 +1,16 @@
-// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-symbolic-rows="blocks=8,1" | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-symbolic-rows="blocks=8,4,1" | FileCheck %s
 
-// A contraction over a run-time number of rows: whole blocks of 8 static
-// rows, then the rest one static row at a time.
+// A contraction over a run-time number of rows: as many static blocks of
+// 8 rows as fit, then of 4 in what is left, then single rows; each loop's
+// bound computed up front, each block a static op.
 // CHECK-LABEL: func.func @rows
-// CHECK: %[[WHOLE:.+]] = affine.apply #{{.+}}()[%[[M:.+]]]
-// CHECK: %[[BLOCKS:.+]] = scf.for %{{.+}} = %c0 to %[[WHOLE]] step %c8
+// CHECK: %[[W8:.+]] = affine.apply #{{.+}}()[%[[M:.+]]]
+// CHECK: %[[B8:.+]] = scf.for %{{.+}} = %c0 to %[[W8]] step %c8
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x16xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
-// CHECK: scf.for %{{.+}} = %[[WHOLE]] to %[[M]] step %c8 iter_args(%{{.+}} = %[[BLOCKS]])
-// CHECK: scf.for %{{.+}} = %c0 to %{{.+}} step %c1
+// CHECK: %[[W4:.+]] = affine.apply #{{.+}}()[%[[M]]]
+// CHECK: %[[B4:.+]] = scf.for %{{.+}} = %[[W8]] to %[[W4]] step %c4 iter_args(%{{.+}} = %[[B8]])
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<4x32xf32>)
+// CHECK: scf.for %{{.+}} = %[[W4]] to %[[M]] step %c1 iter_args(%{{.+}} = %[[B4]])
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x16xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<1x32xf32>)
 func.func @rows(%a: tensor<?x16xf32>, %w: tensor<16x32xf32>) -> tensor<?x32xf32> {
   %c0 = arith.constant 0 : index
