@@ -135,6 +135,18 @@ public:
   }
 
 private:
+  /// Two operands' symbols at one broadcast dimension: `symbol` (kStatic
+  /// until one is met) takes `s`; two different ones fail.
+  LogicalResult meet(int64_t &symbol, int64_t s, std::string &why) {
+    if (symbol != kStatic && symbol != s) {
+      why = "broadcasts the symbolic dimensions '" + names[symbol] + "' and '" +
+            names[s] + "' together";
+      return failure();
+    }
+    symbol = s;
+    return success();
+  }
+
   /// Numpy broadcasting: each result dimension is the symbol of the
   /// operands' `?` dimensions aligned with it, which must agree; a static
   /// size other than 1 against a symbol is refused (the two would have to
@@ -157,12 +169,8 @@ private:
             size = operandType.getDimSize(at);
           continue;
         }
-        if (symbol != kStatic && symbol != s) {
-          why = "broadcasts the symbolic dimensions '" + names[symbol] +
-                "' and '" + names[s] + "' together";
+        if (failed(meet(symbol, s, why)))
           return failure();
-        }
-        symbol = s;
       }
       if (symbol != kStatic && size != 1) {
         why = "broadcasts the symbolic dimension '" + names[symbol] +
@@ -245,14 +253,8 @@ private:
         if (at < 0)
           continue;
         int64_t s = (*dimsOf)[at];
-        if (s == kStatic)
-          continue;
-        if (symbol != kStatic && symbol != s) {
-          why = "broadcasts the symbolic dimensions '" + names[symbol] +
-                "' and '" + names[s] + "' together";
+        if (s != kStatic && failed(meet(symbol, s, why)))
           return failure();
-        }
-        symbol = s;
       }
       dims[d] = symbol;
     }
