@@ -66,7 +66,8 @@ def CPUTileSymbolicRows
   }];
   let options = [
     ListOption<"blocks", "blocks", "int64_t",
-               "Rows per block, largest first; the last should be 1">,
+               "Rows per block, largest first (a last level of single "
+               "rows is added where the list does not end in 1)">,
   ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::affine::AffineDialect",
                            "mlir::tensor::TensorDialect"];

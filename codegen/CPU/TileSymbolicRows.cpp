@@ -132,7 +132,6 @@ LogicalResult tileRows(RewriterBase &rewriter, linalg::LinalgOp op,
       getValueOrCreateConstantIndexOp(rewriter, loc, domain[loop].size);
   Value lower = arith::ConstantIndexOp::create(rewriter, loc, 0);
   SmallVector<Value> destinations(op.getDpsInits());
-  SmallVector<Operation *> created;
   for (auto [level, size] : llvm::enumerate(blocks)) {
     Value upper = rows;
     if (level + 1 < blocks.size()) {
@@ -164,6 +163,9 @@ struct CPUTileSymbolicRowsPass
     SmallVector<int64_t> sizes(blocks.begin(), blocks.end());
     if (sizes.empty() || llvm::any_of(sizes, [](int64_t s) { return s < 1; }))
       return;
+    // The last level takes whatever is left: single rows.
+    if (sizes.back() != 1)
+      sizes.push_back(1);
     SmallVector<std::pair<linalg::LinalgOp, unsigned>> work;
     func.walk([&](linalg::LinalgOp op) {
       // Contractions only: the loop path runs elementwise ops and row
