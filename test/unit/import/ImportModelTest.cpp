@@ -110,17 +110,26 @@ TEST_F(ImportModelTest, DynamicDimsByName) {
   expectError(importModel(context, bytes, "", options),
               "--dynamic-dims names 'sq', which no input of the model has "
               "(its symbolic dimensions: 'B', 'seq')");
-  // Bounds keep another dimension `?`, named in kiln.dim_symbols.
+  // Bounds keep another dimension `?`, named in kiln.dim_symbols; beside
+  // it, the batch given bounds is read by the code too (both `?`).
   options.dimSizes.clear();
   options.symbolBounds["seq"] = {1, 64};
   ImportResult bounded = importModel(context, bytes, "", options);
   ASSERT_TRUE(bounded.module) << bounded.allErrors();
-  EXPECT_NE(bounded.ir.find("(%arg0: tensor<97x?xf32>"), std::string::npos)
+  EXPECT_NE(bounded.ir.find("(%arg0: tensor<?x?xf32>"), std::string::npos)
       << bounded.ir;
-  EXPECT_NE(bounded.ir.find("kiln.dim_symbols = [{max = 64 : i64, min = 1 : "
+  EXPECT_NE(bounded.ir.find("kiln.dim_symbols = [{max = 8 : i64, min = 2 : "
+                            "i64, name = \"B\"}, {max = 64 : i64, min = 1 : "
                             "i64, name = \"seq\"}]"),
             std::string::npos)
       << bounded.ir;
+  // Without the batch's bounds it stays the repeated batch (the compiler
+  // then asks for them).
+  options.symbolBounds.erase("B");
+  ImportResult repeated = importModel(context, bytes, "", options);
+  ASSERT_TRUE(repeated.module) << repeated.allErrors();
+  EXPECT_NE(repeated.ir.find("(%arg0: tensor<97x?xf32>"), std::string::npos)
+      << repeated.ir;
 
   ModelBuilder two;
   two.addInput("a", {std::string("N"), 2});
