@@ -372,18 +372,22 @@ struct CodegenPlanMemoryPass
     for (auto [i, op] : llvm::enumerate(block))
       pos[&op] = i;
 
-    auto plannable = [](memref::AllocOp alloc) {
+    // A buffer the workspace can hold: identity layout, host memory,
+    // integers or floats.
+    auto placeable = [](memref::AllocOp alloc) {
       MemRefType type = alloc.getType();
-      return type.hasStaticShape() && type.getLayout().isIdentity() &&
-             !type.getMemorySpace() && type.getElementType().isIntOrFloat();
+      return type.getLayout().isIdentity() && !type.getMemorySpace() &&
+             type.getElementType().isIntOrFloat();
     };
-    // A buffer whose sizes the run chooses (kiln.dim_symbols) takes the
-    // bytes of its largest sizes.
+    auto plannable = [&](memref::AllocOp alloc) {
+      return placeable(alloc) && alloc.getType().hasStaticShape();
+    };
+    // Its elements; one whose sizes the run chooses (kiln.dim_symbols)
+    // takes its largest sizes.
     auto largestElements =
         [&](memref::AllocOp alloc) -> std::optional<int64_t> {
       MemRefType type = alloc.getType();
-      if (!type.getLayout().isIdentity() || type.getMemorySpace() ||
-          !type.getElementType().isIntOrFloat())
+      if (!placeable(alloc))
         return std::nullopt;
       int64_t elements = 1;
       unsigned next = 0;
@@ -425,11 +429,7 @@ struct CodegenPlanMemoryPass
       auto alloc = dyn_cast<memref::AllocOp>(&op);
       if (!alloc || parts.count(alloc))
         continue;
-      std::optional<int64_t> elements;
-      if (plannable(alloc))
-        elements = alloc.getType().getNumElements();
-      else if (!alloc.getDynamicSizes().empty())
-        elements = largestElements(alloc);
+      std::optional<int64_t> elements = largestElements(alloc);
       if (!elements)
         continue;
       MemRefType type = alloc.getType();
