@@ -270,7 +270,9 @@ struct ReshapeLowering : StaticLowering<graph::ReshapeOp> {
                               ConversionPatternRewriter &rewriter) const {
     Location loc = op.getLoc();
     auto inType = getTensorType(input);
-    if (op.getAllowZero() || inType.getRank() == 0 || outType.getRank() == 0)
+    // (allow_zero matters only where the shape has a 0: a zero size.)
+    if ((op.getAllowZero() && llvm::is_contained(op.getShape(), 0)) ||
+        inType.getRank() == 0 || outType.getRank() == 0)
       return rewriter.notifyMatchFailure(op, "a symbolic scalar reshape");
     SmallVector<OpFoldResult> inSizes =
         tensor::getMixedSizes(rewriter, loc, input);
@@ -299,6 +301,10 @@ struct ReshapeLowering : StaticLowering<graph::ReshapeOp> {
                                rewriter, loc, product(inSizes), product(others))
                                .getResult();
     }
+    // The sizes that the type knows (a `-1` beside `?` sizes copied).
+    for (int64_t d = 0; d < outType.getRank(); ++d)
+      if (!outType.isDynamicDim(d))
+        outSizes[d] = rewriter.getIndexAttr(outType.getDimSize(d));
     // Directly where dimensions only split or merge (heads out of a
     // hidden size and back): through a 1-D tensor, an expansion into two
     // or more run-time sizes at once is one that upstream's lowering of
@@ -410,12 +416,14 @@ struct ConcatLowering : StaticLowering<graph::ConcatOp> {
 };
 
 /// Reads `input` at `offsets[d] + steps[d] * i` along every dimension `d`
-/// with one linalg.generic (a strided, possibly reversed, window). The
+/// with one linalg.generic (a strided, possibly reversed, window), `sizes`
+/// giving the result's where it has `?` ones. The
 /// element is read with tensor.extract: an input indexing map would make
 /// linalg derive the loop bounds from the larger input.
 Value buildStridedWindow(OpBuilder &b, Location loc, Value input,
                          RankedTensorType resultType, ArrayRef<int64_t> offsets,
-                         ArrayRef<int64_t> steps) {
+                         ArrayRef<int64_t> steps,
+                         ArrayRef<OpFoldResult> sizes = {}) {
   return buildIndexedGeneric(
       b, loc, resultType, {}, {},
       [&](OpBuilder &nested, Location nestedLoc, ArrayRef<Value> ivs,
@@ -430,7 +438,8 @@ Value buildStridedWindow(OpBuilder &b, Location loc, Value input,
               indexConstant(nested, nestedLoc, offsets[d])));
         }
         return tensor::ExtractOp::create(nested, nestedLoc, input, at);
-      });
+      },
+      sizes);
 }
 
 struct SplitLowering : StaticLowering<graph::SplitOp> {
@@ -444,26 +453,93 @@ struct SplitLowering : StaticLowering<graph::SplitOp> {
     SmallVector<int64_t> offsets(rank, 0), steps(rank, 1);
     for (Type type : resultTypes) {
       auto outType = cast<RankedTensorType>(type);
-      results.push_back(buildStridedWindow(
-          rewriter, op.getLoc(), adaptor.getInput(), outType, offsets, steps));
+      // `?` dimensions (not the axis: SymbolicDims) are taken whole.
+      SmallVector<OpFoldResult> sizes;
+      if (!outType.hasStaticShape())
+        sizes =
+            tensor::getMixedSizes(rewriter, op.getLoc(), adaptor.getInput());
+      if (!sizes.empty())
+        sizes[axis] = rewriter.getIndexAttr(outType.getDimSize(axis));
+      results.push_back(buildStridedWindow(rewriter, op.getLoc(),
+                                           adaptor.getInput(), outType, offsets,
+                                           steps, sizes));
       offsets[axis] += outType.getDimSize(axis);
     }
     rewriter.replaceOp(op, results);
     return success();
   }
+  bool handlesSymbolicSizes() const override { return true; }
 };
 
+/// A `?` dimension is taken whole (SymbolicDims refuses a slice of one):
+/// the window's size there is the input's.
 struct SliceLowering : StaticLowering<graph::SliceOp> {
   using StaticLowering::StaticLowering;
   LogicalResult lower(graph::SliceOp op, Adaptor adaptor,
                       ArrayRef<Type> resultTypes,
                       ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(
-        op, buildStridedWindow(rewriter, op.getLoc(), adaptor.getInput(),
-                               cast<RankedTensorType>(resultTypes[0]),
-                               op.getStarts(), op.getSteps()));
+    auto outType = cast<RankedTensorType>(resultTypes[0]);
+    SmallVector<int64_t> starts(op.getStarts()), steps(op.getSteps());
+    SmallVector<OpFoldResult> sizes;
+    if (!outType.hasStaticShape())
+      for (int64_t d = 0; d < outType.getRank(); ++d) {
+        if (!outType.isDynamicDim(d)) {
+          sizes.push_back(rewriter.getIndexAttr(outType.getDimSize(d)));
+          continue;
+        }
+        starts[d] = 0;
+        steps[d] = 1;
+        sizes.push_back(
+            tensor::getMixedSize(rewriter, op.getLoc(), adaptor.getInput(), d));
+      }
+    rewriter.replaceOp(op, buildStridedWindow(rewriter, op.getLoc(),
+                                              adaptor.getInput(), outType,
+                                              starts, steps, sizes));
     return success();
   }
+  bool handlesSymbolicSizes() const override { return true; }
+};
+
+/// One tensor.dim per dimension, as i64.
+struct ShapeLowering : StaticLowering<graph::ShapeOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::ShapeOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < getTensorType(input).getRank(); ++d)
+      sizes.push_back(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getI64Type(),
+          tensor::DimOp::create(rewriter, loc, input, d)));
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, resultTypes[0],
+                                                        sizes);
+    return success();
+  }
+  bool handlesSymbolicSizes() const override { return true; }
+};
+
+/// A tensor.extract_slice from 0, as long as the other tensor's axis.
+struct PrefixLowering : StaticLowering<graph::PrefixOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::PrefixOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, input);
+    sizes[op.getAxis()] = tensor::getMixedSize(rewriter, loc, adaptor.getLike(),
+                                               op.getLikeAxis());
+    int64_t rank = sizes.size();
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, cast<RankedTensorType>(resultTypes[0]), input,
+        SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)), sizes,
+        SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
+    return success();
+  }
+  bool handlesSymbolicSizes() const override { return true; }
 };
 
 //===----------------------------------------------------------------------===//
@@ -759,6 +835,8 @@ struct ExpandLowering : StaticLowering<graph::ExpandOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
+  // A `?` size is the input's (SymbolicDims).
+  bool handlesSymbolicSizes() const override { return true; }
 };
 
 struct TileLowering : StaticLowering<graph::TileOp> {
@@ -1425,9 +1503,9 @@ void populateShapeToLinalgPatterns(const TypeConverter &converter,
   patterns.add<ConcatLowering, ExpandLowering, GatherElementsLowering,
                ScatterElementsLowering, ScatterNDLowering, GatherLowering,
                GatherNDLowering, OneHotLowering, PadLowering, ReshapeLowering,
-               ResizeLowering, SliceLowering, SplitLowering, TileLowering,
-               TransposeLowering, TriluLowering>(converter,
-                                                 patterns.getContext());
+               PrefixLowering, ResizeLowering, ShapeLowering, SliceLowering,
+               SplitLowering, TileLowering, TransposeLowering, TriluLowering>(
+      converter, patterns.getContext());
 }
 
 } // namespace kiln

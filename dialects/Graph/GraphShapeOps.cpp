@@ -157,6 +157,27 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
           " elements) to ", formatShape(result), " (", known, " elements)");
     }
   }
+  // Every `?` size of the input copied by a `0` at its index: the `-1`
+  // is the quotient of the static sizes left.
+  bool dynamicCopied =
+      !input.hasStaticShape() && !allowZero && inferIndex >= 0 &&
+      llvm::all_of(llvm::seq<int64_t>(0, input.getRank()), [&](int64_t d) {
+        return !input.isDynamicDim(d) ||
+               (d < int64_t(shape.size()) && shape[d] == 0);
+      });
+  if (dynamicCopied) {
+    int64_t in = 1, out = 1;
+    bool overflow = false;
+    for (int64_t d = 0; d < input.getRank(); ++d)
+      if (!input.isDynamicDim(d) &&
+          !(d < int64_t(shape.size()) && shape[d] == 0))
+        overflow |= __builtin_mul_overflow(in, input.getDimSize(d), &in);
+    for (auto [i, size] : llvm::enumerate(shape))
+      if (int64_t(i) != inferIndex && size != 0)
+        overflow |= __builtin_mul_overflow(out, size, &out);
+    if (!overflow && out > 0 && in % out == 0)
+      result[inferIndex] = in / out;
+  }
   inferred.push_back(RankedTensorType::get(result, input.getElementType()));
   return success();
 }
@@ -377,6 +398,57 @@ LogicalResult SplitOp::fold(FoldAdaptor adaptor,
 //===----------------------------------------------------------------------===//
 // SliceOp
 //===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// ShapeOp, PrefixOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShapeOp::inferReturnTypes(MLIRContext *context,
+                                        std::optional<Location>,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  inferred.push_back(
+      RankedTensorType::get({input.getRank()}, IntegerType::get(context, 64)));
+  return success();
+}
+
+OpFoldResult ShapeOp::fold(FoldAdaptor) {
+  auto input = getInput().getType();
+  if (!input.hasStaticShape())
+    return {};
+  return DenseIntElementsAttr::get(getType(), input.getShape());
+}
+
+LogicalResult PrefixOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto like = cast<RankedTensorType>(adaptor.getLike().getType());
+  int64_t axis = adaptor.getAxis(), likeAxis = adaptor.getLikeAxis();
+  if (axis < 0 || axis >= input.getRank())
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             input.getRank());
+  if (likeAxis < 0 || likeAxis >= like.getRank())
+    return emitOptionalError(loc, "like_axis ", likeAxis,
+                             " is out of range for rank ", like.getRank());
+  int64_t size = like.getDimSize(likeAxis);
+  if (!isDynamic(size) && !input.isDynamicDim(axis) &&
+      size > input.getDimSize(axis))
+    return emitOptionalError(loc, "a prefix of ", size,
+                             " entries of an axis of ", input.getDimSize(axis));
+  SmallVector<int64_t> shape(input.getShape());
+  shape[axis] = size;
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+OpFoldResult PrefixOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
 
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> loc,

@@ -107,6 +107,47 @@ def Graph_SliceOp : Graph_InferOp<"slice"> {
   let hasFolder = 1;
 }
 
+def Graph_ShapeOp : Graph_InferOp<"shape"> {
+  let summary = "the sizes of a tensor's dimensions (ONNX Shape)";
+  let description = [{
+    ONNX `Shape` of a tensor with `?` sizes (kiln.dim_symbols): one i64
+    per dimension, read at run time. The importer folds a Shape of static
+    sizes to a constant, and follows the shape arithmetic of symbolic ones
+    (Gather, Concat, Reshape's shape...) to static ops where it can; this op
+    is what is left where a run-time size is data.
+
+    ```mlir
+    %s = graph.shape %x : (tensor<1x?x64xf32>) -> tensor<3xi64>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_IntTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Graph_PrefixOp : Graph_InferOp<"prefix"> {
+  let summary = "the first entries of an axis, as many as another tensor has";
+  let description = [{
+    The first `size(like, like_axis)` entries of `input` along `axis`: a
+    Slice from 0 to a symbolic size (ONNX `Slice` whose end is a `Shape` of
+    a tensor with a `?` size, or `Range(0, n, 1)` of such a size, taken from
+    a constant range). The size must not exceed the input's: the importer
+    checks it against the symbol's bound.
+
+    ```mlir
+    %r = graph.prefix %positions, %ids {axis = 1 : i64, like_axis = 1 : i64}
+         : (tensor<1x512xi64>, tensor<1x?xi64>) -> tensor<1x?xi64>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$like, I64Attr:$axis,
+                   I64Attr:$like_axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat =
+      "$input `,` $like attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
 def Graph_GatherOp : Graph_InferOp<"gather", [Graph_OwnSampleRule]> {
   let summary = "take entries along one axis (ONNX Gather)";
   let description = [{

@@ -123,6 +123,77 @@ static Value transpose(NodeImporter &node, Value input,
 // Reshape, Flatten, Squeeze, Unsqueeze, Transpose
 //===----------------------------------------------------------------------===//
 
+/// A Reshape's shape computed from sizes of symbolic dimensions, as
+/// graph.reshape spells it: a symbol at the index where the input has it
+/// becomes `0` (the input's size), and one symbol left becomes `-1` where
+/// the input's other dimensions hold exactly it and the same static sizes.
+static std::optional<SmallVector<int64_t>> reshapeOfSymbols(NodeImporter &node,
+                                                            Value input) {
+  SmallVector<ShapeEntry> entries =
+      node.getState().shapeValues.lookup(node.getInput(1));
+  std::optional<SmallVector<int64_t>> symbols =
+      traceSymbols(node, input, "the input");
+  if (!symbols)
+    return std::nullopt;
+  bool allowZero = node.getInt("allowzero", 0) != 0;
+  RankedTensorType type = getType(input);
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> shape;
+  SmallVector<bool> copied(rank, false);
+  int64_t left = -1;
+  for (auto [i, entry] : llvm::enumerate(entries)) {
+    int64_t at = i;
+    if (!entry.isSymbolic()) {
+      if (entry.value == 0 && !allowZero && at < rank)
+        copied[at] = true;
+      shape.push_back(entry.value);
+      continue;
+    }
+    if (!allowZero && at < rank && (*symbols)[at] == entry.symbol) {
+      copied[at] = true;
+      shape.push_back(0);
+      continue;
+    }
+    if (left >= 0 || llvm::is_contained(shape, -1) ||
+        llvm::any_of(ArrayRef(entries).drop_front(i + 1),
+                     [](const ShapeEntry &e) {
+                       return !e.isSymbolic() && e.value == -1;
+                     })) {
+      node.emitError() << "the shape, computed from the sizes of symbolic "
+                          "dimensions, has more than one size that is not "
+                          "the input's at the same index";
+      return std::nullopt;
+    }
+    left = i;
+    shape.push_back(-1);
+  }
+  if (left < 0)
+    return shape;
+  // The `-1` must come out as the entry's symbol: the input's uncopied
+  // dimensions hold it once, and the same static sizes as the shape.
+  int64_t symbol = entries[left].symbol, inStatic = 1, outStatic = 1, met = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (copied[d])
+      continue;
+    if ((*symbols)[d] == symbol && type.isDynamicDim(d))
+      ++met;
+    else if (!type.isDynamicDim(d))
+      inStatic *= type.getDimSize(d);
+    else
+      met = 2;
+  }
+  for (auto [i, size] : llvm::enumerate(shape))
+    if (int64_t(i) != left && !(size == 0 && !allowZero))
+      outStatic *= size;
+  if (met != 1 || inStatic != outStatic) {
+    node.emitError() << "the shape, computed from the sizes of symbolic "
+                        "dimensions, merges or splits the symbolic dimension '"
+                     << symbolName(node, symbol) << "' with other sizes";
+    return std::nullopt;
+  }
+  return shape;
+}
+
 static LogicalResult importReshape(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
@@ -130,6 +201,12 @@ static LogicalResult importReshape(NodeImporter &node) {
   SmallVector<int64_t> shape;
   if (node.getOpset() < 5) {
     shape = node.getInts("shape");
+  } else if (!node.getConstantInput(1) &&
+             node.getState().shapeValues.count(node.getInput(1))) {
+    auto values = reshapeOfSymbols(node, input);
+    if (!values)
+      return failure();
+    shape = *values;
   } else {
     auto values = getConstantInts(node, 1, "the shape input");
     if (!values)
@@ -207,6 +284,20 @@ static LogicalResult importSqueeze(NodeImporter &node) {
   for (int64_t d = 0; d < rank; ++d)
     if (!removed[d])
       result.push_back(shape[d]);
+  if (llvm::count_if(result, ShapedType::isDynamic) > 1) {
+    // Several `?` sizes: the squeezed axes moved last, then dropped, each
+    // kept size copied at its index (a `0`).
+    SmallVector<int64_t> perm;
+    for (bool last : {false, true})
+      for (int64_t d = 0; d < rank; ++d)
+        if (removed[d] == last)
+          perm.push_back(d);
+    Builder &b = node.getBuilder();
+    return node.setResults(node.createFolded<graph::ReshapeOp>(
+        transpose(node, input, perm),
+        b.getDenseI64ArrayAttr(SmallVector<int64_t>(result.size(), 0)),
+        b.getBoolAttr(false)));
+  }
   return node.setResults(reshapeTo(node, input, result));
 }
 
@@ -238,6 +329,20 @@ static LogicalResult importUnsqueeze(NodeImporter &node) {
   const int64_t *next = shape.begin();
   for (int64_t d = 0; d < rank; ++d)
     result.push_back(inserted[d] ? 1 : *next++);
+  if (llvm::count_if(shape, ShapedType::isDynamic) > 1) {
+    // Several `?` sizes: the new axes appended (each size copied at its
+    // index, a `0`), then moved into place.
+    SmallVector<int64_t> spec(shape.size(), 0), perm;
+    spec.append(axes.size(), 1);
+    int64_t kept = 0, added = shape.size();
+    for (int64_t d = 0; d < rank; ++d)
+      perm.push_back(inserted[d] ? added++ : kept++);
+    Builder &b = node.getBuilder();
+    Value appended = node.createFolded<graph::ReshapeOp>(
+        input, b.getDenseI64ArrayAttr(spec), b.getBoolAttr(false));
+    return node.setResults(appended ? transpose(node, appended, perm)
+                                    : Value());
+  }
   return node.setResults(reshapeTo(node, input, result));
 }
 
@@ -468,6 +573,91 @@ static LogicalResult importSliceAtRunTime(NodeImporter &node, Value input,
   return node.setResults(result);
 }
 
+/// A Slice whose ends are sizes of symbolic dimensions (x[:, :seq]): an
+/// axis that ends at a symbol starts at 0 with a step of 1 and becomes a
+/// graph.prefix as long as the symbol (the data's axis must hold its
+/// bound), or stays whole where the data's axis is that symbol; the other
+/// axes are a static slice.
+static LogicalResult importSliceToSymbols(NodeImporter &node, Value input) {
+  RankedTensorType type = getType(input);
+  int64_t rank = type.getRank();
+  SmallVector<ShapeEntry> ends = *getShapeEntries(node, 2);
+  auto numbers = [&](unsigned i,
+                     int64_t fill) -> std::optional<SmallVector<int64_t>> {
+    if (!node.getInput(i))
+      return SmallVector<int64_t>(ends.size(), fill);
+    std::optional<SmallVector<ShapeEntry>> entries = getShapeEntries(node, i);
+    if (!entries || entries->size() != ends.size() ||
+        llvm::any_of(*entries,
+                     [](const ShapeEntry &e) { return e.isSymbolic(); }))
+      return std::nullopt;
+    return llvm::map_to_vector(*entries,
+                               [](const ShapeEntry &e) { return e.value; });
+  };
+  std::optional<SmallVector<int64_t>> starts = numbers(1, 0),
+                                      steps = numbers(4, 1), axes;
+  if (node.getInput(3))
+    axes = numbers(3, 0);
+  else
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, ends.size()));
+  if (!starts || !steps || !axes)
+    return node.emitError() << "with ends computed from the sizes of symbolic "
+                               "dimensions, starts, axes and steps must be "
+                               "constants of the same length";
+  SmallVector<int64_t> allStarts(rank, 0), allEnds(type.getShape()),
+      allSteps(rank, 1);
+  SmallVector<std::pair<int64_t, ShapeEntry>> prefixes;
+  for (auto [start, end, axis, step] :
+       llvm::zip(*starts, ends, *axes, *steps)) {
+    auto d = normalizeAxis(node, axis, rank);
+    if (!d)
+      return failure();
+    int64_t size = type.getDimSize(*d);
+    if (end.isSymbolic()) {
+      std::string name = symbolName(node, end.symbol);
+      if (start != 0 || step != 1)
+        return node.emitError()
+               << "axis " << axis << " ends at the symbolic size '" << name
+               << "': it must start at 0 with a step of 1";
+      std::optional<SmallVector<int64_t>> symbols =
+          traceSymbols(node, input, "the data");
+      if (!symbols)
+        return failure();
+      if (ShapedType::isDynamic(size) && (*symbols)[*d] == end.symbol)
+        continue;
+      int64_t bound = symbolBound(node, end.symbol);
+      if (ShapedType::isDynamic(size) || bound > size)
+        return node.emitError()
+               << "axis " << axis << " of the data "
+               << formatShape(type.getShape()) << " ends at the symbolic size '"
+               << name << "', which may reach " << bound << " (--dynamic-dims "
+               << name << "=MIN..MAX)";
+      prefixes.push_back({*d, end});
+      continue;
+    }
+    if (ShapedType::isDynamic(size))
+      return node.emitError() << "cannot slice the dynamic dimension " << *d;
+    int64_t from = start < 0 ? start + size : start;
+    int64_t to = end.value < 0 ? end.value + size : end.value;
+    if (step <= 0)
+      return node.emitError() << "step of axis " << axis
+                              << " must be positive "
+                                 "beside ends computed from symbolic sizes";
+    allStarts[*d] = std::clamp<int64_t>(from, 0, size);
+    allEnds[*d] = std::clamp<int64_t>(to, 0, size);
+    allSteps[*d] = step;
+  }
+  Builder &b = node.getBuilder();
+  Value result = node.createFolded<graph::SliceOp>(
+      input, b.getDenseI64ArrayAttr(allStarts), b.getDenseI64ArrayAttr(allEnds),
+      b.getDenseI64ArrayAttr(allSteps));
+  for (auto [d, end] : prefixes)
+    if (result)
+      result = node.create<graph::PrefixOp>(result, end.source, uint64_t(d),
+                                            uint64_t(end.dim));
+  return node.setResults(result);
+}
+
 static LogicalResult importSlice(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
@@ -475,6 +665,9 @@ static LogicalResult importSlice(NodeImporter &node) {
   RankedTensorType type = getType(input);
   int64_t rank = type.getRank();
   SmallVector<int64_t> starts, ends, axes, steps;
+  if (node.getOpset() >= 10 && node.getInput(2) && !node.getConstantInput(2) &&
+      node.getState().shapeValues.count(node.getInput(2)))
+    return importSliceToSymbols(node, input);
   if (node.getOpset() >= 10 && node.getInput(1) && node.getInput(2) &&
       (!node.getConstantInput(1) || !node.getConstantInput(2))) {
     // Starts or ends at run time; the axes and steps are constants.
@@ -555,8 +748,12 @@ static LogicalResult importSlice(NodeImporter &node) {
     if (!d)
       return failure();
     int64_t size = type.getDimSize(*d);
-    if (ShapedType::isDynamic(size))
+    if (ShapedType::isDynamic(size)) {
+      // All of it (x[:, 0:]), which keeps the symbol.
+      if (step == 1 && (start == 0 || start <= INT32_MIN) && end >= INT32_MAX)
+        continue;
       return node.emitError() << "cannot slice the dynamic dimension " << *d;
+    }
     if (step == 0)
       return node.emitError() << "step of axis " << axis << " is 0";
     // ONNX: negative indices count from the end, then clamp.
@@ -734,11 +931,29 @@ static LogicalResult importShape(NodeImporter &node) {
   start = std::clamp<int64_t>(start, 0, rank);
   end = std::clamp<int64_t>(end, start, rank);
   ArrayRef<int64_t> taken = shape.slice(start, end - start);
-  if (llvm::any_of(taken, ShapedType::isDynamic))
-    return node.emitError()
-           << "the input shape " << formatShape(shape) << " is not static";
-  return node.setResults(
-      createI64Constant(node, {static_cast<int64_t>(taken.size())}, taken));
+  if (!llvm::any_of(taken, ShapedType::isDynamic))
+    return node.setResults(
+        createI64Constant(node, {static_cast<int64_t>(taken.size())}, taken));
+  // Sizes of symbolic dimensions: read at run time, and followed by the
+  // importer entry by entry (ImportShapeValues.cpp).
+  std::optional<SmallVector<int64_t>> symbols =
+      traceSymbols(node, input, "the input");
+  if (!symbols)
+    return failure();
+  SmallVector<ShapeEntry> entries;
+  for (int64_t d = start; d < end; ++d)
+    entries.push_back(ShapeEntry{ShapedType::isDynamic(shape[d]) ? 0 : shape[d],
+                                 (*symbols)[d], input, d});
+  Builder &b = node.getBuilder();
+  Value sizes = node.create<graph::ShapeOp>(input);
+  if (sizes && (start != 0 || end != rank))
+    sizes = node.create<graph::SliceOp>(sizes, b.getDenseI64ArrayAttr({start}),
+                                        b.getDenseI64ArrayAttr({end}),
+                                        b.getDenseI64ArrayAttr({1}));
+  if (failed(node.setResults(sizes)))
+    return failure();
+  node.getState().shapeValues[sizes] = entries;
+  return success();
 }
 
 static LogicalResult importSize(NodeImporter &node) {
@@ -781,7 +996,43 @@ static std::optional<int64_t> sizeOf(double value) {
   return static_cast<int64_t>(value);
 }
 
+/// Range(0, n, 1) of a symbolic size n: the first n entries of a constant
+/// range as long as n's bound.
+static LogicalResult importRangeOfSymbol(NodeImporter &node,
+                                         const ShapeEntry &limit) {
+  auto start = getShapeEntries(node, 0), delta = getShapeEntries(node, 2);
+  if (!start || !delta || start->size() != 1 || delta->size() != 1 ||
+      start->front().isSymbolic() || delta->front().isSymbolic() ||
+      start->front().value != 0 || delta->front().value != 1)
+    return node.emitError()
+           << "a range up to the symbolic size '"
+           << symbolName(node, limit.symbol)
+           << "' must start at 0 with a step of 1 for Kiln to compile it";
+  int64_t bound = symbolBound(node, limit.symbol);
+  constexpr int64_t kMaxRange = int64_t(1) << 24;
+  if (bound > kMaxRange)
+    return node.emitError()
+           << "a range up to the symbolic size '"
+           << symbolName(node, limit.symbol) << "' needs a bound of at most "
+           << kMaxRange << " (--dynamic-dims), not " << bound;
+  Type elementType = getType(node.getInput(0)).getElementType();
+  auto type = RankedTensorType::get({bound}, elementType);
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < bound; ++i) {
+    if (auto floatType = dyn_cast<FloatType>(elementType))
+      values.push_back(FloatAttr::get(floatType, double(i)));
+    else
+      values.push_back(IntegerAttr::get(elementType, i));
+  }
+  Value range = createConstant(node, DenseElementsAttr::get(type, values));
+  return node.setResults(node.create<graph::PrefixOp>(
+      range, limit.source, uint64_t(0), uint64_t(limit.dim)));
+}
+
 static LogicalResult importRange(NodeImporter &node) {
+  if (auto limit = getShapeEntries(node, 1);
+      limit && limit->size() == 1 && limit->front().isSymbolic())
+    return importRangeOfSymbol(node, limit->front());
   auto start = dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(0));
   auto limit = dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(1));
   auto delta = dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(2));
@@ -822,15 +1073,94 @@ static LogicalResult importRange(NodeImporter &node) {
 // Expand, Tile, Pad
 //===----------------------------------------------------------------------===//
 
+/// Expand's shape computed from sizes of symbolic dimensions: a symbol
+/// where the input has it (aligned from the right) keeps the input's size,
+/// as a 1 does; one where the input has a 1 (or no dimension) is left in
+/// `broadcasts` (the result's dimension and the entry).
+static std::optional<SmallVector<int64_t>>
+expandOfSymbols(NodeImporter &node, Value input,
+                SmallVectorImpl<std::pair<int64_t, ShapeEntry>> &broadcasts) {
+  SmallVector<ShapeEntry> entries =
+      node.getState().shapeValues.lookup(node.getInput(1));
+  std::optional<SmallVector<int64_t>> symbols =
+      traceSymbols(node, input, "the input");
+  if (!symbols)
+    return std::nullopt;
+  RankedTensorType type = getType(input);
+  int64_t rank = symbols->size(), count = entries.size();
+  int64_t resultRank = std::max(rank, count);
+  SmallVector<int64_t> shape;
+  for (auto [i, entry] : llvm::enumerate(entries)) {
+    int64_t at = int64_t(i) - (count - rank);
+    if (!entry.isSymbolic()) {
+      shape.push_back(entry.value);
+      continue;
+    }
+    shape.push_back(1);
+    if (at >= 0 && (*symbols)[at] == entry.symbol)
+      continue;
+    if (at >= 0 && (type.isDynamicDim(at) || type.getDimSize(at) != 1)) {
+      node.emitError() << "the shape, computed from the sizes of symbolic "
+                          "dimensions, broadcasts dimension "
+                       << at << " of the input " << formatShape(type.getShape())
+                       << " to the symbolic size '"
+                       << symbolName(node, entry.symbol) << "'";
+      return std::nullopt;
+    }
+    broadcasts.push_back({int64_t(i) + resultRank - count, entry});
+  }
+  return shape;
+}
+
+/// `value` broadcast along `dim` to the symbolic size of `entry`: plus a
+/// row of zeros as long as the symbol (graph.prefix of a constant row as
+/// long as its bound).
+static Value broadcastToSymbol(NodeImporter &node, Value value, int64_t dim,
+                               const ShapeEntry &entry) {
+  RankedTensorType type = getType(value);
+  int64_t bound = symbolBound(node, entry.symbol);
+  constexpr int64_t kMaxRow = int64_t(1) << 24;
+  if (type.getElementType().isInteger(1) || bound > kMaxRow) {
+    node.emitError() << "cannot expand a "
+                     << (type.getElementType().isInteger(1) ? "bool tensor"
+                                                            : "tensor")
+                     << " to the symbolic size '"
+                     << symbolName(node, entry.symbol) << "'"
+                     << (bound > kMaxRow ? " without a bound of at most 2^24"
+                                         : "");
+    return {};
+  }
+  Builder &b = node.getBuilder();
+  auto rowType = RankedTensorType::get({bound}, type.getElementType());
+  Value row = createConstant(
+      node,
+      DenseElementsAttr::get(rowType, b.getZeroAttr(type.getElementType())));
+  row = node.create<graph::PrefixOp>(row, entry.source, uint64_t(0),
+                                     uint64_t(entry.dim));
+  SmallVector<int64_t> shape(type.getRank(), 1);
+  shape[dim] = -1;
+  row = node.create<graph::ReshapeOp>(row, b.getDenseI64ArrayAttr(shape),
+                                      b.getBoolAttr(true));
+  return row ? node.create<graph::AddOp>(value, row) : Value();
+}
+
 static LogicalResult importExpand(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
-  auto shape = getConstantInts(node, 1, "the shape input");
+  SmallVector<std::pair<int64_t, ShapeEntry>> broadcasts;
+  auto shape = !node.getConstantInput(1) &&
+                       node.getState().shapeValues.count(node.getInput(1))
+                   ? expandOfSymbols(node, input, broadcasts)
+                   : getConstantInts(node, 1, "the shape input");
   if (!shape)
     return failure();
-  return node.setResults(node.createFolded<graph::ExpandOp>(
-      input, node.getBuilder().getDenseI64ArrayAttr(*shape)));
+  Value result = node.createFolded<graph::ExpandOp>(
+      input, node.getBuilder().getDenseI64ArrayAttr(*shape));
+  for (auto [dim, entry] : broadcasts)
+    if (result)
+      result = broadcastToSymbol(node, result, dim, entry);
+  return node.setResults(result);
 }
 
 static LogicalResult importTile(NodeImporter &node) {

@@ -21,6 +21,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace onnx {
@@ -73,6 +74,17 @@ struct DataDependentSize {
   std::string node;
 };
 
+/// One entry of a small integer tensor computed from the sizes of a tensor
+/// with symbolic (`?`) dimensions (kiln.dim_symbols): a number, or the size
+/// of dimension `dim` of `source`, which is symbol `symbol`.
+struct ShapeEntry {
+  int64_t value = 0;
+  int64_t symbol = -1;
+  mlir::Value source;
+  int64_t dim = 0;
+  bool isSymbolic() const { return symbol >= 0; }
+};
+
 struct GraphImportState {
   mlir::MLIRContext *context = nullptr;
   /// Folder that external data must stay inside; empty: none allowed.
@@ -109,6 +121,10 @@ struct GraphImportState {
   /// per such dimension, in increasing order.
   llvm::DenseMap<mlir::Value, llvm::SmallVector<DataDependentSize, 1>>
       dataDependent;
+  /// The integer tensors (of rank 0 or 1) that hold sizes of symbolic
+  /// dimensions, entry by entry: a Shape of a tensor with `?` sizes and the
+  /// arithmetic on it (ImportShapeValues.cpp).
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<ShapeEntry>> shapeValues;
 };
 
 /// After `node` is imported on inputs of which some (`inputs`, one list
@@ -120,6 +136,30 @@ struct GraphImportState {
 llvm::LogicalResult passDataDependentSizes(
     NodeImporter &node,
     llvm::ArrayRef<llvm::SmallVector<DataDependentSize, 1>> inputs);
+
+/// Sizes of symbolic dimensions at import (ImportShapeValues.cpp).
+/// Where `node` computes on them (Gather, Concat, Unsqueeze, Slice, Cast,
+/// Add...), what its result holds, entry by entry; nullopt where it does
+/// not or no rule follows it. The driver records it after the import, and
+/// binds the output to a constant where no entry is left symbolic.
+std::optional<llvm::SmallVector<ShapeEntry>>
+evaluateShapeArithmetic(NodeImporter &node);
+/// Records `entries` for `node`'s output after its import (a constant
+/// replaces the output where none is symbolic).
+void recordShapeValue(NodeImporter &node, llvm::ArrayRef<ShapeEntry> entries);
+/// Input `i` of `node` entry by entry: a constant's values or what
+/// GraphImportState::shapeValues knows; nullopt otherwise.
+std::optional<llvm::SmallVector<ShapeEntry>> getShapeEntries(NodeImporter &node,
+                                                             unsigned i);
+/// The symbol (of kiln.dim_symbols) of each dimension of `value`, -1 for a
+/// static one, traced through the ops imported so far; nullopt (after an
+/// error naming `what`) where a `?` size has no symbol that Kiln can tell.
+std::optional<llvm::SmallVector<int64_t>>
+traceSymbols(NodeImporter &node, mlir::Value value, llvm::StringRef what);
+/// The largest value symbol `symbol` may take (its --dynamic-dims bound).
+int64_t symbolBound(NodeImporter &node, int64_t symbol);
+/// The name of symbol `symbol`.
+std::string symbolName(NodeImporter &node, int64_t symbol);
 
 /// Sequences at import (ImportSequence.cpp): a list of tensor values,
 /// carried between nodes as one value of tuple type.

@@ -671,8 +671,14 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
   NodeImportFn fn = getNodeImporterRegistry().lookup(
       domain.empty() ? node.op_type() : domain + "." + node.op_type(), opset);
   assert(fn && "checkNodes let an unsupported node through");
+  // Arithmetic on the sizes of symbolic dimensions is followed entry by
+  // entry (ImportShapeValues.cpp).
+  std::optional<SmallVector<ShapeEntry>> shapeValue =
+      evaluateShapeArithmetic(importer);
   if (failed(fn(importer)) || importer.hasFailed())
     return failure();
+  if (shapeValue)
+    recordShapeValue(importer, *shapeValue);
   if (passesSizes && failed(passDataDependentSizes(importer, sizes)))
     return failure();
   return success();

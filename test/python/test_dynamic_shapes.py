@@ -22,6 +22,7 @@ from kiln_testing import KILN_COMPILE, KILN_RUN, run_onnxruntime
 from test_batch_split import fire_classifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "models"))
+import exported_encoder  # noqa: E402
 import kiln_cnn  # noqa: E402
 import transformer_encoder  # noqa: E402
 from common import symbolic_batch  # noqa: E402
@@ -385,3 +386,117 @@ def test_encoder_any_batch_and_sequence(tmp_path):
         assert got.shape == (batch, seq, 128)
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4,
                                    err_msg=f"batch {batch}, seq {seq}")
+
+
+def test_exported_encoder_any_batch_and_sequence(tmp_path):
+    """An encoder as torch.onnx exports one with dynamic axes: its sizes
+    are read with Shape and computed with Gather, Concat, Div..., positions
+    come from Range(0, seq), token types from a buffer sliced to seq and
+    expanded. The importer follows the arithmetic to static shapes where
+    the sizes are the symbols (and one model serves every size)."""
+    model = exported_encoder.build(layers=2, hidden=32, heads=4, vocab=100,
+                                   positions=64)
+    onnx.save(model, tmp_path / "exported.onnx")
+    imported = subprocess.run(
+        [KILN_COMPILE, tmp_path / "exported.onnx", "-o", "-", "--emit=graph",
+         "--dynamic-dims", "batch=1..4,seq=1..64"],
+        capture_output=True, text=True, check=True).stdout
+    # Nothing is left to read at run time: each reshape copies the sizes.
+    assert "graph.shape" not in imported
+    assert "graph.prefix" in imported
+    one = kiln.load(kiln.compile(model, tmp_path / "one.so",
+                                 dynamic_dims={"batch": 1, "seq": (1, 64)}))
+    both = kiln.load(kiln.compile(model, tmp_path / "both.so",
+                                  dynamic_dims={"batch": (1, 4), "seq": (1, 64)}))
+    assert both.inputs[1].dims == ("batch", "seq")
+    sizes = [(1, s) for s in SIZES] + [(2, 7), (3, 33), (4, 64), (4, 1)]
+    for batch, seq in sizes:
+        feeds = exported_encoder.feeds(model, seed=seq, batch=batch, seq=seq)
+        want = run_onnxruntime(model, feeds)["last_hidden_state"]
+        for loaded in ([one, both] if batch == 1 else [both]):
+            got = loaded.run(feeds)["last_hidden_state"]
+            assert got.shape == (batch, seq, 32)
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4,
+                                       err_msg=f"batch {batch}, seq {seq}")
+
+
+def test_sizes_read_at_run_time(tmp_path):
+    """A Shape whose values are data (an output, a product of two sizes)
+    is read at run time."""
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["s"]),
+             n("Gather", ["s", "one"], ["len"], axis=0),
+             n("Mul", ["len", "len"], ["square"]),
+             n("Range", ["zero", "len", "step"], ["r"]),
+             n("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+             n("Add", ["x", "rf"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "seq"])],
+        [helper.make_tensor_value_info("s", TensorProto.INT64, [2]),
+         helper.make_tensor_value_info("square", TensorProto.INT64, []),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, "seq"])],
+        [numpy_helper.from_array(np.array(v, np.int64), name)
+         for name, v in [("one", 1), ("zero", 0), ("step", 1)]])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    loaded = kiln.load(kiln.compile(model, tmp_path / "s.so",
+                                    dynamic_dims={"seq": (1, 40)}))
+    for seq in (1, 5, 40):
+        x = rng.standard_normal((2, seq)).astype(np.float32)
+        got = loaded.run({"x": x})
+        np.testing.assert_array_equal(got["s"], [2, seq])
+        assert got["square"] == seq * seq
+        np.testing.assert_allclose(got["y"], x + np.arange(seq, dtype=np.float32))
+
+
+def test_shape_arithmetic_errors(tmp_path):
+    """Sizes that Kiln cannot express at import get an error at the node
+    that says why."""
+    def compile_error(nodes, inputs, inits, dims={"seq": (1, 16)}):
+        graph = helper.make_graph(
+            nodes, "g",
+            [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+             for name, shape in inputs],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            [numpy_helper.from_array(np.asarray(v), name) for name, v in inits])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                  ir_version=8)
+        with pytest.raises(kiln.CompileError) as error:
+            kiln.compile(model, tmp_path / "e.so", dynamic_dims=dims)
+        return str(error.value)
+
+    n = helper.make_node
+    sizes = [n("Shape", ["x"], ["s"]), n("Gather", ["s", "one"], ["len"], axis=0),
+             n("Unsqueeze", ["len", "zero1"], ["len1"])]
+    ints = [("one", np.int64(1)), ("zero1", np.array([0], np.int64))]
+    # A range that does not start at 0.
+    message = compile_error(
+        sizes + [n("Range", ["one", "len", "one"], ["y"])],
+        [("x", [1, "seq"])], ints)
+    assert "(Range): a range up to the symbolic size 'seq' must start at 0" in message
+    # A table shorter than the symbol's bound.
+    message = compile_error(
+        sizes + [n("Slice", ["table", "zero1", "len1", "one1"], ["y"])],
+        [("x", [1, "seq"])],
+        ints + [("table", np.zeros((1, 8), np.float32)),
+                ("one1", np.array([1], np.int64))])
+    assert ("axis 1 of the data [1,8] ends at the symbolic size 'seq', which "
+            "may reach 16 (--dynamic-dims seq=MIN..MAX)") in message
+    # A reshape that merges the symbol with a static size.
+    message = compile_error(
+        sizes + [n("Concat", ["len1", "m1"], ["shape"], axis=0),
+                 n("Reshape", ["x", "shape"], ["y"])],
+        [("x", [2, "seq"])], ints + [("m1", np.array([-1], np.int64))])
+    assert "has more than one size that is not the input's at the same index" in message
+    message = compile_error(
+        sizes + [n("Concat", ["len1", "two"], ["shape"], axis=0),
+                 n("Reshape", ["x", "shape"], ["y"])],
+        [("x", [4, "seq"])], ints + [("two", np.array([2], np.int64))])
+    assert "merges or splits the symbolic dimension 'seq' with other sizes" in message
+    # An expand of a static size to the symbol.
+    message = compile_error(
+        sizes + [n("Concat", ["len1", "len1"], ["shape"], axis=0),
+                 n("Expand", ["x", "shape"], ["y"])],
+        [("x", [3, "seq"])], ints)
+    assert ("broadcasts dimension 0 of the input [3,?] to the symbolic size "
+            "'seq'") in message

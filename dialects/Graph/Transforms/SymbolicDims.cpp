@@ -103,6 +103,54 @@ public:
           result.append(data.size() - op.getAxis() - 1, kStatic);
           return one(result);
         })
+        .Case<SliceOp>([&](SliceOp op) -> Result {
+          // A symbolic dimension is taken whole.
+          SmallVector<int64_t> input = of(op.getInput());
+          for (auto [d, symbol] : llvm::enumerate(input))
+            if (symbol != kStatic &&
+                (op.getStarts()[d] != 0 || op.getSteps()[d] != 1 ||
+                 !ShapedType::isDynamic(op.getEnds()[d]))) {
+              why = "slices the symbolic dimension '" + names[symbol] + "'";
+              return failure();
+            }
+          return one(input);
+        })
+        .Case<SplitOp>([&](SplitOp op) -> Result {
+          SmallVector<int64_t> input = of(op.getInput());
+          if (input[op.getAxis()] != kStatic) {
+            why = "splits the symbolic dimension '" +
+                  names[input[op.getAxis()]] + "'";
+            return failure();
+          }
+          return SmallVector<SmallVector<int64_t>>(op.getNumResults(), input);
+        })
+        .Case<ExpandOp>([&](ExpandOp op) -> Result {
+          // A symbolic dimension of the input is kept (a 1 in the shape).
+          SmallVector<int64_t> input = of(op.getInput());
+          ArrayRef<int64_t> shape = op.getShape();
+          int64_t rank = op.getType().getRank();
+          SmallVector<int64_t> result(rank, kStatic);
+          for (auto [d, symbol] : llvm::enumerate(input)) {
+            int64_t at = d + rank - input.size();
+            int64_t s = at - (rank - int64_t(shape.size()));
+            if (symbol != kStatic && s >= 0 && shape[s] != 1) {
+              why = "expands the symbolic dimension '" + names[symbol] +
+                    "' to a static size";
+              return failure();
+            }
+            result[at] = symbol;
+          }
+          return one(result);
+        })
+        .Case<ShapeOp>([&](ShapeOp op) {
+          // The sizes, read at run time, make a static vector.
+          return one({kStatic});
+        })
+        .Case<PrefixOp>([&](PrefixOp op) {
+          SmallVector<int64_t> result = of(op.getInput());
+          result[op.getAxis()] = of(op.getLike())[op.getLikeAxis()];
+          return one(result);
+        })
         .Case<ReshapeOp>([&](ReshapeOp op) -> Result {
           FailureOr<SmallVector<int64_t>> dims = reshape(op, why);
           if (failed(dims))
@@ -283,6 +331,26 @@ private:
 } // namespace
 
 FailureOr<SymbolicDims> SymbolicDims::trace(func::FuncOp func) {
+  return trace(func, /*report=*/true);
+}
+
+SymbolicDims SymbolicDims::traceSoFar(func::FuncOp func) {
+  return *trace(func, /*report=*/false);
+}
+
+std::optional<int64_t> SymbolicDims::symbolOf(Value value, int64_t dim) const {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || dim < 0 || dim >= type.getRank())
+    return std::nullopt;
+  if (!type.isDynamicDim(dim))
+    return kStatic;
+  auto it = dims.find(value);
+  if (it == dims.end() || it->second[dim] == kStatic)
+    return std::nullopt;
+  return it->second[dim];
+}
+
+FailureOr<SymbolicDims> SymbolicDims::trace(func::FuncOp func, bool report) {
   SymbolicDims result;
   llvm::StringMap<int64_t> index;
   if (auto list = func->getAttrOfType<ArrayAttr>(attr::kDimSymbols))
@@ -311,6 +379,8 @@ FailureOr<SymbolicDims> SymbolicDims::trace(func::FuncOp func) {
         dims[d] = it->second;
         continue;
       }
+      if (!report)
+        break;
       auto inputName = func.getArgAttrOfType<StringAttr>(i, attr::kName);
       std::string text =
           inputName ? inputName.str() : "input" + std::to_string(i);
@@ -325,7 +395,10 @@ FailureOr<SymbolicDims> SymbolicDims::trace(func::FuncOp func) {
              << "--dynamic-dims " << name.getValue() << "=MIN..MAX, or ";
       return diag << "--input-shape " << text << "=D0xD1x...";
     }
-    result.dims[arg] = dims;
+    if (llvm::all_of(llvm::seq<int64_t>(0, type.getRank()), [&](int64_t d) {
+          return !type.isDynamicDim(d) || dims[d] != kStatic;
+        }))
+      result.dims[arg] = dims;
   }
 
   // Every op, in order; those that meet no symbol keep static dimensions.
@@ -341,8 +414,13 @@ FailureOr<SymbolicDims> SymbolicDims::trace(func::FuncOp func) {
     if (op == func.getOperation() || isa<func::ReturnOp>(op) ||
         !Tracer::touchesSymbols(op))
       return;
-    if (llvm::any_of(op->getOperands(),
-                     [&](Value v) { return untraced.contains(v); })) {
+    auto unknown = [&](Value v) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      return untraced.contains(v) ||
+             (!report && type && !type.hasStaticShape() &&
+              !result.dims.count(v));
+    };
+    if (llvm::any_of(op->getOperands(), unknown)) {
       untraced.insert(op->result_begin(), op->result_end());
       return;
     }
@@ -371,7 +449,7 @@ FailureOr<SymbolicDims> SymbolicDims::trace(func::FuncOp func) {
     if (entry.second.empty())
       entry.second = why;
   });
-  if (refused.empty())
+  if (refused.empty() || !report)
     return result;
   InFlightDiagnostic diag = func.emitError();
   if (result.symbolNames.empty())

@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <optional>
+
 namespace kiln::graph {
 
 /// For each tensor value of a function, which of kiln.dim_symbols each
@@ -27,6 +29,14 @@ public:
   /// or an op without a rule meets one.
   static mlir::FailureOr<SymbolicDims> trace(mlir::func::FuncOp func);
 
+  /// The same on a function being built (the importer): reports nothing,
+  /// and leaves what no rule traces unknown (`symbolOf` says so).
+  static SymbolicDims traceSoFar(mlir::func::FuncOp func);
+
+  /// Which symbol dimension `dim` of `value` is: -1 for a static size,
+  /// nullopt for a `?` size that was not traced.
+  std::optional<int64_t> symbolOf(mlir::Value value, int64_t dim) const;
+
   /// `value`'s symbols, one per dimension (all -1 for a static tensor).
   llvm::SmallVector<int64_t> of(mlir::Value value) const;
 
@@ -34,6 +44,9 @@ public:
   llvm::ArrayRef<std::string> names() const { return symbolNames; }
 
 private:
+  static mlir::FailureOr<SymbolicDims> trace(mlir::func::FuncOp func,
+                                             bool report);
+
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int64_t>> dims;
   std::vector<std::string> symbolNames;
 };

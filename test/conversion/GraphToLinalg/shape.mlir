@@ -278,3 +278,25 @@ func.func @resize_linear(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
   %0 = graph.resize %x {sizes = array<i64: 1, 1, 4, 4>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear", coordinate_transformation_mode = "half_pixel", nearest_mode = "floor"} : (tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
   return %0 : tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// `?` sizes (kiln.dim_symbols): the sizes read with tensor.dim, a prefix as
+// long as another tensor's axis, a slice and a split that take the `?`
+// axis whole.
+// CHECK-LABEL: func.func @symbolic_sizes
+// CHECK: %[[D:.+]] = tensor.dim %[[X:.+]], %c1
+// CHECK: %[[I:.+]] = arith.index_cast %[[D]] : index to i64
+// CHECK: tensor.from_elements %{{.+}}, %[[I]], %{{.+}} : tensor<3xi64>
+// CHECK: %[[L:.+]] = tensor.dim %[[X]], %c1
+// CHECK: tensor.extract_slice %{{.+}}[0, 0] [1, %[[L]]] [1, 1] : tensor<1x64xi64> to tensor<1x?xi64>
+// CHECK: %[[N:.+]] = tensor.dim %[[X]], %c1
+// CHECK: tensor.empty(%[[N]]) : tensor<1x?x4xf32>
+// CHECK: tensor.empty(%{{.+}}) : tensor<1x?x8xf32>
+func.func @symbolic_sizes(%x: tensor<1x?x12xf32>, %table: tensor<1x64xi64>) -> (tensor<3xi64>, tensor<1x?xi64>, tensor<1x?x4xf32>, tensor<1x?x8xf32>) {
+  %0 = graph.shape %x : (tensor<1x?x12xf32>) -> tensor<3xi64>
+  %1 = graph.prefix %table, %x {axis = 1 : i64, like_axis = 1 : i64} : (tensor<1x64xi64>, tensor<1x?x12xf32>) -> tensor<1x?xi64>
+  %2 = graph.slice %x {starts = array<i64: 0, 0, 8>, ends = array<i64: 1, -9223372036854775808, 12>, steps = array<i64: 1, 1, 1>} : (tensor<1x?x12xf32>) -> tensor<1x?x4xf32>
+  %3:2 = graph.split %x {axis = 2 : i64, sizes = array<i64: 4, 8>} : (tensor<1x?x12xf32>) -> (tensor<1x?x4xf32>, tensor<1x?x8xf32>)
+  return %0, %1, %2, %3#1 : tensor<3xi64>, tensor<1x?xi64>, tensor<1x?x4xf32>, tensor<1x?x8xf32>
+}

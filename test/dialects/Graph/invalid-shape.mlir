@@ -359,3 +359,30 @@ func.func @resize_linear_int(%x: tensor<1x2xi64>) -> tensor<1x4xi64> {
   %0 = graph.resize %x {sizes = array<i64: 1, 4>, scales = array<f64: 1.0, 2.0>, mode = "linear", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x2xi64>) -> tensor<1x4xi64>
   return %0 : tensor<1x4xi64>
 }
+
+// -----
+
+func.func @prefix_axis(%x: tensor<4x8xf32>, %like: tensor<?xf32>) -> tensor<4x?xf32> {
+  // expected-error @+2 {{axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.prefix %x, %like {axis = 2 : i64, like_axis = 0 : i64} : (tensor<4x8xf32>, tensor<?xf32>) -> tensor<4x?xf32>
+  return %0 : tensor<4x?xf32>
+}
+
+// -----
+
+func.func @prefix_like_axis(%x: tensor<4x8xf32>, %like: tensor<?xf32>) -> tensor<4x?xf32> {
+  // expected-error @+2 {{like_axis 1 is out of range for rank 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.prefix %x, %like {axis = 1 : i64, like_axis = 1 : i64} : (tensor<4x8xf32>, tensor<?xf32>) -> tensor<4x?xf32>
+  return %0 : tensor<4x?xf32>
+}
+
+// -----
+
+func.func @prefix_too_long(%x: tensor<4x8xf32>, %like: tensor<9xf32>) -> tensor<4x9xf32> {
+  // expected-error @+2 {{a prefix of 9 entries of an axis of 8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.prefix %x, %like {axis = 1 : i64, like_axis = 0 : i64} : (tensor<4x8xf32>, tensor<9xf32>) -> tensor<4x9xf32>
+  return %0 : tensor<4x9xf32>
+}

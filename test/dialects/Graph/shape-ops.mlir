@@ -158,3 +158,24 @@ func.func @fold_identity(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf3
   // FOLD: return %[[X]], %[[X]], %[[X]], %[[X]], %[[P]]
   return %0, %1, %2, %3, %4 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x5xf32>
 }
+
+// -----
+
+// The sizes of a tensor with `?` ones; a prefix as long as another axis; a
+// reshape whose `-1` sits beside a copied `?` size is static there.
+// CHECK-LABEL: func.func @symbolic_sizes
+// FOLD-LABEL: func.func @symbolic_sizes
+func.func @symbolic_sizes(%x: tensor<1x?x12xf32>, %table: tensor<1x64xi64>, %s: tensor<2x3xf32>) -> (tensor<3xi64>, tensor<1x?xi64>, tensor<1x?x4x3xf32>, tensor<2xi64>, tensor<1x64xi64>) {
+  // CHECK: graph.shape %{{.+}} : (tensor<1x?x12xf32>) -> tensor<3xi64>
+  %0 = graph.shape %x : (tensor<1x?x12xf32>) -> tensor<3xi64>
+  // CHECK: graph.prefix %{{.+}}, %{{.+}} {axis = 1 : i64, like_axis = 1 : i64} : (tensor<1x64xi64>, tensor<1x?x12xf32>) -> tensor<1x?xi64>
+  %1 = graph.prefix %table, %x {axis = 1 : i64, like_axis = 1 : i64} : (tensor<1x64xi64>, tensor<1x?x12xf32>) -> tensor<1x?xi64>
+  // CHECK: graph.reshape %{{.+}} {allow_zero = false, shape = array<i64: 0, 0, 4, -1>} : (tensor<1x?x12xf32>) -> tensor<1x?x4x3xf32>
+  %2 = graph.reshape %x {shape = array<i64: 0, 0, 4, -1>, allow_zero = false} : (tensor<1x?x12xf32>) -> tensor<1x?x4x3xf32>
+  // A shape of static sizes folds; so does a prefix as long as its input.
+  // FOLD: %[[S:.+]] = graph.constant dense<[2, 3]> : tensor<2xi64>
+  %3 = graph.shape %s : (tensor<2x3xf32>) -> tensor<2xi64>
+  // FOLD: return %{{.+}}, %{{.+}}, %{{.+}}, %[[S]], %arg1
+  %4 = graph.prefix %table, %table {axis = 1 : i64, like_axis = 1 : i64} : (tensor<1x64xi64>, tensor<1x64xi64>) -> tensor<1x64xi64>
+  return %0, %1, %2, %3, %4 : tensor<3xi64>, tensor<1x?xi64>, tensor<1x?x4x3xf32>, tensor<2xi64>, tensor<1x64xi64>
+}

@@ -83,6 +83,38 @@ func.func @main(%ids: tensor<1x?xi64> {kiln.name = "ids", kiln.dims = ["", "seq"
 
 // -----
 
+// What an exported model computes its sizes with: the sizes themselves
+// (static), a prefix of a table as long as the symbol, a slice and a split
+// of static axes (the symbol taken whole), an expand that keeps it.
+// CHECK-LABEL: func.func @kiln_model_main
+// CHECK-SAME: kiln.outputs = [{name = "s", passed = true, type = tensor<3xi64>}, {name = "p", passed = true, symbol_dims = array<i64: -1, 0>, type = tensor<1x?xi64>}, {name = "a", passed = true, symbol_dims = array<i64: -1, 0, -1>, type = tensor<1x?x4xf32>}, {name = "b", passed = true, symbol_dims = array<i64: -1, 0, -1>, type = tensor<1x?x8xf32>}, {name = "e", passed = true, symbol_dims = array<i64: -1, 0, 0>, type = tensor<2x?x?xf32>}]
+func.func @main(%x: tensor<1x?x12xf32> {kiln.name = "x", kiln.dims = ["", "seq", ""]}, %m: tensor<1x1x?xf32> {kiln.name = "m", kiln.dims = ["", "", "seq"]}) -> (tensor<3xi64> {kiln.name = "s"}, tensor<1x?xi64> {kiln.name = "p"}, tensor<1x?x4xf32> {kiln.name = "a"}, tensor<1x?x8xf32> {kiln.name = "b"}, tensor<2x?x?xf32> {kiln.name = "e"}) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
+  %s = graph.shape %x : (tensor<1x?x12xf32>) -> tensor<3xi64>
+  %table = graph.constant dense<1> : tensor<1x64xi64>
+  %p = graph.prefix %table, %x {axis = 1 : i64, like_axis = 1 : i64} : (tensor<1x64xi64>, tensor<1x?x12xf32>) -> tensor<1x?xi64>
+  %c = graph.slice %x {starts = array<i64: 0, 0, 8>, ends = array<i64: 1, -9223372036854775808, 12>, steps = array<i64: 1, 1, 1>} : (tensor<1x?x12xf32>) -> tensor<1x?x4xf32>
+  %a, %b = graph.split %x {axis = 2 : i64, sizes = array<i64: 4, 8>} : (tensor<1x?x12xf32>) -> (tensor<1x?x4xf32>, tensor<1x?x8xf32>)
+  %t = graph.add %c, %a : (tensor<1x?x4xf32>, tensor<1x?x4xf32>) -> tensor<1x?x4xf32>
+  %q = graph.transpose %m {perm = array<i64: 0, 2, 1>} : (tensor<1x1x?xf32>) -> tensor<1x?x1xf32>
+  %r = graph.add %q, %m : (tensor<1x?x1xf32>, tensor<1x1x?xf32>) -> tensor<1x?x?xf32>
+  %e = graph.expand %r {shape = array<i64: 2, 1, 1>} : (tensor<1x?x?xf32>) -> tensor<2x?x?xf32>
+  return %s, %p, %t, %b, %e : tensor<3xi64>, tensor<1x?xi64>, tensor<1x?x4xf32>, tensor<1x?x8xf32>, tensor<2x?x?xf32>
+}
+
+// -----
+
+// A slice or split of the symbolic dimension itself, and an expand of it
+// to a static size, are refused.
+// expected-error @+1 {{graph.slice (1: 'graph.slice'; it slices the symbolic dimension 'seq'), graph.split (1: 'graph.split'; it splits the symbolic dimension 'seq'), graph.expand (1: 'graph.expand'; it expands the symbolic dimension 'seq' to a static size)}}
+func.func @main(%x: tensor<1x?xf32> {kiln.name = "x", kiln.dims = ["", "seq"]}) -> (tensor<1x?xf32> {kiln.name = "y"}, tensor<1x?xf32> {kiln.name = "z"}, tensor<1x?xf32> {kiln.name = "w"}) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
+  %y = graph.slice %x {starts = array<i64: 0, 1>, ends = array<i64: 1, -9223372036854775808>, steps = array<i64: 1, 1>} : (tensor<1x?xf32>) -> tensor<1x?xf32>
+  %z, %w = graph.split %x {axis = 1 : i64, sizes = array<i64: 2, 2>} : (tensor<1x?xf32>) -> (tensor<1x?xf32>, tensor<1x?xf32>)
+  %e = graph.expand %x {shape = array<i64: 1, 4>} : (tensor<1x?xf32>) -> tensor<1x?xf32>
+  return %y, %z, %e : tensor<1x?xf32>, tensor<1x?xf32>, tensor<1x?xf32>
+}
+
+// -----
+
 // A reshape that merges the symbol with another size is refused.
 // expected-error @+1 {{graph.reshape (1: 'graph.reshape'; it merges or splits the symbolic dimension 'seq' with other sizes)}}
 func.func @main(%x: tensor<1x?x8xf32> {kiln.name = "x", kiln.dims = ["", "seq", ""]}) -> (tensor<?xf32> {kiln.name = "y"}) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
