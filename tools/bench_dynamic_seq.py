@@ -2,12 +2,16 @@
 """Dynamic against static builds of a BERT-style encoder (issue 21).
 
 Builds tools/models/transformer_encoder.py's encoder for any sequence
-length (any_sequence_length), compiles it once with `--dynamic-dims
+length (any_sequence_length) or, with --model exported, the encoder as
+torch.onnx exports one with dynamic axes (tools/models/exported_encoder.py:
+sizes read with Shape), compiles it once with `--dynamic-dims
 seq=1..MAX` and once per measured length with that length fixed, and times
 both beside onnxruntime on one thread each, the three interleaved, in
 rounds; prints each one's median of its rounds' medians and the ratios.
 
     .venv/bin/python tools/bench_dynamic_seq.py --hidden 256 --layers 2 --seq 128
+    .venv/bin/python tools/bench_dynamic_seq.py --model exported --bert-base \
+        --seq 128 384
 
 Needs the build's Python module (build/python) on PYTHONPATH."""
 
@@ -21,6 +25,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools" / "models"))
+import exported_encoder  # noqa: E402
 import transformer_encoder  # noqa: E402
 
 
@@ -35,6 +40,9 @@ def median_ms(run, repeat):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", choices=["encoder", "exported"], default="encoder")
+    parser.add_argument("--bert-base", action="store_true",
+                        help="BERT-base's sizes: 12 layers, hidden 768, 12 heads")
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--heads", type=int, default=None,
                         help="default: hidden / 64")
@@ -51,13 +59,23 @@ def main():
     import onnxruntime as ort
 
     args.work.mkdir(parents=True, exist_ok=True)
-    model = transformer_encoder.any_sequence_length(transformer_encoder.build(
-        seq=args.max_seq, layers=args.layers, hidden=args.hidden,
-        heads=args.heads or max(1, args.hidden // 64), vocab=1000))
+    if args.bert_base:
+        args.hidden, args.layers, args.heads = 768, 12, 12
+    heads = args.heads or max(1, args.hidden // 64)
+    if args.model == "exported":
+        model = exported_encoder.build(layers=args.layers, hidden=args.hidden,
+                                       heads=heads, vocab=1000,
+                                       positions=args.max_seq)
+        dims = {"batch": 1}
+    else:
+        model = transformer_encoder.any_sequence_length(transformer_encoder.build(
+            seq=args.max_seq, layers=args.layers, hidden=args.hidden,
+            heads=heads, vocab=1000))
+        dims = {}
     onnx.save(model, args.work / "encoder.onnx")
     print(f"compiling the dynamic build (seq=1..{args.max_seq})", flush=True)
     dynamic = kiln.load(kiln.compile(model, args.work / "dynamic.so",
-                                     dynamic_dims={"seq": (1, args.max_seq)}),
+                                     dynamic_dims={**dims, "seq": (1, args.max_seq)}),
                         num_threads=1)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
@@ -68,10 +86,13 @@ def main():
     print("|---|---|---|---|---|---|")
     for seq in args.seq:
         static = kiln.load(kiln.compile(model, args.work / f"static{seq}.so",
-                                        dynamic_dims={"seq": seq}),
+                                        dynamic_dims={**dims, "seq": seq}),
                            num_threads=1)
-        feeds = {"input_ids": rng.integers(0, 1000, (1, seq)).astype(np.int64),
-                 "position_ids": np.arange(seq, dtype=np.int64)[None]}
+        if args.model == "exported":
+            feeds = exported_encoder.feeds(model, seed=seq, seq=seq)
+        else:
+            feeds = {"input_ids": rng.integers(0, 1000, (1, seq)).astype(np.int64),
+                     "position_ids": np.arange(seq, dtype=np.int64)[None]}
         want = session.run(None, feeds)[0]
         got = dynamic.run(feeds)["last_hidden_state"]
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)

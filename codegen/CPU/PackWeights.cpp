@@ -119,9 +119,17 @@ void replaceByPanels(PatternRewriter &rewriter, Operation *op, Value result3,
       op, cType, result3, SmallVector<ReassociationIndices>{{0}, {1, 2}});
 }
 
+/// The panels made of one weight, by the weight's constant and the panel
+/// width: the products of one weight in blocks of rows
+/// (kiln-cpu-tile-symbolic-rows: 64, 8 and 1 rows of a sequence) share
+/// them, rather than each holding a copy.
+using PackedWeights = llvm::DenseMap<std::pair<Operation *, int64_t>, Value>;
+
 struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
-  PackConstantWeight(MLIRContext *ctx, int64_t vectorWidth)
-      : OpInterfaceRewritePattern(ctx), vectorWidth(vectorWidth) {}
+  PackConstantWeight(MLIRContext *ctx, int64_t vectorWidth,
+                     PackedWeights &packedWeights)
+      : OpInterfaceRewritePattern(ctx), vectorWidth(vectorWidth),
+        packedWeights(packedWeights) {}
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
@@ -184,33 +192,49 @@ struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
       nb = width;
     if (cols <= nb)
       return rewriter.notifyMatchFailure(op, "N is one panel");
-    std::optional<SmallVector<double>> weights = constantValues(b);
-    if (!weights)
-      return rewriter.notifyMatchFailure(op, "B is not a constant");
-
     // A ragged N (a classifier's 1000 classes) is padded with zero columns
     // to whole panels; the padded columns of C are computed and dropped.
     int64_t panels = llvm::divideCeil(cols, nb);
     int64_t paddedCols = panels * nb;
-    auto packedType =
-        RankedTensorType::get({panels, depth, nb}, rewriter.getF32Type());
-    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
-        panels * depth * nb * sizeof(float), alignof(float));
-    auto *data = reinterpret_cast<float *>(blob.getMutableData().data());
-    for (int64_t p = 0; p < panels; ++p)
-      for (int64_t kk = 0; kk < depth; ++kk)
-        for (int64_t j = 0; j < nb; ++j) {
-          int64_t col = p * nb + j;
-          data[(p * depth + kk) * nb + j] =
-              col >= cols ? 0.0f
-                          : static_cast<float>(
-                                (*weights)[transposed ? col * depth + kk
-                                                      : kk * cols + col]);
-        }
     Location loc = op.getLoc();
-    Value packed = arith::ConstantOp::create(
-        rewriter, loc,
-        DenseResourceElementsAttr::get(packedType, "packed", std::move(blob)));
+    Operation *weightOp = b.getDefiningOp();
+    Value &packed = packedWeights[{weightOp, transposed ? -nb : nb}];
+    // Shared where it is defined before the product.
+    auto dominates = [&](Operation *def) {
+      Operation *ancestor = def->getBlock()->findAncestorOpInBlock(*op);
+      return ancestor && def->isBeforeInBlock(ancestor);
+    };
+    if (!weightOp || (packed && !dominates(packed.getDefiningOp())))
+      packed = Value();
+    if (!packed) {
+      std::optional<SmallVector<double>> weights = constantValues(b);
+      if (!weights)
+        return rewriter.notifyMatchFailure(op, "B is not a constant");
+      auto packedType =
+          RankedTensorType::get({panels, depth, nb}, rewriter.getF32Type());
+      AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+          panels * depth * nb * sizeof(float), alignof(float));
+      auto *data = reinterpret_cast<float *>(blob.getMutableData().data());
+      for (int64_t p = 0; p < panels; ++p)
+        for (int64_t kk = 0; kk < depth; ++kk)
+          for (int64_t j = 0; j < nb; ++j) {
+            int64_t col = p * nb + j;
+            data[(p * depth + kk) * nb + j] =
+                col >= cols ? 0.0f
+                            : static_cast<float>(
+                                  (*weights)[transposed ? col * depth + kk
+                                                        : kk * cols + col]);
+          }
+      // A product in a loop (a block of rows) has it beside the weight,
+      // where it dominates the other blocks' products.
+      OpBuilder::InsertionGuard guard(rewriter);
+      if (weightOp && weightOp->getBlock() != op->getBlock())
+        rewriter.setInsertionPointAfter(weightOp);
+      packed =
+          arith::ConstantOp::create(rewriter, loc,
+                                    DenseResourceElementsAttr::get(
+                                        packedType, "packed", std::move(blob)));
+    }
 
     auto resultType =
         RankedTensorType::get({rows, panels, nb}, rewriter.getF32Type());
@@ -272,6 +296,7 @@ struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
   }
 
   int64_t vectorWidth;
+  PackedWeights &packedWeights;
 };
 
 /// A packed matrix product in rows (matchPackedMatmul: acc[r, n] +=
@@ -366,7 +391,11 @@ struct CPUPackWeightsPass : impl::CPUPackWeightsBase<CPUPackWeightsPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<PackConstantWeight, PackDotProductWeight>(ctx, vectorWidth);
+    // (The packed constants always have a product using them: none is
+    // erased while the patterns run.)
+    PackedWeights packedWeights;
+    patterns.add<PackConstantWeight>(ctx, vectorWidth, packedWeights);
+    patterns.add<PackDotProductWeight>(ctx, vectorWidth);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -552,6 +552,32 @@ FailureOr<Value> buildSymbolicMatMul(ConversionPatternRewriter &rewriter,
   if (a.getRank() < 2 || b.getRank() < 2 || rank < 2)
     return rewriter.notifyMatchFailure(op, "a symbolic vector operand");
   Type accElement = getComputeType(resultType.getElementType());
+  // Rows times a matrix (a projection: [batch, seq, K] x [K, N]): the
+  // rows collapsed into one dimension, a 2-D product (which
+  // kiln-cpu-tile-symbolic-rows runs in static blocks whose weights
+  // kiln-cpu-pack-weights packs), expanded back. (Not where two row
+  // dimensions are `?`: upstream's expand-strided-metadata crashes on an
+  // expansion into two run-time sizes, in MLIR 22.)
+  if (b.getRank() == 2 && a.getRank() > 2 &&
+      llvm::count_if(a.getShape().drop_back(), ShapedType::isDynamic) <= 1) {
+    ReassociationIndices rows =
+        llvm::to_vector(llvm::seq<int64_t>(0, a.getRank() - 1));
+    SmallVector<ReassociationIndices> groups = {rows, {a.getRank() - 1}};
+    Value flat = tensor::CollapseShapeOp::create(rewriter, loc, lhs, groups);
+    auto flatType = RankedTensorType::get(
+        {getTensorType(flat).getDimSize(0), resultType.getDimSize(rank - 1)},
+        resultType.getElementType());
+    FailureOr<Value> product =
+        buildSymbolicMatMul(rewriter, op, flat, rhs, flatType);
+    if (failed(product))
+      return failure();
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, lhs);
+    sizes.back() = tensor::getMixedSize(rewriter, loc, *product, 1);
+    return tensor::ExpandShapeOp::create(rewriter, loc,
+                                         resultType.clone(accElement), *product,
+                                         groups, sizes)
+        .getResult();
+  }
   // d0..d{rank-1}: the result's dimensions, d{rank}: the reduction.
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   auto operandMap = [&](RankedTensorType type, bool isLhs) {

@@ -212,3 +212,37 @@ func.func @bias_epilogue(%a: tensor<8x16xf32>, %bias: tensor<64xf32>) -> tensor<
   } -> tensor<8x64xf32>
   return %y : tensor<8x64xf32>
 }
+
+// -----
+
+// Products of one weight in blocks of rows (kiln-cpu-tile-symbolic-rows:
+// 8 rows, then 1, of a sequence) share one packed weight, made beside the
+// weight where it dominates both loops.
+// CHECK-LABEL: func.func @row_blocks
+// CHECK: %[[W:.+]] = arith.constant dense_resource<packed> : tensor<2x8x32xf32>
+// CHECK-NOT: dense_resource<packed
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[W]] : tensor<8x8xf32>, tensor<2x8x32xf32>)
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[W]] : tensor<1x8xf32>, tensor<2x8x32xf32>)
+func.func @row_blocks(%a: tensor<?x8xf32>, %init: tensor<?x64xf32>, %blocks: index, %rows: index) -> tensor<?x64xf32> {
+  %w = arith.constant dense<1.0> : tensor<8x64xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %0 = scf.for %i = %c0 to %blocks step %c8 iter_args(%acc = %init) -> (tensor<?x64xf32>) {
+    %x = tensor.extract_slice %a[%i, 0] [8, 8] [1, 1] : tensor<?x8xf32> to tensor<8x8xf32>
+    %o = tensor.extract_slice %acc[%i, 0] [8, 64] [1, 1] : tensor<?x64xf32> to tensor<8x64xf32>
+    %m = linalg.matmul ins(%x, %w : tensor<8x8xf32>, tensor<8x64xf32>) outs(%o : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %r = tensor.insert_slice %m into %acc[%i, 0] [8, 64] [1, 1] : tensor<8x64xf32> into tensor<?x64xf32>
+    scf.yield %r : tensor<?x64xf32>
+  }
+  %1 = scf.for %i = %blocks to %rows step %c1 iter_args(%acc = %0) -> (tensor<?x64xf32>) {
+    %x = tensor.extract_slice %a[%i, 0] [1, 8] [1, 1] : tensor<?x8xf32> to tensor<1x8xf32>
+    %o = tensor.extract_slice %acc[%i, 0] [1, 64] [1, 1] : tensor<?x64xf32> to tensor<1x64xf32>
+    %m = linalg.matmul ins(%x, %w : tensor<1x8xf32>, tensor<8x64xf32>) outs(%o : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %r = tensor.insert_slice %m into %acc[%i, 0] [1, 64] [1, 1] : tensor<1x64xf32> into tensor<?x64xf32>
+    scf.yield %r : tensor<?x64xf32>
+  }
+  return %1 : tensor<?x64xf32>
+}

@@ -285,3 +285,16 @@ func.func @einsum(%a: tensor<3x3x4xf32>, %b: tensor<1x4x5xf32>) -> tensor<3x5xf3
   %0 = graph.einsum %a, %b {equation = "iij,ijk->ik"} : (tensor<3x3x4xf32>, tensor<1x4x5xf32>) -> tensor<3x5xf32>
   return %0 : tensor<3x5xf32>
 }
+
+// -----
+
+// Rows of a symbolic length times a matrix (a projection): the rows
+// collapsed into one dimension, a 2-D product over them, expanded back.
+// CHECK-LABEL: func.func @symbolic_rows_matmul
+// CHECK: %[[F:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0, 1], [2]] : tensor<1x?x8xf32> into tensor<?x8xf32>
+// CHECK: %[[P:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[F]], %{{.+}} : tensor<?x8xf32>, tensor<8x16xf32>) outs(%{{.+}} : tensor<?x16xf32>)
+// CHECK: tensor.expand_shape %[[P]] {{\[}}[0, 1], [2]] output_shape [1, %{{.+}}, 16] : tensor<?x16xf32> into tensor<1x?x16xf32>
+func.func @symbolic_rows_matmul(%x: tensor<1x?x8xf32>, %w: tensor<8x16xf32>) -> tensor<1x?x16xf32> {
+  %0 = graph.matmul %x, %w : (tensor<1x?x8xf32>, tensor<8x16xf32>) -> tensor<1x?x16xf32>
+  return %0 : tensor<1x?x16xf32>
+}
