@@ -33,22 +33,24 @@ def CPUApproximateMath : Pass<"kiln-cpu-approximate-math", "mlir::func::FuncOp">
 
 def CPUTileSymbolicRows
     : Pass<"kiln-cpu-tile-symbolic-rows", "mlir::func::FuncOp"> {
-  let summary = "Static blocks of rows for an op whose one `?` loop is "
-                "parallel";
+  let summary = "Static blocks of a contraction's run-time parallel loops";
   let description = [{
     A linalg op whose sizes the run chooses (a sequence length,
     kiln.dim_symbols) would take the loop path: the register blocks,
     packing and vector code of the passes after this one need static
-    shapes. Where exactly one of its loops has a run-time size, that loop
-    is parallel, and every `?` of its operands is that loop (a projection
-    [seq, K] x [K, N], an elementwise op or a LayerNorm over rows), the op
-    runs in an scf.for over blocks of `blocks[0]` rows, each a static op;
-    the rows left after the last whole block run in blocks of `blocks[1]`,
-    and so on (the last size 1), so that every op is static (each block
-    the op's TilingInterface tile, the loops' bounds computed up front).
-    Ops with a run-time reduction (softmax over
-    the sequence, scores times values) or two run-time loops keep the loop
-    path.
+    shapes. A contraction whose every `?` operand dimension is one of its
+    run-time loops (a projection [seq, K] x [K, N]) runs, for its first
+    such loop that is parallel, in an scf.for over blocks of `blocks[0]`
+    iterations, each a static op; what is left after the last whole block
+    runs in blocks of `blocks[1]`, and so on (the last size 1), each block
+    the op's TilingInterface tile, the loops' bounds computed up front. A
+    block with another run-time parallel loop (attention's scores, rows by
+    columns) is tiled again the same way inside, except that its last
+    iterations (fewer than the smallest block but 1) stay one op of a
+    run-time size: single columns became matrix-vector products of a
+    strided column, copied into a buffer allocated in the loop. A run-time
+    reduction (the probabilities times the values) and elementwise ops keep
+    the loop path.
 
     Before:
     ```mlir
