@@ -43,8 +43,13 @@ def CPUTileSymbolicRows
     such loop that is parallel, in an scf.for over blocks of `blocks[0]`
     iterations, each a static op; what is left after the last whole block
     runs in blocks of `blocks[1]`, and so on (the last size 1), each block
-    the op's TilingInterface tile, the loops' bounds computed up front. A
-    block with another run-time parallel loop (attention's scores, rows by
+    the op's TilingInterface tile, the loops' bounds computed up front.
+    Where the product's only reader is an elementwise op over the same rows
+    (its bias, GELU or residual, directly or through an expand_shape that
+    adds unit dimensions), that op is tiled instead and each block computes
+    the product's block first (its fill made in the block), so that the
+    vector code applies it to the product's registers as in a static build.
+    A block with another run-time parallel loop (attention's scores, rows by
     columns) is tiled again the same way inside, except that its last
     iterations (fewer than the smallest block but 1) stay one op of a
     run-time size: single columns became matrix-vector products of a

@@ -5,7 +5,8 @@
 // register blocks and vector code after this pass take; the iterations left
 // after the last whole block run in smaller blocks, down to single ones. A
 // block with a second run-time parallel loop (attention's scores) is tiled
-// again in the next round. Each block is the op's TilingInterface tile at
+// again in the next round; a product's elementwise reader (bias, GELU,
+// residual) is tiled with it. Each block is the op's TilingInterface tile at
 // static sizes; the loops' bounds are computed up front (upstream's tiling
 // and then loop peeling left the second level's blocks of run-time size:
 // peeling proves the outer loop's iterations full, not those of a loop
@@ -62,16 +63,149 @@ SmallVector<unsigned> symbolicLoops(linalg::LinalgOp op) {
   return loops;
 }
 
+/// The elementwise op that is the only user of `contraction`'s result
+/// (its bias, activation, residual: what kiln-codegen-fuse-elementwise
+/// made one generic), reading it at the same indices over the same run-time
+/// rows, directly or through an expand_shape that only adds unit
+/// dimensions (`expand`: a projection's rows back in [1, seq, N]); null
+/// otherwise. (tensor.dim users, which read sizes only, fold away after
+/// the pass.)
+linalg::GenericOp elementwiseConsumer(linalg::LinalgOp contraction,
+                                      unsigned loop,
+                                      tensor::ExpandShapeOp &expand) {
+  auto onlyUser = [](Value value) -> Operation * {
+    Operation *user = nullptr;
+    for (Operation *op : value.getUsers()) {
+      if (isa<tensor::DimOp>(op))
+        continue;
+      if (user)
+        return nullptr;
+      user = op;
+    }
+    return user;
+  };
+  Value result = contraction->getResult(0);
+  if (contraction->getNumResults() != 1 || !onlyUser(result))
+    return {};
+  AffineMap resultMap =
+      contraction.getIndexingMapMatchingResult(cast<OpResult>(result));
+  std::optional<unsigned> row = resultMap.getResultPosition(
+      getAffineDimExpr(loop, contraction.getContext()));
+  if (!row)
+    return {};
+  Value read = result;
+  expand = dyn_cast<tensor::ExpandShapeOp>(onlyUser(result));
+  if (expand) {
+    // Each group one dimension and unit ones.
+    RankedTensorType type = expand.getResultType();
+    std::optional<unsigned> expandedRow;
+    for (auto [i, group] : llvm::enumerate(expand.getReassociationIndices())) {
+      int64_t kept = -1;
+      for (int64_t d : group)
+        if (type.getDimSize(d) != 1) {
+          if (kept >= 0)
+            return {};
+          kept = d;
+        }
+      if (i == *row)
+        expandedRow = kept;
+    }
+    if (!expandedRow || !onlyUser(expand.getResult()))
+      return {};
+    row = expandedRow;
+    read = expand.getResult();
+  }
+  auto consumer = dyn_cast_or_null<linalg::GenericOp>(onlyUser(read));
+  if (!consumer || !consumer.hasPureTensorSemantics() ||
+      consumer.getNumParallelLoops() != consumer.getNumLoops() ||
+      consumer->getNumResults() != 1)
+    return {};
+  SmallVector<unsigned> consumerLoops = symbolicLoops(consumer);
+  if (consumerLoops.size() != 1 || consumerLoops.front() != *row)
+    return {};
+  for (OpOperand &operand : consumer->getOpOperands())
+    if ((operand.get() == read || consumer.isDpsInit(&operand)) &&
+        !consumer.getMatchingIndexingMap(&operand).isIdentity())
+      return {};
+  return consumer;
+}
+
+/// The block of `producer`'s result (a contraction's [rows, N]) that
+/// `extract` takes of it, or of its expansion `expand` (then expanded the
+/// same way), computed in place of the slice; its accumulators filled in
+/// the block where the product's are a fill.
+LogicalResult fuseProducerBlock(RewriterBase &rewriter, OpBuilder &b,
+                                linalg::LinalgOp producer,
+                                tensor::ExpandShapeOp expand,
+                                tensor::ExtractSliceOp extract) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(extract);
+  SmallVector<OpFoldResult> offsets = extract.getMixedOffsets(),
+                            sizes = extract.getMixedSizes();
+  if (expand) {
+    // Back to the product's dimensions: each group's one non-unit entry.
+    RankedTensorType type = expand.getResultType();
+    SmallVector<OpFoldResult> groupOffsets, groupSizes;
+    for (ReassociationIndices group : expand.getReassociationIndices()) {
+      int64_t at = group.front();
+      for (int64_t d : group)
+        if (type.getDimSize(d) != 1)
+          at = d;
+      groupOffsets.push_back(offsets[at]);
+      groupSizes.push_back(sizes[at]);
+    }
+    offsets = groupOffsets;
+    sizes = groupSizes;
+  }
+  FailureOr<TilingResult> block =
+      cast<TilingInterface>(producer.getOperation())
+          .generateResultTileValue(b, 0, offsets, sizes);
+  if (failed(block))
+    return failure();
+  for (Operation *tiledOp : block->tiledOps)
+    for (OpOperand &init :
+         cast<DestinationStyleOpInterface>(tiledOp).getDpsInitsMutable()) {
+      auto slice = init.get().getDefiningOp<tensor::ExtractSliceOp>();
+      auto fill = slice ? slice.getSource().getDefiningOp<linalg::FillOp>()
+                        : linalg::FillOp();
+      if (!fill || !slice.getType().hasStaticShape())
+        continue;
+      // The same block of the fill's own (empty) destination, filled: a
+      // view of one buffer outside the loops, not an allocation per block.
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPoint(tiledOp);
+      Value block = tensor::ExtractSliceOp::create(
+          b, slice.getLoc(), slice.getType(), fill.getOutputs()[0],
+          slice.getMixedOffsets(), slice.getMixedSizes(),
+          slice.getMixedStrides());
+      init.set(
+          linalg::FillOp::create(b, fill.getLoc(), fill.getInputs()[0], block)
+              .getResult(0));
+    }
+  Value value = block->tiledValues[0];
+  auto blockType = dyn_cast<RankedTensorType>(value.getType());
+  if (!blockType || !blockType.hasStaticShape())
+    return failure();
+  if (expand)
+    value =
+        tensor::ExpandShapeOp::create(b, extract.getLoc(), extract.getType(),
+                                      value, expand.getReassociationIndices());
+  if (value.getType() != extract.getType())
+    return failure();
+  rewriter.replaceOp(extract, value);
+  return success();
+}
+
 /// Iterations [lower, upper) of `op`'s loop `loop`, `size` at a time
 /// (upper - lower is a multiple of `size`), each block an op whose loop is
 /// static: an scf.for whose iteration computes one block (TilingInterface)
 /// into the destinations it carries; `domain` is `op`'s loop sizes (the
 /// other run-time loops stay whole). Returns the loop's results.
-FailureOr<SmallVector<Value>> tileRange(RewriterBase &rewriter,
-                                        linalg::LinalgOp op, unsigned loop,
-                                        Value lower, Value upper, int64_t size,
-                                        ValueRange destinations,
-                                        ArrayRef<Range> domain) {
+FailureOr<SmallVector<Value>>
+tileRange(RewriterBase &rewriter, linalg::LinalgOp op, unsigned loop,
+          Value lower, Value upper, int64_t size, ValueRange destinations,
+          ArrayRef<Range> domain, linalg::LinalgOp producer,
+          tensor::ExpandShapeOp expand) {
   Location loc = op.getLoc();
   Value step = arith::ConstantIndexOp::create(rewriter, loc, size);
   bool failedTile = false;
@@ -91,6 +225,17 @@ FailureOr<SmallVector<Value>> tileRange(RewriterBase &rewriter,
         FailureOr<TilingResult> tiled =
             clone.getTiledImplementation(b, offsets, sizes);
         SmallVector<Value> yielded;
+        if (succeeded(tiled) && producer) {
+          Value read =
+              expand ? Value(expand.getResult()) : producer->getResult(0);
+          for (Operation *slice : tiled->generatedSlices) {
+            auto extract = dyn_cast<tensor::ExtractSliceOp>(slice);
+            if (extract && extract.getSource() == read &&
+                failed(
+                    fuseProducerBlock(rewriter, b, producer, expand, extract)))
+              failedTile = true;
+          }
+        }
         if (failed(tiled)) {
           failedTile = true;
           yielded.assign(carried.begin(), carried.end());
@@ -120,20 +265,30 @@ FailureOr<SmallVector<Value>> tileRange(RewriterBase &rewriter,
   return SmallVector<Value>(forOp.getResults());
 }
 
-/// `op` over its run-time loop `loop` as loops of static blocks: as many
-/// blocks of blocks[0] iterations as fit, then of blocks[1] in what is
-/// left, and so on, the last size 1 (the bounds computed up front, so that
-/// every block's loop is static); a reduction's blocks accumulate into the
-/// same result. Returns `op`'s replacement, or failure, leaving `op` as it
-/// was.
 /// Marks the remainder of a second run-time loop (tileLoop), which the
 /// next round leaves as it is.
 constexpr llvm::StringLiteral kRemainder = "kiln.symbolic_remainder";
+
+/// `op` over its run-time parallel loop `loop` as loops of static blocks:
+/// as many blocks of blocks[0] iterations as fit, then of blocks[1] in what
+/// is left, and so on, the last size 1 (the bounds computed up front, so
+/// that every block's loop is static); with `remainderWhole`, the
+/// iterations after the last whole block of blocks' last size above 1 are
+/// one op of a run-time size instead. Returns `op`'s replacement, or
+/// failure, leaving `op` as it was.
 
 FailureOr<SmallVector<Value>> tileLoop(RewriterBase &rewriter,
                                        linalg::LinalgOp op, unsigned loop,
                                        ArrayRef<int64_t> blocks,
                                        bool remainderWhole) {
+  linalg::LinalgOp producer;
+  tensor::ExpandShapeOp expand;
+  if (!remainderWhole)
+    if (linalg::GenericOp consumer = elementwiseConsumer(op, loop, expand)) {
+      producer = op;
+      op = consumer;
+      loop = symbolicLoops(consumer).front();
+    }
   Location loc = op.getLoc();
   // A second run-time loop's last iterations (fewer than the smallest block
   // but 1) stay one op of a run-time size, on the loop path: single
@@ -164,7 +319,8 @@ FailureOr<SmallVector<Value>> tileLoop(RewriterBase &rewriter,
           ValueRange{lower, rows});
     }
     FailureOr<SmallVector<Value>> results =
-        tileRange(rewriter, op, loop, lower, upper, size, destinations, domain);
+        tileRange(rewriter, op, loop, lower, upper, size, destinations, domain,
+                  producer, expand);
     if (failed(results))
       return failure(); // the loops made so far compute nothing used
     destinations = *results;
@@ -208,6 +364,21 @@ FailureOr<SmallVector<Value>> tileLoop(RewriterBase &rewriter,
     destinations = results;
   }
   rewriter.replaceOp(op, destinations);
+  if (producer) {
+    // What still reads the product's whole result reads only its sizes
+    // (tensor.dim): they are its destination's, and the product goes (the
+    // next round would tile it again, computed for nothing).
+    Value init = producer.getDpsInits()[0];
+    if (expand) {
+      if (expand->use_empty())
+        rewriter.eraseOp(expand);
+      else
+        rewriter.modifyOpInPlace(expand,
+                                 [&] { expand.getSrcMutable().assign(init); });
+    }
+    rewriter.replaceAllUsesWith(producer->getResult(0), init);
+    rewriter.eraseOp(producer);
+  }
   return destinations;
 }
 

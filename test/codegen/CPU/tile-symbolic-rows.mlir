@@ -54,3 +54,33 @@ func.func @left(%p: tensor<4x?xf32>, %v: tensor<?x8xf32>, %q: tensor<4x8xf32>, %
   %e = linalg.exp ins(%a : tensor<?x16xf32>) outs(%a : tensor<?x16xf32>) -> tensor<?x16xf32>
   return %r, %e : tensor<4x8xf32>, tensor<?x16xf32>
 }
+
+// -----
+
+// A product's elementwise consumer (its bias, read through the expansion
+// back to [1, rows, N]) is tiled with it: each block computes the
+// product's rows, filled in the block, then the consumer's; the whole
+// product goes.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: scf.for %{{.+}} step %c8
+// CHECK: %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK: %[[P:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x16xf32>, tensor<16x32xf32>) outs(%[[F]] : tensor<8x32xf32>)
+// CHECK: %[[E:.+]] = tensor.expand_shape %[[P]] {{\[}}[0, 1], [2]] output_shape [1, 8, 32]
+// CHECK: linalg.generic {{.*}} ins(%[[E]], %{{.+}} : tensor<1x8x32xf32>, tensor<32xf32>) outs(%{{.+}} : tensor<1x8x32xf32>)
+// CHECK-NOT: tensor<?x16xf32>, tensor<16x32xf32>
+func.func @epilogue(%a: tensor<?x16xf32>, %w: tensor<16x32xf32>, %bias: tensor<32xf32>) -> tensor<1x?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x16xf32>
+  %e = tensor.empty(%m) : tensor<?x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %c = linalg.matmul ins(%a, %w : tensor<?x16xf32>, tensor<16x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %x = tensor.expand_shape %c [[0, 1], [2]] output_shape [1, %m, 32] : tensor<?x32xf32> into tensor<1x?x32xf32>
+  %o = tensor.empty(%m) : tensor<1x?x32xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %bias : tensor<1x?x32xf32>, tensor<32xf32>) outs(%o : tensor<1x?x32xf32>) {
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %s = arith.addf %in, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x32xf32>
+  return %y : tensor<1x?x32xf32>
+}
