@@ -474,6 +474,12 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       shape.push_back(ShapedType::kDynamic);
       continue;
     }
+    // An empty axis gives an empty one, at any start and step (a negative
+    // step's clamped start 0 and end -1 would otherwise read index 0).
+    if (size == 0) {
+      shape.push_back(0);
+      continue;
+    }
     bool valid = step > 0
                      ? (start >= 0 && start <= size && end >= 0 && end <= size)
                      : (start >= 0 && start <= std::max<int64_t>(size - 1, 0) &&

@@ -40,6 +40,21 @@ func.func @slice(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
 
 // -----
 
+// An empty axis stays empty at a negative step (its clamped start 0 and
+// end -1 once gave a size of 1, and folding read past a constant: the
+// ModelProto mutator's find, reversed-slice-of-an-empty-axis).
+// CHECK-LABEL: func.func @slice_empty_axis
+// FOLD-LABEL: func.func @slice_empty_axis
+func.func @slice_empty_axis() -> tensor<0x1x5xf32> {
+  %x = graph.constant dense<> : tensor<0x1x5xf32>
+  // CHECK: graph.slice %{{.+}} {{.*}} : (tensor<0x1x5xf32>) -> tensor<0x1x5xf32>
+  // FOLD: graph.constant dense<> : tensor<0x1x5xf32>
+  %0 = graph.slice %x {starts = array<i64: 0, 0, 0>, ends = array<i64: -1, 1, 5>, steps = array<i64: -3, 1, 1>} : (tensor<0x1x5xf32>) -> tensor<0x1x5xf32>
+  return %0 : tensor<0x1x5xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gathers
 func.func @gathers(%d: tensor<5x4xf32>, %i: tensor<2x3xi64>, %j: tensor<5x2xi32>, %k: tensor<3x2xi64>) -> (tensor<2x3x4xf32>, tensor<5x2xf32>, tensor<3xf32>) {
   // CHECK: graph.gather %{{.+}}, %{{.+}} {axis = 0 : i64} : (tensor<5x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
