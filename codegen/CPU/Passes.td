@@ -49,13 +49,13 @@ def CPUTileSymbolicRows
     adds unit dimensions), that op is tiled instead and each block computes
     the product's block first (its fill made in the block), so that the
     vector code applies it to the product's registers as in a static build.
-    A block with another run-time parallel loop (attention's scores, rows by
-    columns) is tiled again the same way inside, except that its last
-    iterations (fewer than the smallest block but 1) stay one op of a
-    run-time size: single columns became matrix-vector products of a
-    strided column, copied into a buffer allocated in the loop. A run-time
-    reduction (the probabilities times the values) and elementwise ops keep
-    the loop path.
+    A product with two run-time parallel loops (attention's scores, rows
+    by columns) is tiled by rows, then each block by columns, the last
+    iterations of each (fewer than the smallest block but 1) one op of a
+    run-time size: single rows or columns became matrix-vector products of
+    a strided view, which bufferization copied into buffers allocated in
+    the loop. A run-time reduction (the probabilities times the values) and
+    elementwise ops keep the loop path.
 
     Before:
     ```mlir

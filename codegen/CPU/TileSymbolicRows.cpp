@@ -290,10 +290,6 @@ FailureOr<SmallVector<Value>> tileLoop(RewriterBase &rewriter,
       loop = symbolicLoops(consumer).front();
     }
   Location loc = op.getLoc();
-  // A second run-time loop's last iterations (fewer than the smallest block
-  // but 1) stay one op of a run-time size, on the loop path: single
-  // columns became matrix-vector products whose column operand is a
-  // strided view, copied to a buffer allocated in the loop.
   SmallVector<int64_t> levels(blocks);
   if (remainderWhole && levels.size() > 1 && levels.back() == 1)
     levels.pop_back();
@@ -398,7 +394,12 @@ struct CPUTileSymbolicRowsPass
     // product with two (attention's scores: rows and columns; its context:
     // rows and the reduction) are tiled again in the next round.
     for (int round = 0; round < 3; ++round) {
-      SmallVector<std::pair<linalg::LinalgOp, unsigned>> work;
+      // The op, its loop, and whether its last iterations stay one op of a
+      // run-time size (where another run-time loop is left: single rows
+      // or columns of attention's scores became matrix-vector products
+      // of a strided view, which bufferization copied into buffers
+      // allocated in the loop).
+      SmallVector<std::tuple<linalg::LinalgOp, unsigned, bool>> work;
       func.walk([&](linalg::LinalgOp op) {
         // Contractions only: the loop path runs elementwise ops and row
         // reductions in loops whose inner, static bounds LLVM vectorises,
@@ -413,13 +414,13 @@ struct CPUTileSymbolicRowsPass
         if (!loops.empty() && !op->hasAttr(kRemainder) &&
             op.getIteratorTypesArray()[loops.front()] ==
                 utils::IteratorType::parallel)
-          work.emplace_back(op, loops.front());
+          work.emplace_back(op, loops.front(), round > 0 || loops.size() > 1);
       });
       if (work.empty())
         break;
       IRRewriter rewriter(&getContext());
-      for (auto [op, loop] : work)
-        (void)tileLoop(rewriter, op, loop, sizes, /*remainderWhole=*/round > 0);
+      for (auto [op, loop, remainderWhole] : work)
+        (void)tileLoop(rewriter, op, loop, sizes, remainderWhole);
       // Folds what the loops left (index arithmetic, slices of slices).
       RewritePatternSet patterns(&getContext());
       for (Dialect *dialect : getContext().getLoadedDialects())

@@ -25,11 +25,12 @@ func.func @rows(%a: tensor<?x16xf32>, %w: tensor<16x32xf32>) -> tensor<?x32xf32>
 // -----
 
 // Two run-time parallel loops (scores of a sequence against itself): the
-// rows in blocks as above, then each block's columns in blocks of 8 and 4,
-// the last columns (fewer than 4) one op of a run-time width (single
-// columns became matrix-vector products of a strided column, copied to a
-// buffer in the loop).
+// rows in blocks of 8 and 4, then each block's columns the same way; the
+// last rows and the last columns (fewer than 4) one op of a run-time size
+// (single rows or columns became matrix-vector products of a strided view,
+// copied to a buffer allocated in the loop).
 // CHECK-LABEL: func.func @scores
+// CHECK-NOT: step %c1 
 // CHECK: scf.for %{{.+}} step %c8
 // CHECK: scf.for %{{.+}} step %c8
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x16xf32>, tensor<16x8xf32>) outs(%{{.+}} : tensor<8x8xf32>)
