@@ -24,6 +24,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace kiln::cpu {
 #define GEN_PASS_DEF_CPUTILESYMBOLICROWS
@@ -196,11 +197,56 @@ LogicalResult fuseProducerBlock(RewriterBase &rewriter, OpBuilder &b,
   return success();
 }
 
+/// `op` on `destinations`, tiled at `offsets` and `sizes`
+/// (TilingInterface), its results inserted into them; where `producer` is
+/// given, the block of its result that the tile reads is computed in the
+/// tile (fuseProducerBlock). Returns the destinations with the tile's
+/// results in them, and the tile's ops in `tiledOps`.
+FailureOr<SmallVector<Value>>
+tileInto(RewriterBase &rewriter, OpBuilder &b, Location loc,
+         linalg::LinalgOp op, ValueRange destinations,
+         ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
+         linalg::LinalgOp producer, tensor::ExpandShapeOp expand,
+         SmallVectorImpl<Operation *> *tiledOps = nullptr) {
+  // The op on the destinations, tiled, then dropped.
+  IRMapping mapping;
+  for (auto [init, dest] : llvm::zip_equal(op.getDpsInits(), destinations))
+    mapping.map(init, dest);
+  auto clone = cast<TilingInterface>(b.clone(*op, mapping));
+  auto dropClone = llvm::make_scope_exit([&] { rewriter.eraseOp(clone); });
+  FailureOr<TilingResult> tiled =
+      clone.getTiledImplementation(b, offsets, sizes);
+  if (failed(tiled))
+    return failure();
+  if (producer) {
+    Value read = expand ? Value(expand.getResult()) : producer->getResult(0);
+    for (Operation *slice : tiled->generatedSlices) {
+      auto extract = dyn_cast<tensor::ExtractSliceOp>(slice);
+      if (extract && extract.getSource() == read &&
+          failed(fuseProducerBlock(rewriter, b, producer, expand, extract)))
+        return failure();
+    }
+  }
+  SmallVector<Value> results;
+  for (auto [i, value] : llvm::enumerate(tiled->tiledValues)) {
+    SmallVector<OpFoldResult> resultOffsets, resultSizes;
+    if (failed(clone.getResultTilePosition(b, i, offsets, sizes, resultOffsets,
+                                           resultSizes)))
+      return failure();
+    SmallVector<OpFoldResult> strides(resultOffsets.size(), b.getIndexAttr(1));
+    results.push_back(tensor::InsertSliceOp::create(
+        b, loc, value, destinations[i], resultOffsets, resultSizes, strides));
+  }
+  if (tiledOps)
+    llvm::append_range(*tiledOps, tiled->tiledOps);
+  return results;
+}
+
 /// Iterations [lower, upper) of `op`'s loop `loop`, `size` at a time
 /// (upper - lower is a multiple of `size`), each block an op whose loop is
-/// static: an scf.for whose iteration computes one block (TilingInterface)
-/// into the destinations it carries; `domain` is `op`'s loop sizes (the
-/// other run-time loops stay whole). Returns the loop's results.
+/// static: an scf.for whose iteration computes one block (tileInto) into
+/// the destinations it carries; `domain` is `op`'s loop sizes (the other
+/// run-time loops stay whole). Returns the loop's results.
 FailureOr<SmallVector<Value>>
 tileRange(RewriterBase &rewriter, linalg::LinalgOp op, unsigned loop,
           Value lower, Value upper, int64_t size, ValueRange destinations,
@@ -212,51 +258,17 @@ tileRange(RewriterBase &rewriter, linalg::LinalgOp op, unsigned loop,
   auto forOp = scf::ForOp::create(
       rewriter, loc, lower, upper, step, destinations,
       [&](OpBuilder &b, Location nloc, Value row, ValueRange carried) {
-        // The op on the carried destinations, tiled, then dropped.
-        IRMapping mapping;
-        for (auto [init, dest] : llvm::zip_equal(op.getDpsInits(), carried))
-          mapping.map(init, dest);
-        auto clone = cast<TilingInterface>(b.clone(*op, mapping));
         SmallVector<OpFoldResult> offsets, sizes;
         for (auto [i, range] : llvm::enumerate(domain)) {
           offsets.push_back(i == loop ? OpFoldResult(row) : b.getIndexAttr(0));
           sizes.push_back(i == loop ? b.getIndexAttr(size) : range.size);
         }
-        FailureOr<TilingResult> tiled =
-            clone.getTiledImplementation(b, offsets, sizes);
-        SmallVector<Value> yielded;
-        if (succeeded(tiled) && producer) {
-          Value read =
-              expand ? Value(expand.getResult()) : producer->getResult(0);
-          for (Operation *slice : tiled->generatedSlices) {
-            auto extract = dyn_cast<tensor::ExtractSliceOp>(slice);
-            if (extract && extract.getSource() == read &&
-                failed(
-                    fuseProducerBlock(rewriter, b, producer, expand, extract)))
-              failedTile = true;
-          }
-        }
-        if (failed(tiled)) {
-          failedTile = true;
-          yielded.assign(carried.begin(), carried.end());
-        } else {
-          for (auto [i, value] : llvm::enumerate(tiled->tiledValues)) {
-            SmallVector<OpFoldResult> resultOffsets, resultSizes;
-            if (failed(clone.getResultTilePosition(
-                    b, i, offsets, sizes, resultOffsets, resultSizes))) {
-              failedTile = true;
-              yielded.push_back(carried[i]);
-              continue;
-            }
-            SmallVector<OpFoldResult> strides(resultOffsets.size(),
-                                              b.getIndexAttr(1));
-            yielded.push_back(tensor::InsertSliceOp::create(
-                b, nloc, value, carried[i], resultOffsets, resultSizes,
-                strides));
-          }
-        }
-        rewriter.eraseOp(clone);
-        scf::YieldOp::create(b, nloc, yielded);
+        FailureOr<SmallVector<Value>> yielded = tileInto(
+            rewriter, b, nloc, op, carried, offsets, sizes, producer, expand);
+        failedTile |= failed(yielded);
+        scf::YieldOp::create(b, nloc,
+                             succeeded(yielded) ? ValueRange(*yielded)
+                                                : ValueRange(carried));
       });
   if (failedTile) {
     rewriter.eraseOp(forOp);
@@ -324,10 +336,6 @@ FailureOr<SmallVector<Value>> tileLoop(RewriterBase &rewriter,
   }
   if (remainderWhole) {
     // The rest, [lower, rows), as one tile.
-    IRMapping mapping;
-    for (auto [init, dest] : llvm::zip_equal(op.getDpsInits(), destinations))
-      mapping.map(init, dest);
-    auto clone = cast<TilingInterface>(rewriter.clone(*op, mapping));
     SmallVector<OpFoldResult> offsets, sizes;
     for (auto [i, range] : llvm::enumerate(domain)) {
       offsets.push_back(i == loop ? OpFoldResult(lower)
@@ -337,27 +345,15 @@ FailureOr<SmallVector<Value>> tileLoop(RewriterBase &rewriter,
                                                    .getResult())
                                 : range.size);
     }
-    FailureOr<TilingResult> tiled =
-        clone.getTiledImplementation(rewriter, offsets, sizes);
-    SmallVector<Value> results;
-    for (auto [i, value] : llvm::enumerate(
-             succeeded(tiled) ? tiled->tiledValues : SmallVector<Value>())) {
-      SmallVector<OpFoldResult> resultOffsets, resultSizes;
-      if (failed(clone.getResultTilePosition(rewriter, i, offsets, sizes,
-                                             resultOffsets, resultSizes)))
-        break;
-      SmallVector<OpFoldResult> strides(resultOffsets.size(),
-                                        rewriter.getIndexAttr(1));
-      results.push_back(
-          tensor::InsertSliceOp::create(rewriter, loc, value, destinations[i],
-                                        resultOffsets, resultSizes, strides));
-    }
-    rewriter.eraseOp(clone);
-    if (results.size() != destinations.size())
+    SmallVector<Operation *> tiledOps;
+    FailureOr<SmallVector<Value>> results =
+        tileInto(rewriter, rewriter, loc, op, destinations, offsets, sizes,
+                 producer, expand, &tiledOps);
+    if (failed(results))
       return failure();
-    for (Operation *tiledOp : tiled->tiledOps)
+    for (Operation *tiledOp : tiledOps)
       tiledOp->setAttr(kRemainder, rewriter.getUnitAttr());
-    destinations = results;
+    destinations = *results;
   }
   rewriter.replaceOp(op, destinations);
   if (producer) {
