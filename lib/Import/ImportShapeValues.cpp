@@ -142,6 +142,12 @@ evaluateShapeArithmetic(NodeImporter &node) {
     }
     return all;
   };
+  // A cast keeps the sizes only to a type that holds them (ONNX's FLOAT,
+  // INT32, INT64, DOUBLE, UINT32, UINT64: a sequence length is far below
+  // 2^24).
+  if (op == "Cast" &&
+      !llvm::is_contained({1, 6, 7, 11, 12, 13}, node.getInt("to", 0)))
+    return std::nullopt;
   if (op == "Identity" || op == "Cast" || op == "Unsqueeze" ||
       op == "Squeeze" || op == "Reshape" || op == "Flatten") {
     // The same entries in the same order.
@@ -253,12 +259,17 @@ void recordShapeValue(NodeImporter &node, ArrayRef<ShapeEntry> entries) {
   Type element = type.getElementType();
   SmallVector<Attribute> values;
   for (const ShapeEntry &entry : entries) {
+    auto integer = dyn_cast<IntegerType>(element);
     if (auto floatType = dyn_cast<FloatType>(element))
       values.push_back(FloatAttr::get(floatType, double(entry.value)));
-    else if (isa<IntegerType>(element))
+    else if (integer && integer.getWidth() <= 64 &&
+             (integer.isUnsigned()
+                  ? entry.value >= 0 &&
+                        llvm::isUIntN(integer.getWidth(), entry.value)
+                  : llvm::isIntN(integer.getWidth(), entry.value)))
       values.push_back(IntegerAttr::get(element, entry.value));
     else
-      return;
+      return; // (a size that the type cannot hold: left to the ops)
   }
   state.values[name] = graph::ConstantOp::create(
       node.getBuilder(), node.getLoc(),
