@@ -33,7 +33,7 @@ def CPUApproximateMath : Pass<"kiln-cpu-approximate-math", "mlir::func::FuncOp">
 
 def CPUTileSymbolicRows
     : Pass<"kiln-cpu-tile-symbolic-rows", "mlir::func::FuncOp"> {
-  let summary = "Static blocks of a contraction's run-time parallel loops";
+  let summary = "Static blocks of a contraction's run-time loops";
   let description = [{
     A linalg op whose sizes the run chooses (a sequence length,
     kiln.dim_symbols) would take the loop path: the register blocks,
@@ -54,8 +54,10 @@ def CPUTileSymbolicRows
     iterations of each (fewer than the smallest block but 1) one op of a
     run-time size: single rows or columns became matrix-vector products of
     a strided view, which bufferization copied into buffers allocated in
-    the loop. A run-time reduction (the probabilities times the values) and
-    elementwise ops keep the loop path.
+    the loop. A run-time reduction (the probabilities times the values)
+    runs in blocks the same way after its rows, each block accumulating
+    into the same result, its last terms one op of a run-time size.
+    Elementwise ops and row reductions keep the loop path.
 
     Before:
     ```mlir

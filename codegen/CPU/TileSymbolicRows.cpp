@@ -1,16 +1,18 @@
 //===- TileSymbolicRows.cpp - Static blocks of run-time loops -------------===//
 //
-// kiln-cpu-tile-symbolic-rows (Passes.td): a contraction's run-time parallel
-// loop runs in blocks of static size, each block a static op that the
-// register blocks and vector code after this pass take; the iterations left
-// after the last whole block run in smaller blocks, down to single ones. A
-// block with a second run-time parallel loop (attention's scores) is tiled
-// again in the next round; a product's elementwise reader (bias, GELU,
-// residual) is tiled with it. Each block is the op's TilingInterface tile at
-// static sizes; the loops' bounds are computed up front (upstream's tiling
-// and then loop peeling left the second level's blocks of run-time size:
-// peeling proves the outer loop's iterations full, not those of a loop
-// inside its last one).
+// kiln-cpu-tile-symbolic-rows (Passes.td): a contraction's run-time loop
+// (its parallel ones first, then a reduction) runs in blocks of static
+// size, each block a static op that the register blocks and vector code
+// after this pass take; the iterations left after the last whole block run
+// in smaller blocks, down to single ones or, where single ones would be
+// matrix-vector products of strided views, one op of a run-time size. A
+// block with another run-time loop (attention's scores, its context) is
+// tiled again in the next round; a product's elementwise reader (bias,
+// GELU, residual) is tiled with it. Each block is the op's TilingInterface
+// tile at static sizes; the loops' bounds are computed up front
+// (upstream's tiling and then loop peeling left the second level's blocks
+// of run-time size: peeling proves the outer loop's iterations full, not
+// those of a loop inside its last one).
 //
 //===----------------------------------------------------------------------===//
 
@@ -391,10 +393,11 @@ struct CPUTileSymbolicRowsPass
     // rows and the reduction) are tiled again in the next round.
     for (int round = 0; round < 3; ++round) {
       // The op, its loop, and whether its last iterations stay one op of a
-      // run-time size (where another run-time loop is left: single rows
-      // or columns of attention's scores became matrix-vector products
-      // of a strided view, which bufferization copied into buffers
-      // allocated in the loop).
+      // run-time size (where another run-time loop is left, or it is a
+      // reduction: single rows or columns of attention's scores, single
+      // terms of its context, became matrix-vector products of a strided
+      // view, which bufferization copied into buffers allocated in the
+      // loop).
       SmallVector<std::tuple<linalg::LinalgOp, unsigned, bool>> work;
       func.walk([&](linalg::LinalgOp op) {
         // Contractions only: the loop path runs elementwise ops and row
@@ -406,11 +409,14 @@ struct CPUTileSymbolicRowsPass
             !isa<TilingInterface>(op.getOperation()) ||
             !linalg::isaContractionOpInterface(op))
           return;
+        // (A run-time reduction, the context of attention, comes after the
+        // parallel loops: its blocks accumulate into the same result.)
         SmallVector<unsigned> loops = symbolicLoops(op);
-        if (!loops.empty() && !op->hasAttr(kRemainder) &&
-            op.getIteratorTypesArray()[loops.front()] ==
-                utils::IteratorType::parallel)
-          work.emplace_back(op, loops.front(), round > 0 || loops.size() > 1);
+        if (!loops.empty() && !op->hasAttr(kRemainder))
+          work.emplace_back(op, loops.front(),
+                            round > 0 || loops.size() > 1 ||
+                                op.getIteratorTypesArray()[loops.front()] ==
+                                    utils::IteratorType::reduction);
       });
       if (work.empty())
         break;

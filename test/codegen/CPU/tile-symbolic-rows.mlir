@@ -47,9 +47,17 @@ func.func @scores(%a: tensor<?x16xf32>, %b: tensor<16x?xf32>, %o: tensor<?x?xf32
 // -----
 
 // A run-time reduction (attention's context: the probabilities times the
-// values) and an elementwise op keep the loop path.
+// values) in blocks of 8 and 4 terms, each accumulating into the same
+// result, the last terms (fewer than 4) one op of a run-time size; an
+// elementwise op keeps the loop path.
 // CHECK-LABEL: func.func @left
+// CHECK: %[[R8:.+]] = scf.for %{{.+}} step %c8 iter_args(%{{.+}} = %{{.+}}) -> (tensor<4x8xf32>)
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<8x8xf32>) outs(%{{.+}} : tensor<4x8xf32>)
+// CHECK: %[[R4:.+]] = scf.for %{{.+}} step %c4 iter_args(%{{.+}} = %[[R8]])
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x4xf32>, tensor<4x8xf32>) outs(%{{.+}} : tensor<4x8xf32>)
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x?xf32>, tensor<?x8xf32>) outs(%[[R4]] : tensor<4x8xf32>)
 // CHECK-NOT: scf.for
+// CHECK: linalg.exp
 func.func @left(%p: tensor<4x?xf32>, %v: tensor<?x8xf32>, %q: tensor<4x8xf32>, %a: tensor<?x16xf32>) -> (tensor<4x8xf32>, tensor<?x16xf32>) {
   %r = linalg.matmul ins(%p, %v : tensor<4x?xf32>, tensor<?x8xf32>) outs(%q : tensor<4x8xf32>) -> tensor<4x8xf32>
   %e = linalg.exp ins(%a : tensor<?x16xf32>) outs(%a : tensor<?x16xf32>) -> tensor<?x16xf32>
