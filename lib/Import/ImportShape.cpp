@@ -1016,6 +1016,13 @@ static LogicalResult importRangeOfSymbol(NodeImporter &node,
            << symbolName(node, limit.symbol) << "' needs a bound of at most "
            << kMaxRange << " (--dynamic-dims), not " << bound;
   Type elementType = getType(node.getInput(0)).getElementType();
+  // (An int16 range holds a length only up to 2^15.)
+  if (auto integer = dyn_cast<IntegerType>(elementType);
+      integer &&
+      (integer.getWidth() > 64 || !llvm::isIntN(integer.getWidth() - 1, bound)))
+    return node.emitError()
+           << "a range of " << elementType << " cannot hold the symbolic size '"
+           << symbolName(node, limit.symbol) << "' up to its bound " << bound;
   auto type = RankedTensorType::get({bound}, elementType);
   SmallVector<Attribute> values;
   for (int64_t i = 0; i < bound; ++i) {
