@@ -21,6 +21,7 @@
 #include "lib/Pipeline/Pipelines.h"
 #include "lib/Pipeline/Registration.h"
 #include "lib/Target/GPUTarget.h"
+#include "lib/Target/HalfStorage.h"
 #include "lib/Target/Linker.h"
 #include "lib/Target/ModelABI.h"
 #include "lib/Target/ObjectEmitter.h"
@@ -893,6 +894,13 @@ private:
     if (llvm::Error error =
             emitModelABI(*llvmModule, kEntryName, *signature, target))
       return emitError(std::move(error));
+    if (target.arch != TargetArch::NVPTX) {
+      uint64_t saved = storeConstantsAsHalf(*llvmModule, **machine);
+      if (options.report && saved > 0)
+        result.report += "constants: " + std::to_string(saved) +
+                         " bytes saved by storing f32 weights that f16 holds "
+                         "exactly as f16 (converted when the model loads)\n";
+    }
     if (llvm::Error error =
             optimizeModule(*llvmModule, **machine, target.sveVectorBits))
       return emitError(std::move(error));

@@ -309,6 +309,9 @@ resolvePipelineOptions(const CompileOptions &options) {
   }
   // The GPU reduces by warps and blocks; the CPU by results on threads.
   result.graph.splitReductions = result.target.arch != TargetArch::NVPTX;
+  // The CPU's code computes f16 models in f32 (as onnxruntime's CPU kernels
+  // do); a GPU has half-precision arithmetic.
+  result.graph.widenHalf = result.target.arch != TargetArch::NVPTX;
   // Integer convolutions where the blocked layout's block is the dot
   // product's width (an NC1HWC0 block of 16 on an 8-lane target is not).
   result.graph.integerContractions =
@@ -457,6 +460,11 @@ struct GraphPipelineOptions : public PassPipelineOptions<GraphPipelineOptions> {
       llvm::cl::desc("split large reductions with few results into parts "
                      "for the CPU's threads"),
       llvm::cl::init(false)};
+  Option<bool> widenHalf{
+      *this, "widen-half",
+      llvm::cl::desc("compute f16 tensors in f32, keeping the function's "
+                     "signature (CPU targets)"),
+      llvm::cl::init(false)};
 };
 
 /// kiln-opt's kiln-cpu-codegen: CPUCodegenOptions, with the defaults of an
@@ -530,6 +538,7 @@ void registerPipelines() {
         options.integerContractions = pipelineOptions.integerContractions;
         options.bf16Contractions = pipelineOptions.bf16Contractions;
         options.splitReductions = pipelineOptions.splitReductions;
+        options.widenHalf = pipelineOptions.widenHalf;
         buildGraphOptimizationPipeline(pm, options);
       });
   PassPipelineRegistration<>(

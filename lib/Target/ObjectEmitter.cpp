@@ -16,9 +16,10 @@ Error optimizeModule(Module &module, TargetMachine &machine,
                      unsigned sveVectorBits) {
   module.setTargetTriple(machine.getTargetTriple());
   module.setDataLayout(machine.createDataLayout());
-  // Every function gets the target's CPU and features, as clang would set.
+  // Every function gets the target's CPU and features, as clang would set,
+  // but for one that has its own (HalfStorage.h: the baseline's).
   for (Function &function : module.functions()) {
-    if (function.isDeclaration())
+    if (function.isDeclaration() || function.hasFnAttribute("target-cpu"))
       continue;
     function.addFnAttr("target-cpu", machine.getTargetCPU());
     if (!machine.getTargetFeatureString().empty())

@@ -190,6 +190,10 @@ TargetInfo::createTargetMachine() const {
   // -ffp-contract=fast does: ONNX fixes no rounding of intermediate products,
   // and every fast CPU kernel library contracts.
   options.AllowFPOpFusion = FPOpFusion::Fast;
+  // Constructors (lib/Target/HalfStorage.h) in .init_array, which the
+  // dynamic loader runs; .ctors needs the C runtime's start files, which a
+  // model is not linked with.
+  options.UseInitArray = true;
   std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
       llvmTriple, cpu, llvmFeatures, options, Reloc::PIC_, std::nullopt,
       CodeGenOptLevel::Aggressive));

@@ -14,6 +14,9 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
                                     const GraphOptimizationOptions &options) {
   if (!options.enable)
     return;
+  // First, so that every later pass sees f32 ops (and constants).
+  if (options.widenHalf)
+    pm.addNestedPass<func::FuncOp>(graph::createGraphWidenHalf());
   pm.addNestedPass<func::FuncOp>(graph::createGraphInferShapes());
   pm.addNestedPass<func::FuncOp>(graph::createGraphFoldEmptyTensors());
   pm.addPass(createCanonicalizerPass());

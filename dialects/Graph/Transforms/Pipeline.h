@@ -33,6 +33,10 @@ struct GraphOptimizationOptions {
   /// (kiln-graph-split-reductions): for the CPU, whose code runs a
   /// reduction's results on threads.
   bool splitReductions = false;
+  /// Compute f16 tensors in f32, keeping the model's signature
+  /// (kiln-graph-widen-half): for CPUs, whose code generation has no
+  /// half-precision arithmetic.
+  bool widenHalf = false;
 };
 
 /// Graph-level optimisation on the graph dialect.
