@@ -5,6 +5,8 @@ inputs and outputs stay f16, and the products and convolutions are the f32
 ones."""
 
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -15,23 +17,17 @@ from onnx import TensorProto, helper, numpy_helper
 import kiln
 from test_qlinear import conv_stack, mlp
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "models"))
+import to_fp16  # noqa: E402
+
 rng = np.random.default_rng(16)
 
 
 def to_half(model):
-    """`model` with its float initializers, inputs, outputs and Casts to
-    float in f16 (what onnxconverter-common's float16 conversion does)."""
+    """`model` in f16, as tools/models/to_fp16.py converts it."""
     half = onnx.ModelProto()
     half.CopyFrom(model)
-    graph = half.graph
-    for i, tensor in enumerate(graph.initializer):
-        if tensor.data_type == TensorProto.FLOAT:
-            values = numpy_helper.to_array(tensor).astype(np.float16)
-            graph.initializer[i].CopyFrom(numpy_helper.from_array(values, tensor.name))
-    for value in list(graph.input) + list(graph.output) + list(graph.value_info):
-        if value.type.tensor_type.elem_type == TensorProto.FLOAT:
-            value.type.tensor_type.elem_type = TensorProto.FLOAT16
-    return half
+    return to_fp16.convert(half)
 
 
 def to_float(model):
