@@ -92,6 +92,42 @@ def GraphPruneConvTaps : Pass<"kiln-graph-prune-conv-taps", "mlir::func::FuncOp"
   let dependentDialects = ["kiln::graph::GraphDialect"];
 }
 
+def GraphConv1DAs2D : Pass<"kiln-graph-conv1d-as-2d", "mlir::func::FuncOp"> {
+  let summary = "Computes 1-D convolutions as 2-D ones of height 1, and the "
+                "elementwise ops after them in 4-D";
+  let description = [{
+    Every 1-D `graph.conv` of static shapes (`[N, C, L]`) becomes a 2-D one
+    of height 1 between two `graph.reshape`s (`[N, C, 1, L]`; the filter
+    `[M, C/G, K]` becomes `[M, C/G, 1, K]`, folded when it is a constant;
+    strides, pads and dilations get a first entry of 1, 1 and 0 pads), so
+    that it takes the blocked layout and the 2-D kernels. The reshape back
+    to 3-D is then moved below the elementwise ops that consume it (Add,
+    Sub, Mul, Div, Max, Min, Pow and the unary activations), their other
+    operands given the unit height too (`[.., C, L]` -> `[.., C, 1, L]`, a
+    scalar left alone), and two reshapes in a row become one, or none: a
+    chain of 1-D layers stays in 4-D from its first convolution to its
+    last, with each activation next to its convolution for
+    `kiln-graph-fuse-epilogues`. Runs after `kiln-graph-fold-batch-norm`,
+    which folds a BatchNorm into the 1-D convolution before it.
+
+    Before:
+    ```mlir
+    %y = graph.conv %x, %w, %b {strides = array<i64: 2>, pads = array<i64: 1, 1>, ...}
+         : (tensor<1x80x1000xf32>, tensor<256x80x3xf32>, tensor<256xf32>) -> tensor<1x256x500xf32>
+    %r = graph.relu %y : tensor<1x256x500xf32>
+    ```
+    After:
+    ```mlir
+    %x4 = graph.reshape %x {shape = array<i64: 1, 80, 1, 1000>, ...} : ...
+    %y4 = graph.conv %x4, %w4, %b {strides = array<i64: 1, 2>, pads = array<i64: 0, 1, 0, 1>, ...}
+          : (tensor<1x80x1x1000xf32>, tensor<256x80x1x3xf32>, tensor<256xf32>) -> tensor<1x256x1x500xf32>
+    %r4 = graph.relu %y4 : tensor<1x256x1x500xf32>
+    %r = graph.reshape %r4 {shape = array<i64: 1, 256, 500>, ...} : ...
+    ```
+  }];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
 def GraphStackDepthTaps : Pass<"kiln-graph-stack-depth-taps", "mlir::func::FuncOp"> {
   let summary = "Computes a 3-D convolution as one 2-D convolution over "
                 "depth-shifted copies of its input stacked along the channels";

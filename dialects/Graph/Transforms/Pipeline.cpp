@@ -24,6 +24,9 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
   // After folding, so that weights and per-channel parameters are constants;
   // BatchNorm folding before fusion, so that an activation meets its conv.
   pm.addNestedPass<func::FuncOp>(graph::createGraphFoldBatchNorm());
+  // After BatchNorm folding (which folds into a 1-D convolution as into a
+  // 2-D one), before fusion (the activations meet the 2-D convolutions).
+  pm.addNestedPass<func::FuncOp>(graph::createGraphConv1DAs2D());
   pm.addNestedPass<func::FuncOp>(graph::createGraphPruneConvTaps());
   // After pruning (fewer depth taps to stack), before fusion (the 2-D
   // convolution takes the epilogues that follow).
