@@ -1615,8 +1615,8 @@ Operation *sliceProducer(RewriterBase &rewriter, tensor::ExtractSliceOp slice) {
 /// Splits the direct blocked convolutions that planBlockedConvSplit names,
 /// again and again on their parts, each part with its own part of the
 /// epilogue and of the bias that starts its accumulators, so that each is
-/// tiled and fused as a convolution of its own. A convolution without an
-/// epilogue is left whole.
+/// tiled and fused as a convolution of its own; a convolution without an
+/// epilogue is split itself.
 void splitBlockedConvs(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
   SmallVector<linalg::LinalgOp> worklist;
   func.walk([&](linalg::LinalgOp op) {
@@ -1629,8 +1629,61 @@ void splitBlockedConvs(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
     std::optional<std::pair<unsigned, int64_t>> split =
         planBlockedConvSplit(op, vectorWidth, rows);
     linalg::GenericOp epilogue = getEpilogue(op);
-    if (!split || !epilogue)
+    if (!split)
       continue;
+    if (!epilogue) {
+      // The convolution alone: its loops start with its output dimensions,
+      // in order. Each part's accumulators start from the part of its
+      // init (the bias, or zeros) that it slices.
+      rewriter.setInsertionPoint(op);
+      Value whole = op.getDpsInits()[0];
+      auto [head, tail] =
+          linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()),
+                          split->first, rewriter.getIndexAttr(split->second));
+      for (TilingInterface part : {head, tail}) {
+        auto conv = dyn_cast_or_null<linalg::LinalgOp>(part.getOperation());
+        if (!conv)
+          continue;
+        if (auto init =
+                conv.getDpsInits()[0].getDefiningOp<tensor::ExtractSliceOp>()) {
+          // The tail's init slices the head's result inserted into the
+          // init; the parts are disjoint, so it reads the init itself.
+          Value base = init.getSource();
+          while (auto insert = base.getDefiningOp<tensor::InsertSliceOp>())
+            base = insert.getDest();
+          if (base != init.getSource()) {
+            rewriter.setInsertionPoint(init);
+            init = tensor::ExtractSliceOp::create(
+                rewriter, init.getLoc(), init.getType(), base,
+                init.getMixedOffsets(), init.getMixedSizes(),
+                init.getMixedStrides());
+            rewriter.modifyOpInPlace(conv, [&] {
+              conv.getDpsInitsMutable()[0].assign(init.getResult());
+            });
+          }
+          sliceProducer(rewriter, init);
+        }
+        worklist.push_back(conv);
+      }
+      // The parts' results are inserted into the init, which they cover
+      // together: an empty tensor will do, and the init's own computation
+      // (a bias broadcast over the whole output) goes.
+      for (OpOperand &use : llvm::make_early_inc_range(whole.getUses())) {
+        auto insert = dyn_cast<tensor::InsertSliceOp>(use.getOwner());
+        if (!insert || use.getOperandNumber() != 1)
+          continue;
+        rewriter.setInsertionPoint(insert);
+        Value empty = tensor::EmptyOp::create(
+            rewriter, insert.getLoc(), insert.getDestType().getShape(),
+            insert.getDestType().getElementType());
+        rewriter.modifyOpInPlace(
+            insert, [&] { insert.getDestMutable().assign(empty); });
+      }
+      if (Operation *producer = whole.getDefiningOp();
+          producer && isOpTriviallyDead(producer))
+        rewriter.eraseOp(producer);
+      continue;
+    }
     // The epilogue's loops are the convolution's output dimensions, in order.
     rewriter.setInsertionPoint(epilogue);
     auto [head, tail] = linalg::splitOp(

@@ -92,6 +92,42 @@ def GraphPruneConvTaps : Pass<"kiln-graph-prune-conv-taps", "mlir::func::FuncOp"
   let dependentDialects = ["kiln::graph::GraphDialect"];
 }
 
+def GraphConvTransposeAsConv : Pass<"kiln-graph-conv-transpose-as-conv", "mlir::func::FuncOp"> {
+  let summary = "Computes a transposed convolution as one convolution of its "
+                "phases, interleaved";
+  let description = [{
+    Output `o` of a transposed convolution (stride `s`, pad `p`, filter `w`)
+    sums `x[q - j] * w[phi + s * j]` over `j`, with `phi = (o + p) mod s`
+    and `q = (o + p) div s`: each phase `phi` is a stride-1 convolution of
+    the unchanged input with every `s`-th tap of the filter, reversed. A
+    `graph.conv_transpose` of static shapes, constant filter (and bias) and
+    no dilation becomes one `graph.conv` with `s^d` times the filters (each
+    phase's taps, zero-padded to the longest phase; the bias repeated),
+    whose result is interleaved by a reshape, a transpose and a reshape,
+    and cut to the output by a slice. The lowering it replaces inserted
+    `s - 1` zeros between input elements and multiplied them: `s^d` times
+    the products, in a loop nest outside the 2-D kernels. Groups, any
+    stride, pads and output padding, 1-D to 3-D.
+
+    Before:
+    ```mlir
+    %y = graph.conv_transpose %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, ...}
+         : (tensor<1x256x14x14xf32>, tensor<256x128x4x4xf32>, tensor<128xf32>) -> tensor<1x128x28x28xf32>
+    ```
+    After:
+    ```mlir
+    %c = graph.conv %x, %w2, %b2 {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, ...}
+         : (tensor<1x256x14x14xf32>, tensor<512x256x2x2xf32>, tensor<512xf32>) -> tensor<1x512x15x15xf32>
+    %r = graph.reshape %c ... -> tensor<1x128x2x2x15x15xf32>
+    %t = graph.transpose %r {perm = array<i64: 0, 1, 4, 2, 5, 3>} ... -> tensor<1x128x15x2x15x2xf32>
+    %i = graph.reshape %t ... -> tensor<1x128x30x30xf32>
+    %y = graph.slice %i {starts = array<i64: 0, 0, 1, 1>, ends = array<i64: 1, 128, 29, 29>, ...}
+         : (tensor<1x128x30x30xf32>) -> tensor<1x128x28x28xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
 def GraphConv1DAs2D : Pass<"kiln-graph-conv1d-as-2d", "mlir::func::FuncOp"> {
   let summary = "Computes 1-D convolutions as 2-D ones of height 1, and the "
                 "elementwise ops after them in 4-D";

@@ -25,7 +25,10 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
   // BatchNorm folding before fusion, so that an activation meets its conv.
   pm.addNestedPass<func::FuncOp>(graph::createGraphFoldBatchNorm());
   // After BatchNorm folding (which folds into a 1-D convolution as into a
-  // 2-D one), before fusion (the activations meet the 2-D convolutions).
+  // 2-D one), before fusion (the activations meet the 2-D convolutions);
+  // transposed convolutions first, so that a 1-D one becomes a 2-D
+  // convolution too.
+  pm.addNestedPass<func::FuncOp>(graph::createGraphConvTransposeAsConv());
   pm.addNestedPass<func::FuncOp>(graph::createGraphConv1DAs2D());
   pm.addNestedPass<func::FuncOp>(graph::createGraphPruneConvTaps());
   // After pruning (fewer depth taps to stack), before fusion (the 2-D

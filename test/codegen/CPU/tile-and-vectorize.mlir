@@ -443,6 +443,44 @@ func.func @ragged_conv(%x: tensor<1x2x13x13x16xf32>, %w: tensor<3x2x1x1x16x16xf3
 
 // -----
 
+// The same without an epilogue (a transposed convolution's phases, a layer
+// whose activation is not fused): the convolution itself is split, 9 and 4
+// columns in tiles of two blocks, each part's accumulators starting from
+// its part of the bias, and no bias broadcast over the whole output. Left
+// whole, 13 columns made tiles of one row (largestDivisor(13, ...) = 1), a
+// sixth of the speed.
+// CHECK-LABEL: func.func @ragged_conv_alone
+// CHECK-NOT: outs(%{{.+}} : tensor<1x2x13x13x16xf32>)
+// CHECK: ins(%{{.+}} : tensor<2x16xf32>) outs(%{{.+}} : tensor<1x2x13x9x16xf32>)
+// CHECK: -> (tensor<1x2x1x9x16xf32>, vector<9x16xf32>, vector<9x16xf32>)
+// CHECK: ins(%{{.+}} : tensor<2x16xf32>) outs(%{{.+}} : tensor<1x2x13x4x16xf32>)
+// CHECK: -> (tensor<1x2x1x4x16xf32>, vector<4x16xf32>, vector<4x16xf32>)
+// CHECK-NOT: vector<1x16xf32>
+// CHECK: return
+// PAR-LABEL: func.func @ragged_conv_alone
+// PAR: scf.forall
+#in = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6, d3 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+#id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#bias = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+func.func @ragged_conv_alone(%x: tensor<1x2x13x13x16xf32>, %w: tensor<2x2x1x1x16x16xf32>, %bias: tensor<2x16xf32>) -> tensor<1x2x13x13x16xf32> {
+  %e = tensor.empty() : tensor<1x2x13x13x16xf32>
+  %b = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%bias : tensor<2x16xf32>) outs(%e : tensor<1x2x13x13x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<1x2x13x13x16xf32>
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x13x13x16xf32>, tensor<2x2x1x1x16x16xf32>) outs(%b : tensor<1x2x13x13x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [1, 1]>} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x13x13x16xf32>
+  return %0 : tensor<1x2x13x13x16xf32>
+}
+
+// -----
+
 // A 1x1 convolution that narrows 256 channels to 64, its weights (64 KB)
 // small enough to stay in cache: the output channel blocks are the inner
 // tile loop, so that each input tile is read once from beyond L1 for all of
