@@ -93,6 +93,26 @@ func.func @max_pool(%x: tensor<1x1x8x8x8xf32, #graph.blocked<c = 8>>) -> tensor<
 
 // -----
 
+// A 5x5 window (25 positions, more than one generic takes in slices) pools
+// by rows, then by columns: five slices of the padded input down its rows
+// into [.., 20, 24, ..], then five slices of that along its columns.
+// CHECK-LABEL: func.func @max_pool_5x5
+// CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 2, 2, 0] high[0, 0, 2, 2, 0]
+// CHECK: %[[R0:.+]] = tensor.extract_slice %[[P]][0, 0, 0, 0, 0] [1, 1, 20, 24, 8] [1, 1, 1, 1, 1]
+// CHECK: %[[R4:.+]] = tensor.extract_slice %[[P]][0, 0, 4, 0, 0] [1, 1, 20, 24, 8] [1, 1, 1, 1, 1]
+// CHECK: %[[ROWS:.+]] = linalg.generic {{.*}} ins(%[[R0]], {{.*}}, %[[R4]] : {{.*}}) outs(%{{.+}} : tensor<1x1x20x24x8xf32>)
+// CHECK-COUNT-4: arith.maximumf
+// CHECK: %[[C0:.+]] = tensor.extract_slice %[[ROWS]][0, 0, 0, 0, 0] [1, 1, 20, 20, 8] [1, 1, 1, 1, 1]
+// CHECK: %[[C4:.+]] = tensor.extract_slice %[[ROWS]][0, 0, 0, 4, 0] [1, 1, 20, 20, 8] [1, 1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[C0]], {{.*}}, %[[C4]] : {{.*}}) outs(%{{.+}} : tensor<1x1x20x20x8xf32>)
+// CHECK-COUNT-4: arith.maximumf
+func.func @max_pool_5x5(%x: tensor<1x1x20x20x8xf32, #graph.blocked<c = 8>>) -> tensor<1x1x20x20x8xf32, #graph.blocked<c = 8>> {
+  %0 = graph.blocked_max_pool %x {kernel_shape = array<i64: 5, 5>, strides = array<i64: 1, 1>, pads = array<i64: 2, 2, 2, 2>, dilations = array<i64: 1, 1>, ceil_mode = false} : (tensor<1x1x20x20x8xf32, #graph.blocked<c = 8>>) -> tensor<1x1x20x20x8xf32, #graph.blocked<c = 8>>
+  return %0 : tensor<1x1x20x20x8xf32, #graph.blocked<c = 8>>
+}
+
+// -----
+
 // A depthwise convolution is one elementwise generic: one strided slice of
 // the padded input and one [C1, c] slice of the weight per window position
 // (2 x 2 here), the bias (d1, d4) and the residual, with the products

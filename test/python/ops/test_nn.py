@@ -212,6 +212,14 @@ POOL_CASES = {
                                      "auto_pad": "SAME_UPPER"}),
     "2d_dilated": ((1, 2, 9, 9), {"kernel_shape": [2, 2], "dilations": [2, 2]}),
     "1d": ((1, 3, 11), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
+    # Windows of more than 16 positions pool by rows, then by columns
+    # (YOLO's SPPF: 5x5, stride 1, pads 2), or with a side over 16 by
+    # reduction loops.
+    "2d_5x5": ((1, 20, 13, 13), {"kernel_shape": [5, 5], "pads": [2, 2, 2, 2]}),
+    "2d_7x3_dilated_ceil": ((1, 3, 17, 16), {"kernel_shape": [7, 3], "strides": [2, 3],
+                                             "dilations": [1, 2], "ceil_mode": 1,
+                                             "pads": [3, 0, 2, 1]}),
+    "2d_17x2": ((1, 2, 18, 5), {"kernel_shape": [17, 2]}),
     "3d": ((1, 2, 5, 6, 6), {"kernel_shape": [2, 3, 3], "strides": [1, 2, 2],
                              "pads": [0, 1, 1, 1, 1, 1]}),
 }
@@ -231,6 +239,27 @@ def test_average_pool(case, count_include_pad, tmp_path):
     x = data(shape)
     attrs = dict(attrs, count_include_pad=count_include_pad)
     check(model("AveragePool", {"x": x}, attrs, opset=19), {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("kernel,strides,pads", [
+    ([5, 5], [1, 1], [2, 2, 2, 2]), ([7, 3], [2, 1], [3, 1, 3, 1]), ([3, 3], [1, 1], [1, 1, 1, 1])])
+def test_blocked_pools_after_a_convolution(kernel, strides, pads, tmp_path):
+    # After a convolution, max and average pools take the blocked layout
+    # (the one-node tests above reach the average pool's NCHW lowering).
+    x = data((1, 8, 15, 15))
+    w = (data((32, 8, 1, 1)) * 0.3).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("MaxPool", ["c"], ["m"], kernel_shape=kernel,
+                              strides=strides, pads=pads),
+             helper.make_node("AveragePool", ["c"], ["a"], kernel_shape=kernel,
+                              strides=strides, pads=pads, count_include_pad=0),
+             helper.make_node("Add", ["m", "a"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "pools", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    check(m, {"x": x}, tmp_path)
 
 
 @pytest.mark.parametrize("p", [1, 2, 3])
