@@ -37,6 +37,9 @@ namespace {
 /// zero-insertion lowering rather than made at compile time.
 constexpr int64_t kMaxFilterElements = int64_t(1) << 26;
 
+/// Strides above this are left to the zero-insertion lowering.
+constexpr int64_t kMaxStride = 64;
+
 struct ConvTransposeAsConv : OpRewritePattern<ConvTransposeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -67,10 +70,17 @@ struct ConvTransposeAsConv : OpRewritePattern<ConvTransposeOp> {
                       out = resultType.getShape(), strides = op.getStrides(),
                       pads = op.getPads();
     int64_t n = in[0], channels = in[1], groups = op.getGroup();
+    if (channels % groups != 0)
+      return rewriter.notifyMatchFailure(op, "channels do not match");
     int64_t groupChannels = channels / groups, groupFilters = k[1];
     int64_t filters = groups * groupFilters;
     if (out[1] != filters || k[0] != channels)
       return rewriter.notifyMatchFailure(op, "channels do not match");
+    // Strides and kernels of sizes a model has: the phases (the product of
+    // the strides) multiply the filters.
+    for (int64_t i = 0; i < d; ++i)
+      if (strides[i] < 1 || strides[i] > kMaxStride || k[2 + i] < 1)
+        return rewriter.notifyMatchFailure(op, "a stride or kernel size");
 
     // Per spatial dimension: taps per phase, the convolution's pads, and
     // where the output starts in the interleaved phases.
@@ -88,11 +98,15 @@ struct ConvTransposeAsConv : OpRewritePattern<ConvTransposeOp> {
       start[i] = p - qFirst * s;
       if (convSize[i] < count || start[i] < 0)
         return rewriter.notifyMatchFailure(op, "phases out of range");
-      phases *= s;
-      tapCount *= taps[i];
+      if (llvm::MulOverflow(phases, s, phases) ||
+          llvm::MulOverflow(tapCount, taps[i], tapCount))
+        return rewriter.notifyMatchFailure(op, "too large a filter");
     }
-    int64_t convFilters = filters * phases;
-    if (convFilters * groupChannels * tapCount > kMaxFilterElements)
+    int64_t convFilters, filterElements;
+    if (llvm::MulOverflow(filters, phases, convFilters) ||
+        llvm::MulOverflow(convFilters, groupChannels, filterElements) ||
+        llvm::MulOverflow(filterElements, tapCount, filterElements) ||
+        filterElements > kMaxFilterElements)
       return rewriter.notifyMatchFailure(op, "too large a filter");
 
     // The filter [C, M/G, K...] as [M * S, C/G, J...]: output channel
