@@ -346,6 +346,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                        mlir::ModuleOp::getOperationName());
   kiln::GraphOptimizationOptions graph;
   graph.layoutBlock = 16;
+  // As for a CPU target: f16 models computed in f32, large reductions split.
+  graph.widenHalf = true;
+  graph.splitReductions = true;
   kiln::buildGraphOptimizationPipeline(pm, graph);
   // A pass may refuse the model (its error is the user's answer); if it
   // succeeds, the module must still verify (the pass manager checks).

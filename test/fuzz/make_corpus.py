@@ -143,6 +143,36 @@ def import_corpus(out):
     (out / "opset9999.onnx").write_bytes(model(
         [helper.make_node("Relu", ["x"], ["y"])], [f32("x", [3])],
         [f32("y", [3])], opset=9999).SerializeToString())
+    # The graph passes that rewrite convolutions and types: a 1-D
+    # convolution with an activation, a transposed convolution of stride 2,
+    # a 5x5 max pool after a convolution, and an f16 model with a cast and a
+    # bitcast.
+    rng = np.random.default_rng(3)
+
+    def weight(name, shape, dtype=np.float32):
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(dtype), name)
+    (out / "conv1d.onnx").write_bytes(model(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1], strides=[2]),
+         helper.make_node("Relu", ["c"], ["y"])],
+        [f32("x", [1, 4, 9])], [f32("y", None)], [weight("w", (6, 4, 3))]).SerializeToString())
+    (out / "conv-transpose.onnx").write_bytes(model(
+        [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2],
+                          pads=[1, 1, 1, 1], output_padding=[1, 0], group=2)],
+        [f32("x", [1, 4, 5, 5])], [f32("y", None)],
+        [weight("w", (4, 3, 3, 4)), weight("b", (6,))]).SerializeToString())
+    (out / "max-pool-5x5.onnx").write_bytes(model(
+        [helper.make_node("Conv", ["x", "w"], ["c"]),
+         helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[5, 5], pads=[2, 2, 2, 2])],
+        [f32("x", [1, 3, 7, 7])], [f32("y", None)], [weight("w", (16, 3, 1, 1))]).SerializeToString())
+    f16 = TensorProto.FLOAT16
+    (out / "half.onnx").write_bytes(model(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]),
+         helper.make_node("Cast", ["m"], ["c"], to=TensorProto.FLOAT),
+         helper.make_node("Cast", ["c"], ["h"], to=f16),
+         helper.make_node("BitCast", ["h"], ["y"], to=TensorProto.INT16)],
+        [helper.make_tensor_value_info("x", f16, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.INT16, None)],
+        [weight("w", (8, 8), np.float16)], opset=26).SerializeToString())
 
 
 def model_file_corpus(out, build):

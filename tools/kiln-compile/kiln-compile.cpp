@@ -118,7 +118,8 @@ cl::opt<std::string> precision(
     cl::desc("Operands of float convolutions and matrix products: fp32 "
              "(default) or bf16 (bf16 operands and f32 accumulation on the "
              "CPU's bf16 dot products: x86 AVX512-BF16, AArch64 BF16; "
-             "quantised layers stay int8)"),
+             "quantised layers stay int8). An f16 model computes in f32 on "
+             "CPU targets, its inputs, outputs and weights kept f16"),
     cl::init("fp32"), cl::cat(category));
 cl::opt<std::string> batchSplitName(
     "batch-split",
