@@ -1649,9 +1649,12 @@ void splitBlockedConvs(func::FuncOp func, int64_t vectorWidth, int64_t rows) {
           // The tail's init slices the head's result inserted into the
           // init; the parts are disjoint, so it reads the init itself.
           Value base = init.getSource();
-          while (auto insert = base.getDefiningOp<tensor::InsertSliceOp>())
-            base = insert.getDest();
-          if (base != init.getSource()) {
+          while (base != whole)
+            if (auto insert = base.getDefiningOp<tensor::InsertSliceOp>())
+              base = insert.getDest();
+            else
+              break;
+          if (base == whole && base != init.getSource()) {
             rewriter.setInsertionPoint(init);
             init = tensor::ExtractSliceOp::create(
                 rewriter, init.getLoc(), init.getType(), base,
