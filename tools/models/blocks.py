@@ -16,12 +16,11 @@ Each block becomes blocks/NAME.onnx with one input named "input" and one
 output; tools/benchmark.py takes them as --models blocks/NAME.onnx.
 """
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from zoo import randomize_statistics  # noqa: E402
+from zoo import cli  # noqa: E402
 
 
 def _blocks():
@@ -118,30 +117,21 @@ def _blocks():
             return self.layer(x.transpose(1, 2))
 
     class UNet(nn.Module):
-        def __init__(self):
+        """A U-Net level: two convolutions, a pool, an upsampling by a
+        transposed convolution, a skip concat; 2-D or 3-D."""
+        def __init__(self, conv, up, pool, channels, skip):
             super().__init__()
-            self.d1 = nn.Conv2d(64, 128, 3, padding=1)
-            self.d2 = nn.Conv2d(128, 128, 3, padding=1)
-            self.up = nn.ConvTranspose2d(128, 64, 2, 2)
-            self.out = nn.Conv2d(128, 64, 3, padding=1)
+            self.pool, self.skip = pool, skip
+            c = channels
+            self.d1 = conv(c, 2 * c, 3, padding=1)
+            self.d2 = conv(2 * c, 2 * c, 3, padding=1)
+            self.up = up(2 * c, c if skip == "input" else 2 * c, 2, 2)
+            self.out = conv(2 * c if skip == "input" else 4 * c, c, 3, padding=1)
 
         def forward(self, x):
             a = torch.relu(self.d1(x))
-            b = torch.relu(self.d2(F.max_pool2d(a, 2)))
-            return torch.relu(self.out(torch.cat([self.up(b), x], 1)))
-
-    class UNet3D(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.c1 = nn.Conv3d(16, 32, 3, padding=1)
-            self.c2 = nn.Conv3d(32, 32, 3, padding=1)
-            self.up = nn.ConvTranspose3d(32, 32, 2, 2)
-            self.out = nn.Conv3d(64, 16, 3, padding=1)
-
-        def forward(self, x):
-            a = torch.relu(self.c1(x))
-            b = torch.relu(self.c2(F.max_pool3d(a, 2)))
-            return torch.relu(self.out(torch.cat([self.up(b), a], 1)))
+            b = torch.relu(self.d2(self.pool(a, 2)))
+            return torch.relu(self.out(torch.cat([self.up(b), x if self.skip == "input" else a], 1)))
 
     def dcgan():
         layers, channels = [nn.ConvTranspose2d(100, 512, 4, 1, 0)], 512
@@ -190,8 +180,10 @@ def _blocks():
         "yolo_neck": (YoloNeck, (1, 256, 40, 40)),
         "conformer_conv": (Conformer, (1, 200, 256)),
         "whisper_front": (WhisperFront, (1, 80, 600)),
-        "unet": (UNet, (1, 64, 64, 64)),
-        "unet3d": (UNet3D, (1, 16, 16, 32, 32)),
+        "unet": (lambda: UNet(nn.Conv2d, nn.ConvTranspose2d, F.max_pool2d, 64, "input"),
+                 (1, 64, 64, 64)),
+        "unet3d": (lambda: UNet(nn.Conv3d, nn.ConvTranspose3d, F.max_pool3d, 16, "level"),
+                   (1, 16, 16, 32, 32)),
         "dcgan": (dcgan, (1, 100, 1, 1)),
         "style_transfer": (style, (1, 3, 128, 128)),
         "group_norm": (group_norm, (1, 64, 64, 64)),
@@ -205,47 +197,15 @@ NAMES = ["conv1d_stack", "decoder", "factorised_1x7", "odd_map", "sppf",
          "dcgan", "style_transfer", "group_norm", "pixel_shuffle", "attention"]
 
 
-def export(name, out, seed=0):
-    import torch
-    torch.manual_seed(seed)
-    make, shape = _blocks()[name]
-    net = make()
-    net.eval()
-    randomize_statistics(net, seed)
-    path = Path(out) / f"{name}.onnx"
-    torch.onnx.export(net, (torch.randn(*shape),), str(path), opset_version=17,
-                      input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
-    return path
+def _factory(name):
+    def make():
+        build, shape = _blocks()[name]
+        return build(), shape
+    return make
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("blocks", nargs="*", help="names (default: all)")
-    parser.add_argument("-o", "--out", type=Path, help="folder for NAME.onnx")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--list", action="store_true")
-    args = parser.parse_args()
-    if args.list:
-        print("\n".join(NAMES))
-        return 0
-    if not args.out:
-        parser.error("give -o FOLDER (or --list)")
-    unknown = [b for b in args.blocks if b not in NAMES]
-    if unknown:
-        parser.error(f"unknown blocks: {', '.join(unknown)} (see --list)")
-    args.out.mkdir(parents=True, exist_ok=True)
-    failed = 0
-    for name in args.blocks or NAMES:
-        try:
-            path = export(name, args.out, args.seed)
-            print(f"{name}: {path} ({path.stat().st_size / 1e6:.1f} MB)", flush=True)
-        except Exception as error:  # report each, go on with the others
-            failed += 1
-            print(f"{name}: export failed: {type(error).__name__}: {error}",
-                  file=sys.stderr, flush=True)
-    return 1 if failed else 0
+BLOCKS = {name: _factory(name) for name in NAMES}
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli(BLOCKS, __doc__, batch=False))

@@ -170,10 +170,12 @@ def randomize_statistics(net, seed):
                     module.bias.copy_(torch.randn(n, generator=generator) * 0.1)
 
 
-def export(name, out, seed=0, batch=1):
+def export_net(make, name, out, seed=0, batch=1):
+    """Exports the network that make() returns, with its example input's
+    shape, as out/NAME.onnx (input "input", output "output")."""
     import torch
     torch.manual_seed(seed)
-    net, shape = MODELS[name]()
+    net, shape = make()
     shape = (batch, *shape[1:])
     net.eval()
     randomize_statistics(net, seed)
@@ -191,36 +193,48 @@ def export(name, out, seed=0, batch=1):
     return path
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def export(name, out, seed=0, batch=1):
+    return export_net(MODELS[name], name, out, seed, batch)
+
+
+def cli(models, doc, batch=True):
+    """The command line of zoo.py (and of blocks.py, over its `models`, a
+    dict of name -> function returning (net, input shape))."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("models", nargs="*", help="names (default: all)")
     parser.add_argument("-o", "--out", type=Path, help="folder for NAME.onnx")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--batch", type=int, default=1,
-                        help="the batch the model is exported at (default: 1)")
+    if batch:
+        parser.add_argument("--batch", type=int, default=1,
+                            help="the batch the model is exported at (default: 1)")
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args()
     if args.list:
-        print("\n".join(MODELS))
+        print("\n".join(models))
         return 0
     if not args.out:
         parser.error("give -o FOLDER (or --list)")
-    if args.batch < 1:
-        parser.error(f"--batch must be at least 1, not {args.batch}")
-    unknown = [m for m in args.models if m not in MODELS]
+    size = getattr(args, "batch", 1)
+    if size < 1:
+        parser.error(f"--batch must be at least 1, not {size}")
+    unknown = [m for m in args.models if m not in models]
     if unknown:
         parser.error(f"unknown models: {', '.join(unknown)} (see --list)")
     args.out.mkdir(parents=True, exist_ok=True)
     failed = 0
-    for name in args.models or MODELS:
+    for name in args.models or models:
         try:
-            path = export(name, args.out, args.seed, args.batch)
+            path = export_net(models[name], name, args.out, args.seed, size)
             print(f"{name}: {path} ({path.stat().st_size / 1e6:.1f} MB)", flush=True)
         except Exception as error:  # report each, go on with the others
             failed += 1
             print(f"{name}: export failed: {type(error).__name__}: {error}",
                   file=sys.stderr, flush=True)
     return 1 if failed else 0
+
+
+def main():
+    return cli(MODELS, __doc__)
 
 
 if __name__ == "__main__":
