@@ -83,3 +83,43 @@ def test_dilated_conv_transpose_keeps_its_lowering():
                                         providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.testing.assert_allclose(kiln.load(kiln.compile(model)).run({"x": x})["y"], want,
                                rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("group", [1, 2])
+def test_conv_transpose_with_batch_norm_and_activation(group):
+    # A decoder's layer: ConvTranspose, BatchNormalization (folded into its
+    # filter and bias), a per-channel Mul and Add (folded too), then an
+    # activation applied to the phases before they interleave, fused into
+    # the convolution.
+    filters = 8
+    w = (rng.standard_normal((6, filters // group, 4, 4)) * 0.3).astype(np.float32)
+    channel = lambda low, high: rng.uniform(low, high, filters).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"),
+             numpy_helper.from_array(channel(-0.5, 0.5), "b"),
+             numpy_helper.from_array(channel(0.5, 1.5), "g"),
+             numpy_helper.from_array(channel(-0.5, 0.5), "beta"),
+             numpy_helper.from_array(channel(-0.2, 0.2), "mean"),
+             numpy_helper.from_array(channel(0.5, 2.0), "var"),
+             numpy_helper.from_array(channel(0.5, 2.0).reshape(filters, 1, 1), "s"),
+             numpy_helper.from_array(channel(-1, 1).reshape(filters, 1, 1), "t")]
+    nodes = [helper.make_node("ConvTranspose", ["x", "w", "b"], ["c"], strides=[2, 2],
+                              pads=[1, 1, 1, 1], group=group),
+             helper.make_node("BatchNormalization", ["c", "g", "beta", "mean", "var"], ["n"]),
+             helper.make_node("Mul", ["n", "s"], ["m"]),
+             helper.make_node("Add", ["m", "t"], ["a"]),
+             helper.make_node("LeakyRelu", ["a"], ["y"], alpha=0.2)]
+    graph = helper.make_graph(
+        nodes, "decoder_layer",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6, 9, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                              ir_version=8)
+    text = kiln.compile(model, emit="graph")
+    text = open(text).read() if not text.lstrip().startswith("module") else text
+    assert "batch_norm" not in text and "graph.mul" not in text and "graph.add" not in text
+    assert "activation leaky_relu" in text or "graph.leaky_relu %" in text
+    x = rng.standard_normal((1, 6, 9, 9)).astype(np.float32)
+    want = onnxruntime.InferenceSession(model.SerializeToString(),
+                                        providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(kiln.load(kiln.compile(model)).run({"x": x})["y"], want,
+                               rtol=1e-4, atol=1e-4)

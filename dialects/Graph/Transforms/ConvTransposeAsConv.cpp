@@ -174,6 +174,27 @@ struct ConvTransposeAsConv : OpRewritePattern<ConvTransposeOp> {
         rewriter.getDenseI64ArrayAttr(SmallVector<int64_t>(d, 1)),
         op.getGroupAttr());
 
+    // An activation after it applies to the phases before they interleave
+    // (elementwise, it commutes with moving elements), next to the
+    // convolution, which kiln-graph-fuse-epilogues then gives it.
+    Operation *activation = nullptr;
+    if (op->hasOneUse()) {
+      Operation *user = *op->getUsers().begin();
+      if (isa<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, EluOp, SeluOp, CeluOp,
+              HardSigmoidOp, HardSwishOp, GeluOp>(user) &&
+          user->getNumOperands() == 1 && user->getNumResults() == 1 &&
+          user->getResult(0).getType() == resultType)
+        activation = user;
+    }
+    if (activation) {
+      Operation *moved = rewriter.clone(*activation);
+      rewriter.modifyOpInPlace(moved, [&] {
+        moved->setOperand(0, y);
+        moved->getResult(0).setType(y.getType());
+      });
+      y = moved->getResult(0);
+    }
+
     // [N, M * S, Q...] -> [N, M, s..., Q...] -> [N, M, Q1, s1, Q2, s2, ...]
     // -> [N, M, Q1 s1, ...], then the output's window.
     auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
@@ -207,7 +228,12 @@ struct ConvTransposeAsConv : OpRewritePattern<ConvTransposeOp> {
           rewriter.getDenseI64ArrayAttr(ends),
           rewriter.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 1)));
     }
-    rewriter.replaceOp(op, y);
+    if (activation) {
+      rewriter.replaceOp(activation, y);
+      rewriter.eraseOp(op);
+    } else {
+      rewriter.replaceOp(op, y);
+    }
     return success();
   }
 };

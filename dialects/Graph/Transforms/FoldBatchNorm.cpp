@@ -71,6 +71,73 @@ LogicalResult foldIntoConv(PatternRewriter &rewriter, ConvOp conv,
   return success();
 }
 
+/// The same for a transposed convolution, whose filter is [C, M/G, k...]:
+/// output channel m = g * M/G + j reads filter column j of group g's input
+/// channels.
+LogicalResult foldIntoConvTranspose(PatternRewriter &rewriter,
+                                    ConvTransposeOp conv, Operation *user,
+                                    const ChannelAffine &affine) {
+  std::optional<SmallVector<double>> weight =
+      getFloatElements(conv.getWeight());
+  if (!weight)
+    return rewriter.notifyMatchFailure(user, "filter is not a constant");
+  RankedTensorType weightType = conv.getWeight().getType();
+  int64_t channels = weightType.getDimSize(0);
+  int64_t groupFilters = weightType.getDimSize(1), groups = conv.getGroup();
+  int64_t filters = groups * groupFilters;
+  if (channels % groups != 0 || channels * groupFilters == 0 ||
+      static_cast<int64_t>(affine.scale.size()) != filters)
+    return rewriter.notifyMatchFailure(user, "channels do not match");
+  SmallVector<double> bias(filters, 0.0);
+  if (Value oldBias = conv.getBias()) {
+    std::optional<SmallVector<double>> values = getFloatElements(oldBias);
+    if (!values)
+      return rewriter.notifyMatchFailure(user, "bias is not a constant");
+    bias = std::move(*values);
+  }
+  int64_t taps = weight->size() / (channels * groupFilters);
+  int64_t groupChannels = channels / groups;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t j = 0; j < groupFilters; ++j) {
+      double s = affine.scale[(c / groupChannels) * groupFilters + j];
+      for (int64_t t = 0; t < taps; ++t)
+        (*weight)[(c * groupFilters + j) * taps + t] *= s;
+    }
+  for (int64_t m = 0; m < filters; ++m)
+    bias[m] = bias[m] * affine.scale[m] + affine.shift[m];
+  rewriter.setInsertionPoint(conv);
+  Location loc = conv.getLoc();
+  Value newWeight = createFloatConstant(rewriter, loc, weightType, *weight);
+  Value newBias = createFloatConstant(
+      rewriter, loc,
+      RankedTensorType::get({filters}, weightType.getElementType()), bias);
+  auto folded = ConvTransposeOp::create(
+      rewriter, rewriter.getFusedLoc({loc, user->getLoc()}),
+      user->getResult(0).getType(), conv.getInput(), newWeight, newBias,
+      conv.getStridesAttr(), conv.getPadsAttr(), conv.getDilationsAttr(),
+      conv.getOutputPaddingAttr(), conv.getGroupAttr());
+  rewriter.replaceOp(user, folded.getResult());
+  rewriter.eraseOp(conv);
+  return success();
+}
+
+/// The transposed convolution that defines `value` when `value` is its only
+/// use, with a static filter and the element type of `result`.
+ConvTransposeOp getFoldableConvTranspose(Value value, Value result) {
+  auto conv = value.getDefiningOp<ConvTransposeOp>();
+  if (!conv || !conv.getResult().hasOneUse() ||
+      !conv.getWeight().getType().hasStaticShape() ||
+      cast<RankedTensorType>(result.getType()).getElementType() !=
+          conv.getType().getElementType())
+    return nullptr;
+  return conv;
+}
+
+/// The filter count of a transposed convolution (its result's channels).
+int64_t transposedFilters(ConvTransposeOp conv) {
+  return conv.getWeight().getType().getDimSize(1) * conv.getGroup();
+}
+
 /// The convolution that defines `value` when `value` is its only use, has
 /// static filter count and the same type as `result`.
 ConvOp getFoldableConv(Value value, Value result) {
@@ -121,6 +188,28 @@ struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp> {
           op, "scale, bias, mean or var is not a constant of one element "
               "per channel");
     return foldIntoConv(rewriter, conv, op, *affine);
+  }
+};
+
+/// BatchNormalization after a transposed convolution (decoders, GAN
+/// generators): into its filter and bias, as into a convolution's.
+struct FoldBatchNormIntoConvTranspose : OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BatchNormOp op,
+                                PatternRewriter &rewriter) const override {
+    ConvTransposeOp conv =
+        getFoldableConvTranspose(op.getInput(), op.getResult());
+    if (!conv)
+      return rewriter.notifyMatchFailure(
+          op, "input is not a transposed convolution used only here");
+    std::optional<ChannelAffine> affine =
+        getBatchNormAffine(op, transposedFilters(conv));
+    if (!affine)
+      return rewriter.notifyMatchFailure(
+          op, "scale, bias, mean or var is not a constant of one element "
+              "per channel");
+    return foldIntoConvTranspose(rewriter, conv, op, *affine);
   }
 };
 
@@ -196,9 +285,15 @@ struct FoldChannelConstantIntoConv : OpRewritePattern<OpTy> {
     auto resultType = cast<RankedTensorType>(op.getType());
     for (int operand = 0; operand < 2; ++operand) {
       ConvOp conv = getFoldableConv(op->getOperand(operand), op.getResult());
-      if (!conv || conv.getType() != resultType)
+      ConvTransposeOp transposed =
+          conv ? nullptr
+               : getFoldableConvTranspose(op->getOperand(operand),
+                                          op.getResult());
+      Operation *producer = conv ? conv.getOperation() : transposed;
+      if (!producer || producer->getResult(0).getType() != resultType)
         continue;
-      int64_t filters = conv.getWeight().getType().getDimSize(0);
+      int64_t filters = conv ? conv.getWeight().getType().getDimSize(0)
+                             : transposedFilters(transposed);
       std::optional<SmallVector<double>> values = getPerChannelValues(
           op->getOperand(1 - operand), resultType.getRank(), 1, filters);
       if (!values)
@@ -211,7 +306,9 @@ struct FoldChannelConstantIntoConv : OpRewritePattern<OpTy> {
         affine.scale.assign(filters, 1.0);
         affine.shift = std::move(*values);
       }
-      return foldIntoConv(rewriter, conv, op, affine);
+      if (conv)
+        return foldIntoConv(rewriter, conv, op, affine);
+      return foldIntoConvTranspose(rewriter, transposed, op, affine);
     }
     return rewriter.notifyMatchFailure(
         op, "not a convolution and a constant of one value per channel");
@@ -231,8 +328,8 @@ struct GraphFoldBatchNormPass
 } // namespace
 
 void populateFoldBatchNormPatterns(RewritePatternSet &patterns) {
-  patterns.add<FoldBatchNormIntoConv, FoldBatchNormIntoGemm,
-               FoldChannelConstantIntoConv<MulOp>,
+  patterns.add<FoldBatchNormIntoConv, FoldBatchNormIntoConvTranspose,
+               FoldBatchNormIntoGemm, FoldChannelConstantIntoConv<MulOp>,
                FoldChannelConstantIntoConv<AddOp>>(patterns.getContext());
 }
 

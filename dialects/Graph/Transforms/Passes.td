@@ -104,7 +104,11 @@ def GraphConvTransposeAsConv : Pass<"kiln-graph-conv-transpose-as-conv", "mlir::
     no dilation becomes one `graph.conv` with `s^d` times the filters (each
     phase's taps, zero-padded to the longest phase; the bias repeated),
     whose result is interleaved by a reshape, a transpose and a reshape,
-    and cut to the output by a slice. The lowering it replaces inserted
+    and cut to the output by a slice; an activation that is the transposed
+    convolution's only use (Relu, LeakyRelu, Sigmoid, Tanh, Elu, Selu,
+    Celu, HardSigmoid, HardSwish, Gelu) applies to the phases before they
+    interleave, next to the convolution, for
+    `kiln-graph-fuse-epilogues`. The lowering it replaces inserted
     `s - 1` zeros between input elements and multiplied them: `s^d` times
     the products, in a loop nest outside the 2-D kernels. Groups, any
     stride, pads and output padding, 1-D to 3-D.
@@ -254,7 +258,8 @@ def GraphMarkIntegerContractions : Pass<"kiln-graph-mark-integer-contractions", 
 
 def GraphFoldBatchNorm : Pass<"kiln-graph-fold-batch-norm", "mlir::func::FuncOp"> {
   let summary = "Folds BatchNormalization, and Mul and Add by per-channel "
-                "constants, into the weights of the Conv or Gemm before them";
+                "constants, into the weights of the Conv, ConvTranspose or "
+                "Gemm before them";
   let description = [{
     At inference, `graph.batch_norm` is `x * s + t` per channel, with
     `s = scale / sqrt(var + epsilon)` and `t = bias - mean * s`. When its
@@ -262,6 +267,9 @@ def GraphFoldBatchNorm : Pass<"kiln-graph-fold-batch-norm", "mlir::func::FuncOp"
     (or none), filter `m` is multiplied by `s[m]` and the bias becomes
     `b * s + t`; the batch_norm disappears. The same holds for a
     `graph.gemm` (the columns of B are scaled, C becomes `beta * C * s + t`),
+    for a `graph.conv_transpose` (its filter `[C, M/G, k...]`: column `j` of
+    group `g`'s rows scales by `s[g * M/G + j]`; decoders and GAN
+    generators put a BatchNorm after each),
     and for a `graph.mul` or `graph.add` of a convolution by a constant of one
     value per output channel (shape `[M, 1, 1]`, `[1, M, 1, 1]` or a single
     value). Nothing folds when a parameter is not a constant, when the

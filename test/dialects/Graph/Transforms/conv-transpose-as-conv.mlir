@@ -57,3 +57,19 @@ func.func @left_alone(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>) -> (tens
   %1 = graph.conv_transpose %x, %c {dilations = array<i64: 2, 2>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x11x11xf32>
   return %0, %1 : tensor<1x2x9x9xf32>, tensor<1x2x11x11xf32>
 }
+
+// -----
+
+// An activation after it is applied to the phases, before they
+// interleave, so that it meets the convolution.
+// CHECK-LABEL: func.func @activation
+// CHECK: %[[C:.+]] = graph.conv {{.+}} -> tensor<1x12x4x5xf32>
+// CHECK: %[[R:.+]] = graph.relu %[[C]] : tensor<1x12x4x5xf32>
+// CHECK: graph.reshape %[[R]]
+// CHECK-NOT: graph.relu
+func.func @activation(%x: tensor<1x2x4x5xf32>) -> tensor<1x3x8x10xf32> {
+  %w = graph.constant dense<0.5> : tensor<2x3x2x2xf32>
+  %0 = graph.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x4x5xf32>, tensor<2x3x2x2xf32>) -> tensor<1x3x8x10xf32>
+  %1 = graph.relu %0 : tensor<1x3x8x10xf32>
+  return %1 : tensor<1x3x8x10xf32>
+}

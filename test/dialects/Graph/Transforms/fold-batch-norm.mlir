@@ -124,3 +124,29 @@ func.func @rounded_scale_stays(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %2 = graph.round %1 : tensor<1x2x4x4xf32>
   return %2 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// After a transposed convolution ([C, M/G, k...] filter, two groups): each
+// filter column j of group g scales by the map of output channel
+// g * M/G + j (BatchNorm's s = [2, 4], then the Mul's [1, 1.25]), and the
+// bias becomes b * s + t ([0.5, 0] -> [1, -1] -> [1, -1.25]).
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK-DAG: graph.constant dense<{{\[}}{{\[}}{{\[}}[2.000000e+00]]], {{\[}}{{\[}}[5.000000e+00]]]]> : tensor<2x1x1x1xf32>
+// CHECK-DAG: graph.constant dense<[1.000000e+00, -1.250000e+00]> : tensor<2xf32>
+// CHECK: graph.conv_transpose {{.+}} -> tensor<1x2x4x4xf32>
+// CHECK-NOT: graph.batch_norm
+// CHECK-NOT: graph.mul
+func.func @conv_transpose(%x: tensor<1x2x2x2xf32>) -> tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<[[[[1.0]]], [[[1.0]]]]> : tensor<2x1x1x1xf32>
+  %b = graph.constant dense<[0.5, 0.0]> : tensor<2xf32>
+  %g = graph.constant dense<[2.0, 4.0]> : tensor<2xf32>
+  %beta = graph.constant dense<[0.0, -1.0]> : tensor<2xf32>
+  %mean = graph.constant dense<0.0> : tensor<2xf32>
+  %var = graph.constant dense<1.0> : tensor<2xf32>
+  %s = graph.constant dense<[[[1.0]], [[1.25]]]> : tensor<2x1x1xf32>
+  %0 = graph.conv_transpose %x, %w, %b {dilations = array<i64: 1, 1>, group = 2 : i64, output_padding = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %1 = graph.batch_norm %0, %g, %beta, %mean, %var {epsilon = 0.0 : f32} : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %2 = graph.mul %1, %s : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %2 : tensor<1x2x4x4xf32>
+}
