@@ -32,43 +32,77 @@ struct ChannelAffine {
   SmallVector<double> scale, shift;
 };
 
-/// Rewrites `conv` as a convolution whose output is `affine` applied to the
-/// old one, replacing `user` (the op that applied the map). Fails, changing
-/// nothing, when the weight or the bias is not a constant.
-LogicalResult foldIntoConv(PatternRewriter &rewriter, ConvOp conv,
-                           Operation *user, const ChannelAffine &affine) {
-  std::optional<SmallVector<double>> weight =
-      getFloatElements(conv.getWeight());
-  if (!weight)
-    return rewriter.notifyMatchFailure(user, "conv weight is not a constant");
-  int64_t filters = conv.getWeight().getType().getDimSize(0);
-  SmallVector<double> bias(filters, 0.0);
-  if (Value oldBias = conv.getBias()) {
-    std::optional<SmallVector<double>> values = getFloatElements(oldBias);
+/// Folds `affine` into the constant filter `weight` and bias `bias` (or
+/// none) of `conv`, whose `filters` output channels it maps: `scaleFilter`
+/// multiplies each filter element by its output channel's scale, `make`
+/// builds the op that replaces `user` (the op that applied the map) from
+/// the new filter and bias. Fails, changing nothing, when the filter or the
+/// bias is not a constant.
+LogicalResult
+foldIntoFilter(PatternRewriter &rewriter, Operation *conv, Value weight,
+               Value bias, int64_t filters, Operation *user,
+               const ChannelAffine &affine,
+               function_ref<void(MutableArrayRef<double>)> scaleFilter,
+               function_ref<Value(Location, Value, Value)> make) {
+  std::optional<SmallVector<double>> filter = getFloatElements(weight);
+  if (!filter)
+    return rewriter.notifyMatchFailure(user, "filter is not a constant");
+  SmallVector<double> newBias(filters, 0.0);
+  if (bias) {
+    std::optional<SmallVector<double>> values = getFloatElements(bias);
     if (!values)
-      return rewriter.notifyMatchFailure(user, "conv bias is not a constant");
-    bias = std::move(*values);
+      return rewriter.notifyMatchFailure(user, "bias is not a constant");
+    newBias = std::move(*values);
   }
-  int64_t perFilter = weight->size() / filters;
-  for (int64_t m = 0; m < filters; ++m) {
-    for (int64_t i = 0; i < perFilter; ++i)
-      (*weight)[m * perFilter + i] *= affine.scale[m];
-    bias[m] = bias[m] * affine.scale[m] + affine.shift[m];
-  }
+  scaleFilter(*filter);
+  for (int64_t m = 0; m < filters; ++m)
+    newBias[m] = newBias[m] * affine.scale[m] + affine.shift[m];
   rewriter.setInsertionPoint(conv);
-  Location loc = conv.getLoc();
-  RankedTensorType weightType = conv.getWeight().getType();
-  Value newWeight = createFloatConstant(rewriter, loc, weightType, *weight);
-  Value newBias = createFloatConstant(
-      rewriter, loc,
-      RankedTensorType::get({filters}, weightType.getElementType()), bias);
-  auto folded = ConvOp::create(
-      rewriter, rewriter.getFusedLoc({loc, user->getLoc()}),
-      user->getResult(0).getType(), conv.getInput(), newWeight, newBias,
-      conv.getStrides(), conv.getPads(), conv.getDilations(), conv.getGroup());
-  rewriter.replaceOp(user, folded.getResult());
+  Location loc = conv->getLoc();
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  Value folded =
+      make(rewriter.getFusedLoc({loc, user->getLoc()}),
+           createFloatConstant(rewriter, loc, weightType, *filter),
+           createFloatConstant(
+               rewriter, loc,
+               RankedTensorType::get({filters}, weightType.getElementType()),
+               newBias));
+  rewriter.replaceOp(user, folded);
   rewriter.eraseOp(conv);
   return success();
+}
+
+/// Rewrites `conv` as a convolution whose output is `affine` applied to the
+/// old one, replacing `user`: filter `m` is scaled by the map of channel m.
+LogicalResult foldIntoConv(PatternRewriter &rewriter, ConvOp conv,
+                           Operation *user, const ChannelAffine &affine) {
+  int64_t filters = conv.getWeight().getType().getDimSize(0);
+  return foldIntoFilter(
+      rewriter, conv, conv.getWeight(), conv.getBias(), filters, user, affine,
+      [&](MutableArrayRef<double> filter) {
+        int64_t perFilter = filter.size() / filters;
+        for (int64_t m = 0; m < filters; ++m)
+          for (int64_t i = 0; i < perFilter; ++i)
+            filter[m * perFilter + i] *= affine.scale[m];
+      },
+      [&](Location loc, Value weight, Value bias) -> Value {
+        return ConvOp::create(rewriter, loc, user->getResult(0).getType(),
+                              conv.getInput(), weight, bias, conv.getStrides(),
+                              conv.getPads(), conv.getDilations(),
+                              conv.getGroup());
+      });
+}
+
+/// The convolution that defines `value` when `value` is its only use, has
+/// static filter count and the same type as `result`.
+ConvOp getFoldableConv(Value value, Value result) {
+  auto conv = value.getDefiningOp<ConvOp>();
+  if (!conv || !conv.getResult().hasOneUse() ||
+      conv.getWeight().getType().isDynamicDim(0) ||
+      cast<RankedTensorType>(result.getType()).getElementType() !=
+          conv.getType().getElementType())
+    return nullptr;
+  return conv;
 }
 
 /// The same for a transposed convolution, whose filter is [C, M/G, k...]:
@@ -77,10 +111,6 @@ LogicalResult foldIntoConv(PatternRewriter &rewriter, ConvOp conv,
 LogicalResult foldIntoConvTranspose(PatternRewriter &rewriter,
                                     ConvTransposeOp conv, Operation *user,
                                     const ChannelAffine &affine) {
-  std::optional<SmallVector<double>> weight =
-      getFloatElements(conv.getWeight());
-  if (!weight)
-    return rewriter.notifyMatchFailure(user, "filter is not a constant");
   RankedTensorType weightType = conv.getWeight().getType();
   int64_t channels = weightType.getDimSize(0);
   int64_t groupFilters = weightType.getDimSize(1), groups = conv.getGroup();
@@ -88,37 +118,25 @@ LogicalResult foldIntoConvTranspose(PatternRewriter &rewriter,
   if (channels % groups != 0 || channels * groupFilters == 0 ||
       static_cast<int64_t>(affine.scale.size()) != filters)
     return rewriter.notifyMatchFailure(user, "channels do not match");
-  SmallVector<double> bias(filters, 0.0);
-  if (Value oldBias = conv.getBias()) {
-    std::optional<SmallVector<double>> values = getFloatElements(oldBias);
-    if (!values)
-      return rewriter.notifyMatchFailure(user, "bias is not a constant");
-    bias = std::move(*values);
-  }
-  int64_t taps = weight->size() / (channels * groupFilters);
-  int64_t groupChannels = channels / groups;
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t j = 0; j < groupFilters; ++j) {
-      double s = affine.scale[(c / groupChannels) * groupFilters + j];
-      for (int64_t t = 0; t < taps; ++t)
-        (*weight)[(c * groupFilters + j) * taps + t] *= s;
-    }
-  for (int64_t m = 0; m < filters; ++m)
-    bias[m] = bias[m] * affine.scale[m] + affine.shift[m];
-  rewriter.setInsertionPoint(conv);
-  Location loc = conv.getLoc();
-  Value newWeight = createFloatConstant(rewriter, loc, weightType, *weight);
-  Value newBias = createFloatConstant(
-      rewriter, loc,
-      RankedTensorType::get({filters}, weightType.getElementType()), bias);
-  auto folded = ConvTransposeOp::create(
-      rewriter, rewriter.getFusedLoc({loc, user->getLoc()}),
-      user->getResult(0).getType(), conv.getInput(), newWeight, newBias,
-      conv.getStridesAttr(), conv.getPadsAttr(), conv.getDilationsAttr(),
-      conv.getOutputPaddingAttr(), conv.getGroupAttr());
-  rewriter.replaceOp(user, folded.getResult());
-  rewriter.eraseOp(conv);
-  return success();
+  return foldIntoFilter(
+      rewriter, conv, conv.getWeight(), conv.getBias(), filters, user, affine,
+      [&](MutableArrayRef<double> filter) {
+        int64_t taps = filter.size() / (channels * groupFilters);
+        int64_t groupChannels = channels / groups;
+        for (int64_t c = 0; c < channels; ++c)
+          for (int64_t j = 0; j < groupFilters; ++j) {
+            double s = affine.scale[(c / groupChannels) * groupFilters + j];
+            for (int64_t t = 0; t < taps; ++t)
+              filter[(c * groupFilters + j) * taps + t] *= s;
+          }
+      },
+      [&](Location loc, Value weight, Value bias) -> Value {
+        return ConvTransposeOp::create(
+            rewriter, loc, user->getResult(0).getType(), conv.getInput(),
+            weight, bias, conv.getStridesAttr(), conv.getPadsAttr(),
+            conv.getDilationsAttr(), conv.getOutputPaddingAttr(),
+            conv.getGroupAttr());
+      });
 }
 
 /// The transposed convolution that defines `value` when `value` is its only
@@ -136,18 +154,6 @@ ConvTransposeOp getFoldableConvTranspose(Value value, Value result) {
 /// The filter count of a transposed convolution (its result's channels).
 int64_t transposedFilters(ConvTransposeOp conv) {
   return conv.getWeight().getType().getDimSize(1) * conv.getGroup();
-}
-
-/// The convolution that defines `value` when `value` is its only use, has
-/// static filter count and the same type as `result`.
-ConvOp getFoldableConv(Value value, Value result) {
-  auto conv = value.getDefiningOp<ConvOp>();
-  if (!conv || !conv.getResult().hasOneUse() ||
-      conv.getWeight().getType().isDynamicDim(0) ||
-      cast<RankedTensorType>(result.getType()).getElementType() !=
-          conv.getType().getElementType())
-    return nullptr;
-  return conv;
 }
 
 /// The per-channel map of a batch_norm whose parameters are constants.
