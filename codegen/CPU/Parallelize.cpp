@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/Passes.h"
+#include "codegen/Common/KernelConfig.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -57,12 +58,22 @@ bool readsForward(linalg::LinalgOp op) {
 
 /// Tile sizes that cut the leading parallel loops of `op` into at least
 /// `minTiles` tiles where they can (0: a loop left whole), or an empty vector
-/// when `op` should stay sequential.
+/// when `op` should stay sequential. A kernel configuration (kiln.tune)
+/// overrides both thresholds: `parallel = false` keeps the op sequential,
+/// `parallel = true` puts it on threads whatever its size, `tiles` sets
+/// `minTiles`.
 SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t minTiles,
                                      int64_t minIterations) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ranges.empty() || ShapedType::isDynamicShape(ranges))
     return {};
+  KernelConfigAttr config = KernelConfigAttr::of(op);
+  if (std::optional<bool> parallel = config.getParallel()) {
+    if (!*parallel)
+      return {};
+    minIterations = 0;
+  }
+  minTiles = config.getTiles().value_or(minTiles);
   // The work of an iteration grows with the values it writes (a Winograd
   // transform writes a whole tile's).
   int64_t iterations = op.getNumDpsInits();

@@ -153,7 +153,10 @@ def CPUParallelize : Pass<"kiln-cpu-parallelize", "mlir::func::FuncOp"> {
     to start. So does an op that reads an operand through an index that
     does not grow with its loops (a ConvTranspose's flipped kernel,
     `k - 1 - d`; a grouped convolution's `floordiv`): linalg's tiling sizes
-    such a read wrongly.
+    such a read wrongly. A kernel configuration from a tuning database
+    (`kiln.kernel_config`, docs/tuning.md) overrides the thresholds for its
+    op: `parallel = false` keeps it sequential, `parallel = true` puts it on
+    threads whatever its size, `tiles` replaces `min-tiles`.
 
     Before:
     ```mlir
@@ -175,7 +178,7 @@ def CPUParallelize : Pass<"kiln-cpu-parallelize", "mlir::func::FuncOp"> {
     Option<"minIterations", "min-iterations", "int64_t", /*default=*/"16384",
            "iterations an op needs to run in parallel">,
   ];
-  let dependentDialects = ["mlir::scf::SCFDialect",
+  let dependentDialects = ["::kiln::KilnDialect", "mlir::scf::SCFDialect",
                            "mlir::tensor::TensorDialect"];
 }
 
@@ -233,7 +236,10 @@ def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
     position): a blocked depthwise convolution, one such op whose body sums
     9 or 25 products, then has 8 independent chains of multiply-adds and
     loads each input vector that neighbouring pixels' windows share once
-    (EfficientNet-B0's depthwise convolutions 66 -> 87-128 GFLOP/s).
+    (EfficientNet-B0's depthwise convolutions 66 -> 87-128 GFLOP/s). A
+    kernel configuration's `rows` (kiln.tune's knob of a depthwise
+    convolution) sets the positions per step instead, where it divides the
+    dimension.
 
     Before (loops i, j, k of a matmul):
     ```mlir
@@ -257,7 +263,8 @@ def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
            "of the vectors of elementwise ops with a broadcast input (0: "
            "leave them to LLVM)">
   ];
-  let dependentDialects = ["mlir::arith::ArithDialect",
+  let dependentDialects = ["::kiln::KilnDialect",
+                           "mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect",

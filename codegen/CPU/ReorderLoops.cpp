@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/Passes.h"
+#include "codegen/Common/KernelConfig.h"
 #include "codegen/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -276,9 +277,14 @@ SmallVector<Operation *> vectorizeBroadcasts(func::FuncOp func, int64_t lanes) {
   for (linalg::GenericOp op : ops) {
     SmallVector<int64_t> sizes(op.getNumLoops(), 1);
     sizes.back() = lanes;
-    if (sizes.size() > 1)
+    if (sizes.size() > 1) {
+      // A kernel configuration's rows (kiln.tune's depthwise knob), if they
+      // divide the dimension, else the default.
+      int64_t size = op.getStaticLoopRanges()[sizes.size() - 2];
+      std::optional<int64_t> rows = KernelConfigAttr::of(op).getRows();
       sizes[sizes.size() - 2] =
-          stepPositions(op.getStaticLoopRanges()[sizes.size() - 2]);
+          rows && size % *rows == 0 ? *rows : stepPositions(size);
+    }
     linalg::LinalgTilingOptions options;
     options.setTileSizes(sizes);
     rewriter.setInsertionPoint(op);

@@ -25,6 +25,13 @@ struct CodegenApplyKernelConfigsPass
   void runOnOperation() override {
     if (tuningDB.empty())
       return;
+    if (stage != "kernels" && stage != "loop-nests") {
+      emitError(UnknownLoc::get(&getContext()))
+          << "kiln-codegen-apply-kernel-configs: stage is kernels or "
+             "loop-nests, not '"
+          << stage << "'";
+      return signalPassFailure();
+    }
     llvm::Expected<TuningDatabase> database = TuningDatabase::load(tuningDB);
     if (!database) {
       // About the file, not about an op of the module.
@@ -37,7 +44,9 @@ struct CodegenApplyKernelConfigsPass
     kernelTarget.vectorWidth = vectorWidth;
     kernelTarget.parallel = parallel;
     if (failed(applyKernelConfigs(getOperation(), *database, kernelTarget,
-                                  /*applied=*/nullptr)))
+                                  /*applied=*/nullptr,
+                                  stage == "kernels" ? KernelStage::Kernels
+                                                     : KernelStage::LoopNests)))
       signalPassFailure();
   }
 };

@@ -10,6 +10,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -27,6 +29,12 @@ constexpr llvm::StringLiteral kVectors = attr::kKnobVectors;
 constexpr llvm::StringLiteral kRows = attr::kKnobRows;
 constexpr llvm::StringLiteral kReductionTile = attr::kKnobReductionTile;
 constexpr llvm::StringLiteral kParallel = attr::kKnobParallel;
+constexpr llvm::StringLiteral kTiles = attr::kKnobTiles;
+
+/// Loop nests of fewer iterations are not listed: on threads they would
+/// cost more than they gain (kiln-cpu-parallelize's default threshold is
+/// four times this), and a model has many of them.
+constexpr int64_t kMinLoopNestIterations = 4096;
 
 /// The sizes a contraction's register blocking works with: the innermost M,
 /// N and K loops of the op (or of the contraction an im2col convolution
@@ -101,6 +109,67 @@ void addContractionKnobs(json::Object &space, ContractionSizes sizes,
     space[kParallel] = json::Array{false, true};
 }
 
+/// Whether `value` is used only as the accumulator of another linalg op (a
+/// bias broadcast into a convolution's output): such an op runs inside that
+/// op's tiles, where its own knobs would change nothing.
+bool onlyInitialises(Value value) {
+  if (value.use_empty())
+    return false;
+  for (OpOperand &use : value.getUses()) {
+    auto user = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+    if (!user || !user.isDpsInit(&use))
+      return false;
+  }
+  return true;
+}
+
+/// Whether an elementwise `op` becomes a contraction's or convolution's
+/// epilogue (kiln-cpu-tile-and-vectorize computes it in the producer's
+/// tiles): it reads the result of one, its only use.
+bool isEpilogue(linalg::LinalgOp op, const KernelTarget &target) {
+  if (op.getNumLoops() != op.getNumParallelLoops())
+    return false;
+  return llvm::any_of(op.getDpsInputs(), [&](Value input) {
+    auto producer = input.getDefiningOp<linalg::LinalgOp>();
+    return producer && input.hasOneUse() &&
+           describeKernel(producer, target).has_value();
+  });
+}
+
+/// Whether `op` is a depthwise convolution as the blocked layout lowers it:
+/// an elementwise op over its window's taps, two or more slices of one
+/// (padded) input, each times its per-channel weights.
+bool isDepthwiseTaps(linalg::LinalgOp op) {
+  llvm::SmallDenseMap<Value, int> slicesOf;
+  for (Value input : op.getDpsInputs())
+    if (auto slice = input.getDefiningOp<tensor::ExtractSliceOp>())
+      if (++slicesOf[slice.getSource()] >= 2)
+        return true;
+  return false;
+}
+
+/// The knobs of a loop nest that kiln-cpu-parallelize puts on threads:
+/// whether it does, and into how many tiles it cuts the leading parallel
+/// loops (values beyond their iterations would cut the same tiles).
+void addLoopNestKnobs(json::Object &space, linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  int64_t parallelIterations = 1;
+  for (auto [range, iterator] : llvm::zip(ranges, iterators)) {
+    if (iterator != utils::IteratorType::parallel)
+      break;
+    parallelIterations *= range;
+  }
+  json::Array tiles;
+  for (int64_t t : {2, 4, 8, 16, 32, 64, 128})
+    if (t <= parallelIterations)
+      tiles.push_back(t);
+  if (tiles.empty())
+    return;
+  space[kParallel] = json::Array{false, true};
+  space[kTiles] = std::move(tiles);
+}
+
 std::string joinInts(ArrayRef<int64_t> values) {
   return llvm::join(
       llvm::map_range(values, [](int64_t v) { return std::to_string(v); }),
@@ -154,18 +223,32 @@ bool isConstantWeight(Value value) {
 /// returns its result, accumulated from zero. Constant inputs (weights) stay
 /// constants, as splats of 1/16, so that what needs them constant (the
 /// compile-time filter transform of Winograd) applies to the kernel alone,
-/// and the module stays small whatever the weights.
-std::string standaloneModule(linalg::LinalgOp op) {
+/// and the module stays small whatever the weights; with `distinctWeights`
+/// (a loop nest's, a few values per channel) they vary instead.
+std::string standaloneModule(linalg::LinalgOp op, bool distinctWeights) {
   OpBuilder b(op.getContext());
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
+  // An input sliced from another tensor with static offsets (a depthwise
+  // convolution's taps, windows of one padded input, and their weights) is
+  // sliced in the module too, from the whole tensor: the kernel then reads
+  // the windows where they overlap, as in the model, and is recognised as
+  // the same kind.
+  auto wholeOf = [](Value input) -> Value {
+    auto slice = input.getDefiningOp<tensor::ExtractSliceOp>();
+    if (slice && slice.getOffsets().empty() && slice.getSizes().empty() &&
+        slice.getStrides().empty())
+      return slice.getSource();
+    return input;
+  };
   SmallVector<Value> arguments;
   SmallVector<Type> inputTypes;
   for (Value input : op.getDpsInputs())
-    if (!isConstantWeight(input)) {
-      arguments.push_back(input);
-      inputTypes.push_back(input.getType());
+    if (Value whole = wholeOf(input);
+        !isConstantWeight(whole) && !llvm::is_contained(arguments, whole)) {
+      arguments.push_back(whole);
+      inputTypes.push_back(whole.getType());
     }
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   auto func = func::FuncOp::create(b, loc, "main",
@@ -184,15 +267,31 @@ std::string standaloneModule(linalg::LinalgOp op) {
   IRMapping mapping;
   for (auto [input, arg] : llvm::zip(arguments, entry->getArguments()))
     mapping.map(input, arg);
-  for (Value input : op.getDpsInputs())
-    if (isConstantWeight(input)) {
-      auto type = cast<RankedTensorType>(input.getType());
-      mapping.map(
-          input, arith::ConstantOp::create(
-                     b, loc, type,
-                     DenseElementsAttr::get(
-                         type, b.getFloatAttr(type.getElementType(), 0.0625))));
+  for (Value input : op.getDpsInputs()) {
+    Value whole = wholeOf(input);
+    if (isConstantWeight(whole) && !mapping.contains(whole)) {
+      auto type = cast<RankedTensorType>(whole.getType());
+      // A loop nest's weights vary (1/16 to 13/16): elementwise fusion
+      // folds a splat into the op's body, which would change the kernel.
+      SmallVector<Attribute> values;
+      int64_t count = distinctWeights ? type.getNumElements() : 1;
+      for (int64_t i = 0; i < count; ++i)
+        values.push_back(
+            b.getFloatAttr(type.getElementType(), (i % 13 + 1) / 16.0));
+      mapping.map(whole, arith::ConstantOp::create(
+                             b, loc, type,
+                             distinctWeights
+                                 ? DenseElementsAttr::get(type, values)
+                                 : DenseElementsAttr::get(type, values[0])));
     }
+    if (whole != input && !mapping.contains(input))
+      b.clone(*input.getDefiningOp(), mapping);
+  }
+  // Scalars that the op's body reads from outside it (a ReLU's zero).
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  for (Value value : captured)
+    b.clone(*value.getDefiningOp(), mapping);
   mapping.map(op.getDpsInits()[0], init);
   Operation *clone = b.clone(*op.getOperation(), mapping);
   clone->removeAttr(kKernelConfigAttrName);
@@ -244,7 +343,7 @@ KernelConfigAttr toAttribute(MLIRContext *ctx, const json::Object &config) {
     algorithm = symbolizeConvAlgorithm(*name);
   return KernelConfigAttr::get(
       ctx, algorithm, integer(kVectorWidth), integer(kVectors), integer(kRows),
-      integer(kReductionTile), config.getBoolean(kParallel));
+      integer(kReductionTile), config.getBoolean(kParallel), integer(kTiles));
 }
 
 } // namespace
@@ -286,6 +385,60 @@ std::optional<TunableKernel> describeKernel(linalg::LinalgOp op,
   } else {
     return std::nullopt;
   }
+  kernel.signature = kernelSignature(op);
+  kernel.flops = 2;
+  for (int64_t range : op.getStaticLoopRanges())
+    kernel.flops *= static_cast<double>(range);
+  return kernel;
+}
+
+/// A loop nest that kiln-cpu-parallelize runs on threads, as a kernel:
+/// "depthwise" (its knobs also the positions per vector step,
+/// kiln-cpu-reorder-loops), "elementwise" (every loop parallel) or
+/// "reduction" (pools, a softmax's sums).
+std::optional<TunableKernel> describeLoopNest(linalg::LinalgOp op,
+                                              const KernelTarget &target) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() == 0 ||
+      isa<linalg::FillOp, linalg::CopyOp>(op.getOperation()) ||
+      describeKernel(op, target) || onlyInitialises(op->getResult(0)) ||
+      isEpilogue(op, target))
+    return std::nullopt;
+  int64_t iterations = 1;
+  for (int64_t range : op.getStaticLoopRanges())
+    iterations *= range;
+  if (iterations < kMinLoopNestIterations)
+    return std::nullopt;
+  // Its module (standaloneModule) can hold the op alone only if what its
+  // body reads from outside it is constant.
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  if (!llvm::all_of(captured, [](Value value) {
+        return matchPattern(value, m_Constant());
+      }))
+    return std::nullopt;
+  TunableKernel kernel;
+  bool elementwise = op.getNumLoops() == op.getNumParallelLoops();
+  if (isa<linalg::DepthwiseConv1DNwcWcOp, linalg::DepthwiseConv2DNchwChwOp,
+          linalg::DepthwiseConv2DNhwcHwcOp, linalg::DepthwiseConv3DNdhwcDhwcOp>(
+          op.getOperation())) {
+    kernel.kind = "depthwise"; // the loop nest of an unblocked layout
+  } else if (elementwise && op.getNumLoops() >= 2 && isDepthwiseTaps(op)) {
+    kernel.kind = "depthwise";
+    int64_t positions = op.getStaticLoopRanges()[op.getNumLoops() - 2];
+    json::Array rows;
+    for (int64_t r = 1; r <= std::min<int64_t>(positions, 8); ++r)
+      if (positions % r == 0)
+        rows.push_back(r);
+    if (rows.size() > 1)
+      kernel.space[kRows] = std::move(rows);
+  } else {
+    kernel.kind = elementwise ? "elementwise" : "reduction";
+  }
+  if (target.parallel)
+    addLoopNestKnobs(kernel.space, op);
+  if (kernel.space.empty())
+    return std::nullopt;
   kernel.signature = kernelSignature(op);
   kernel.flops = 2;
   for (int64_t range : op.getStaticLoopRanges())
@@ -368,10 +521,13 @@ const TuningRecord *TuningDatabase::lookup(llvm::StringRef kernel,
 LogicalResult applyKernelConfigs(ModuleOp module,
                                  const TuningDatabase &database,
                                  const KernelTarget &target,
-                                 std::vector<TuningRecord> *applied) {
+                                 std::vector<TuningRecord> *applied,
+                                 KernelStage stage) {
   bool ok = true;
   module.walk([&](linalg::LinalgOp op) {
-    std::optional<TunableKernel> kernel = describeKernel(op, target);
+    std::optional<TunableKernel> kernel = stage == KernelStage::Kernels
+                                              ? describeKernel(op, target)
+                                              : describeLoopNest(op, target);
     if (!kernel)
       return;
     const TuningRecord *record = database.lookup(kernel->signature, target.key);
@@ -393,11 +549,28 @@ LogicalResult applyKernelConfigs(ModuleOp module,
   return success(ok);
 }
 
+LogicalResult fuseElementwise(ModuleOp module) {
+  RewritePatternSet patterns(module.getContext());
+  populateFuseElementwisePatterns(patterns, /*broadcasts=*/true);
+  FrozenRewritePatternSet frozen(std::move(patterns));
+  for (auto func : module.getOps<func::FuncOp>())
+    if (failed(applyPatternsGreedily(func, frozen)))
+      return failure();
+  return success();
+}
+
 json::Value listKernels(ModuleOp module, const KernelTarget &target) {
   json::Array kernels;
   llvm::StringMap<size_t> index;
-  module.walk([&](linalg::LinalgOp op) {
-    std::optional<TunableKernel> kernel = describeKernel(op, target);
+  // The loop nests as kiln-cpu-parallelize meets them: after elementwise
+  // fusion (a depthwise convolution with its activation).
+  OwningOpRef<ModuleOp> fused(module.clone());
+  if (failed(fuseElementwise(*fused)))
+    fused = nullptr;
+  auto list = [&](linalg::LinalgOp op, KernelStage stage) {
+    std::optional<TunableKernel> kernel = stage == KernelStage::Kernels
+                                              ? describeKernel(op, target)
+                                              : describeLoopNest(op, target);
     if (!kernel)
       return;
     auto [it, inserted] = index.try_emplace(kernel->signature, kernels.size());
@@ -409,13 +582,17 @@ json::Value listKernels(ModuleOp module, const KernelTarget &target) {
           {"count", 0},
           {"nodes", json::Array{}},
           {"space", std::move(kernel->space)},
-          {"module", standaloneModule(op)},
+          {"module", standaloneModule(op, /*distinctWeights=*/stage ==
+                                              KernelStage::LoopNests)},
       });
     }
     json::Object &entry = *kernels[it->second].getAsObject();
     entry["count"] = *entry.getInteger("count") + 1;
     entry.getArray("nodes")->push_back(describeLocation(op->getLoc()));
-  });
+  };
+  module.walk([&](linalg::LinalgOp op) { list(op, KernelStage::Kernels); });
+  if (fused)
+    fused->walk([&](linalg::LinalgOp op) { list(op, KernelStage::LoopNests); });
   return json::Object{{"target", target.key},
                       {"vector_width", target.vectorWidth},
                       {"parallel", target.parallel},

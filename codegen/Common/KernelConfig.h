@@ -59,15 +59,34 @@ struct KernelTarget {
 
 /// A kernel as the tuner sees it.
 struct TunableKernel {
-  std::string kind;      ///< "conv2d" or "contraction"
+  /// "conv2d", "contraction", "depthwise", "elementwise" or "reduction"
+  std::string kind;
   std::string signature; ///< stable, see kernelSignature
   llvm::json::Object space;
   double flops = 0; ///< multiply-adds times two
 };
 
 /// The kernel that `op` is, or nothing when the back end has no knobs for it.
+/// Where in the CPU pipeline a kernel's configuration is attached: the
+/// convolutions and contractions right after lowering to linalg (their
+/// signatures as the ops were lowered), the loop nests that
+/// kiln-cpu-parallelize puts on threads after elementwise fusion (the fused
+/// op, as it runs).
+enum class KernelStage { Kernels, LoopNests };
+
+/// A convolution or contraction that has knobs ("conv2d", "contraction").
 std::optional<TunableKernel> describeKernel(mlir::linalg::LinalgOp op,
                                             const KernelTarget &target);
+
+/// A loop nest with knobs ("depthwise", "elementwise", "reduction"): not a
+/// kernel of describeKernel, nor its epilogue or accumulator's start, with
+/// static shapes and enough iterations to be worth threads.
+std::optional<TunableKernel> describeLoopNest(mlir::linalg::LinalgOp op,
+                                              const KernelTarget &target);
+
+/// Fuses elementwise chains as the CPU pipeline's first
+/// kiln-codegen-fuse-elementwise does.
+mlir::LogicalResult fuseElementwise(mlir::ModuleOp module);
 
 /// Copies the configuration of `from`, if any, onto `to`.
 void copyKernelConfig(mlir::Operation *from, mlir::Operation *to);
@@ -104,10 +123,11 @@ private:
 /// has one for `target`. A configuration that names a knob the kernel does
 /// not have, or a value outside its search space, is an error at the op.
 /// Appends the record applied to each kernel to `applied` if given.
-mlir::LogicalResult applyKernelConfigs(mlir::ModuleOp module,
-                                       const TuningDatabase &database,
-                                       const KernelTarget &target,
-                                       std::vector<TuningRecord> *applied);
+mlir::LogicalResult
+applyKernelConfigs(mlir::ModuleOp module, const TuningDatabase &database,
+                   const KernelTarget &target,
+                   std::vector<TuningRecord> *applied,
+                   KernelStage stage = KernelStage::Kernels);
 
 /// The kernels of `module` as JSON: the target, and per distinct signature
 /// its kind, search space, flops, how many ops share it, the locations of

@@ -28,6 +28,14 @@ def CodegenApplyKernelConfigs : Pass<"kiln-codegen-apply-kernel-configs", "mlir:
     naming the database line. Runs first in the CPU pipeline, on the ops that
     lowering to linalg made, where kernel signatures are computed.
 
+    With `stage=loop-nests` it configures the loop nests that
+    `kiln-cpu-parallelize` puts on threads instead (depthwise convolutions,
+    elementwise ops, reductions such as pools: whether they run on threads,
+    into how many tiles, and a depthwise convolution's positions per vector
+    step, which `kiln-cpu-reorder-loops` reads). It runs again for them
+    right after the first `kiln-codegen-fuse-elementwise`, on the fused ops
+    as they will run.
+
     Before:
     ```mlir
     %0 = linalg.matmul ins(%a, %b : tensor<32x128xf32>, tensor<128x64xf32>) outs(%c : tensor<32x64xf32>) -> tensor<32x64xf32>
@@ -47,6 +55,9 @@ def CodegenApplyKernelConfigs : Pass<"kiln-codegen-apply-kernel-configs", "mlir:
            "fp32 elements in one vector register of the target">,
     Option<"parallel", "parallel", "bool", /*default=*/"false",
            "whether contractions may run their output tiles on threads">,
+    Option<"stage", "stage", "std::string", /*default=*/"\"kernels\"",
+           "which kernels to configure: kernels (convolutions and "
+           "contractions) or loop-nests (after elementwise fusion)">,
   ];
   let dependentDialects = ["::kiln::KilnDialect"];
 }

@@ -85,6 +85,7 @@ constexpr llvm::StringLiteral kKnobVectors = "vectors";
 constexpr llvm::StringLiteral kKnobRows = "rows";
 constexpr llvm::StringLiteral kKnobReductionTile = "k_tile";
 constexpr llvm::StringLiteral kKnobParallel = "parallel";
+constexpr llvm::StringLiteral kKnobTiles = "tiles";
 /// On an outlined kernel: its floating-point operations per call and the
 /// ONNX nodes it computes (a KernelAttr; kiln-codegen-outline-kernels).
 constexpr llvm::StringLiteral kKernel = "kiln.kernel";

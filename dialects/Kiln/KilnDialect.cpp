@@ -61,19 +61,19 @@ KernelConfigAttr KernelConfigAttr::of(Operation *op) {
   if (auto config = op->getAttrOfType<KernelConfigAttr>(attr::kKernelConfig))
     return config;
   return get(op->getContext(), std::nullopt, std::nullopt, std::nullopt,
-             std::nullopt, std::nullopt, std::nullopt);
+             std::nullopt, std::nullopt, std::nullopt, std::nullopt);
 }
 
 LogicalResult KernelConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, std::optional<ConvAlgorithm>,
     std::optional<int64_t> vectorWidth, std::optional<int64_t> vectors,
     std::optional<int64_t> rows, std::optional<int64_t> reductionTile,
-    std::optional<bool>) {
-  for (auto [name, value] :
-       {std::pair{attr::kKnobVectorWidth, vectorWidth},
-        std::pair{attr::kKnobVectors, vectors},
-        std::pair{attr::kKnobRows, rows},
-        std::pair{attr::kKnobReductionTile, reductionTile}})
+    std::optional<bool>, std::optional<int64_t> tiles) {
+  for (auto [name, value] : {std::pair{attr::kKnobVectorWidth, vectorWidth},
+                             std::pair{attr::kKnobVectors, vectors},
+                             std::pair{attr::kKnobRows, rows},
+                             std::pair{attr::kKnobReductionTile, reductionTile},
+                             std::pair{attr::kKnobTiles, tiles}})
     if (value && *value < 1)
       return emitError() << "kernel configuration knob '" << name
                          << "' must be at least 1, not " << *value;
@@ -85,7 +85,7 @@ LogicalResult KernelConfigAttr::verify(
 Attribute KernelConfigAttr::parse(AsmParser &parser, Type) {
   SMLoc start = parser.getCurrentLocation();
   std::optional<ConvAlgorithm> algorithm;
-  std::optional<int64_t> vectorWidth, vectors, rows, reductionTile;
+  std::optional<int64_t> vectorWidth, vectors, rows, reductionTile, tiles;
   std::optional<bool> parallel;
   llvm::StringSet<> seen;
   auto parseKnob = [&]() -> ParseResult {
@@ -122,13 +122,15 @@ Attribute KernelConfigAttr::parse(AsmParser &parser, Type) {
                                    : name == attr::kKnobRows      ? &rows
                                    : name == attr::kKnobReductionTile
                                        ? &reductionTile
-                                       : nullptr;
+                                   : name == attr::kKnobTiles ? &tiles
+                                                              : nullptr;
     if (!knob)
       return parser.emitError(loc)
              << "unknown kernel configuration knob '" << name << "' (one of "
              << oneOf({attr::kKnobAlgorithm, attr::kKnobVectorWidth,
                        attr::kKnobVectors, attr::kKnobRows,
-                       attr::kKnobReductionTile, attr::kKnobParallel})
+                       attr::kKnobReductionTile, attr::kKnobParallel,
+                       attr::kKnobTiles})
              << ")";
     int64_t value;
     if (parser.parseInteger(value))
@@ -143,7 +145,7 @@ Attribute KernelConfigAttr::parse(AsmParser &parser, Type) {
     return {};
   return getChecked([&] { return parser.emitError(start); },
                     parser.getContext(), algorithm, vectorWidth, vectors, rows,
-                    reductionTile, parallel);
+                    reductionTile, parallel, tiles);
 }
 
 void KernelConfigAttr::print(AsmPrinter &printer) const {
@@ -163,6 +165,8 @@ void KernelConfigAttr::print(AsmPrinter &printer) const {
   if (getParallel())
     printer << StringRef(comma) << attr::kKnobParallel << " = "
             << (*getParallel() ? "true" : "false");
+  if (getTiles())
+    printer << StringRef(comma) << attr::kKnobTiles << " = " << *getTiles();
   printer << ">";
 }
 

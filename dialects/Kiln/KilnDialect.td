@@ -113,7 +113,10 @@ def Kiln_KernelConfigAttr : Kiln_Attr<"KernelConfig", "kernel_config"> {
     Kiln_OptionalKnob<"int64_t", "vectors across N per register block">:$vectors,
     Kiln_OptionalKnob<"int64_t", "rows of M per register block (at most)">:$rows,
     Kiln_OptionalKnob<"int64_t", "K steps per loop iteration">:$reduction_tile,
-    Kiln_OptionalKnob<"bool", "whether output tiles run on threads">:$parallel
+    Kiln_OptionalKnob<"bool", "whether output tiles run on threads">:$parallel,
+    Kiln_OptionalKnob<"int64_t",
+        "loop nests: tiles their leading parallel loops are cut into for the "
+        "threads (kiln-cpu-parallelize)">:$tiles
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;

@@ -1016,7 +1016,11 @@ private:
     OwningOpRef<ModuleOp> copy(module.clone());
     std::vector<codegen::TuningRecord> applied;
     if (failed(codegen::applyKernelConfigs(*copy, *pipeline.tuningDatabase,
-                                           target, &applied)))
+                                           target, &applied)) ||
+        failed(codegen::fuseElementwise(*copy)) ||
+        failed(codegen::applyKernelConfigs(*copy, *pipeline.tuningDatabase,
+                                           target, &applied,
+                                           codegen::KernelStage::LoopNests)))
       return failure();
     for (const codegen::TuningRecord &record : applied) {
       std::string configuration;

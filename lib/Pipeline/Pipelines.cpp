@@ -102,15 +102,23 @@ static void addLowerToLLVMPasses(OpPassManager &pm, bool parallel) {
 
 void buildCPUCodegenPipeline(OpPassManager &pm,
                              const CPUCodegenOptions &options) {
-  if (!options.tuningDB.empty()) {
+  // Configurations from a tuning database: the convolutions' and
+  // contractions' on the ops as lowered, the loop nests' on the fused ops
+  // as they will run.
+  auto applyKernelConfigs = [&](StringRef stage) {
+    if (options.tuningDB.empty())
+      return;
     codegen::CodegenApplyKernelConfigsOptions configs;
     configs.tuningDB = options.tuningDB;
     configs.target = options.targetKey;
     configs.vectorWidth = options.vectorWidth;
     configs.parallel = options.parallel;
+    configs.stage = stage.str();
     pm.addPass(codegen::createCodegenApplyKernelConfigs(configs));
-  }
+  };
+  applyKernelConfigs("kernels");
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenFuseElementwise());
+  applyKernelConfigs("loop-nests");
   cpu::CPUSelectConvAlgorithmOptions select;
   select.algorithm = options.convAlgorithm;
   select.overrides.assign(options.convAlgorithmOverrides.begin(),

@@ -152,6 +152,9 @@ class _Space:
         block, and a block of `vectors` x `vector_width` lanes is spelled
         with the widest vector that gives it."""
         config = {k: v for k, v in config.items() if k in self.knobs}
+        if "parallel" in config and not config["parallel"]:
+            # A loop nest on one thread is not cut into tiles.
+            config.pop("tiles", None)
         if config.get("algorithm", "im2col") != "im2col":
             # Only im2col's contraction has a register block to configure.
             return {"algorithm": config["algorithm"]}
@@ -175,7 +178,12 @@ def _features(config, kernel):
     winograd = algorithm.startswith("winograd-")
     parallel = config.get("parallel", kernel["parallel"])
     size = math.log2(max(kernel["flops"], 2.0))
+    # Loop nests (depthwise, elementwise, reduction): their threads and tiles.
+    nest = float(kernel.get("kind") in ("depthwise", "elementwise", "reduction"))
+    tiles = math.log2(config.get("tiles", 32)) if parallel else 0.0
     return np.array([
+        nest, nest * float(bool(parallel)), nest * float(bool(parallel)) * size,
+        tiles, tiles * size,
         1.0, float(not config), float(loops), float(winograd),
         float(algorithm == "winograd-6x3"),
         math.log2(rows), math.log2(rows) ** 2,
@@ -332,7 +340,7 @@ class _Kernel:
         self.target = target
         self.space = _Space(entry["space"], target["vector_width"])
         self.info = {"flops": entry["flops"], "vector_width": target["vector_width"],
-                     "parallel": target["parallel"]}
+                     "parallel": target["parallel"], "kind": entry["kind"]}
         self.module = os.path.join(folder, f"kernel{index}.mlir")
         with open(self.module, "w", encoding="utf-8") as f:
             f.write(entry["module"])

@@ -222,6 +222,116 @@ def test_bad_databases(tune_model, tmp_path):
 
 # --- kiln.tune ------------------------------------------------------------------
 
+def _loop_nest_model():
+    """x [1,16,28,28] -> Conv 1x1 (32) -> Relu -> depthwise Conv 3x3 (group
+    32) + bias -> Relu -> MaxPool 3x3 -> GlobalAveragePool -> "y" [1,32,1,1]:
+    loop nests that kiln-cpu-parallelize runs on threads."""
+    rng = np.random.default_rng(11)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((32, 16, 1, 1)).astype(np.float32) / 4, "w1"),
+        numpy_helper.from_array(rng.standard_normal((32, 1, 3, 3)).astype(np.float32) / 3, "wd"),
+        numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "bd"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], name="expand"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "wd", "bd"], ["cd"], name="depthwise", group=32,
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["cd"], ["rd"], name="relu2"),
+        helper.make_node("MaxPool", ["rd"], ["p"], name="pool", kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["p"], ["y"], name="gap"),
+    ]
+    graph = helper.make_graph(
+        nodes, "loop_nests",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 28, 28])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 1, 1])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    onnx.checker.check_model(model)
+    return model
+
+
+def test_loop_nest_kernels(tmp_path):
+    """Depthwise convolutions, pools and other loop nests have knobs too:
+    whether they run on threads, into how many tiles, and a depthwise
+    convolution's positions per vector step. A database sets them, and the
+    results stay right."""
+    model_path = tmp_path / "loop_nests.onnx"
+    onnx.save(_loop_nest_model(), model_path)
+    listed = _kernels(model_path, tmp_path)
+    kinds = {k["kind"] for k in listed["kernels"]}
+    assert {"conv2d", "depthwise", "reduction"} <= kinds, kinds
+    depthwise = next(k for k in listed["kernels"] if k["kind"] == "depthwise")
+    # The blocked layout's taps: 9 windows of the padded input, fused with
+    # the ReLU after it (the op as it runs); 28 columns.
+    assert depthwise["nodes"][0].startswith("depthwise")
+    assert depthwise["space"]["rows"] == [1, 2, 4, 7]
+    assert depthwise["space"]["parallel"] == [False, True]
+    assert 32 in depthwise["space"]["tiles"]
+    assert depthwise["flops"] > 0
+    # The 1x1 convolution's ReLU runs in its tiles: not a kernel of its own.
+    assert not any(k["nodes"][0].startswith("relu1") for k in listed["kernels"])
+    # The module of the depthwise convolution slices one input as the model
+    # does, and compiles alone with a configuration.
+    module = tmp_path / "depthwise.mlir"
+    module.write_text(depthwise["module"])
+    db = tmp_path / "alone.jsonl"
+    _write_db(db, [{"kernel": depthwise["signature"], "target": listed["target"],
+                    "config": {"rows": 2, "parallel": False}}])
+    with kiln.load(kiln.compile(module, tmp_path / "depthwise.so", tuning_db=db)) as alone:
+        assert [i.shape for i in alone.inputs] == [(1, 2, 30, 30, 16)]
+    # Every loop nest configured away from its defaults: the model still
+    # matches onnxruntime.
+    records = []
+    for kernel in listed["kernels"]:
+        if kernel["kind"] == "depthwise":
+            config = {"rows": 4, "parallel": True, "tiles": 2}
+        elif kernel["kind"] in ("reduction", "elementwise"):
+            config = {"parallel": not kernel["flops"] > 1e6, "tiles": kernel["space"]["tiles"][0]}
+        else:
+            continue
+        records.append({"kernel": kernel["signature"], "target": listed["target"],
+                        "config": config, "ms": 0.01})
+    db = tmp_path / "nests.jsonl"
+    _write_db(db, records)
+    path = kiln.compile(model_path, tmp_path / "nests.so", tuning_db=db)
+    # Each record reached its op (the compile returns what it applied).
+    from kiln import _kiln
+    options = _kiln.compiler.CompileOptions()
+    options.tuning_db = str(db)
+    result = _kiln.compiler.compile_file(str(model_path), str(tmp_path / "data.so"), options)
+    assert result.ok, result.error
+    assert sorted(c.kernel for c in result.kernel_configs) == sorted(
+        r["kernel"] for r in records)
+    # The code changes: the depthwise convolution's 4 positions per step
+    # (7 would be the default for 28 columns) and its 2 tiles.
+    default_ir = kiln.compile(model_path, tmp_path / "d.mlir", emit="llvm")
+    tuned_ir = kiln.compile(model_path, tmp_path / "t.mlir", emit="llvm", tuning_db=db)
+    assert open(default_ir).read() != open(tuned_ir).read()
+    feeds = {"x": np.random.default_rng(5).standard_normal((1, 16, 28, 28)).astype(np.float32)}
+    session = onnxruntime.InferenceSession(str(model_path),
+                                           providers=["CPUExecutionProvider"])
+    expected = session.run(["y"], feeds)[0]
+    for threads in (1, 2):
+        with kiln.load(path, num_threads=threads) as model:
+            np.testing.assert_allclose(model.run(feeds)["y"], expected, rtol=RTOL, atol=ATOL)
+
+    # The tuner measures them: every loop nest's default, then candidates,
+    # none of which fails to compile or gives other results.
+    tuned_db = tmp_path / "tuned.jsonl"
+    report = kiln.tune(model_path, tuned_db, trials=len(listed["kernels"]) + 8, workers=2,
+                       num_threads=2, repeats=3)
+    measured = _records(tuned_db)
+    assert not [r for r in measured if "error" in r]
+    assert {r["kind"] for r in measured} == kinds
+    assert any(r["kind"] == "depthwise" and r["config"] for r in measured)
+    assert report["best_ms"] <= report["default_ms"]
+    path = kiln.compile(model_path, tmp_path / "tuned.so", tuning_db=tuned_db)
+    with kiln.load(path, num_threads=2) as model:
+        np.testing.assert_allclose(model.run(feeds)["y"], expected, rtol=RTOL, atol=ATOL)
+
+
 def _records(db):
     with open(db) as f:
         return [json.loads(line) for line in f if line.strip()]

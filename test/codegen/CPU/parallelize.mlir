@@ -106,3 +106,32 @@ func.func @reversed_read(%w: tensor<1x128x16x4x4xf32>) -> tensor<1x16x128x4x4xf3
   } -> tensor<1x16x128x4x4xf32>
   return %0 : tensor<1x16x128x4x4xf32>
 }
+
+// -----
+
+// A kernel configuration (kiln.tune) overrides the thresholds: parallel =
+// false keeps a large op sequential, parallel = true puts one below
+// min-iterations on threads, and tiles = 4 cuts its rows into 4 tiles.
+// CHECK-LABEL: func.func @configured
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<1x4x56x56x16xf32>)
+// CHECK: scf.forall (%{{.+}}) = (0) to (64) step (16) shared_outs
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<16x64xf32>)
+#cid = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#cid2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @configured(%x: tensor<1x4x56x56x16xf32>, %s: tensor<64x64xf32>) -> (tensor<1x4x56x56x16xf32>, tensor<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x56x56x16xf32>
+  %y = linalg.generic {indexing_maps = [#cid, #cid], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"], kiln.kernel_config = #kiln.kernel_config<parallel = false>} ins(%x : tensor<1x4x56x56x16xf32>) outs(%e : tensor<1x4x56x56x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x56x56x16xf32>
+  %e2 = tensor.empty() : tensor<64x64xf32>
+  %z = linalg.generic {indexing_maps = [#cid2, #cid2], iterator_types = ["parallel", "parallel"], kiln.kernel_config = #kiln.kernel_config<parallel = true, tiles = 4>} ins(%s : tensor<64x64xf32>) outs(%e2 : tensor<64x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<64x64xf32>
+  return %y, %z : tensor<1x4x56x56x16xf32>, tensor<64x64xf32>
+}

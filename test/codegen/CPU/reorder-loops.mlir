@@ -142,6 +142,25 @@ func.func @broadcast_elementwise(%x: memref<1x4x56x56x16xf32>, %scale: memref<4x
 
 // -----
 
+// A kernel configuration's rows (kiln.tune's knob of a depthwise
+// convolution) set the positions per step where they divide the dimension:
+// 4 of 56.
+// CHECK-LABEL: func.func @configured_positions
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C4:.+]] {
+// CHECK: memref.subview %{{.+}} [1, 1, 1, 4, 16] [1, 1, 1, 1, 1]
+// CHECK-COUNT-4: math.fma
+// CHECK-NOT: math.fma
+func.func @configured_positions(%x: memref<1x4x56x56x16xf32>, %scale: memref<4x1x1x16xf32>, %shift: memref<4x16xf32>, %y: memref<1x4x56x56x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, 0, 0, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x, %scale, %shift : memref<1x4x56x56x16xf32>, memref<4x1x1x16xf32>, memref<4x16xf32>) outs(%y : memref<1x4x56x56x16xf32>) attrs = {kiln.kernel_config = #kiln.kernel_config<rows = 4>} {
+  ^bb0(%in: f32, %s: f32, %t: f32, %o: f32):
+    %m = math.fma %in, %s, %t : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
 // A scalar that broadcasts along the vectors, from a buffer with a stride
 // (a column): loaded once per vector. A transfer that a contraction's tile
 // already has (a column read as vector<16x1xf32>) stays as it is (the

@@ -11,8 +11,8 @@ func.func private @kernel() attributes {kiln.kernel = #kiln.kernel<source = "fc 
 
 // CHECK-LABEL: func.func @ops
 func.func @ops(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // CHECK: kiln.kernel_config = #kiln.kernel_config<algorithm = "winograd-4x3", vector_width = 8, vectors = 2, rows = 4, k_tile = 3, parallel = false>
-  %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<parallel = false, k_tile = 3, rows = 4, vectors = 2, vector_width = 8, algorithm = "winograd-4x3">} : tensor<2xf32>
+  // CHECK: kiln.kernel_config = #kiln.kernel_config<algorithm = "winograd-4x3", vector_width = 8, vectors = 2, rows = 4, k_tile = 3, parallel = false, tiles = 8>
+  %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<tiles = 8, parallel = false, k_tile = 3, rows = 4, vectors = 2, vector_width = 8, algorithm = "winograd-4x3">} : tensor<2xf32>
   // CHECK: kiln.kernel_config = #kiln.kernel_config<algorithm = direct>
   %1 = graph.relu %0 {kiln.kernel_config = #kiln.kernel_config<algorithm = "direct">} : tensor<2xf32>
   // CHECK: kiln.kernel_config = #kiln.kernel_config<>

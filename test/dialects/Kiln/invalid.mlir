@@ -55,7 +55,7 @@ func.func @algorithm_string(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 func.func @knob(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{unknown kernel configuration knob 'colums' (one of algorithm, vector_width, vectors, rows, k_tile or parallel)}}
+  // expected-error @+1 {{unknown kernel configuration knob 'colums' (one of algorithm, vector_width, vectors, rows, k_tile, parallel or tiles)}}
   %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<colums = 4>} : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
@@ -81,6 +81,14 @@ func.func @knob_twice(%x: tensor<2xf32>) -> tensor<2xf32> {
 func.func @knob_range(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{kernel configuration knob 'k_tile' must be at least 1, not 0}}
   %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<k_tile = 0>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @knob_tiles(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{kernel configuration knob 'tiles' must be at least 1, not -2}}
+  %0 = graph.relu %x {kiln.kernel_config = #kiln.kernel_config<tiles = -2>} : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
 
