@@ -237,8 +237,8 @@ def CPUReorderLoops : Pass<"kiln-cpu-reorder-loops", "mlir::func::FuncOp"> {
     9 or 25 products, then has 8 independent chains of multiply-adds and
     loads each input vector that neighbouring pixels' windows share once
     (EfficientNet-B0's depthwise convolutions 66 -> 87-128 GFLOP/s). A
-    kernel configuration's `rows` (kiln.tune's knob of a depthwise
-    convolution) sets the positions per step instead, where it divides the
+    kernel configuration's `rows` (kiln.tune's knob of a window op: a
+    depthwise convolution or pool) sets the positions per step instead, where it divides the
     dimension.
 
     Before (loops i, j, k of a matmul):

@@ -278,8 +278,8 @@ SmallVector<Operation *> vectorizeBroadcasts(func::FuncOp func, int64_t lanes) {
     SmallVector<int64_t> sizes(op.getNumLoops(), 1);
     sizes.back() = lanes;
     if (sizes.size() > 1) {
-      // A kernel configuration's rows (kiln.tune's depthwise knob), if they
-      // divide the dimension, else the default.
+      // A kernel configuration's rows (kiln.tune's knob of a window op), if
+      // they divide the dimension, else the default.
       int64_t size = op.getStaticLoopRanges()[sizes.size() - 2];
       std::optional<int64_t> rows = KernelConfigAttr::of(op).getRows();
       sizes[sizes.size() - 2] =

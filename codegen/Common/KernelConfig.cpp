@@ -136,9 +136,10 @@ bool isEpilogue(linalg::LinalgOp op, const KernelTarget &target) {
   });
 }
 
-/// Whether `op` is a depthwise convolution as the blocked layout lowers it:
-/// an elementwise op over its window's taps, two or more slices of one
-/// (padded) input, each times its per-channel weights.
+/// Whether `op` is a window op as the blocked layout lowers depthwise
+/// convolutions and pools: an elementwise op over its window's taps, two or
+/// more slices of one (padded) input (each times its per-channel weights,
+/// for a convolution).
 bool isDepthwiseTaps(linalg::LinalgOp op) {
   llvm::SmallDenseMap<Value, int> slicesOf;
   for (Value input : op.getDpsInputs())
@@ -393,7 +394,8 @@ std::optional<TunableKernel> describeKernel(linalg::LinalgOp op,
 }
 
 /// A loop nest that kiln-cpu-parallelize runs on threads, as a kernel:
-/// "depthwise" (its knobs also the positions per vector step,
+/// "window" (a depthwise convolution or pool; its knobs also the positions
+/// per vector step,
 /// kiln-cpu-reorder-loops), "elementwise" (every loop parallel) or
 /// "reduction" (pools, a softmax's sums).
 std::optional<TunableKernel> describeLoopNest(linalg::LinalgOp op,
@@ -422,9 +424,9 @@ std::optional<TunableKernel> describeLoopNest(linalg::LinalgOp op,
   if (isa<linalg::DepthwiseConv1DNwcWcOp, linalg::DepthwiseConv2DNchwChwOp,
           linalg::DepthwiseConv2DNhwcHwcOp, linalg::DepthwiseConv3DNdhwcDhwcOp>(
           op.getOperation())) {
-    kernel.kind = "depthwise"; // the loop nest of an unblocked layout
+    kernel.kind = "window"; // the loop nest of an unblocked layout
   } else if (elementwise && op.getNumLoops() >= 2 && isDepthwiseTaps(op)) {
-    kernel.kind = "depthwise";
+    kernel.kind = "window";
     int64_t positions = op.getStaticLoopRanges()[op.getNumLoops() - 2];
     json::Array rows;
     for (int64_t r = 1; r <= std::min<int64_t>(positions, 8); ++r)

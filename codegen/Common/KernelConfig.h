@@ -59,7 +59,7 @@ struct KernelTarget {
 
 /// A kernel as the tuner sees it.
 struct TunableKernel {
-  /// "conv2d", "contraction", "depthwise", "elementwise" or "reduction"
+  /// "conv2d", "contraction", "window", "elementwise" or "reduction"
   std::string kind;
   std::string signature; ///< stable, see kernelSignature
   llvm::json::Object space;
@@ -78,9 +78,10 @@ enum class KernelStage { Kernels, LoopNests };
 std::optional<TunableKernel> describeKernel(mlir::linalg::LinalgOp op,
                                             const KernelTarget &target);
 
-/// A loop nest with knobs ("depthwise", "elementwise", "reduction"): not a
-/// kernel of describeKernel, nor its epilogue or accumulator's start, with
-/// static shapes and enough iterations to be worth threads.
+/// A loop nest with knobs ("window": depthwise convolutions and pools;
+/// "elementwise"; "reduction"): not a kernel of describeKernel, nor its
+/// epilogue or accumulator's start, with static shapes and enough iterations to
+/// be worth threads.
 std::optional<TunableKernel> describeLoopNest(mlir::linalg::LinalgOp op,
                                               const KernelTarget &target);
 

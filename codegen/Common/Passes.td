@@ -31,8 +31,8 @@ def CodegenApplyKernelConfigs : Pass<"kiln-codegen-apply-kernel-configs", "mlir:
     With `stage=loop-nests` it configures the loop nests that
     `kiln-cpu-parallelize` puts on threads instead (depthwise convolutions,
     elementwise ops, reductions such as pools: whether they run on threads,
-    into how many tiles, and a depthwise convolution's positions per vector
-    step, which `kiln-cpu-reorder-loops` reads). It runs again for them
+    into how many tiles, and a depthwise convolution's or pool's positions
+    per vector step, which `kiln-cpu-reorder-loops` reads). It runs again for them
     right after the first `kiln-codegen-fuse-elementwise`, on the fused ops
     as they will run.
 

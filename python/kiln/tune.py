@@ -178,8 +178,8 @@ def _features(config, kernel):
     winograd = algorithm.startswith("winograd-")
     parallel = config.get("parallel", kernel["parallel"])
     size = math.log2(max(kernel["flops"], 2.0))
-    # Loop nests (depthwise, elementwise, reduction): their threads and tiles.
-    nest = float(kernel.get("kind") in ("depthwise", "elementwise", "reduction"))
+    # Loop nests (window, elementwise, reduction): their threads and tiles.
+    nest = float(kernel.get("kind") in ("window", "elementwise", "reduction"))
     tiles = math.log2(config.get("tiles", 32)) if parallel else 0.0
     return np.array([
         nest, nest * float(bool(parallel)), nest * float(bool(parallel)) * size,

@@ -254,18 +254,21 @@ def _loop_nest_model():
 
 def test_loop_nest_kernels(tmp_path):
     """Depthwise convolutions, pools and other loop nests have knobs too:
-    whether they run on threads, into how many tiles, and a depthwise
-    convolution's positions per vector step. A database sets them, and the
+    whether they run on threads, into how many tiles, and a window op's
+    (depthwise convolution's, pool's) positions per vector step. A database sets them, and the
     results stay right."""
     model_path = tmp_path / "loop_nests.onnx"
     onnx.save(_loop_nest_model(), model_path)
     listed = _kernels(model_path, tmp_path)
     kinds = {k["kind"] for k in listed["kernels"]}
-    assert {"conv2d", "depthwise", "reduction"} <= kinds, kinds
-    depthwise = next(k for k in listed["kernels"] if k["kind"] == "depthwise")
+    assert {"conv2d", "window", "reduction"} <= kinds, kinds
+    depthwise = next(k for k in listed["kernels"]
+                     if k["kind"] == "window" and k["nodes"][0].startswith("depthwise"))
+    # The max pool is a window op too (its taps' maximum).
+    assert any(k["kind"] == "window" and k["nodes"][0].startswith("pool")
+               for k in listed["kernels"])
     # The blocked layout's taps: 9 windows of the padded input, fused with
     # the ReLU after it (the op as it runs); 28 columns.
-    assert depthwise["nodes"][0].startswith("depthwise")
     assert depthwise["space"]["rows"] == [1, 2, 4, 7]
     assert depthwise["space"]["parallel"] == [False, True]
     assert 32 in depthwise["space"]["tiles"]
@@ -285,7 +288,7 @@ def test_loop_nest_kernels(tmp_path):
     # matches onnxruntime.
     records = []
     for kernel in listed["kernels"]:
-        if kernel["kind"] == "depthwise":
+        if kernel["kind"] == "window":
             config = {"rows": 4, "parallel": True, "tiles": 2}
         elif kernel["kind"] in ("reduction", "elementwise"):
             config = {"parallel": not kernel["flops"] > 1e6, "tiles": kernel["space"]["tiles"][0]}
@@ -325,7 +328,7 @@ def test_loop_nest_kernels(tmp_path):
     measured = _records(tuned_db)
     assert not [r for r in measured if "error" in r]
     assert {r["kind"] for r in measured} == kinds
-    assert any(r["kind"] == "depthwise" and r["config"] for r in measured)
+    assert any(r["kind"] == "window" and r["config"] for r in measured)
     assert report["best_ms"] <= report["default_ms"]
     path = kiln.compile(model_path, tmp_path / "tuned.so", tuning_db=tuned_db)
     with kiln.load(path, num_threads=2) as model:
