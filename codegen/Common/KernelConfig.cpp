@@ -288,11 +288,22 @@ std::string standaloneModule(linalg::LinalgOp op, bool distinctWeights) {
     if (whole != input && !mapping.contains(input))
       b.clone(*input.getDefiningOp(), mapping);
   }
-  // Scalars that the op's body reads from outside it (a ReLU's zero).
+  // Constants that the op's body reads from outside it: a ReLU's zero, a
+  // table that a gather indexes (as a splat: its values change no code, and
+  // an embedding's would make the module as large as the weights).
   SetVector<Value> captured;
   getUsedValuesDefinedAbove(op->getRegions(), captured);
-  for (Value value : captured)
-    b.clone(*value.getDefiningOp(), mapping);
+  for (Value value : captured) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (type && type.hasStaticShape() && type.getNumElements() > 1)
+      mapping.map(value, arith::ConstantOp::create(
+                             b, loc, type,
+                             DenseElementsAttr::get(
+                                 type, cast<Attribute>(b.getZeroAttr(
+                                           type.getElementType())))));
+    else if (Operation *definition = value.getDefiningOp())
+      b.clone(*definition, mapping);
+  }
   mapping.map(op.getDpsInits()[0], init);
   Operation *clone = b.clone(*op.getOperation(), mapping);
   clone->removeAttr(kKernelConfigAttrName);
@@ -410,6 +421,12 @@ std::optional<TunableKernel> describeLoopNest(linalg::LinalgOp op,
   for (int64_t range : op.getStaticLoopRanges())
     iterations *= range;
   if (iterations < kMinLoopNestIterations)
+    return std::nullopt;
+  // An op of constants only (a weight's transpose) is the compiler's to
+  // fold, not the tuner's.
+  if (llvm::all_of(op.getDpsInputs(), [](Value input) {
+        return matchPattern(input, m_Constant());
+      }))
     return std::nullopt;
   // Its module (standaloneModule) can hold the op alone only if what its
   // body reads from outside it is constant.

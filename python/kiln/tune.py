@@ -147,17 +147,24 @@ class _Space:
         return self.canonical({k: (a if rng.random() < 0.5 else b).get(k, v[0])
                                for k, v in self.knobs.items()})
 
+    def nchw(self):
+        """Whether the kernel is an NCHW convolution (im2col among its
+        algorithms), whose "direct" algorithm is a plain loop nest."""
+        return "im2col" in self.knobs.get("algorithm", [])
+
     def canonical(self, config):
-        """One spelling per distinct code: the loop lowering has no register
-        block, and a block of `vectors` x `vector_width` lanes is spelled
-        with the widest vector that gives it."""
+        """One spelling per distinct code: an NCHW convolution's loop
+        lowering has no register block, and a block of `vectors` x
+        `vector_width` lanes is spelled with the widest vector that gives
+        it. (A blocked convolution's "direct" algorithm is register-blocked
+        tiles, and Winograd's products are register-blocked too: their
+        knobs count.)"""
         config = {k: v for k, v in config.items() if k in self.knobs}
         if "parallel" in config and not config["parallel"]:
             # A loop nest on one thread is not cut into tiles.
             config.pop("tiles", None)
-        if config.get("algorithm", "im2col") != "im2col":
-            # Only im2col's contraction has a register block to configure.
-            return {"algorithm": config["algorithm"]}
+        if self.nchw() and config.get("algorithm") == "direct":
+            return {"algorithm": "direct"}
         width, vectors = config.get("vector_width"), config.get("vectors")
         if width is not None and vectors is not None:
             lanes = width * vectors
@@ -174,7 +181,7 @@ def _features(config, kernel):
     lanes = config.get("vector_width", kernel["vector_width"]) * config.get("vectors", 2)
     accumulators = rows * max(1, lanes // kernel["vector_width"])
     algorithm = config.get("algorithm", "im2col")
-    loops = algorithm == "direct"
+    loops = algorithm == "direct" and kernel.get("nchw", False)
     winograd = algorithm.startswith("winograd-")
     parallel = config.get("parallel", kernel["parallel"])
     size = math.log2(max(kernel["flops"], 2.0))
@@ -340,7 +347,8 @@ class _Kernel:
         self.target = target
         self.space = _Space(entry["space"], target["vector_width"])
         self.info = {"flops": entry["flops"], "vector_width": target["vector_width"],
-                     "parallel": target["parallel"], "kind": entry["kind"]}
+                     "parallel": target["parallel"], "kind": entry["kind"],
+                     "nchw": self.space.nchw()}
         self.module = os.path.join(folder, f"kernel{index}.mlir")
         with open(self.module, "w", encoding="utf-8") as f:
             f.write(entry["module"])

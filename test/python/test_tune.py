@@ -222,6 +222,33 @@ def test_bad_databases(tune_model, tmp_path):
 
 # --- kiln.tune ------------------------------------------------------------------
 
+def test_search_space_spellings():
+    """Configurations that make the same code count once, and no others: a
+    blocked convolution's "direct" algorithm is register-blocked tiles,
+    whose knobs count (they once collapsed into one candidate, and RegNet's
+    convolutions had nothing to tune); an NCHW convolution's is a loop nest
+    without them."""
+    from kiln.tune import _Space
+    blocked = _Space({"algorithm": ["direct"], "rows": [1, 2, 4, 8], "vectors": [1, 2],
+                      "vector_width": [16, 8], "k_tile": [1, 2],
+                      "parallel": [False, True]}, 16)
+    assert blocked.canonical({"algorithm": "direct", "rows": 4, "k_tile": 2}) == \
+        {"algorithm": "direct", "rows": 4, "k_tile": 2}
+    assert blocked.canonical({"algorithm": "direct", "vector_width": 8, "vectors": 2}) == \
+        {"algorithm": "direct", "vector_width": 16, "vectors": 1}
+    nchw = _Space({"algorithm": ["im2col", "direct"], "rows": [1, 2], "vectors": [1, 2],
+                   "vector_width": [16, 8]}, 16)
+    assert nchw.canonical({"algorithm": "direct", "rows": 2}) == {"algorithm": "direct"}
+    assert nchw.canonical({"algorithm": "im2col", "rows": 2}) == {"algorithm": "im2col", "rows": 2}
+    nest = _Space({"parallel": [False, True], "tiles": [2, 4, 8]}, 16)
+    assert nest.canonical({"parallel": False, "tiles": 4}) == {"parallel": False}
+    assert nest.canonical({"parallel": True, "tiles": 4}) == {"parallel": True, "tiles": 4}
+    # Random draws from the blocked space reach more than one configuration.
+    import random
+    rng = random.Random(0)
+    assert len({json.dumps(blocked.random(rng), sort_keys=True) for _ in range(50)}) > 10
+
+
 def _loop_nest_model():
     """x [1,16,28,28] -> Conv 1x1 (32) -> Relu -> depthwise Conv 3x3 (group
     32) + bias -> Relu -> MaxPool 3x3 -> GlobalAveragePool -> "y" [1,32,1,1]:
