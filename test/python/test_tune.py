@@ -249,6 +249,24 @@ def test_search_space_spellings():
     assert len({json.dumps(blocked.random(rng), sort_keys=True) for _ in range(50)}) > 10
 
 
+def test_tuner_binds_threads(monkeypatch):
+    """The tuner binds the OpenMP threads of what it measures, as kiln-run
+    does, unless the caller placed them or one thread runs; and restores
+    the environment."""
+    from kiln.tune import _AFFINITY_VARIABLES, _threads_bound
+    for name in _AFFINITY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    with _threads_bound(2):
+        assert os.environ["OMP_PROC_BIND"] == "spread"
+    assert "OMP_PROC_BIND" not in os.environ
+    with _threads_bound(1):
+        assert "OMP_PROC_BIND" not in os.environ
+    monkeypatch.setenv("OMP_PLACES", "threads")
+    with _threads_bound(2):
+        assert "OMP_PROC_BIND" not in os.environ
+    assert os.environ["OMP_PLACES"] == "threads"
+
+
 def _loop_nest_model():
     """x [1,16,28,28] -> Conv 1x1 (32) -> Relu -> depthwise Conv 3x3 (group
     32) + bias -> Relu -> MaxPool 3x3 -> GlobalAveragePool -> "y" [1,32,1,1]:
