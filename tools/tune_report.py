@@ -37,17 +37,30 @@ def changed_kernels(report):
     return sorted(changed, key=lambda k: -k["gain"] * k["count"] * k["default_ms"])
 
 
+def kernels_summed(report):
+    """The kernels' times alone, each times its count: (default, best) ms."""
+    default = best = 0.0
+    for k in report["kernels"]:
+        if k["default_ms"]:
+            default += k["default_ms"] * k["count"]
+            best += min(k["best_ms"] or k["default_ms"], k["default_ms"]) * k["count"]
+    return default, best
+
+
 def markdown(results):
-    lines = ["| model | kernels (by kind) | trials | default ms | tuned ms | gain "
+    lines = ["| model | kernels (by kind) | trials | kernels alone, summed: default -> "
+             "best ms | whole model: default ms | tuned ms | gain "
              "| kernels changed (by kind) |",
-             "|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|"]
     for name, report in results.items():
         kinds = collections.Counter(k["kind"] for k in report["kernels"])
         changed = collections.Counter(k["kind"] for k in changed_kernels(report))
+        alone = kernels_summed(report)
         lines.append(
             f"| {name} | {len(report['kernels'])} "
             f"({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}) "
-            f"| {report['trials']} | {report['default_ms']:.3f} | {report['tuned_ms']:.3f} "
+            f"| {report['trials']} | {alone[0]:.3f} -> {alone[1]:.3f} "
+            f"| {report['default_ms']:.3f} | {report['tuned_ms']:.3f} "
             f"| {report['default_ms'] / report['tuned_ms']:.2f} "
             f"| {sum(changed.values())} "
             f"({', '.join(f'{k} {n}' for k, n in sorted(changed.items())) or '-'}) |")

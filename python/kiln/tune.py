@@ -664,7 +664,10 @@ def tune(model, db_path, trials=64, target=None, workers=None, time_budget=None,
       time_budget: seconds after which no new trial starts (default: none).
         The final whole-model comparison comes on top.
       num_threads: threads each measured run uses (default: the runtime's,
-        as kiln.load). Tune with the thread count you deploy with.
+        as kiln.load). Tune with the thread count you deploy with. With more
+        than one, the tune sets OMP_PROC_BIND=spread (one thread per core,
+        as kiln-run does) unless OMP_PROC_BIND, OMP_PLACES, KMP_AFFINITY or
+        GOMP_CPU_AFFINITY is set, and restores the environment after.
       repeats: timed samples per measurement; the median counts.
       seed: seeds the search and the random inputs.
       progress: show a progress line with the best so far on stderr.
