@@ -358,6 +358,16 @@ KernelConfigAttr toAttribute(MLIRContext *ctx, const json::Object &config) {
       integer(kReductionTile), config.getBoolean(kParallel), integer(kTiles));
 }
 
+/// `kernel` with `op`'s signature and flops (two per iteration of its
+/// loops: a multiply-add's).
+TunableKernel named(TunableKernel kernel, linalg::LinalgOp op) {
+  kernel.signature = kernelSignature(op);
+  kernel.flops = 2;
+  for (int64_t range : op.getStaticLoopRanges())
+    kernel.flops *= static_cast<double>(range);
+  return kernel;
+}
+
 } // namespace
 
 std::optional<TunableKernel> describeKernel(linalg::LinalgOp op,
@@ -397,11 +407,7 @@ std::optional<TunableKernel> describeKernel(linalg::LinalgOp op,
   } else {
     return std::nullopt;
   }
-  kernel.signature = kernelSignature(op);
-  kernel.flops = 2;
-  for (int64_t range : op.getStaticLoopRanges())
-    kernel.flops *= static_cast<double>(range);
-  return kernel;
+  return named(std::move(kernel), op);
 }
 
 /// A loop nest that kiln-cpu-parallelize runs on threads, as a kernel:
@@ -458,11 +464,7 @@ std::optional<TunableKernel> describeLoopNest(linalg::LinalgOp op,
     addLoopNestKnobs(kernel.space, op);
   if (kernel.space.empty())
     return std::nullopt;
-  kernel.signature = kernelSignature(op);
-  kernel.flops = 2;
-  for (int64_t range : op.getStaticLoopRanges())
-    kernel.flops *= static_cast<double>(range);
-  return kernel;
+  return named(std::move(kernel), op);
 }
 
 void copyKernelConfig(Operation *from, Operation *to) {
