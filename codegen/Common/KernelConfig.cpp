@@ -140,7 +140,7 @@ bool isEpilogue(linalg::LinalgOp op, const KernelTarget &target) {
 /// convolutions and pools: an elementwise op over its window's taps, two or
 /// more slices of one (padded) input (each times its per-channel weights,
 /// for a convolution).
-bool isDepthwiseTaps(linalg::LinalgOp op) {
+bool isWindowTaps(linalg::LinalgOp op) {
   llvm::SmallDenseMap<Value, int> slicesOf;
   for (Value input : op.getDpsInputs())
     if (auto slice = input.getDefiningOp<tensor::ExtractSliceOp>())
@@ -448,7 +448,7 @@ std::optional<TunableKernel> describeLoopNest(linalg::LinalgOp op,
           linalg::DepthwiseConv2DNhwcHwcOp, linalg::DepthwiseConv3DNdhwcDhwcOp>(
           op.getOperation())) {
     kernel.kind = "window"; // the loop nest of an unblocked layout
-  } else if (elementwise && op.getNumLoops() >= 2 && isDepthwiseTaps(op)) {
+  } else if (elementwise && op.getNumLoops() >= 2 && isWindowTaps(op)) {
     kernel.kind = "window";
     int64_t positions = op.getStaticLoopRanges()[op.getNumLoops() - 2];
     json::Array rows;

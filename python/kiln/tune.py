@@ -708,47 +708,45 @@ def tune(model, db_path, trials=64, target=None, workers=None, time_budget=None,
     folder = tempfile.mkdtemp(prefix="kiln-tune-")
     pool = None
     bar = _Progress(trials, progress)
-    bound = _threads_bound(num_threads)
-    bound.__enter__()
-    try:
-        listing = os.path.join(folder, "kernels.json")
-        _compile(model, listing, target=target, cpu=cpu, features=features,
-                 input_shapes=input_shapes, emit="kernels")
-        with open(listing, encoding="utf-8") as f:
-            listed = json.load(f)
-        target_key = listed["target"]
-        ray_measure = None
-        if measure is not None:
-            # The nodes compile for the CPU named in the target key, not
-            # for their own.
-            remote_args = (compile_args[0], cpu or target_key.split("/")[1],
-                           compile_args[2])
-            ray_measure = lambda batch: measure(batch, target_key, remote_args)  # noqa: E731
-        kernels = [_Kernel(i, entry, listed, folder)
-                   for i, entry in enumerate(listed["kernels"])]
-        if workers > 1 and ray_measure is None:
-            # Threads that each wait for a worker process.
-            pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
-        tuner = _Tuner(db, kernels, target_key, compile_args, workers, num_threads,
-                       repeats, seed, progress, ray_measure)
-        tuner.folder, tuner.pool = folder, pool
-        deadline = started + time_budget if time_budget is not None else math.inf
-        bar.show(0, f"{len(kernels)} kernels")
-        tuner.run_trials(trials, deadline, bar)
-        if pool is not None:
-            pool.shutdown()
-            pool = None
+    with _threads_bound(num_threads):
+        try:
+            listing = os.path.join(folder, "kernels.json")
+            _compile(model, listing, target=target, cpu=cpu, features=features,
+                     input_shapes=input_shapes, emit="kernels")
+            with open(listing, encoding="utf-8") as f:
+                listed = json.load(f)
+            target_key = listed["target"]
+            ray_measure = None
+            if measure is not None:
+                # The nodes compile for the CPU named in the target key, not
+                # for their own.
+                remote_args = (compile_args[0], cpu or target_key.split("/")[1],
+                               compile_args[2])
+                ray_measure = lambda batch: measure(batch, target_key, remote_args)  # noqa: E731
+            kernels = [_Kernel(i, entry, listed, folder)
+                       for i, entry in enumerate(listed["kernels"])]
+            if workers > 1 and ray_measure is None:
+                # Threads that each wait for a worker process.
+                pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+            tuner = _Tuner(db, kernels, target_key, compile_args, workers, num_threads,
+                           repeats, seed, progress, ray_measure)
+            tuner.folder, tuner.pool = folder, pool
+            deadline = started + time_budget if time_budget is not None else math.inf
+            bar.show(0, f"{len(kernels)} kernels")
+            tuner.run_trials(trials, deadline, bar)
+            if pool is not None:
+                pool.shutdown()
+                pool = None
 
-        bar.line(f"kiln.tune: {tuner.measured} trials, "
-                 f"{time.monotonic() - started:.0f}s; comparing the whole model")
-        default_ms, tuned_ms, fastest = _compare(
-            model, db.path, folder, target, cpu, features, input_shapes,
-            num_threads, repeats, seed)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-        shutil.rmtree(folder, ignore_errors=True)
-        bound.__exit__(None, None, None)
+            bar.line(f"kiln.tune: {tuner.measured} trials, "
+                     f"{time.monotonic() - started:.0f}s; comparing the whole model")
+            default_ms, tuned_ms, fastest = _compare(
+                model, db.path, folder, target, cpu, features, input_shapes,
+                num_threads, repeats, seed)
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+            shutil.rmtree(folder, ignore_errors=True)
 
     per_kernel = []
     for kernel in kernels:
