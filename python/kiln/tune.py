@@ -382,6 +382,7 @@ class _Kernel:
         self.reference = None
         self.feeds = None
         self.trials = 0
+        self.searched = 0  # trials of configurations other than the default
         self.exhausted = False
 
     def weight(self):
@@ -504,6 +505,13 @@ class _Tuner:
         live = [k for k in self.kernels if not k.exhausted]
         if not live:
             return None
+        # A first round gives every kernel one batch of candidates, heaviest
+        # first: a kernel's default says little of what it could gain, and
+        # a short tune should not spend itself on the heaviest alone. Then
+        # each turn goes by weight, divided among the trials spent.
+        fresh = [k for k in live if k.searched == 0]
+        if fresh:
+            return max(fresh, key=lambda k: k.weight())
         return max(live, key=lambda k: k.weight() / (1 + k.trials))
 
     def _best_text(self):
@@ -587,6 +595,8 @@ class _Tuner:
         record = self._record(kernel, config, ms, error)
         self.measured += 1
         kernel.trials += 1
+        if config:
+            kernel.searched += 1
         if not config:
             if error is not None:
                 bar.line(f"kiln.tune: the default build of kernel "
