@@ -494,3 +494,54 @@ def test_depthwise_residual_dilation(tmp_path, stride, dilation):
     if stride == 1:
         assert re.search(r"graph.blocked_depthwise_conv .* residual .* activation leaky_relu",
                          graph)
+
+
+def test_explicit_pads_fold_into_window_ops(tmp_path):
+    """Pads written out before window ops, as exporters do: torch.onnx's
+    avg_pool2d(padding=1) (a Pad, then an AveragePool that does not count
+    padding), Keras' ZeroPadding2D before a stride-2 convolution
+    (asymmetric) and before a MaxPool of a ReLU, and a -inf Pad before a
+    MaxPool. Each Pad folds into the op after it, so every op stays in the
+    blocked layout (kiln-graph-fold-pads), and the results do not change.
+    A reflect Pad stays, and takes the tensor out of the layout."""
+    g = GraphBuilder(seed=41)
+
+    def pad(x, hint, begin, end, value=None, mode="constant"):
+        pads = g.const(f"{hint}.pads", np.array([0, 0, *begin, 0, 0, *end], np.int64))
+        inputs = [x, pads]
+        if value is not None:
+            inputs.append(g.const(f"{hint}.value", np.float32(value)))
+        return g.op("Pad", inputs, mode=mode)
+
+    y = g.op("Relu", [g.conv_bn("x", 3, 24, 3, hint="stem")])                       # 21 x 19
+    y = g.op("AveragePool", [pad(y, "avg", [1, 1], [1, 1])], kernel_shape=[3, 3],
+             count_include_pad=0)                                                  # 21 x 19
+    w = g.normal("s2.weight", (20, 24, 3, 3), 0.2)
+    y = g.op("Relu", [g.op("Conv", [pad(y, "s2", [0, 0], [1, 1]), w], kernel_shape=[3, 3],
+                           strides=[2, 2])])                                       # 10 x 9
+    y = g.op("MaxPool", [pad(y, "max", [1, 1], [1, 1], 0.0)], kernel_shape=[3, 3],
+             strides=[2, 2])                                                       # 5 x 5
+    y = g.conv_bn(y, 20, 20, 1, hint="mid")
+    y = g.op("MaxPool", [pad(y, "ninf", [1, 0], [0, 1], -np.inf)], kernel_shape=[2, 2],
+             strides=[1, 1])                                                       # 5 x 5
+    y = g.conv_bn(y, 20, 16, 3, hint="after")
+    model = g.model("explicit_pads", [tensor_info("x", TensorProto.FLOAT, [1, 3, 21, 19])],
+                    [tensor_info(y, TensorProto.FLOAT, [1, 16, 5, 5])])
+    counts, _ = compile_and_compare(tmp_path, model, 8)
+    assert "graph.pad" not in counts, counts
+    assert not [op for op in CONVS + ("graph.average_pool", "graph.max_pool") if op in counts]
+    assert counts["graph.blocked_average_pool"] == 1
+    assert counts["graph.blocked_max_pool"] == 2
+    assert counts["graph.to_blocked"] == 1
+    assert counts["graph.from_blocked"] == 1
+
+    # The same with a reflect Pad before the average pool: it stays.
+    g = GraphBuilder(seed=41)
+    y = g.op("Relu", [g.conv_bn("x", 3, 24, 3, hint="stem")])
+    y = g.op("AveragePool", [pad(y, "avg", [1, 1], [1, 1], mode="reflect")],
+             kernel_shape=[3, 3])
+    y = g.conv_bn(y, 24, 8, 1, hint="after")
+    model = g.model("reflect_pad", [tensor_info("x", TensorProto.FLOAT, [1, 3, 21, 19])],
+                    [tensor_info(y, TensorProto.FLOAT, [1, 8, 21, 19])])
+    counts, _ = compile_and_compare(tmp_path, model, 8)
+    assert counts["graph.pad"] == 1

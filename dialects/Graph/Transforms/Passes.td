@@ -63,6 +63,43 @@ def GraphBlockedLayout : Pass<"kiln-graph-blocked-layout", "mlir::func::FuncOp">
   let dependentDialects = ["kiln::graph::GraphDialect"];
 }
 
+def GraphFoldPads : Pass<"kiln-graph-fold-pads", "mlir::func::FuncOp"> {
+  let summary = "Folds a constant Pad of the spatial dimensions into the "
+                "convolution or pool that reads it";
+  let description = [{
+    A `graph.pad` in `constant` mode that pads only the spatial dimensions
+    of NC(D)HW data, by non-negative amounts, folds into the window op that
+    reads it, whose own `pads` grow by the Pad's:
+    - `graph.conv`, when the Pad's value is 0;
+    - `graph.average_pool`, when the value is 0, with `count_include_pad`
+      (the Pad's zeros counted in each divisor, as they were), if the pool
+      had no padding of its own or counted it already;
+    - `graph.max_pool`, when the value is -inf, or 0 on a `graph.relu`'s
+      output with windows of consecutive taps that each still read the
+      input (zeros never beat a ReLU's outputs then).
+    A pool in `ceil_mode` takes the Pad only when its windows all end inside
+    the padded input, where `ceil_mode` changes nothing. The Pad stays for
+    its other users, if any. torch.onnx writes `avg_pool2d(padding=1)` as a
+    Pad and an AveragePool (Inception-v3 has nine), and Keras models pad
+    explicitly before their stride-2 layers: each Pad copies its tensor, and
+    takes it out of the blocked layout and back.
+
+    Before:
+    ```mlir
+    %p = graph.pad %x {mode = "constant", pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 0.0 : f64}
+         : (tensor<1x192x35x35xf32>) -> tensor<1x192x37x37xf32>
+    %y = graph.average_pool %p {count_include_pad = false, pads = array<i64: 0, 0, 0, 0>, ...}
+         : (tensor<1x192x37x37xf32>) -> tensor<1x192x35x35xf32>
+    ```
+    After:
+    ```mlir
+    %y = graph.average_pool %x {count_include_pad = true, pads = array<i64: 1, 1, 1, 1>, ...}
+         : (tensor<1x192x35x35xf32>) -> tensor<1x192x35x35xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::graph::GraphDialect"];
+}
+
 def GraphPruneConvTaps : Pass<"kiln-graph-prune-conv-taps", "mlir::func::FuncOp"> {
   let summary = "Drops the filter taps of a convolution that only ever read "
                 "its zero padding";

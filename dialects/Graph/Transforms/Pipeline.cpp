@@ -21,6 +21,10 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(graph::createGraphFoldEmptyTensors());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Before the passes that rewrite convolutions and pools (a 1-D
+  // convolution takes its Pad before it becomes 2-D; the blocked layout then
+  // sees no Pad between the window op and the ops before it).
+  pm.addNestedPass<func::FuncOp>(graph::createGraphFoldPads());
   // After folding, so that weights and per-channel parameters are constants;
   // BatchNorm folding before fusion, so that an activation meets its conv.
   pm.addNestedPass<func::FuncOp>(graph::createGraphFoldBatchNorm());
