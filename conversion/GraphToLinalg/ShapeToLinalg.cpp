@@ -861,9 +861,20 @@ struct TileLowering : StaticLowering<graph::TileOp> {
   }
 };
 
-/// Every mode as one linalg.generic: the position read is the result index
-/// less the padding before, mirrored (reflect) or clamped (edge, and
-/// constant, which then selects the padding value outside the input).
+/// A pad by non-negative amounts is the input in the result's interior and
+/// a border: with `constant`, a tensor.pad (kiln-codegen-pad-in-place then
+/// has the input's producer write the interior directly and fills only the
+/// border); with `reflect` and `edge`, the same tensor.pad, whose border is
+/// then overwritten box by box (kiln-codegen-fill-borders' boxes), each box
+/// read from the input at its mirrored or clamped positions: a copy, and
+/// small gathers for the border. A crop (a
+/// negative amount), or an empty input, is one linalg.generic over the
+/// whole result: the position read is the result index less the padding
+/// before, mirrored (reflect) or clamped (edge, and constant, which then
+/// selects the padding value outside the input). That one generic was the
+/// only form before: a gather per element, which the consumer fused into
+/// itself (a Sigmoid of a reflect-padded 32x256x256 map took 1.4 ms, 0.34
+/// without the pad).
 struct PadLowering : StaticLowering<graph::PadOp> {
   using StaticLowering::StaticLowering;
   LogicalResult lower(graph::PadOp op, Adaptor adaptor,
@@ -881,43 +892,105 @@ struct PadLowering : StaticLowering<graph::PadOp> {
                                                "an empty tensor");
     }
     double padValue = op.getValue().convertToDouble();
-    Value result = buildIndexedGeneric(
-        rewriter, op.getLoc(), outType, {}, {},
-        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
-            ValueRange) -> Value {
-          Value inside;
-          SmallVector<Value> at;
-          for (int64_t d = 0; d < rank; ++d) {
-            int64_t size = inType.getDimSize(d);
-            Value position = arith::SubIOp::create(
-                b, loc, ivs[d], indexConstant(b, loc, pads[d]));
-            if (mode == "reflect" && size > 1) {
-              // -p -> p, and size - 1 + p -> size - 1 - p.
-              Value zero = indexConstant(b, loc, 0);
-              Value negated = arith::SubIOp::create(b, loc, zero, position);
-              position = arith::MaxSIOp::create(b, loc, position, negated);
-              Value last = indexConstant(b, loc, 2 * (size - 1));
-              Value mirrored = arith::SubIOp::create(b, loc, last, position);
-              position = arith::MinSIOp::create(b, loc, position, mirrored);
-            }
-            if (mode == "constant") {
-              Value ok =
-                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        position, indexConstant(b, loc, size));
-              inside = inside ? arith::AndIOp::create(b, loc, inside, ok) : ok;
-            }
-            at.push_back(clampIndex(b, loc, position, 0, size - 1));
+    Location loc = op.getLoc();
+    // The element at result index `ivs` + `offsets`; along the dimensions
+    // before `first`, that index lies inside the input.
+    auto element = [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
+                       ArrayRef<int64_t> offsets, int64_t first) -> Value {
+      Value inside;
+      SmallVector<Value> at;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t size = inType.getDimSize(d);
+        Value position = arith::SubIOp::create(
+            b, loc, ivs[d], indexConstant(b, loc, pads[d] - offsets[d]));
+        if (d < first ||
+            (pads[d] == 0 && pads[rank + d] == 0 && offsets[d] == 0)) {
+          at.push_back(position);
+          continue;
+        }
+        if (mode == "reflect" && size > 1) {
+          // -p -> p, and size - 1 + p -> size - 1 - p.
+          Value zero = indexConstant(b, loc, 0);
+          Value negated = arith::SubIOp::create(b, loc, zero, position);
+          position = arith::MaxSIOp::create(b, loc, position, negated);
+          Value last = indexConstant(b, loc, 2 * (size - 1));
+          Value mirrored = arith::SubIOp::create(b, loc, last, position);
+          position = arith::MinSIOp::create(b, loc, position, mirrored);
+        }
+        if (mode == "constant") {
+          Value ok =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, position,
+                                    indexConstant(b, loc, size));
+          inside = inside ? arith::AndIOp::create(b, loc, inside, ok) : ok;
+        }
+        at.push_back(clampIndex(b, loc, position, 0, size - 1));
+      }
+      if (inType.getNumElements() == 0)
+        return createScalarConstant(b, loc, outType.getElementType(), padValue);
+      Value value = tensor::ExtractOp::create(b, loc, input, at);
+      if (!inside)
+        return value;
+      Value fill =
+          createScalarConstant(b, loc, outType.getElementType(), padValue);
+      return arith::SelectOp::create(b, loc, inside, value, fill);
+    };
+
+    bool crops = llvm::any_of(pads, [](int64_t p) { return p < 0; });
+    if (crops || inType.getNumElements() == 0) {
+      SmallVector<int64_t> none(rank, 0);
+      Value result = buildIndexedGeneric(
+          rewriter, loc, outType, {}, {},
+          [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs, ValueRange) {
+            return element(b, loc, ivs, none, /*first=*/0);
+          });
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+
+    ArrayRef<int64_t> low = pads.take_front(rank), high = pads.drop_front(rank);
+    Value result =
+        padTensor(rewriter, loc, input, low, high,
+                  createScalarConstant(rewriter, loc, outType.getElementType(),
+                                       mode == "constant" ? padValue : 0.0));
+    if (mode != "constant") {
+      // The border as boxes: along each dimension d, before and after the
+      // interior, within the interior along the dimensions before d and
+      // whole along those after it. The boxes read the interior, where the
+      // input's producer writes (kiln-codegen-pad-in-place), and are
+      // written into the same buffer: bufferization cannot tell that the
+      // two never overlap and reads the interior from a copy (one pass over
+      // the input, 0.28 ms of 1.1 for a 32x256x256 map).
+      SmallVector<std::tuple<Value, SmallVector<int64_t>, SmallVector<int64_t>>>
+          boxes;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t size = inType.getDimSize(d);
+        for (auto [begin, end] :
+             {std::pair(int64_t(0), low[d]),
+              std::pair(low[d] + size, outType.getDimSize(d))}) {
+          if (begin >= end)
+            continue;
+          SmallVector<int64_t> offsets, sizes;
+          for (int64_t i = 0; i < rank; ++i) {
+            offsets.push_back(i < d ? low[i] : i == d ? begin : 0);
+            sizes.push_back(i < d    ? inType.getDimSize(i)
+                            : i == d ? end - begin
+                                     : outType.getDimSize(i));
           }
-          if (inType.getNumElements() == 0)
-            return createScalarConstant(b, loc, outType.getElementType(),
-                                        padValue);
-          Value element = tensor::ExtractOp::create(b, loc, input, at);
-          if (!inside)
-            return element;
-          Value fill =
-              createScalarConstant(b, loc, outType.getElementType(), padValue);
-          return arith::SelectOp::create(b, loc, inside, element, fill);
-        });
+          Value box = buildIndexedGeneric(
+              rewriter, loc, outType.clone(sizes), {}, {},
+              [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs, ValueRange) {
+                return element(b, loc, ivs, offsets, d);
+              });
+          boxes.emplace_back(box, offsets, sizes);
+        }
+      }
+      for (auto &[box, offsets, sizes] : boxes)
+        result = tensor::InsertSliceOp::create(
+            rewriter, loc, box, result,
+            getAsIndexOpFoldResult(rewriter.getContext(), offsets),
+            getAsIndexOpFoldResult(rewriter.getContext(), sizes),
+            SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
+    }
     rewriter.replaceOp(op, result);
     return success();
   }

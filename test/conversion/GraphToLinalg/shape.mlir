@@ -174,14 +174,14 @@ func.func @tile(%x: tensor<2x3xi64>) -> tensor<4x9xi64> {
 
 // -----
 
-// Constant padding reads a clamped position and selects the padding value
-// outside the input.
+// Constant padding by non-negative amounts is a tensor.pad (which
+// kiln-codegen-pad-in-place makes a fill of the border and the input written
+// into the interior).
 // CHECK-LABEL: func.func @pad_constant
-// CHECK: linalg.generic
-// CHECK: arith.cmpi ult
-// CHECK: %[[V:.+]] = tensor.extract
 // CHECK: %[[FILL:.+]] = arith.constant 1.500000e+00 : f32
-// CHECK: arith.select %{{.+}}, %[[V]], %[[FILL]]
+// CHECK: tensor.pad %arg0 low[1] high[2]
+// CHECK: tensor.yield %[[FILL]] : f32
+// CHECK-NOT: linalg.generic
 func.func @pad_constant(%x: tensor<3xf32>) -> tensor<6xf32> {
   %0 = graph.pad %x {pads = array<i64: 1, 2>, mode = "constant", value = 1.5 : f64} : (tensor<3xf32>) -> tensor<6xf32>
   return %0 : tensor<6xf32>
@@ -189,17 +189,56 @@ func.func @pad_constant(%x: tensor<3xf32>) -> tensor<6xf32> {
 
 // -----
 
-// Reflection mirrors the position at both ends: min(|p|, 2 * (size - 1) - |p|).
-// CHECK-LABEL: func.func @pad_reflect
+// A crop (a negative amount) is one generic over the result: it reads a
+// clamped position and selects the padding value outside the input.
+// CHECK-LABEL: func.func @pad_constant_crop
+// CHECK-NOT: tensor.pad
 // CHECK: linalg.generic
+// CHECK: arith.cmpi ult
+// CHECK: %[[V:.+]] = tensor.extract
+// CHECK: %[[FILL:.+]] = arith.constant 1.500000e+00 : f32
+// CHECK: arith.select %{{.+}}, %[[V]], %[[FILL]]
+func.func @pad_constant_crop(%x: tensor<3xf32>) -> tensor<4xf32> {
+  %0 = graph.pad %x {pads = array<i64: -1, 2>, mode = "constant", value = 1.5 : f64} : (tensor<3xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Reflection: the input in the interior (a tensor.pad), then each border
+// box computed from mirrored positions, min(|p|, 2 * (size - 1) - |p|),
+// and put in place.
+// CHECK-LABEL: func.func @pad_reflect
+// CHECK: %[[P:.+]] = tensor.pad %arg0 low[2] high[1]
+// CHECK: %[[LO:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<2xf32>)
 // CHECK: arith.maxsi
 // CHECK: %[[C4:.+]] = arith.constant 4 : index
 // CHECK: %[[M:.+]] = arith.subi %[[C4]], %{{.+}}
 // CHECK: arith.minsi %{{.+}}, %[[M]]
 // CHECK-NOT: arith.select
+// CHECK: %[[HI:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<1xf32>)
+// CHECK: %[[A:.+]] = tensor.insert_slice %[[LO]] into %[[P]][0] [2] [1]
+// CHECK: tensor.insert_slice %[[HI]] into %[[A]][5] [1] [1]
 func.func @pad_reflect(%x: tensor<3xf32>) -> tensor<6xf32> {
   %0 = graph.pad %x {pads = array<i64: 2, 1>, mode = "reflect", value = 0.0 : f64} : (tensor<3xf32>) -> tensor<6xf32>
   return %0 : tensor<6xf32>
+}
+
+// -----
+
+// Edge padding of rows and columns: four boxes (the rows' whole width, the
+// columns' within the interior rows); a box's rows inside the input are
+// read as they are, its columns clamped.
+// CHECK-LABEL: func.func @pad_edge_2d
+// CHECK: tensor.pad %arg0 low[1, 2] high[0, 1]
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: tensor.insert_slice %{{.+}}[0, 0] [1, 7] [1, 1]
+// CHECK: tensor.insert_slice %{{.+}}[1, 0] [3, 2] [1, 1]
+// CHECK: tensor.insert_slice %{{.+}}[1, 6] [3, 1] [1, 1]
+func.func @pad_edge_2d(%x: tensor<3x4xf32>) -> tensor<4x7xf32> {
+  %0 = graph.pad %x {pads = array<i64: 1, 2, 0, 1>, mode = "edge", value = 0.0 : f64} : (tensor<3x4xf32>) -> tensor<4x7xf32>
+  return %0 : tensor<4x7xf32>
 }
 
 // -----

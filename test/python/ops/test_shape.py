@@ -355,12 +355,41 @@ def test_tile(tmp_path):
 
 
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
-def test_pad(mode, tmp_path):
-    x = data((2, 3, 4))
-    consts = {"pads": i64(0, 2, 1, 1, 1, 3)}
+@pytest.mark.parametrize("shape,pads", [
+    ((2, 3, 4), (0, 2, 1, 1, 1, 3)),
+    # Every dimension padded, some by 0 on one side; a crop beside a pad.
+    ((2, 3, 5, 6), (1, 0, 2, 1, 1, 2, 0, 3)),
+    ((3, 5, 6), (0, -1, 2, 0, 1, -2)),
+])
+def test_pad(mode, shape, pads, tmp_path):
+    """The interior and each border box (or one generic where it crops)."""
+    x = data(shape)
+    consts = {"pads": i64(*pads)}
     if mode == "constant":
         consts["value"] = np.array(1.5, np.float32)
     m = model("Pad", {"x": x}, None, {"mode": mode}, consts, opset=13)
+    check(m, {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
+def test_pad_between_ops(mode, tmp_path):
+    """Relu -> Pad -> Sigmoid, and the Relu's result read again after the
+    pad: the Relu writes into the padded tensor's interior, where the
+    border boxes and the Add read it."""
+    x = data((1, 5, 9, 11))
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Pad", ["r", "pads"], ["p"], mode=mode),
+             helper.make_node("Sigmoid", ["p"], ["s"]),
+             helper.make_node("Slice", ["s", "starts", "ends", "axes"], ["c"]),
+             helper.make_node("Add", ["c", "r"], ["y"])]
+    inits = [numpy_helper.from_array(i64(0, 0, 3, 2, 0, 0, 1, 4), "pads"),
+             numpy_helper.from_array(i64(3, 2), "starts"),
+             numpy_helper.from_array(i64(12, 13), "ends"),
+             numpy_helper.from_array(i64(2, 3), "axes")]
+    graph = helper.make_graph(
+        nodes, "pad_between", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, x.shape)], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
     check(m, {"x": x}, tmp_path)
 
 
