@@ -1756,13 +1756,16 @@ llvm::SmallPtrSet<Operation *, 4> splitRemainders(func::FuncOp func,
   SmallVector<linalg::LinalgOp> rowCandidates;
   func.walk([&](linalg::LinalgOp op) {
     if (op.hasPureTensorSemantics() && op.getNumDpsInits() == 1 &&
-        linalg::isaContractionOpInterface(op) && !op.hasDynamicShape() &&
-        !KernelConfigAttr::of(op).getRows())
+        linalg::isaContractionOpInterface(op) && !op.hasDynamicShape())
       rowCandidates.push_back(op);
   });
   llvm::SmallPtrSet<Operation *, 4> inColumns;
   for (linalg::LinalgOp op : rowCandidates) {
-    std::optional<int64_t> main = wholeRowTiles(op, rows);
+    // A configured row block (the tuner's `rows`) splits M the same way, by
+    // its own size: both parts keep the configuration, and the remainder,
+    // narrower than the block, is one tile of all its rows.
+    std::optional<int64_t> main =
+        wholeRowTiles(op, KernelConfigAttr::of(op).getRows().value_or(rows));
     if (!main)
       continue;
     if (rowRemainderInColumns(op, vectorWidth, rows, cachedWeightBytes)) {

@@ -3,6 +3,7 @@
 #include "codegen/Common/KernelConfig.h"
 #include "codegen/Common/BlockedConv.h"
 #include "codegen/Common/Passes.h"
+#include "codegen/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -93,9 +94,12 @@ void addContractionKnobs(json::Object &space, ContractionSizes sizes,
   for (int64_t v : {1, 2, 4})
     if (v == 1 || v * narrowest <= sizes.n)
       vectors.push_back(v);
+  // A row block that divides M, or that M is split for (its whole blocks,
+  // then a remainder: kiln-cpu-tile-and-vectorize's wholeRowTiles); any
+  // other runs as its largest divisor of M, which is listed already.
   json::Array rows;
   for (int64_t r = 1; r <= std::min<int64_t>(sizes.m, 16); ++r)
-    if (sizes.m % r == 0)
+    if (sizes.m % r == 0 || 2 * largestDivisor(sizes.m, r) <= r)
       rows.push_back(r);
   json::Array steps;
   for (int64_t s : {1, 2, 4, 8})

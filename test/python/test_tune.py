@@ -222,6 +222,40 @@ def test_bad_databases(tune_model, tmp_path):
 
 # --- kiln.tune ------------------------------------------------------------------
 
+def test_row_blocks_that_do_not_divide_m(tmp_path):
+    """A product of 37 rows (prime): the space lists every row block up to
+    16, not only 1 and 37's divisors; a block that does not divide M splits
+    the rows into whole blocks and a remainder, and the results still match
+    onnxruntime."""
+    rng = np.random.default_rng(11)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "rows",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [37, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [37, 96])],
+        [numpy_helper.from_array(rng.standard_normal((64, 96)).astype(np.float32) / 8, "w")])
+    model_path = tmp_path / "rows.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                ir_version=8), model_path)
+    listed = _kernels(model_path, tmp_path)
+    (kernel,) = [k for k in listed["kernels"] if k["kind"] == "contraction"]
+    assert kernel["space"]["rows"] == list(range(1, 17))
+    feeds = {"x": rng.standard_normal((37, 64)).astype(np.float32)}
+    expected = onnxruntime.InferenceSession(
+        str(model_path), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    irs = {}
+    for rows in (1, 6, 8):
+        db = tmp_path / f"rows{rows}.jsonl"
+        _write_db(db, [{"kernel": kernel["signature"], "target": listed["target"],
+                        "config": {"rows": rows, "vectors": 1}, "ms": 0.01}])
+        irs[rows] = open(kiln.compile(model_path, tmp_path / f"rows{rows}.mlir",
+                                      emit="llvm", tuning_db=db)).read()
+        path = kiln.compile(model_path, tmp_path / f"rows{rows}.so", tuning_db=db)
+        with kiln.load(path, num_threads=1) as compiled:
+            np.testing.assert_allclose(compiled.run(feeds)["y"], expected,
+                                       rtol=RTOL, atol=ATOL)
+    assert len(set(irs.values())) == 3
+
+
 def test_search_space_spellings():
     """Configurations that make the same code count once, and no others: a
     blocked convolution's "direct" algorithm is register-blocked tiles,

@@ -19,6 +19,23 @@ func.func @configured_matmul(%a: tensor<64x32xf32>, %b: tensor<32x128xf32>, %c: 
 
 // -----
 
+// A row block that does not divide M (197 tokens, prime): the product is
+// split into 192 rows in blocks of 6 and a 5-row remainder in one block,
+// both keeping the configuration.
+// CHECK-LABEL: func.func @configured_rows_remainder
+// CHECK: tensor.extract_slice %arg2[0, 0] [192, 128]
+// CHECK: scf.for {{.*}} = %c0 to %c192 step %c6
+// CHECK: vector.transfer_read {{.*}} vector<6x16xf32>
+// CHECK: vector.transfer_read {{.*}} vector<5x16xf32>
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[192, 0] [5, 128]
+func.func @configured_rows_remainder(%a: tensor<197x64xf32>, %b: tensor<64x128xf32>, %c: tensor<197x128xf32>) -> tensor<197x128xf32> {
+  %0 = linalg.matmul {kiln.kernel_config = #kiln.kernel_config<vectors = 1, rows = 6, parallel = false>}
+    ins(%a, %b : tensor<197x64xf32>, tensor<64x128xf32>) outs(%c : tensor<197x128xf32>) -> tensor<197x128xf32>
+  return %0 : tensor<197x128xf32>
+}
+
+// -----
+
 // A narrower vector width: two 8-lane vectors by 2 rows per block.
 // CHECK-LABEL: func.func @configured_batch_matmul
 // CHECK: scf.forall {{.*}} step (1, 16, 2)
