@@ -33,9 +33,9 @@ using namespace mlir;
 namespace kiln::graph {
 namespace {
 
-/// The spatial padding (all begins, then all ends) of a constant Pad of
-/// `value`'s NC(D)HW input that pads nothing but the spatial dimensions,
-/// and by no negative amount; none otherwise.
+/// The spatial padding (all begins, then all ends) of `pad`, a constant Pad
+/// of NC(D)HW data, when it pads nothing but the spatial dimensions and by
+/// no negative amount; none otherwise.
 std::optional<SmallVector<int64_t>> spatialPads(PadOp pad) {
   if (pad.getMode() != "constant")
     return std::nullopt;
