@@ -222,26 +222,33 @@ def test_bad_databases(tune_model, tmp_path):
 
 # --- kiln.tune ------------------------------------------------------------------
 
+def _prime_matmul(tmp_path):
+    """A MatMul of 37 rows (a prime) by constant 64x96 weights: its path, the
+    kernel listing and its contraction, feeds and onnxruntime's output."""
+    rng = np.random.default_rng(11)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "prime",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [37, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [37, 96])],
+        [numpy_helper.from_array(rng.standard_normal((64, 96)).astype(np.float32) / 8, "w")])
+    model_path = tmp_path / "prime.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                ir_version=8), model_path)
+    listed = _kernels(model_path, tmp_path)
+    (kernel,) = [k for k in listed["kernels"] if k["kind"] == "contraction"]
+    feeds = {"x": rng.standard_normal((37, 64)).astype(np.float32)}
+    expected = onnxruntime.InferenceSession(
+        str(model_path), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    return model_path, listed, kernel, feeds, expected
+
+
 def test_row_blocks_that_do_not_divide_m(tmp_path):
     """A product of 37 rows (prime): the space lists every row block up to
     16, not only 1 and 37's divisors; a block that does not divide M splits
     the rows into whole blocks and a remainder, and the results still match
     onnxruntime."""
-    rng = np.random.default_rng(11)
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"])], "rows",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [37, 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [37, 96])],
-        [numpy_helper.from_array(rng.standard_normal((64, 96)).astype(np.float32) / 8, "w")])
-    model_path = tmp_path / "rows.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                                ir_version=8), model_path)
-    listed = _kernels(model_path, tmp_path)
-    (kernel,) = [k for k in listed["kernels"] if k["kind"] == "contraction"]
+    model_path, listed, kernel, feeds, expected = _prime_matmul(tmp_path)
     assert kernel["space"]["rows"] == list(range(1, 17))
-    feeds = {"x": rng.standard_normal((37, 64)).astype(np.float32)}
-    expected = onnxruntime.InferenceSession(
-        str(model_path), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
     irs = {}
     for rows in (1, 6, 8):
         db = tmp_path / f"rows{rows}.jsonl"
@@ -261,17 +268,7 @@ def test_reduction_step_of_packed_product(tmp_path):
     reduction step (k_tile): its tiles would become dot products, 20x
     slower (a 197x768x768 product, 0.9 -> 20.6 ms). The code is the
     default's, and the results match."""
-    rng = np.random.default_rng(12)
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"])], "packed",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [37, 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [37, 96])],
-        [numpy_helper.from_array(rng.standard_normal((64, 96)).astype(np.float32) / 8, "w")])
-    model_path = tmp_path / "packed.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                                ir_version=8), model_path)
-    listed = _kernels(model_path, tmp_path)
-    (kernel,) = [k for k in listed["kernels"] if k["kind"] == "contraction"]
+    model_path, listed, kernel, feeds, expected = _prime_matmul(tmp_path)
     db = tmp_path / "k4.jsonl"
     _write_db(db, [{"kernel": kernel["signature"], "target": listed["target"],
                     "config": {"k_tile": 4}, "ms": 0.01}])
@@ -280,9 +277,6 @@ def test_reduction_step_of_packed_product(tmp_path):
                                  tuning_db=db)).read()
     assert "vector.reduce.fadd" not in tuned_ir
     assert tuned_ir == default_ir
-    feeds = {"x": rng.standard_normal((37, 64)).astype(np.float32)}
-    expected = onnxruntime.InferenceSession(
-        str(model_path), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
     with kiln.load(kiln.compile(model_path, tmp_path / "k4.so", tuning_db=db),
                    num_threads=1) as compiled:
         np.testing.assert_allclose(compiled.run(feeds)["y"], expected, rtol=RTOL, atol=ATOL)

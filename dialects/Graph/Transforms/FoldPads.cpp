@@ -57,6 +57,19 @@ std::optional<SmallVector<int64_t>> spatialPads(PadOp pad) {
   return spatial;
 }
 
+/// The Pad that `input` comes from, with its spatial padding (spatialPads)
+/// in as many entries as the window op's `numPads`; none otherwise.
+std::optional<std::pair<PadOp, SmallVector<int64_t>>>
+padBefore(Value input, size_t numPads) {
+  auto pad = input.getDefiningOp<PadOp>();
+  if (!pad)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> extra = spatialPads(pad);
+  if (!extra || extra->size() != numPads)
+    return std::nullopt;
+  return std::make_pair(pad, std::move(*extra));
+}
+
 /// `pads` + `extra`, entry by entry.
 SmallVector<int64_t> addPads(ArrayRef<int64_t> pads, ArrayRef<int64_t> extra) {
   SmallVector<int64_t> sum(pads);
@@ -100,13 +113,12 @@ struct FoldPadIntoConv : OpRewritePattern<ConvOp> {
 
   LogicalResult matchAndRewrite(ConvOp conv,
                                 PatternRewriter &rewriter) const override {
-    auto pad = conv.getInput().getDefiningOp<PadOp>();
-    if (!pad || pad.getValue().convertToDouble() != 0.0)
-      return rewriter.notifyMatchFailure(conv, "no zero Pad before");
-    std::optional<SmallVector<int64_t>> extra = spatialPads(pad);
-    if (!extra || extra->size() != conv.getPads().size())
-      return rewriter.notifyMatchFailure(conv, "not a spatial Pad");
-    SmallVector<int64_t> pads = addPads(conv.getPads(), *extra);
+    auto found = padBefore(conv.getInput(), conv.getPads().size());
+    if (!found || found->first.getValue().convertToDouble() != 0.0)
+      return rewriter.notifyMatchFailure(conv, "no spatial zero Pad before");
+    PadOp pad = found->first;
+    ArrayRef<int64_t> extra = found->second;
+    SmallVector<int64_t> pads = addPads(conv.getPads(), extra);
     rewriter.modifyOpInPlace(conv, [&] {
       conv.getInputMutable().assign(pad.getInput());
       conv.setPads(pads);
@@ -120,12 +132,11 @@ struct FoldPadIntoAveragePool : OpRewritePattern<AveragePoolOp> {
 
   LogicalResult matchAndRewrite(AveragePoolOp pool,
                                 PatternRewriter &rewriter) const override {
-    auto pad = pool.getInput().getDefiningOp<PadOp>();
-    if (!pad || pad.getValue().convertToDouble() != 0.0)
-      return rewriter.notifyMatchFailure(pool, "no zero Pad before");
-    std::optional<SmallVector<int64_t>> extra = spatialPads(pad);
-    if (!extra || extra->size() != pool.getPads().size())
-      return rewriter.notifyMatchFailure(pool, "not a spatial Pad");
+    auto found = padBefore(pool.getInput(), pool.getPads().size());
+    if (!found || found->first.getValue().convertToDouble() != 0.0)
+      return rewriter.notifyMatchFailure(pool, "no spatial zero Pad before");
+    PadOp pad = found->first;
+    ArrayRef<int64_t> extra = found->second;
     // The Pad's zeros count in each window's divisor; the pool's own
     // padding must count too, or be none.
     if (!pool.getCountIncludePad() &&
@@ -136,7 +147,7 @@ struct FoldPadIntoAveragePool : OpRewritePattern<AveragePoolOp> {
                           pool.getStrides(), pool.getDilations(),
                           pool.getPads()))
       return rewriter.notifyMatchFailure(pool, "partial ceil-mode windows");
-    SmallVector<int64_t> pads = addPads(pool.getPads(), *extra);
+    SmallVector<int64_t> pads = addPads(pool.getPads(), extra);
     if (!padsFitKernel(pads, pool.getKernelShape()))
       return rewriter.notifyMatchFailure(pool, "pads as large as the window");
     rewriter.modifyOpInPlace(pool, [&] {
@@ -153,15 +164,14 @@ struct FoldPadIntoMaxPool : OpRewritePattern<MaxPoolOp> {
 
   LogicalResult matchAndRewrite(MaxPoolOp pool,
                                 PatternRewriter &rewriter) const override {
-    auto pad = pool.getInput().getDefiningOp<PadOp>();
-    if (!pad)
-      return rewriter.notifyMatchFailure(pool, "no Pad before");
-    std::optional<SmallVector<int64_t>> extra = spatialPads(pad);
-    if (!extra || extra->size() != pool.getPads().size())
-      return rewriter.notifyMatchFailure(pool, "not a spatial Pad");
+    auto found = padBefore(pool.getInput(), pool.getPads().size());
+    if (!found)
+      return rewriter.notifyMatchFailure(pool, "no spatial Pad before");
+    PadOp pad = found->first;
+    ArrayRef<int64_t> extra = found->second;
     ArrayRef<int64_t> kernel = pool.getKernelShape();
     ArrayRef<int64_t> dilations = pool.getDilations();
-    SmallVector<int64_t> pads = addPads(pool.getPads(), *extra);
+    SmallVector<int64_t> pads = addPads(pool.getPads(), extra);
     if (!padsFitKernel(pads, kernel))
       return rewriter.notifyMatchFailure(pool, "pads as large as the window");
     double value = pad.getValue().convertToDouble();
