@@ -867,14 +867,13 @@ struct TileLowering : StaticLowering<graph::TileOp> {
 /// border); with `reflect` and `edge`, the same tensor.pad, whose border is
 /// then overwritten box by box (kiln-codegen-fill-borders' boxes), each box
 /// read from the input at its mirrored or clamped positions: a copy, and
-/// small gathers for the border. A crop (a
-/// negative amount), or an empty input, is one linalg.generic over the
-/// whole result: the position read is the result index less the padding
-/// before, mirrored (reflect) or clamped (edge, and constant, which then
-/// selects the padding value outside the input). That one generic was the
-/// only form before: a gather per element, which the consumer fused into
-/// itself (a Sigmoid of a reflect-padded 32x256x256 map took 1.4 ms, 0.34
-/// without the pad).
+/// small gathers for the border. A crop (a negative amount), or an empty
+/// input, is one linalg.generic over the whole result: the position read is
+/// the result index less the padding before, mirrored (reflect) or clamped
+/// (edge, and constant, which then selects the padding value outside the
+/// input). That one generic was the only form before: a gather per element,
+/// which the consumer fused into itself (a Sigmoid of a reflect-padded
+/// 32x256x256 map took 1.4 ms, 0.34 without the pad).
 struct PadLowering : StaticLowering<graph::PadOp> {
   using StaticLowering::StaticLowering;
   LogicalResult lower(graph::PadOp op, Adaptor adaptor,

@@ -597,7 +597,7 @@ class _Tuner:
         kernel.trials += 1
         if config:
             kernel.searched += 1
-        if not config:
+        else:
             if error is not None:
                 bar.line(f"kiln.tune: the default build of kernel "
                          f"{kernel.signature!r} failed: {error}")
