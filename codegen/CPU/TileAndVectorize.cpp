@@ -1479,11 +1479,7 @@ std::optional<int64_t> wholeRowTiles(linalg::LinalgOp op, int64_t rows) {
       linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.empty())
     return std::nullopt;
-  int64_t size = op.getStaticLoopRanges()[dims->m.back()];
-  int64_t main = size / rows * rows;
-  if (size <= rows || main == size || 2 * largestDivisor(size, rows) > rows)
-    return std::nullopt;
-  return main;
+  return wholeRowBlocks(op.getStaticLoopRanges()[dims->m.back()], rows);
 }
 
 /// A loop over columns of output tiles alone needs this many of them to

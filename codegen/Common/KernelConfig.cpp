@@ -95,11 +95,11 @@ void addContractionKnobs(json::Object &space, ContractionSizes sizes,
     if (v == 1 || v * narrowest <= sizes.n)
       vectors.push_back(v);
   // A row block that divides M, or that M is split for (its whole blocks,
-  // then a remainder: kiln-cpu-tile-and-vectorize's wholeRowTiles); any
-  // other runs as its largest divisor of M, which is listed already.
+  // then a remainder); any other runs as its largest divisor of M, which is
+  // listed already.
   json::Array rows;
   for (int64_t r = 1; r <= std::min<int64_t>(sizes.m, 16); ++r)
-    if (sizes.m % r == 0 || 2 * largestDivisor(sizes.m, r) <= r)
+    if (sizes.m % r == 0 || wholeRowBlocks(sizes.m, r))
       rows.push_back(r);
   json::Array steps;
   for (int64_t s : {1, 2, 4, 8})

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Common/Passes.h"
+#include "codegen/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -181,33 +182,6 @@ struct CodegenPadInPlacePass
       return signalPassFailure();
   }
 };
-
-/// The boxes of a tensor of `shape` outside the box `interior` (offsets
-/// then sizes): along each dimension d, the part before the interior and
-/// the part after it, within the interior along the dimensions before d
-/// and whole along those after it. Together they cover the border once.
-SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
-bordersOf(ArrayRef<int64_t> shape, ArrayRef<int64_t> interior) {
-  int64_t rank = shape.size();
-  ArrayRef<int64_t> offsets = interior.take_front(rank),
-                    sizes = interior.drop_front(rank);
-  SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>> borders;
-  for (int64_t d = 0; d < rank; ++d) {
-    auto slab = [&](int64_t begin, int64_t end) {
-      if (begin >= end)
-        return;
-      SmallVector<int64_t> boxOffsets, boxSizes;
-      for (int64_t i = 0; i < rank; ++i) {
-        boxOffsets.push_back(i < d ? offsets[i] : i == d ? begin : 0);
-        boxSizes.push_back(i < d ? sizes[i] : i == d ? end - begin : shape[i]);
-      }
-      borders.emplace_back(boxOffsets, boxSizes);
-    };
-    slab(0, offsets[d]);
-    slab(offsets[d] + sizes[d], shape[d]);
-  }
-  return borders;
-}
 
 /// Whether `op` takes (or puts back) exactly the box `interior`.
 template <typename SliceOp>

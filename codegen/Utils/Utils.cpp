@@ -158,6 +158,36 @@ int64_t largestDivisor(int64_t size, int64_t limit) {
   return 1;
 }
 
+std::optional<int64_t> wholeRowBlocks(int64_t size, int64_t rows) {
+  int64_t main = size / rows * rows;
+  if (size <= rows || main == size || 2 * largestDivisor(size, rows) > rows)
+    return std::nullopt;
+  return main;
+}
+
+SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
+bordersOf(ArrayRef<int64_t> shape, ArrayRef<int64_t> interior) {
+  int64_t rank = shape.size();
+  ArrayRef<int64_t> offsets = interior.take_front(rank),
+                    sizes = interior.drop_front(rank);
+  SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>> borders;
+  for (int64_t d = 0; d < rank; ++d) {
+    auto slab = [&](int64_t begin, int64_t end) {
+      if (begin >= end)
+        return;
+      SmallVector<int64_t> boxOffsets, boxSizes;
+      for (int64_t i = 0; i < rank; ++i) {
+        boxOffsets.push_back(i < d ? offsets[i] : i == d ? begin : 0);
+        boxSizes.push_back(i < d ? sizes[i] : i == d ? end - begin : shape[i]);
+      }
+      borders.emplace_back(boxOffsets, boxSizes);
+    };
+    slab(0, offsets[d]);
+    slab(offsets[d] + sizes[d], shape[d]);
+  }
+  return borders;
+}
+
 bool hasSubByteElements(Operation *op) {
   auto subByte = [](Type type) {
     auto shaped = dyn_cast<ShapedType>(type);

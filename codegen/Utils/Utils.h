@@ -54,6 +54,22 @@ std::optional<llvm::SmallVector<double>> constantValues(mlir::Value value);
 /// tile size that leaves no remainder.
 int64_t largestDivisor(int64_t size, int64_t limit);
 
+/// The rows of `size` that whole blocks of `rows` cover, when a product of
+/// `size` rows is split into those blocks and a remainder of fewer rows:
+/// when `rows` neither divides `size` nor comes near a divisor of it (the
+/// largest divisor not above it is less than half of it; 197 tokens, a
+/// prime, run as 192 + 5 in blocks of 8). Nothing otherwise, where the
+/// block is largestDivisor(size, rows).
+std::optional<int64_t> wholeRowBlocks(int64_t size, int64_t rows);
+
+/// The boxes of a tensor of `shape` outside the box `interior` (offsets
+/// then sizes): along each dimension d, the part before the interior and
+/// the part after it, within the interior along the dimensions before d and
+/// whole along those after it. Together they cover the border once.
+llvm::SmallVector<
+    std::pair<llvm::SmallVector<int64_t>, llvm::SmallVector<int64_t>>>
+bordersOf(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> interior);
+
 /// Whether `op` reads or writes a tensor or buffer of booleans (or other
 /// elements narrower than a byte). A vector of them in memory is a bitmask
 /// in LLVM (`store <16 x i1>` writes two bytes), where Kiln keeps one byte
