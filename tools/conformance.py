@@ -66,11 +66,9 @@ COMPILE_FLAGS = []
 # Kiln compiles as constants (Resize's roi). An integer/bool graph input
 # feeding one of them is frozen into an initializer.
 SHAPE_OPERANDS = {
-    "Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
-    "Slice": (3, 4), "Pad": (1, 3), "Resize": (1, 2, 3), "Squeeze": (1,),
-    "Upsample": (1,),
-    "Unsqueeze": (1,), "OneHot": (1,),
-    "Range": (0, 1, 2), "CenterCropPad": (1, 2), "Col2Im": (1, 2),
+    "Pad": (1, 3), "Resize": (1, 2, 3),
+    "Upsample": (1,), "OneHot": (1,),
+    "CenterCropPad": (1, 2), "Col2Im": (1, 2),
     "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
     "STFT": (1, 3), "HannWindow": (0,), "HammingWindow": (0,),
     "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2, 3, 4),
@@ -83,10 +81,18 @@ SHAPE_OPERANDS = {
     "Loop": (0, 1),
 }
 
+# Operands that Kiln reads at run time where it can bound the sizes they
+# decide: from the node output's shape as the model declares it (a graph
+# output or a value_info of static sizes). Where the model declares none (an
+# intermediate value of an `_expanded` function) they are frozen like the
+# operands above. Reshape's, Squeeze's and Unsqueeze's are never frozen: the
+# input's size bounds theirs.
+BOUNDED_SHAPE_OPERANDS = {"Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
+                          "Range": (0, 1, 2)}
+
 # Float operands that still decide a shape (resize scales, OneHot's depth,
 # Range's bounds and step): frozen like the integer ones.
 FLOAT_SHAPE_OPERANDS = {"Resize": (1, 2), "Upsample": (1,), "OneHot": (1,),
-                        "Range": (0, 1, 2),
                         # Compiled as constants, like Resize's roi.
                         "MelWeightMatrix": (3, 4)}
 
@@ -202,10 +208,19 @@ def shape_like_inputs(model, operands=None, computed=None):
                 if operand:
                     visit(operand, False)
 
+    declared = set()
+    for info in list(model.graph.output) + list(model.graph.value_info):
+        tensor = info.type.tensor_type
+        if tensor.HasField("shape") and all(
+                d.HasField("dim_value") for d in tensor.shape.dim):
+            declared.add(info.name)
     for node in model.graph.node:
         if node.domain not in ("", "ai.onnx"):
             continue
-        for index in operands.get(node.op_type, ()):
+        indices = operands.get(node.op_type, ())
+        if node.output[0] not in declared:
+            indices += BOUNDED_SHAPE_OPERANDS.get(node.op_type, ())
+        for index in indices:
             if index < len(node.input) and node.input[index]:
                 visit(node.input[index], True)
     return found

@@ -521,6 +521,33 @@ struct ShapeLowering : StaticLowering<graph::ShapeOp> {
   bool handlesSymbolicSizes() const override { return true; }
 };
 
+/// A kiln.check_index of the size against its range, and the size
+/// clamped into it.
+struct CheckSizeLowering : StaticLowering<graph::CheckSizeOp> {
+  using StaticLowering::StaticLowering;
+  LogicalResult lower(graph::CheckSizeOp op, Adaptor adaptor,
+                      ArrayRef<Type> resultTypes,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value size = tensor::ExtractOp::create(rewriter, loc, adaptor.getInput(),
+                                           ValueRange{});
+    // (I64Attr reads as uint64_t.)
+    int64_t low = op.getLow(), high = op.getHigh();
+    CheckIndexOp::create(rewriter, loc, size, size, low, high, nodeOf(loc),
+                         op.getWhat());
+    auto bound = [&](int64_t value) {
+      return arith::ConstantOp::create(rewriter, loc,
+                                       rewriter.getI64IntegerAttr(value));
+    };
+    Value clamped = arith::MinSIOp::create(
+        rewriter, loc, arith::MaxSIOp::create(rewriter, loc, size, bound(low)),
+        bound(high));
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, resultTypes[0],
+                                                        clamped);
+    return success();
+  }
+};
+
 /// A tensor.extract_slice from 0, as long as the other tensor's axis.
 struct PrefixLowering : StaticLowering<graph::PrefixOp> {
   using StaticLowering::StaticLowering;
@@ -1562,9 +1589,9 @@ void populateShapeToLinalgPatterns(const TypeConverter &converter,
   patterns.add<ConcatLowering, ExpandLowering, GatherElementsLowering,
                ScatterElementsLowering, ScatterNDLowering, GatherLowering,
                GatherNDLowering, OneHotLowering, PadLowering, ReshapeLowering,
-               PrefixLowering, ResizeLowering, ShapeLowering, SliceLowering,
-               SplitLowering, TileLowering, TransposeLowering, TriluLowering>(
-      converter, patterns.getContext());
+               CheckSizeLowering, PrefixLowering, ResizeLowering, ShapeLowering,
+               SliceLowering, SplitLowering, TileLowering, TransposeLowering,
+               TriluLowering>(converter, patterns.getContext());
 }
 
 } // namespace kiln

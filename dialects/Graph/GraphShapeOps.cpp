@@ -420,6 +420,37 @@ OpFoldResult ShapeOp::fold(FoldAdaptor) {
   return DenseIntElementsAttr::get(getType(), input.getShape());
 }
 
+LogicalResult CheckSizeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location>,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult CheckSizeOp::verify() {
+  auto type = getInput().getType();
+  if (type.getRank() != 0 || !type.getElementType().isSignlessInteger(64))
+    return emitOpError("checks a 0-D i64 tensor, not ") << type;
+  // (I64Attr reads as uint64_t.)
+  int64_t low = getLow(), high = getHigh();
+  if (low > high)
+    return emitOpError("has an empty range [") << low << ", " << high << "]";
+  return success();
+}
+
+OpFoldResult CheckSizeOp::fold(FoldAdaptor adaptor) {
+  // A constant within the range needs no check; one outside it stays, and
+  // fails the run.
+  auto value = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getInput());
+  if (!value)
+    return {};
+  int64_t size = (*value.getValues<APInt>().begin()).getSExtValue();
+  if (size < int64_t(getLow()) || size > int64_t(getHigh()))
+    return {};
+  return value;
+}
+
 LogicalResult PrefixOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,

@@ -126,6 +126,31 @@ def Graph_ShapeOp : Graph_InferOp<"shape"> {
   let hasFolder = 1;
 }
 
+def Graph_CheckSizeOp : Graph_InferOp<"check_size"> {
+  let summary = "fails the run when a size read at run time is out of range";
+  let description = [{
+    A size, or a count, that the importer computed from a run-time input
+    (a Reshape's shape, an Expand's shape, a Range's bounds...): a 0-D i64
+    tensor. When it lies outside `[low, high]` the run fails, naming the
+    ONNX node (the op's location) and `what`; the result is the size
+    clamped into the range, so that the ops that read it stay within the
+    buffers the compiler planned while the run finishes. Lowered to
+    `kiln.check_index`.
+
+    ```mlir
+    %n = graph.check_size %size in [0, 16] {what = "dimension 1's size"}
+         : tensor<i64>
+    ```
+  }];
+  let arguments = (ins Graph_IntTensor:$input, I64Attr:$low, I64Attr:$high,
+                       StrAttr:$what);
+  let results = (outs Graph_IntTensor:$result);
+  let assemblyFormat =
+      "$input `in` ` ` `[` $low `,` $high `]` attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def Graph_PrefixOp : Graph_InferOp<"prefix"> {
   let summary = "the first entries of an axis, as many as another tensor has";
   let description = [{

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Import/ImportRunTimeShapes.h"
 #include "lib/Import/ImportState.h"
 #include "lib/Import/ImportUtils.h"
 #include "lib/Import/NodeImporter.h"
@@ -201,6 +202,8 @@ static LogicalResult importReshape(NodeImporter &node) {
   SmallVector<int64_t> shape;
   if (node.getOpset() < 5) {
     shape = node.getInts("shape");
+  } else if (isRunTimeShapeOperand(node, 1)) {
+    return importReshapeAtRunTime(node, input, node.getInt("allowzero", 0));
   } else if (!node.getConstantInput(1) &&
              node.getState().shapeValues.count(node.getInput(1))) {
     auto values = reshapeOfSymbols(node, input);
@@ -260,6 +263,8 @@ static LogicalResult importSqueeze(NodeImporter &node) {
   SmallVector<int64_t> axes;
   if (node.getOpset() < 13) {
     axes = node.getInts("axes");
+  } else if (isRunTimeShapeOperand(node, 1)) {
+    return importSqueezeAtRunTime(node, input);
   } else if (node.getInput(1)) {
     auto values = getConstantInts(node, 1, "the axes input");
     if (!values)
@@ -309,6 +314,8 @@ static LogicalResult importUnsqueeze(NodeImporter &node) {
   SmallVector<int64_t> axes;
   if (node.getOpset() < 13) {
     axes = node.getInts("axes");
+  } else if (isRunTimeShapeOperand(node, 1)) {
+    return importUnsqueezeAtRunTime(node, input);
   } else {
     auto values = getConstantInts(node, 1, "the axes input");
     if (!values)
@@ -668,6 +675,9 @@ static LogicalResult importSlice(NodeImporter &node) {
   if (node.getOpset() >= 10 && node.getInput(2) && !node.getConstantInput(2) &&
       node.getState().shapeValues.count(node.getInput(2)))
     return importSliceToSymbols(node, input);
+  if (node.getOpset() >= 10 &&
+      (isRunTimeShapeOperand(node, 3) || isRunTimeShapeOperand(node, 4)))
+    return importSliceWithRunTimeAxes(node, input);
   if (node.getOpset() >= 10 && node.getInput(1) && node.getInput(2) &&
       (!node.getConstantInput(1) || !node.getConstantInput(2))) {
     // Starts or ends at run time; the axes and steps are constants.
@@ -968,12 +978,6 @@ static LogicalResult importSize(NodeImporter &node) {
 }
 
 static LogicalResult importConstantOfShape(NodeImporter &node) {
-  auto shape = getConstantInts(node, 0, "the shape input");
-  if (!shape)
-    return failure();
-  if (llvm::any_of(*shape, [](int64_t s) { return s < 0; }))
-    return node.emitError()
-           << "the shape " << formatShape(*shape) << " has a negative size";
   Builder &b = node.getBuilder();
   Attribute value = b.getZeroAttr(b.getF32Type());
   if (node.hasAttr("value")) {
@@ -982,6 +986,14 @@ static LogicalResult importConstantOfShape(NodeImporter &node) {
       return node.emitError() << "value must be a tensor of one element";
     value = dense.getValues<Attribute>()[0];
   }
+  if (isRunTimeShapeOperand(node, 0))
+    return importConstantOfShapeAtRunTime(node, value);
+  auto shape = getConstantInts(node, 0, "the shape input");
+  if (!shape)
+    return failure();
+  if (llvm::any_of(*shape, [](int64_t s) { return s < 0; }))
+    return node.emitError()
+           << "the shape " << formatShape(*shape) << " has a negative size";
   auto type = RankedTensorType::get(*shape, cast<TypedAttr>(value).getType());
   return node.setResults(
       createConstant(node, DenseElementsAttr::get(type, value)));
@@ -1044,8 +1056,7 @@ static LogicalResult importRange(NodeImporter &node) {
   auto limit = dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(1));
   auto delta = dyn_cast_or_null<DenseElementsAttr>(node.getConstantInput(2));
   if (!start || !limit || !delta)
-    return node.emitError() << "start, limit and delta must be constants for "
-                               "Kiln to compile static shapes";
+    return importRangeAtRunTime(node);
   Type elementType = start.getElementType();
   auto scalar = [&](DenseElementsAttr attr) {
     if (isa<FloatType>(attr.getElementType()))
@@ -1155,6 +1166,8 @@ static LogicalResult importExpand(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
+  if (isRunTimeShapeOperand(node, 1))
+    return importExpandAtRunTime(node, input);
   SmallVector<std::pair<int64_t, ShapeEntry>> broadcasts;
   auto shape = !node.getConstantInput(1) &&
                        node.getState().shapeValues.count(node.getInput(1))
@@ -1174,6 +1187,8 @@ static LogicalResult importTile(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
     return node.emitError() << "needs an input";
+  if (isRunTimeShapeOperand(node, 1))
+    return importTileAtRunTime(node, input);
   auto repeats = getConstantInts(node, 1, "the repeats input");
   if (!repeats)
     return failure();

@@ -21,6 +21,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -121,6 +122,18 @@ struct GraphImportState {
   /// per such dimension, in increasing order.
   llvm::DenseMap<mlir::Value, llvm::SmallVector<DataDependentSize, 1>>
       dataDependent;
+  /// What the model declares of each value's shape (graph outputs and
+  /// value_info), by ONNX name: per dimension its size, or -1 and its
+  /// dim_param (which may be empty). The bounds of sizes read at run time
+  /// (runTimeSizeBound) come from here where --dynamic-dims gives none.
+  llvm::StringMap<llvm::SmallVector<std::pair<int64_t, std::string>>>
+      declaredDims;
+  /// --dynamic-dims bounds that name no input's dimension: bounds of sizes
+  /// that the run decides from a shape input, by the symbol's name
+  /// (`<output>_<dimension>` or the output's dim_param); and the names a
+  /// node took.
+  std::map<std::string, std::pair<int64_t, int64_t>> runTimeSizeBounds;
+  llvm::StringSet<> runTimeSizeBoundsUsed;
   /// The integer tensors (of rank 0 or 1) that hold sizes of symbolic
   /// dimensions, entry by entry: a Shape of a tensor with `?` sizes and the
   /// arithmetic on it (ImportShapeValues.cpp).

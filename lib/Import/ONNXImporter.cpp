@@ -141,6 +141,8 @@ private:
   /// The batch's name where it is one of dimSymbols (then batchSymbol is
   /// empty).
   std::string batchAsDim;
+  /// The inputs' symbolic dimensions, listed for an error.
+  std::string inputSymbols;
 };
 
 /// The type an optional stands for: Kiln compiles an optional graph input
@@ -422,12 +424,13 @@ LogicalResult ModelImporter::resolveSymbols(const onnx::GraphProto &graph) {
                 "dimensions: "
              << known() << ")";
   for (const auto &[name, bounds] : options.symbolBounds) {
-    if (!named.contains(name))
-      return emitModelError()
-             << "--dynamic-dims names '" << name
-             << "', which no input of the model has (its symbolic "
-                "dimensions: "
-             << known() << ")";
+    // Another name may bound a size that a node reads at run time (checked
+    // after the import, when the nodes have taken theirs).
+    if (!named.contains(name)) {
+      state.runTimeSizeBounds[name] = bounds;
+      inputSymbols = known();
+      continue;
+    }
     // Another dimension with bounds stays symbolic in the types, and the
     // code reads its size at run time.
     if (name != batchSymbol)
@@ -821,6 +824,21 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   }
   for (const onnx::TensorProto &init : graph.initializer())
     initializerNames.insert(init.name());
+  // What the model declares of its values' shapes.
+  auto declare = [&](const onnx::ValueInfoProto &info) {
+    const onnx::TypeProto &type = unwrapOptional(info.type());
+    if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+      return;
+    auto &dims = state.declaredDims[info.name()];
+    dims.clear();
+    for (const auto &dim : type.tensor_type().shape().dim())
+      dims.push_back({dim.has_dim_value() ? dim.dim_value() : int64_t(-1),
+                      dim.dim_param()});
+  };
+  for (const onnx::ValueInfoProto &info : graph.value_info())
+    declare(info);
+  for (const onnx::ValueInfoProto &output : graph.output())
+    declare(output);
   for (const onnx::NodeProto &node : graph.node())
     for (const std::string &input : node.input())
       state.usedNames.insert(input);
@@ -981,6 +999,14 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
   // A check that found problems ends here: what was built is incomplete.
   if (failedSome)
     return nullptr;
+  for (const auto &entry : state.runTimeSizeBounds)
+    if (!state.runTimeSizeBoundsUsed.contains(entry.first))
+      return fail(emitModelError()
+                  << "--dynamic-dims names '" << entry.first
+                  << "', which no input of the model has (its symbolic "
+                     "dimensions: "
+                  << inputSymbols
+                  << "), nor is it a size that a node reads at run time");
 
   SmallVector<Value> results;
   SmallVector<std::string> resultNames;

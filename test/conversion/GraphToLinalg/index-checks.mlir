@@ -79,3 +79,18 @@ func.func @scatter_nd(%d: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x3xf
   %0 = graph.scatter_nd %d, %i, %u reduction none : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// -----
+
+// A size read at run time (a Reshape's shape input): kiln.check_index of
+// the size itself against its range, and the size clamped into it.
+// CHECK-LABEL: func.func @check_size
+// CHECK: %[[V:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
+// CHECK: kiln.check_index %[[V]], %[[V]] in [0, 24] {source = "r (Reshape)", what = "dimension 1's size"}
+// CHECK: %[[LO:.+]] = arith.maxsi %[[V]], %{{.+}} : i64
+// CHECK: %[[C:.+]] = arith.minsi %[[LO]], %{{.+}} : i64
+// CHECK: tensor.from_elements %[[C]] : tensor<i64>
+func.func @check_size(%n: tensor<i64>) -> tensor<i64> {
+  %0 = graph.check_size %n in [0, 24] {what = "dimension 1's size"} : tensor<i64> loc("r (Reshape)")
+  return %0 : tensor<i64>
+}

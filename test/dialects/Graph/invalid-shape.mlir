@@ -386,3 +386,19 @@ func.func @prefix_too_long(%x: tensor<4x8xf32>, %like: tensor<9xf32>) -> tensor<
   %0 = graph.prefix %x, %like {axis = 1 : i64, like_axis = 0 : i64} : (tensor<4x8xf32>, tensor<9xf32>) -> tensor<4x9xf32>
   return %0 : tensor<4x9xf32>
 }
+
+// -----
+
+func.func @check_size_of_a_vector(%n: tensor<2xi64>) -> tensor<2xi64> {
+  // expected-error @+1 {{checks a 0-D i64 tensor, not 'tensor<2xi64>'}}
+  %0 = graph.check_size %n in [0, 4] {what = "size"} : tensor<2xi64>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
+func.func @check_size_empty_range(%n: tensor<i64>) -> tensor<i64> {
+  // expected-error @+1 {{has an empty range [4, 0]}}
+  %0 = graph.check_size %n in [4, 0] {what = "size"} : tensor<i64>
+  return %0 : tensor<i64>
+}

@@ -194,3 +194,22 @@ func.func @symbolic_sizes(%x: tensor<1x?x12xf32>, %table: tensor<1x64xi64>, %s: 
   %4 = graph.prefix %table, %table {axis = 1 : i64, like_axis = 1 : i64} : (tensor<1x64xi64>, tensor<1x64xi64>) -> tensor<1x64xi64>
   return %0, %1, %2, %3, %4 : tensor<3xi64>, tensor<1x?xi64>, tensor<1x?x4x3xf32>, tensor<2xi64>, tensor<1x64xi64>
 }
+
+// -----
+
+// A size read at run time, checked against its range; a constant within it
+// folds away, one outside it stays (and fails the run).
+// CHECK-LABEL: func.func @check_size
+// FOLD-LABEL: func.func @check_size
+func.func @check_size(%n: tensor<i64>) -> (tensor<i64>, tensor<i64>, tensor<i64>) {
+  // CHECK: graph.check_size %{{.+}} in [-3, 16] {what = "dimension 1's size"} : tensor<i64>
+  %0 = graph.check_size %n in [-3, 16] {what = "dimension 1's size"} : tensor<i64>
+  %c5 = graph.constant dense<5> : tensor<i64>
+  %c17 = graph.constant dense<17> : tensor<i64>
+  // FOLD-DAG: %[[FIVE:.+]] = graph.constant dense<5> : tensor<i64>
+  // FOLD-DAG: %[[OUT:.+]] = graph.check_size %{{.+}} in [0, 16]
+  %1 = graph.check_size %c5 in [0, 16] {what = "size"} : tensor<i64>
+  %2 = graph.check_size %c17 in [0, 16] {what = "size"} : tensor<i64>
+  // FOLD: return %{{.+}}, %[[FIVE]], %[[OUT]]
+  return %0, %1, %2 : tensor<i64>, tensor<i64>, tensor<i64>
+}

@@ -1,0 +1,681 @@
+//===- ImportRunTimeShapes.cpp - Shape operands read at run time ----------===//
+//
+// A Reshape, Squeeze, Unsqueeze, Expand, Tile, ConstantOfShape or Range
+// whose shape operand is a run-time value. Kiln's buffers have sizes known
+// when compiling, so each result dimension that the operand decides is a
+// size the run decides (NodeImporter::setDataDependent), as NonZero's or a
+// run-time Slice's are: the op computes the result padded to a bound along
+// that dimension, the size is computed from the operand, checked against
+// the bound when the model runs (graph.check_size: out of range, the run
+// fails naming the node), and the runtime returns the output at the run's
+// shape.
+//
+// The bound of a dimension comes, in this order, from --dynamic-dims by the
+// size's name (`<output>_<dimension>`, or the dim_param the model declares
+// there), from the size the model declares for that dimension, or from
+// what the operator allows (a Reshape's sizes are at most its element
+// count; a Squeeze's or Unsqueeze's are the input's); without any, the
+// compiler refuses the node and names the option. A Reshape's elements are
+// laid into the padded result by a gather, so it costs the padded size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Import/ImportRunTimeShapes.h"
+
+#include "lib/Import/ImportState.h"
+#include "lib/Import/ImportUtils.h"
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Graph/GraphShapeUtils.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string>
+
+using namespace mlir;
+using namespace kiln;
+using kiln::graph::formatShape;
+using kiln::import::castTo;
+using kiln::import::createI64Constant;
+using kiln::import::tensorType;
+
+namespace {
+
+/// The most elements that a result padded to its bounds may hold.
+constexpr int64_t kMaxPaddedElements = int64_t(1) << 24;
+
+/// The scalar arithmetic of sizes read at run time, on 0-D i64 tensors.
+class Sizes {
+public:
+  explicit Sizes(NodeImporter &node) : node(node) {}
+
+  Value constant(int64_t value) { return createI64Constant(node, {}, {value}); }
+  Value add(Value a, Value b) { return node.create<graph::AddOp>(a, b); }
+  Value sub(Value a, Value b) { return node.create<graph::SubOp>(a, b); }
+  Value mul(Value a, Value b) { return node.create<graph::MulOp>(a, b); }
+  Value div(Value a, Value b) { return node.create<graph::DivOp>(a, b); }
+  Value min(Value a, Value b) {
+    return node.create<graph::MinOp>(ValueRange{a, b});
+  }
+  Value max(Value a, Value b) {
+    return node.create<graph::MaxOp>(ValueRange{a, b});
+  }
+  Value select(Value condition, Value a, Value b) {
+    return node.create<graph::WhereOp>(condition, a, b);
+  }
+  Value equal(Value a, Value b) { return node.create<graph::EqualOp>(a, b); }
+  Value less(Value a, Value b) { return node.create<graph::LessOp>(a, b); }
+  /// 1 where `condition` holds, else 0.
+  Value ones(Value condition) {
+    return castTo(node, condition, node.getBuilder().getI64Type());
+  }
+  /// Entry `i` of the 1-D run-time vector `values`, as i64.
+  Value entry(Value values, int64_t i) {
+    return node.create<graph::GatherOp>(
+        castTo(node, values, node.getBuilder().getI64Type()), constant(i),
+        uint64_t(0));
+  }
+  /// `size`, checked against [low, high] when the model runs and clamped
+  /// into it; `what` names it in the run's error.
+  Value check(Value size, int64_t low, int64_t high, const std::string &what) {
+    Builder &b = node.getBuilder();
+    return node.create<graph::CheckSizeOp>(size, b.getI64IntegerAttr(low),
+                                           b.getI64IntegerAttr(high),
+                                           b.getStringAttr(what));
+  }
+
+private:
+  NodeImporter &node;
+};
+
+std::string dimension(int64_t d) { return "dimension " + std::to_string(d); }
+
+/// Operand `i` as a 1-D integer tensor of a static length; an error names
+/// `what` otherwise.
+FailureOr<int64_t> vectorLength(NodeImporter &node, unsigned i,
+                                StringRef what) {
+  RankedTensorType type = tensorType(node.getInput(i));
+  if (type.getRank() != 1 || type.isDynamicDim(0) ||
+      !isa<IntegerType>(type.getElementType()))
+    return node.emitError() << what
+                            << " must be a 1-D integer tensor of a static "
+                               "length, not "
+                            << type;
+  return type.getDimSize(0);
+}
+
+/// The input must have a static shape: its sizes are in the code.
+LogicalResult staticInput(NodeImporter &node, Value input) {
+  if (tensorType(input).hasStaticShape())
+    return success();
+  return node.emitError() << "an operand read at run time shapes only an "
+                             "input of static shape, not "
+                          << tensorType(input);
+}
+
+/// The bound of dimension `dim` of output `output` (see the file comment);
+/// `derived` is the operator's own, `operand` the input it is read from.
+FailureOr<int64_t> runTimeSizeBound(NodeImporter &node, unsigned output,
+                                    int64_t dim, std::optional<int64_t> derived,
+                                    unsigned operand) {
+  GraphImportState &state = node.getState();
+  const std::string &name = node.getNode().output(output);
+  std::string symbol = name + "_" + std::to_string(dim);
+  std::optional<int64_t> declared;
+  std::string declaredName;
+  if (auto it = state.declaredDims.find(name);
+      it != state.declaredDims.end() &&
+      dim < static_cast<int64_t>(it->second.size())) {
+    if (it->second[dim].first >= 0)
+      declared = it->second[dim].first;
+    else
+      declaredName = it->second[dim].second;
+  }
+  std::optional<int64_t> bound;
+  for (const std::string &key : {symbol, declaredName}) {
+    auto given = state.runTimeSizeBounds.find(key);
+    if (key.empty() || given == state.runTimeSizeBounds.end())
+      continue;
+    state.runTimeSizeBoundsUsed.insert(key);
+    bound = given->second.second;
+    break;
+  }
+  if (!bound)
+    bound = declared;
+  if (bound && derived)
+    return std::min(*bound, *derived);
+  if (bound)
+    return *bound;
+  if (derived)
+    return *derived;
+  const std::string &from = node.getNode().input(operand);
+  return node.emitError()
+         << dimension(dim) << " of output '" << name << "' is read from '"
+         << from
+         << "' when the model runs, and nothing bounds it: give its largest "
+            "size with --dynamic-dims "
+         << symbol << "=1..MAX, declare the output's shape in the model, or "
+         << "make '" << from << "' a constant";
+}
+
+/// Refuses a result whose padded shape is too large to plan.
+LogicalResult checkPadded(NodeImporter &node, ArrayRef<int64_t> bounds) {
+  int64_t total = 1;
+  for (int64_t bound : bounds)
+    if (llvm::MulOverflow(total, bound, total) || total > kMaxPaddedElements)
+      return node.emitError()
+             << "its result, padded to the bounds " << formatShape(bounds)
+             << " of the sizes it reads at run time, would hold more than "
+             << kMaxPaddedElements
+             << " elements: give smaller bounds with --dynamic-dims, or make "
+                "the operand a constant";
+  return success();
+}
+
+/// Binds the node's result: each non-null entry of `counts` is the run's
+/// size of that dimension. `zeros`, each 0 where the operands are valid,
+/// are added to the first count, so that their checks stay in the program.
+LogicalResult finish(NodeImporter &node, Sizes &sizes, Value result,
+                     SmallVector<Value> counts, ArrayRef<Value> zeros) {
+  if (!result || llvm::any_of(zeros, [](Value v) { return !v; }))
+    return failure();
+  if (!zeros.empty() && !counts.empty()) {
+    auto *first = llvm::find_if(counts, [](Value v) { return bool(v); });
+    if (first == counts.end()) {
+      counts[0] = sizes.constant(tensorType(result).getDimSize(0));
+      first = counts.begin();
+    }
+    for (Value zero : zeros)
+      *first = sizes.add(*first, zero);
+  }
+  for (auto [d, count] : llvm::enumerate(counts)) {
+    if (!count)
+      continue;
+    node.setDataDependent(result, count, d);
+  }
+  return node.setResults(result);
+}
+
+/// `input`'s elements in order, laid out row-major in the run's `sizes`
+/// within a tensor of shape `bounds`: element (i0, ..., ik) is the flat
+/// input's element sum(i_j * stride_j), its index clamped into the input.
+Value layOut(NodeImporter &node, Sizes &sizes, Value input,
+             ArrayRef<Value> runSizes, ArrayRef<int64_t> bounds) {
+  RankedTensorType type = tensorType(input);
+  int64_t count = type.getNumElements();
+  auto resultType = RankedTensorType::get(bounds, type.getElementType());
+  if (count == 0)
+    return graph::ConstantOp::create(
+        node.getBuilder(), node.getLoc(),
+        cast<TypedAttr>(DenseElementsAttr::get(
+            resultType, node.getBuilder().getZeroAttr(type.getElementType()))));
+  Builder &b = node.getBuilder();
+  Value flat = node.createFolded<graph::ReshapeOp>(
+      input, b.getDenseI64ArrayAttr({count}), b.getBoolAttr(true));
+  int64_t rank = bounds.size();
+  if (rank == 0)
+    return node.createFolded<graph::ReshapeOp>(flat, b.getDenseI64ArrayAttr({}),
+                                               b.getBoolAttr(true));
+  Value index, stride = sizes.constant(1);
+  for (int64_t k = rank - 1; k >= 0; --k) {
+    SmallVector<int64_t> shape(rank, 1);
+    shape[k] = bounds[k];
+    Value iota = createI64Constant(
+        node, shape, llvm::to_vector(llvm::seq<int64_t>(0, bounds[k])));
+    Value term = sizes.mul(iota, stride);
+    index = index ? sizes.add(index, term) : term;
+    stride = sizes.mul(stride, runSizes[k]);
+  }
+  index =
+      sizes.min(sizes.max(index, sizes.constant(0)), sizes.constant(count - 1));
+  return node.create<graph::GatherOp>(flat, index, uint64_t(0));
+}
+
+/// Lays `input` out in `runSizes` (its elements kept in order, as Reshape,
+/// Squeeze and Unsqueeze do), each size checked against its bound (at most
+/// `derived`).
+LogicalResult reshapeTo(NodeImporter &node, Sizes &sizes, Value input,
+                        ArrayRef<Value> runSizes,
+                        std::optional<int64_t> derived, ArrayRef<Value> zeros) {
+  SmallVector<int64_t> bounds;
+  SmallVector<Value> counts;
+  for (auto [k, size] : llvm::enumerate(runSizes)) {
+    FailureOr<int64_t> bound = runTimeSizeBound(node, 0, k, derived, 1);
+    if (failed(bound))
+      return failure();
+    bounds.push_back(*bound);
+    counts.push_back(sizes.check(size, 0, *bound, dimension(k) + "'s size"));
+  }
+  if (failed(checkPadded(node, bounds)))
+    return failure();
+  return finish(node, sizes, layOut(node, sizes, input, counts, bounds), counts,
+                zeros);
+}
+
+/// The largest size of `input`'s dimensions, at least 1.
+int64_t largestSize(Value input) {
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  return std::max<int64_t>(
+      1, shape.empty() ? 1 : *std::max_element(shape.begin(), shape.end()));
+}
+
+/// For axes read at run time (operand 1, `count` of them, each in
+/// [-rank, rank)): how many name each dimension d < rank, checked to be at
+/// most `most(d)` (naming `what(d)`).
+SmallVector<Value> axisHits(NodeImporter &node, Sizes &sizes, int64_t count,
+                            int64_t rank,
+                            llvm::function_ref<int64_t(int64_t)> most,
+                            llvm::function_ref<std::string(int64_t)> what) {
+  SmallVector<Value> normalized;
+  for (int64_t j = 0; j < count; ++j) {
+    Value axis =
+        sizes.check(sizes.entry(node.getInput(1), j), -rank, rank - 1, "axis");
+    normalized.push_back(sizes.select(sizes.less(axis, sizes.constant(0)),
+                                      sizes.add(axis, sizes.constant(rank)),
+                                      axis));
+  }
+  SmallVector<Value> hits;
+  for (int64_t d = 0; d < rank; ++d) {
+    Value hit = sizes.constant(0);
+    for (Value axis : normalized)
+      hit = sizes.add(hit, sizes.ones(sizes.equal(axis, sizes.constant(d))));
+    hits.push_back(sizes.check(hit, 0, most(d), what(d)));
+  }
+  return hits;
+}
+
+/// The sizes of `rank` dimensions of which those with `hits[d] == 1` are 1
+/// (inserted) or dropped (`drop`), the others taking `shape`'s sizes in
+/// order.
+SmallVector<Value> keptSizes(Sizes &sizes, ArrayRef<Value> hits,
+                             ArrayRef<int64_t> shape, int64_t resultRank,
+                             bool drop) {
+  // seen[d]: how many of the dimensions up to d are kept.
+  SmallVector<Value> kept, seen;
+  for (Value hit : hits) {
+    kept.push_back(sizes.sub(sizes.constant(1), hit));
+    seen.push_back(seen.empty() ? kept.back()
+                                : sizes.add(seen.back(), kept.back()));
+  }
+  SmallVector<Value> result;
+  for (int64_t k = 0; k < resultRank; ++k) {
+    Value size = sizes.constant(0);
+    if (drop) {
+      // Output k is the (k+1)-th kept input dimension.
+      for (auto [d, s] : llvm::enumerate(shape))
+        size = sizes.add(
+            size, sizes.mul(sizes.mul(sizes.ones(sizes.equal(
+                                          seen[d], sizes.constant(k + 1))),
+                                      kept[d]),
+                            sizes.constant(s)));
+    } else {
+      // Output k is 1 where inserted, else input dimension seen[k] - 1.
+      for (auto [i, s] : llvm::enumerate(shape))
+        size = sizes.add(
+            size, sizes.mul(sizes.mul(sizes.ones(sizes.equal(
+                                          seen[k], sizes.constant(i + 1))),
+                                      kept[k]),
+                            sizes.constant(s)));
+      size = sizes.add(size, hits[k]);
+    }
+    result.push_back(size);
+  }
+  return result;
+}
+
+} // namespace
+
+bool kiln::isRunTimeShapeOperand(NodeImporter &node, unsigned i) {
+  Value value = node.getInput(i);
+  if (!value || node.getConstantInput(i) ||
+      node.getState().shapeValues.count(value))
+    return false;
+  RankedTensorType type = tensorType(value);
+  return !type.hasStaticShape() || type.getNumElements() != 0;
+}
+
+LogicalResult kiln::importReshapeAtRunTime(NodeImporter &node, Value input,
+                                           bool allowZero) {
+  FailureOr<int64_t> rank = vectorLength(node, 1, "the shape input");
+  if (failed(rank) || failed(staticInput(node, input)))
+    return failure();
+  RankedTensorType type = tensorType(input);
+  int64_t count = type.getNumElements();
+  Sizes sizes(node);
+  SmallVector<Value> raw;
+  for (int64_t k = 0; k < *rank; ++k) {
+    Value size = sizes.entry(node.getInput(1), k);
+    // A 0 copies the input's size (unless allowzero).
+    if (!allowZero && k < type.getRank())
+      size = sizes.select(sizes.equal(size, sizes.constant(0)),
+                          sizes.constant(type.getDimSize(k)), size);
+    raw.push_back(size);
+  }
+  // A -1 is what the element count leaves.
+  Value known = sizes.constant(1);
+  for (Value size : raw)
+    known = sizes.mul(known, sizes.select(sizes.equal(size, sizes.constant(-1)),
+                                          sizes.constant(1), size));
+  Value left =
+      sizes.div(sizes.constant(count), sizes.max(known, sizes.constant(1)));
+  SmallVector<Value> runSizes;
+  for (Value size : raw)
+    runSizes.push_back(
+        sizes.select(sizes.equal(size, sizes.constant(-1)), left, size));
+  // The run's sizes must hold the input's elements.
+  Value total = sizes.constant(1);
+  for (Value size : runSizes)
+    total = sizes.mul(total, size);
+  Value zero =
+      sizes.sub(sizes.check(total, count, count, "element count of the shape"),
+                sizes.constant(count));
+  std::optional<int64_t> derived;
+  if (count > 0)
+    derived = count;
+  return reshapeTo(node, sizes, input, runSizes, derived, {zero});
+}
+
+LogicalResult kiln::importSqueezeAtRunTime(NodeImporter &node, Value input) {
+  FailureOr<int64_t> count = vectorLength(node, 1, "the axes input");
+  if (failed(count) || failed(staticInput(node, input)))
+    return failure();
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  int64_t rank = shape.size();
+  if (*count > rank)
+    return node.emitError()
+           << "squeezes " << *count << " axes of a tensor of rank " << rank;
+  Sizes sizes(node);
+  // A dimension may be named once, and only where its size is 1.
+  SmallVector<Value> hits = axisHits(
+      node, sizes, *count, rank, [&](int64_t d) { return shape[d] == 1; },
+      [&](int64_t d) {
+        return "number of axes naming " + dimension(d) + " (of size " +
+               std::to_string(shape[d]) + ")";
+      });
+  SmallVector<Value> runSizes =
+      keptSizes(sizes, hits, shape, rank - *count, /*drop=*/true);
+  return reshapeTo(node, sizes, input, runSizes, largestSize(input), {});
+}
+
+LogicalResult kiln::importUnsqueezeAtRunTime(NodeImporter &node, Value input) {
+  FailureOr<int64_t> count = vectorLength(node, 1, "the axes input");
+  if (failed(count) || failed(staticInput(node, input)))
+    return failure();
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  int64_t rank = shape.size() + *count;
+  Sizes sizes(node);
+  SmallVector<Value> hits = axisHits(
+      node, sizes, *count, rank, [](int64_t) { return 1; },
+      [](int64_t d) { return "number of axes naming " + dimension(d); });
+  SmallVector<Value> runSizes =
+      keptSizes(sizes, hits, shape, rank, /*drop=*/false);
+  return reshapeTo(node, sizes, input, runSizes, largestSize(input), {});
+}
+
+LogicalResult kiln::importExpandAtRunTime(NodeImporter &node, Value input) {
+  FailureOr<int64_t> length = vectorLength(node, 1, "the shape input");
+  if (failed(length) || failed(staticInput(node, input)))
+    return failure();
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  int64_t rank = shape.size();
+  int64_t resultRank = std::max(rank, *length);
+  Sizes sizes(node);
+  SmallVector<int64_t> target;
+  SmallVector<Value> counts(resultRank), zeros;
+  for (int64_t k = 0; k < resultRank; ++k) {
+    int64_t i = k - (resultRank - rank), s = k - (resultRank - *length);
+    int64_t size = i >= 0 ? shape[i] : 1;
+    if (s < 0) {
+      target.push_back(size);
+      continue;
+    }
+    Value entry = sizes.entry(node.getInput(1), s);
+    if (size != 1) {
+      // The shape's entry must be 1 or the input's size.
+      target.push_back(size);
+      Value checked = sizes.check(
+          sizes.select(sizes.equal(entry, sizes.constant(1)),
+                       sizes.constant(size), entry),
+          size, size, "entry " + std::to_string(s) + " of the shape");
+      zeros.push_back(sizes.sub(checked, sizes.constant(size)));
+      continue;
+    }
+    FailureOr<int64_t> bound =
+        runTimeSizeBound(node, 0, k, std::nullopt, /*operand=*/1);
+    if (failed(bound))
+      return failure();
+    target.push_back(*bound);
+    counts[k] = sizes.check(entry, 0, *bound, dimension(k) + "'s size");
+  }
+  if (failed(checkPadded(node, target)))
+    return failure();
+  Value result = node.createFolded<graph::ExpandOp>(
+      input, node.getBuilder().getDenseI64ArrayAttr(target));
+  return finish(node, sizes, result, counts, zeros);
+}
+
+LogicalResult kiln::importTileAtRunTime(NodeImporter &node, Value input) {
+  FailureOr<int64_t> length = vectorLength(node, 1, "the repeats input");
+  if (failed(length) || failed(staticInput(node, input)))
+    return failure();
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  int64_t rank = shape.size();
+  if (*length != rank)
+    return node.emitError()
+           << "has " << *length << " repeats for an input of rank " << rank;
+  Sizes sizes(node);
+  SmallVector<int64_t> target;
+  SmallVector<Value> counts(rank);
+  Value result = input;
+  for (int64_t k = 0; k < rank; ++k) {
+    if (shape[k] == 0) {
+      target.push_back(0);
+      continue;
+    }
+    FailureOr<int64_t> bound =
+        runTimeSizeBound(node, 0, k, std::nullopt, /*operand=*/1);
+    if (failed(bound))
+      return failure();
+    target.push_back(*bound);
+    // The repeat count first, so that its product cannot overflow.
+    Value repeats =
+        sizes.check(sizes.entry(node.getInput(1), k), 0, *bound / shape[k],
+                    dimension(k) + "'s repeat count");
+    counts[k] = sizes.mul(repeats, sizes.constant(shape[k]));
+    SmallVector<int64_t> positions;
+    for (int64_t j = 0; j < *bound; ++j)
+      positions.push_back(j % shape[k]);
+    result = node.create<graph::GatherOp>(
+        result, createI64Constant(node, {*bound}, positions), uint64_t(k));
+    if (!result)
+      return failure();
+  }
+  if (failed(checkPadded(node, target)))
+    return failure();
+  return finish(node, sizes, result, counts, {});
+}
+
+LogicalResult kiln::importConstantOfShapeAtRunTime(NodeImporter &node,
+                                                   Attribute value) {
+  FailureOr<int64_t> length = vectorLength(node, 0, "the shape input");
+  if (failed(length))
+    return failure();
+  Sizes sizes(node);
+  SmallVector<int64_t> target;
+  SmallVector<Value> counts;
+  for (int64_t k = 0; k < *length; ++k) {
+    FailureOr<int64_t> bound =
+        runTimeSizeBound(node, 0, k, std::nullopt, /*operand=*/0);
+    if (failed(bound))
+      return failure();
+    target.push_back(*bound);
+    counts.push_back(sizes.check(sizes.entry(node.getInput(0), k), 0, *bound,
+                                 dimension(k) + "'s size"));
+  }
+  if (failed(checkPadded(node, target)))
+    return failure();
+  auto type = RankedTensorType::get(target, cast<TypedAttr>(value).getType());
+  Value result =
+      graph::ConstantOp::create(node.getBuilder(), node.getLoc(),
+                                cast<TypedAttr>(DenseElementsAttr::get(
+                                    type, ArrayRef<Attribute>{value})));
+  return finish(node, sizes, result, counts, {});
+}
+
+LogicalResult kiln::importRangeAtRunTime(NodeImporter &node) {
+  for (unsigned i = 0; i < 3; ++i)
+    if (!node.getInput(i) || tensorType(node.getInput(i)).getNumElements() != 1)
+      return node.emitError() << "start, limit and delta must be scalars";
+  Value start = node.getInput(0), limit = node.getInput(1),
+        delta = node.getInput(2);
+  Type element = tensorType(start).getElementType();
+  if (tensorType(limit).getElementType() != element ||
+      tensorType(delta).getElementType() != element)
+    return node.emitError() << "start, limit and delta must have one type";
+  FailureOr<int64_t> bound =
+      runTimeSizeBound(node, 0, 0, std::nullopt, /*operand=*/1);
+  if (failed(bound) || failed(checkPadded(node, {*bound})))
+    return failure();
+  Builder &b = node.getBuilder();
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  auto scalar = [&](Value v, Type type) {
+    return castTo(node,
+                  node.createFolded<graph::ReshapeOp>(
+                      v, b.getDenseI64ArrayAttr({}), b.getBoolAttr(true)),
+                  type);
+  };
+  auto real = [&](double v) { return import::createScalar(node, f64, v); };
+  Sizes sizes(node);
+  // ceil((limit - start) / delta) elements, computed in f64 as ONNX says;
+  // a delta of 0 counts -1, which fails the check.
+  Value first = scalar(start, f64), step = scalar(delta, f64);
+  Value steps = node.create<graph::CeilOp>(
+      sizes.div(sizes.sub(scalar(limit, f64), first), step));
+  steps = sizes.max(steps, real(0));
+  steps = sizes.min(steps, real(double(*bound) + 1));
+  steps = sizes.select(sizes.equal(step, real(0)), real(-1), steps);
+  Value count =
+      sizes.check(castTo(node, steps, i64), 0, *bound, "number of elements");
+  // start + i * delta, in f64 for floats (then rounded) and i64 for
+  // integers.
+  Type compute = isa<FloatType>(element) ? f64 : i64;
+  SmallVector<int64_t> positions =
+      llvm::to_vector(llvm::seq<int64_t>(0, *bound));
+  Value iota =
+      castTo(node, createI64Constant(node, {*bound}, positions), compute);
+  Value values = castTo(node,
+                        sizes.add(scalar(start, compute),
+                                  sizes.mul(iota, scalar(delta, compute))),
+                        element);
+  return finish(node, sizes, values, {count}, {});
+}
+
+LogicalResult kiln::importSliceWithRunTimeAxes(NodeImporter &node,
+                                               Value input) {
+  if (failed(staticInput(node, input)))
+    return failure();
+  FailureOr<int64_t> count = vectorLength(node, 1, "the starts input");
+  if (failed(count))
+    return failure();
+  for (unsigned i = 2; i < 5; ++i)
+    if (node.getInput(i) &&
+        (failed(vectorLength(node, i, "each of ends, axes and steps")) ||
+         tensorType(node.getInput(i)).getDimSize(0) != *count))
+      return node.emitError()
+             << "starts, ends, axes and steps differ in length";
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  int64_t rank = shape.size();
+  Sizes sizes(node);
+  // Absent axes are 0, 1, ...; absent steps 1.
+  Value axes = node.getInput(3), steps = node.getInput(4);
+  if (!axes)
+    axes = createI64Constant(node, {*count},
+                             llvm::to_vector(llvm::seq<int64_t>(0, *count)));
+  if (!steps)
+    steps = createI64Constant(node, {*count}, SmallVector<int64_t>(*count, 1));
+  SmallVector<Value> named;
+  for (int64_t j = 0; j < *count; ++j) {
+    Value axis = sizes.check(sizes.entry(axes, j), -rank, rank - 1, "axis");
+    named.push_back(sizes.select(sizes.less(axis, sizes.constant(0)),
+                                 sizes.add(axis, sizes.constant(rank)), axis));
+  }
+  Value result = input;
+  SmallVector<Value> counts(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = shape[d];
+    // This dimension's entry of each list (0 where no axis names it).
+    Value hits = sizes.constant(0);
+    SmallVector<Value> hit;
+    for (Value axis : named) {
+      hit.push_back(sizes.ones(sizes.equal(axis, sizes.constant(d))));
+      hits = sizes.add(hits, hit.back());
+    }
+    hits = sizes.check(hits, 0, 1, "number of axes naming " + dimension(d));
+    auto pick = [&](Value values, int64_t absent) {
+      Value sum = sizes.constant(0);
+      for (auto [j, h] : llvm::enumerate(hit))
+        sum = sizes.add(sum, sizes.mul(h, sizes.entry(values, j)));
+      return sizes.select(sizes.equal(hits, sizes.constant(1)), sum,
+                          sizes.constant(absent));
+    };
+    Value start = pick(node.getInput(1), 0);
+    Value end = pick(node.getInput(2), std::numeric_limits<int64_t>::max());
+    Value step =
+        sizes.check(pick(steps, 1), std::numeric_limits<int64_t>::min() + 1,
+                    std::numeric_limits<int64_t>::max(), "step");
+    Value negative = sizes.less(step, sizes.constant(0));
+    Value magnitude = sizes.check(
+        sizes.select(negative, sizes.sub(sizes.constant(0), step), step), 1,
+        std::numeric_limits<int64_t>::max(), "magnitude of the step");
+    if (size == 0) {
+      counts[d] = sizes.mul(magnitude, sizes.constant(0));
+      continue;
+    }
+    // A step longer than the axis takes one element, as one of size + 1.
+    magnitude = sizes.min(magnitude, sizes.constant(size + 1));
+    step = sizes.select(negative, sizes.sub(sizes.constant(0), magnitude),
+                        magnitude);
+    auto wrap = [&](Value v) {
+      return sizes.select(sizes.less(v, sizes.constant(0)),
+                          sizes.add(v, sizes.constant(size)), v);
+    };
+    auto clamp = [&](Value v, int64_t low, int64_t high) {
+      return sizes.min(sizes.max(wrap(v), sizes.constant(low)),
+                       sizes.constant(high));
+    };
+    // Forwards: [start, end) in [0, size]; backwards: (end, start] in
+    // [-1, size - 1].
+    Value first = sizes.select(negative, clamp(start, 0, size - 1),
+                               clamp(start, 0, size));
+    Value last =
+        sizes.select(negative, clamp(end, -1, size - 1), clamp(end, 0, size));
+    Value span =
+        sizes.select(negative, sizes.sub(first, last), sizes.sub(last, first));
+    // ceil(span / magnitude) without overflow; none where span <= 0.
+    Value taken = sizes.select(
+        sizes.less(sizes.constant(0), span),
+        sizes.add(sizes.div(sizes.sub(span, sizes.constant(1)), magnitude),
+                  sizes.constant(1)),
+        sizes.constant(0));
+    FailureOr<int64_t> bound = runTimeSizeBound(node, 0, d, size, 3);
+    if (failed(bound))
+      return failure();
+    counts[d] = sizes.check(taken, 0, *bound, dimension(d) + "'s size");
+    Value iota = createI64Constant(
+        node, {*bound}, llvm::to_vector(llvm::seq<int64_t>(0, *bound)));
+    Value indices = sizes.min(
+        sizes.max(sizes.add(first, sizes.mul(iota, step)), sizes.constant(0)),
+        sizes.constant(size - 1));
+    result = node.create<graph::GatherOp>(result, indices, uint64_t(d));
+    if (!result)
+      return failure();
+  }
+  return finish(node, sizes, result, counts, {});
+}

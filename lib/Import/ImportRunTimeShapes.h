@@ -1,0 +1,44 @@
+//===- ImportRunTimeShapes.h - Shape operands read at run time --*- C++ -*-===//
+//
+// Operators whose shape operand is a run-time value (a graph input, or data
+// computed from one): Reshape, Squeeze, Unsqueeze, Expand, Tile,
+// ConstantOfShape and Range, and a Slice's axes and steps. Each result
+// dimension that the operand decides is a size the run decides
+// (NodeImporter::setDataDependent), within a bound known when compiling;
+// ImportShape.cpp calls these where the operand is neither a constant nor sizes
+// of symbolic dimensions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_IMPORT_IMPORTRUNTIMESHAPES_H
+#define KILN_LIB_IMPORT_IMPORTRUNTIMESHAPES_H
+
+#include "lib/Import/NodeImporter.h"
+
+namespace kiln {
+
+/// Whether input `i` of `node` is present and read at run time: not a
+/// constant, and not sizes of symbolic dimensions (which the importer
+/// follows to static shapes, ImportShapeValues.cpp).
+bool isRunTimeShapeOperand(NodeImporter &node, unsigned i);
+
+mlir::LogicalResult importReshapeAtRunTime(NodeImporter &node,
+                                           mlir::Value input, bool allowZero);
+mlir::LogicalResult importSqueezeAtRunTime(NodeImporter &node,
+                                           mlir::Value input);
+mlir::LogicalResult importUnsqueezeAtRunTime(NodeImporter &node,
+                                             mlir::Value input);
+mlir::LogicalResult importExpandAtRunTime(NodeImporter &node,
+                                          mlir::Value input);
+mlir::LogicalResult importTileAtRunTime(NodeImporter &node, mlir::Value input);
+mlir::LogicalResult importConstantOfShapeAtRunTime(NodeImporter &node,
+                                                   mlir::Attribute value);
+mlir::LogicalResult importRangeAtRunTime(NodeImporter &node);
+/// A Slice whose axes or steps are read at run time: every dimension of
+/// the input may be sliced, so each is a size the run decides.
+mlir::LogicalResult importSliceWithRunTimeAxes(NodeImporter &node,
+                                               mlir::Value input);
+
+} // namespace kiln
+
+#endif // KILN_LIB_IMPORT_IMPORTRUNTIMESHAPES_H
