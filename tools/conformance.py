@@ -66,7 +66,7 @@ COMPILE_FLAGS = []
 # Kiln compiles as constants (Resize's roi). An integer/bool graph input
 # feeding one of them is frozen into an initializer.
 SHAPE_OPERANDS = {
-    "Pad": (1, 3), "Resize": (1, 2, 3),
+    "Resize": (1, 2, 3),
     "Upsample": (1,), "OneHot": (1,),
     "CenterCropPad": (1, 2), "Col2Im": (1, 2),
     "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
@@ -88,7 +88,7 @@ SHAPE_OPERANDS = {
 # operands above. Reshape's, Squeeze's and Unsqueeze's are never frozen: the
 # input's size bounds theirs.
 BOUNDED_SHAPE_OPERANDS = {"Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
-                          "Range": (0, 1, 2)}
+                          "Range": (0, 1, 2), "Pad": (1, 3)}
 
 # Float operands that still decide a shape (resize scales, OneHot's depth,
 # Range's bounds and step): frozen like the integer ones.

@@ -266,28 +266,44 @@ int64_t largestSize(Value input) {
       1, shape.empty() ? 1 : *std::max_element(shape.begin(), shape.end()));
 }
 
-/// For axes read at run time (operand 1, `count` of them, each in
-/// [-rank, rank)): how many name each dimension d < rank, checked to be at
-/// most `most(d)` (naming `what(d)`).
+/// The `count` entries of the run-time vector `axes`, each checked to lie
+/// in [-rank, rank) and counted from the front.
+SmallVector<Value> namedAxes(Sizes &sizes, Value axes, int64_t count,
+                             int64_t rank) {
+  SmallVector<Value> named;
+  for (int64_t j = 0; j < count; ++j) {
+    Value axis = sizes.check(sizes.entry(axes, j), -rank, rank - 1, "axis");
+    named.push_back(sizes.select(sizes.less(axis, sizes.constant(0)),
+                                 sizes.add(axis, sizes.constant(rank)), axis));
+  }
+  return named;
+}
+
+/// How many of `named` name dimension `d`, checked to be at most `most`
+/// (`what` names the count in the run's error); `each` gets 1 or 0 per
+/// entry.
+Value namings(Sizes &sizes, ArrayRef<Value> named, int64_t d, int64_t most,
+              const std::string &what, SmallVectorImpl<Value> *each = nullptr) {
+  Value hits = sizes.constant(0);
+  for (Value axis : named) {
+    Value hit = sizes.ones(sizes.equal(axis, sizes.constant(d)));
+    if (each)
+      each->push_back(hit);
+    hits = sizes.add(hits, hit);
+  }
+  return sizes.check(hits, 0, most, what);
+}
+
+/// For the axes of operand 1 (`count` of them): how many name each
+/// dimension d < rank, checked to be at most `most(d)`.
 SmallVector<Value> axisHits(NodeImporter &node, Sizes &sizes, int64_t count,
                             int64_t rank,
                             llvm::function_ref<int64_t(int64_t)> most,
                             llvm::function_ref<std::string(int64_t)> what) {
-  SmallVector<Value> normalized;
-  for (int64_t j = 0; j < count; ++j) {
-    Value axis =
-        sizes.check(sizes.entry(node.getInput(1), j), -rank, rank - 1, "axis");
-    normalized.push_back(sizes.select(sizes.less(axis, sizes.constant(0)),
-                                      sizes.add(axis, sizes.constant(rank)),
-                                      axis));
-  }
+  SmallVector<Value> named = namedAxes(sizes, node.getInput(1), count, rank);
   SmallVector<Value> hits;
-  for (int64_t d = 0; d < rank; ++d) {
-    Value hit = sizes.constant(0);
-    for (Value axis : normalized)
-      hit = sizes.add(hit, sizes.ones(sizes.equal(axis, sizes.constant(d))));
-    hits.push_back(sizes.check(hit, 0, most(d), what(d)));
-  }
+  for (int64_t d = 0; d < rank; ++d)
+    hits.push_back(namings(sizes, named, d, most(d), what(d)));
   return hits;
 }
 
@@ -600,24 +616,15 @@ LogicalResult kiln::importSliceWithRunTimeAxes(NodeImporter &node,
                              llvm::to_vector(llvm::seq<int64_t>(0, *count)));
   if (!steps)
     steps = createI64Constant(node, {*count}, SmallVector<int64_t>(*count, 1));
-  SmallVector<Value> named;
-  for (int64_t j = 0; j < *count; ++j) {
-    Value axis = sizes.check(sizes.entry(axes, j), -rank, rank - 1, "axis");
-    named.push_back(sizes.select(sizes.less(axis, sizes.constant(0)),
-                                 sizes.add(axis, sizes.constant(rank)), axis));
-  }
+  SmallVector<Value> named = namedAxes(sizes, axes, *count, rank);
   Value result = input;
   SmallVector<Value> counts(rank);
   for (int64_t d = 0; d < rank; ++d) {
     int64_t size = shape[d];
     // This dimension's entry of each list (0 where no axis names it).
-    Value hits = sizes.constant(0);
     SmallVector<Value> hit;
-    for (Value axis : named) {
-      hit.push_back(sizes.ones(sizes.equal(axis, sizes.constant(d))));
-      hits = sizes.add(hits, hit.back());
-    }
-    hits = sizes.check(hits, 0, 1, "number of axes naming " + dimension(d));
+    Value hits = namings(sizes, named, d, 1,
+                         "number of axes naming " + dimension(d), &hit);
     auto pick = [&](Value values, int64_t absent) {
       Value sum = sizes.constant(0);
       for (auto [j, h] : llvm::enumerate(hit))
@@ -676,6 +683,149 @@ LogicalResult kiln::importSliceWithRunTimeAxes(NodeImporter &node,
     result = node.create<graph::GatherOp>(result, indices, uint64_t(d));
     if (!result)
       return failure();
+  }
+  return finish(node, sizes, result, counts, {});
+}
+
+LogicalResult kiln::importPadAtRunTime(NodeImporter &node, Value input,
+                                       StringRef mode) {
+  if (failed(staticInput(node, input)))
+    return failure();
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  int64_t rank = shape.size();
+  Type element = tensorType(input).getElementType();
+  FailureOr<int64_t> padCount = vectorLength(node, 1, "the pads input");
+  if (failed(padCount))
+    return failure();
+  int64_t axisCount = rank;
+  Value axes = node.getInput(3);
+  if (axes) {
+    FailureOr<int64_t> length = vectorLength(node, 3, "the axes input");
+    if (failed(length))
+      return failure();
+    axisCount = *length;
+  } else {
+    axes = createI64Constant(node, {rank},
+                             llvm::to_vector(llvm::seq<int64_t>(0, rank)));
+  }
+  if (*padCount != 2 * axisCount)
+    return node.emitError() << "expected " << 2 * axisCount << " pads for "
+                            << axisCount << " axes, got " << *padCount;
+  // Axes given as constants leave the other dimensions as they are.
+  SmallVector<bool> mayPad(rank, true);
+  if (auto constant = dyn_cast_or_null<DenseIntElementsAttr>(
+          node.getInput(3) ? node.getConstantInput(3) : ElementsAttr())) {
+    mayPad.assign(rank, false);
+    for (const APInt &axis : constant.getValues<APInt>()) {
+      FailureOr<int64_t> d =
+          import::normalizeAxis(node, axis.getSExtValue(), rank);
+      if (failed(d))
+        return failure();
+      mayPad[*d] = true;
+    }
+  }
+  Builder &b = node.getBuilder();
+  // The fill: constant_value (a constant or a run-time scalar), else 0.
+  Value fill = node.getInput(2);
+  if (fill && (tensorType(fill).getNumElements() != 1 ||
+               tensorType(fill).getElementType() != element))
+    return node.emitError()
+           << "constant_value must be one element of the input's type, got "
+           << fill.getType();
+  fill = fill ? node.createFolded<graph::ReshapeOp>(
+                    fill, b.getDenseI64ArrayAttr({}), b.getBoolAttr(true))
+              : import::createScalar(node, element, 0.0);
+  bool empty = tensorType(input).getNumElements() == 0;
+  if (empty && mode != "constant")
+    return node.emitError()
+           << "cannot pad an empty input in mode '" << mode << "'";
+  Sizes sizes(node);
+  SmallVector<Value> named = namedAxes(sizes, axes, axisCount, rank);
+  SmallVector<int64_t> bounds;
+  SmallVector<Value> counts(rank), gathers(rank);
+  Value inside;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = shape[d];
+    if (!mayPad[d]) {
+      bounds.push_back(size);
+      continue;
+    }
+    FailureOr<int64_t> bound =
+        runTimeSizeBound(node, 0, d, std::nullopt, /*operand=*/1);
+    if (failed(bound))
+      return failure();
+    bounds.push_back(*bound);
+    SmallVector<Value> hit;
+    namings(sizes, named, d, 1, "number of axes naming " + dimension(d), &hit);
+    // Each pad lies in [-size, bound], so that their sum cannot overflow.
+    auto pad = [&](int64_t offset, StringRef which) {
+      Value sum = sizes.constant(0);
+      for (auto [j, h] : llvm::enumerate(hit))
+        sum = sizes.add(
+            sum, sizes.mul(h, sizes.entry(node.getInput(1), j + offset)));
+      return sizes.check(sum, -size, *bound,
+                         dimension(d) + "'s " + which.str() + " pad");
+    };
+    Value begin = pad(0, "leading"), end = pad(axisCount, "trailing");
+    counts[d] =
+        sizes.check(sizes.add(sizes.constant(size), sizes.add(begin, end)), 0,
+                    *bound, dimension(d) + "'s size");
+    if (empty)
+      continue;
+    // As ONNX does: negative pads crop first, then the rest pads the
+    // cropped axis [low, low + length); `at` is the position in it.
+    Value zero = sizes.constant(0);
+    Value low = sizes.max(sizes.sub(zero, begin), zero);
+    Value length = sizes.sub(sizes.sub(sizes.constant(size), low),
+                             sizes.max(sizes.sub(zero, end), zero));
+    if (mode != "constant")
+      length = sizes.check(length, 1, size,
+                           dimension(d) + "'s length after the negative pads");
+    Value at = sizes.sub(
+        createI64Constant(node, {*bound},
+                          llvm::to_vector(llvm::seq<int64_t>(0, *bound))),
+        sizes.max(begin, zero));
+    Value last = sizes.sub(length, sizes.constant(1));
+    Value within;
+    if (mode == "wrap") {
+      within = node.create<graph::ModOp>(at, length, false);
+    } else if (mode == "reflect") {
+      // Mirrored about the first and last elements: period 2 (length - 1).
+      Value period = sizes.max(sizes.add(last, last), sizes.constant(1));
+      Value folded = node.create<graph::ModOp>(at, period, false);
+      within = sizes.select(sizes.less(folded, length), folded,
+                            sizes.sub(period, folded));
+    } else {
+      within = sizes.min(sizes.max(at, zero), last);
+    }
+    Value index = sizes.min(sizes.max(sizes.add(low, within), zero),
+                            sizes.constant(size - 1));
+    if (mode == "constant") {
+      SmallVector<int64_t> along(rank, 1);
+      along[d] = *bound;
+      Value valid = node.create<graph::AndOp>(
+          sizes.less(at, length), node.create<graph::GreaterEqualOp>(at, zero));
+      valid = node.createFolded<graph::ReshapeOp>(
+          valid, b.getDenseI64ArrayAttr(along), b.getBoolAttr(false));
+      inside = inside ? node.create<graph::AndOp>(inside, valid) : valid;
+    }
+    gathers[d] = index;
+  }
+  if (failed(checkPadded(node, bounds)))
+    return failure();
+  Value result = input;
+  if (empty) {
+    result = node.createFolded<graph::ReshapeOp>(
+        fill, b.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 1)),
+        b.getBoolAttr(false));
+    result = node.createFolded<graph::ExpandOp>(result,
+                                                b.getDenseI64ArrayAttr(bounds));
+  } else {
+    for (auto [d, index] : llvm::enumerate(gathers))
+      if (index && result)
+        result = node.create<graph::GatherOp>(result, index, uint64_t(d));
+    if (inside && result)
+      result = node.create<graph::WhereOp>(inside, result, fill);
   }
   return finish(node, sizes, result, counts, {});
 }

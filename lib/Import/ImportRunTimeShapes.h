@@ -2,7 +2,8 @@
 //
 // Operators whose shape operand is a run-time value (a graph input, or data
 // computed from one): Reshape, Squeeze, Unsqueeze, Expand, Tile,
-// ConstantOfShape and Range, and a Slice's axes and steps. Each result
+// ConstantOfShape and Range, a Pad's pads and axes, and a Slice's axes and
+// steps. Each result
 // dimension that the operand decides is a size the run decides
 // (NodeImporter::setDataDependent), within a bound known when compiling;
 // ImportShape.cpp calls these where the operand is neither a constant nor sizes
@@ -34,6 +35,10 @@ mlir::LogicalResult importTileAtRunTime(NodeImporter &node, mlir::Value input);
 mlir::LogicalResult importConstantOfShapeAtRunTime(NodeImporter &node,
                                                    mlir::Attribute value);
 mlir::LogicalResult importRangeAtRunTime(NodeImporter &node);
+/// A Pad whose pads or axes are read at run time (modes constant, edge,
+/// reflect, wrap).
+mlir::LogicalResult importPadAtRunTime(NodeImporter &node, mlir::Value input,
+                                       llvm::StringRef mode);
 /// A Slice whose axes or steps are read at run time: every dimension of
 /// the input may be sliced, so each is a size the run decides.
 mlir::LogicalResult importSliceWithRunTimeAxes(NodeImporter &node,

@@ -1248,6 +1248,9 @@ static LogicalResult importPad(NodeImporter &node) {
   if (mode != "constant" && mode != "reflect" && mode != "edge" &&
       !(mode == "wrap" && node.getOpset() >= 19))
     return node.emitError() << "mode '" << mode << "' is not supported";
+  if (node.getOpset() >= 11 &&
+      (isRunTimeShapeOperand(node, 1) || isRunTimeShapeOperand(node, 3)))
+    return importPadAtRunTime(node, input, mode);
   SmallVector<int64_t> pads;
   double value = 0.0;
   Value runtimeValue; // a constant_value known only at run time

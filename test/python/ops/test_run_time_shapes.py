@@ -197,3 +197,45 @@ def test_bounds_that_name_nothing_are_refused(tmp_path):
     with pytest.raises(KilnError, match="names 'z_0', which no input of the "
                        "model has .*nor is it a size that a node reads"):
         compile_model(model, tmp_path, ["--dynamic-dims", "z_0=1..4"])
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap"])
+def test_pad_run_time_pads(mode, tmp_path):
+    """Pads read at run time, negative ones cropping; the constant mode's
+    value read at run time too; reflect and wrap beyond the input's size."""
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    inputs = ["x", "pads"] + (["value"] if mode == "constant" else [])
+    model = model_of([helper.make_node("Pad", inputs, ["y"], mode=mode)],
+                     [("x", TensorProto.FLOAT, x.shape), ("pads", I64, [6])] +
+                     ([("value", TensorProto.FLOAT, [])] if mode == "constant"
+                      else []),
+                     [("y", TensorProto.FLOAT, [4, 8, 12])], opset=19)
+    pads = ([0, 0, 0, 0, 0, 0], [1, 2, 3, 1, 3, 5], [0, -1, 2, 0, 0, -3],
+            [2, 0, 7, 0, 5, 1])
+    if mode == "reflect":  # onnxruntime reflects only within the input
+        pads = (pads[0], [0, -1, 1, 0, 0, -1], [1, 2, 3, 1, 2, 3],
+                [1, 1, -1, 0, 2, 2])
+    feeds = [{"x": x, "pads": np.array(p, np.int64)} for p in pads]
+    for f in feeds:
+        if mode == "constant":
+            f["value"] = np.array(-1.5, np.float32)
+    loaded = check(model, feeds, tmp_path)
+    bad = dict(feeds[0], pads=np.array([0, 0, 5, 0, 0, 5], np.int64))
+    with pytest.raises(kiln.InvalidInputError, match="dimension 2's size 14 is "
+                       "out of range \\[0, 12\\]"):
+        loaded.run(bad)
+    bad["pads"] = np.array([0, 0, -5, 0, 0, 0], np.int64)
+    with pytest.raises(kiln.InvalidInputError, match="leading pad -5"):
+        loaded.run(bad)
+
+
+def test_pad_run_time_axes(tmp_path):
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    model = model_of([helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"])],
+                     [("x", TensorProto.FLOAT, x.shape), ("pads", I64, [4]),
+                      ("axes", I64, [2])],
+                     [("y", TensorProto.FLOAT, [5, 6, 7])])
+    check(model, [{"x": x, "pads": np.array(p, np.int64),
+                   "axes": np.array(a, np.int64)}
+                  for p, a in (([1, 2, 1, 1], [0, -1]), ([3, 0, 0, 1], [1, 2]),
+                               ([0, 0, 0, 0], [2, 0]))], tmp_path)
