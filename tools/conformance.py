@@ -67,7 +67,7 @@ COMPILE_FLAGS = []
 # feeding one of them is frozen into an initializer.
 SHAPE_OPERANDS = {
     "Resize": (1, 2, 3),
-    "Upsample": (1,), "OneHot": (1,),
+    "Upsample": (1,),
     "CenterCropPad": (1, 2), "Col2Im": (1, 2),
     "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
     "STFT": (1, 3), "HannWindow": (0,), "HammingWindow": (0,),
@@ -88,11 +88,12 @@ SHAPE_OPERANDS = {
 # operands above. Reshape's, Squeeze's and Unsqueeze's are never frozen: the
 # input's size bounds theirs.
 BOUNDED_SHAPE_OPERANDS = {"Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
-                          "Range": (0, 1, 2), "Pad": (1, 3)}
+                          "Range": (0, 1, 2), "Pad": (1, 3), "OneHot": (1,)}
 
-# Float operands that still decide a shape (resize scales, OneHot's depth,
-# Range's bounds and step): frozen like the integer ones.
-FLOAT_SHAPE_OPERANDS = {"Resize": (1, 2), "Upsample": (1,), "OneHot": (1,),
+# Float operands that still decide a shape (Resize's and Upsample's scales):
+# frozen like the integer ones; and a float operand of BOUNDED_SHAPE_OPERANDS
+# (Range's bounds, OneHot's depth) where the model declares no bound.
+FLOAT_SHAPE_OPERANDS = {"Resize": (1, 2), "Upsample": (1,),
                         # Compiled as constants, like Resize's roi.
                         "MelWeightMatrix": (3, 4)}
 

@@ -829,3 +829,53 @@ LogicalResult kiln::importPadAtRunTime(NodeImporter &node, Value input,
   }
   return finish(node, sizes, result, counts, {});
 }
+
+LogicalResult kiln::importOneHotAtRunTime(NodeImporter &node, Value indices,
+                                          Value values, int64_t axis) {
+  Value depth = node.getInput(1);
+  if (tensorType(depth).getNumElements() != 1)
+    return node.emitError()
+           << "depth must be one value, not " << depth.getType();
+  if (tensorType(values).getNumElements() != 2)
+    return node.emitError() << "values must hold two entries (off, on), not "
+                            << values.getType();
+  FailureOr<int64_t> bound =
+      runTimeSizeBound(node, 0, axis, std::nullopt, /*operand=*/1);
+  if (failed(bound))
+    return failure();
+  Builder &b = node.getBuilder();
+  Type i64 = b.getI64Type();
+  Sizes sizes(node);
+  // (A float depth is truncated to an integer.)
+  Value count = sizes.check(
+      castTo(node,
+             node.createFolded<graph::ReshapeOp>(
+                 depth, b.getDenseI64ArrayAttr({}), b.getBoolAttr(true)),
+             i64),
+      1, *bound, "depth");
+  // Negative indices count from the depth; the position that equals an
+  // index is `on`, the others (all of them for an index out of range) are
+  // `off`.
+  indices = castTo(node, indices, i64);
+  indices = sizes.select(sizes.less(indices, sizes.constant(0)),
+                         sizes.add(indices, count), indices);
+  SmallVector<int64_t> shape(tensorType(indices).getShape());
+  shape.insert(shape.begin() + axis, 1);
+  indices = node.createFolded<graph::ReshapeOp>(
+      indices, b.getDenseI64ArrayAttr(shape), b.getBoolAttr(true));
+  SmallVector<int64_t> along(shape.size(), 1);
+  along[axis] = *bound;
+  if (failed(checkPadded(node, {*bound})))
+    return failure();
+  Value positions = createI64Constant(
+      node, along, llvm::to_vector(llvm::seq<int64_t>(0, *bound)));
+  values = node.createFolded<graph::ReshapeOp>(
+      values, b.getDenseI64ArrayAttr({2}), b.getBoolAttr(true));
+  Value result = node.create<graph::WhereOp>(
+      sizes.equal(indices, positions),
+      node.create<graph::GatherOp>(values, sizes.constant(1), uint64_t(0)),
+      node.create<graph::GatherOp>(values, sizes.constant(0), uint64_t(0)));
+  SmallVector<Value> counts(shape.size());
+  counts[axis] = count;
+  return finish(node, sizes, result, counts, {});
+}

@@ -1425,11 +1425,6 @@ static LogicalResult importOneHot(NodeImporter &node) {
   Value indices = node.getInput(0), values = node.getInput(2);
   if (!indices || !values || !node.getInput(1))
     return node.emitError() << "needs indices, depth and values";
-  auto depth = getConstantDoubles(node, 1, "the depth input");
-  if (!depth)
-    return failure();
-  if (depth->size() != 1 || depth->front() < 1)
-    return node.emitError() << "depth must be one positive value";
   if (isa<FloatType>(getType(indices).getElementType())) {
     // ONNX: non-integer indices are cast to int64 first.
     indices = graph::CastOp::create(
@@ -1440,6 +1435,13 @@ static LogicalResult importOneHot(NodeImporter &node) {
                             getType(indices).getRank() + 1);
   if (!axis)
     return failure();
+  if (isRunTimeShapeOperand(node, 1))
+    return importOneHotAtRunTime(node, indices, values, *axis);
+  auto depth = getConstantDoubles(node, 1, "the depth input");
+  if (!depth)
+    return failure();
+  if (depth->size() != 1 || depth->front() < 1)
+    return node.emitError() << "depth must be one positive value";
   Builder &b = node.getBuilder();
   return node.setResults(node.create<graph::OneHotOp>(
       indices, values,

@@ -239,3 +239,22 @@ def test_pad_run_time_axes(tmp_path):
                    "axes": np.array(a, np.int64)}
                   for p, a in (([1, 2, 1, 1], [0, -1]), ([3, 0, 0, 1], [1, 2]),
                                ([0, 0, 0, 0], [2, 0]))], tmp_path)
+
+
+@pytest.mark.parametrize("depth_type", [np.int64, np.float32])
+def test_one_hot_run_time_depth(depth_type, tmp_path):
+    indices = np.array([[0, 3, -1], [7, -9, 2]], np.int64)
+    onnx_type = helper.np_dtype_to_tensor_dtype(np.dtype(depth_type))
+    model = model_of(
+        [helper.make_node("OneHot", ["i", "depth", "v"], ["y"], axis=1)],
+        [("i", I64, indices.shape), ("depth", onnx_type, []),
+         ("v", TensorProto.FLOAT, [2])], [("y", TensorProto.FLOAT, None)])
+    values = np.array([-1.0, 4.0], np.float32)
+    loaded = check(model, [{"i": indices, "depth": np.array(d, depth_type),
+                            "v": values} for d in (1, 4, 9, 12)],
+                   tmp_path, ["--dynamic-dims", "y_1=1..12"])
+    for bad in (0, 13):
+        with pytest.raises(kiln.InvalidInputError, match=f"depth {bad} is out "
+                           "of range \\[1, 12\\]"):
+            loaded.run({"i": indices, "depth": np.array(bad, depth_type),
+                        "v": values})
