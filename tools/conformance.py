@@ -68,7 +68,7 @@ COMPILE_FLAGS = []
 SHAPE_OPERANDS = {
     "Resize": (1, 2, 3),
     "Upsample": (1,),
-    "CenterCropPad": (1, 2), "Col2Im": (1, 2),
+    "Col2Im": (1, 2),
     "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
     "STFT": (1, 3), "HannWindow": (0,), "HammingWindow": (0,),
     "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2, 3, 4),
@@ -88,7 +88,8 @@ SHAPE_OPERANDS = {
 # operands above. Reshape's, Squeeze's and Unsqueeze's are never frozen: the
 # input's size bounds theirs.
 BOUNDED_SHAPE_OPERANDS = {"Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
-                          "Range": (0, 1, 2), "Pad": (1, 3), "OneHot": (1,)}
+                          "Range": (0, 1, 2), "Pad": (1, 3), "OneHot": (1,),
+                          "CenterCropPad": (1,)}
 
 # Float operands that still decide a shape (Resize's and Upsample's scales):
 # frozen like the integer ones; and a float operand of BOUNDED_SHAPE_OPERANDS

@@ -687,13 +687,101 @@ LogicalResult kiln::importSliceWithRunTimeAxes(NodeImporter &node,
   return finish(node, sizes, result, counts, {});
 }
 
+/// `input` padded (or cropped, by negative amounts) by `begins[d]` and
+/// `ends[d]` along each dimension d that has them, to a result of
+/// `bounds`; `counts[d]` are the run's sizes. As ONNX does, negative pads
+/// crop first and the rest pads the cropped axis.
+static Value padAtRunTime(NodeImporter &node, Sizes &sizes, Value input,
+                          StringRef mode, Value fill, ArrayRef<Value> begins,
+                          ArrayRef<Value> ends, ArrayRef<int64_t> bounds) {
+  Builder &b = node.getBuilder();
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  int64_t rank = shape.size();
+  if (tensorType(input).getNumElements() == 0) {
+    // Nothing to read: the fill everywhere (the constant mode; the callers
+    // refuse the others).
+    Value result = node.createFolded<graph::ReshapeOp>(
+        fill, b.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 1)),
+        b.getBoolAttr(false));
+    return node.createFolded<graph::ExpandOp>(result,
+                                              b.getDenseI64ArrayAttr(bounds));
+  }
+  Value result = input, inside;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!begins[d])
+      continue;
+    int64_t size = shape[d];
+    Value begin = begins[d], end = ends[d];
+    // The cropped axis is [low, low + length); `at` is the position in it.
+    Value zero = sizes.constant(0);
+    Value low = sizes.max(sizes.sub(zero, begin), zero);
+    Value length = sizes.sub(sizes.sub(sizes.constant(size), low),
+                             sizes.max(sizes.sub(zero, end), zero));
+    if (mode != "constant")
+      length = sizes.check(length, 1, size,
+                           dimension(d) + "'s length after the negative pads");
+    Value at = sizes.sub(
+        createI64Constant(node, {bounds[d]},
+                          llvm::to_vector(llvm::seq<int64_t>(0, bounds[d]))),
+        sizes.max(begin, zero));
+    Value last = sizes.sub(length, sizes.constant(1));
+    Value within;
+    if (mode == "wrap") {
+      within = node.create<graph::ModOp>(at, length, false);
+    } else if (mode == "reflect") {
+      // Mirrored about the first and last elements: period 2 (length - 1).
+      Value period = sizes.max(sizes.add(last, last), sizes.constant(1));
+      Value folded = node.create<graph::ModOp>(at, period, false);
+      within = sizes.select(sizes.less(folded, length), folded,
+                            sizes.sub(period, folded));
+    } else {
+      within = sizes.min(sizes.max(at, zero), last);
+    }
+    Value index = sizes.min(sizes.max(sizes.add(low, within), zero),
+                            sizes.constant(size - 1));
+    if (mode == "constant") {
+      SmallVector<int64_t> along(rank, 1);
+      along[d] = bounds[d];
+      Value valid = node.create<graph::AndOp>(
+          sizes.less(at, length), node.create<graph::GreaterEqualOp>(at, zero));
+      valid = node.createFolded<graph::ReshapeOp>(
+          valid, b.getDenseI64ArrayAttr(along), b.getBoolAttr(false));
+      inside = inside ? node.create<graph::AndOp>(inside, valid) : valid;
+    }
+    result = node.create<graph::GatherOp>(result, index, uint64_t(d));
+    if (!result)
+      return {};
+  }
+  if (inside)
+    result = node.create<graph::WhereOp>(inside, result, fill);
+  return result;
+}
+
+/// The fill of a constant pad: input `i` (a constant or a run-time scalar
+/// of the input's type) where present, else 0; null after an error.
+static Value padFill(NodeImporter &node, Value input, unsigned i) {
+  Type element = tensorType(input).getElementType();
+  Value fill = node.getInput(i);
+  if (!fill)
+    return import::createScalar(node, element, 0.0);
+  if (tensorType(fill).getNumElements() != 1 ||
+      tensorType(fill).getElementType() != element) {
+    node.emitError() << "the pad value must be one element of the input's "
+                        "type, got "
+                     << fill.getType();
+    return {};
+  }
+  Builder &b = node.getBuilder();
+  return node.createFolded<graph::ReshapeOp>(fill, b.getDenseI64ArrayAttr({}),
+                                             b.getBoolAttr(true));
+}
+
 LogicalResult kiln::importPadAtRunTime(NodeImporter &node, Value input,
                                        StringRef mode) {
   if (failed(staticInput(node, input)))
     return failure();
   ArrayRef<int64_t> shape = tensorType(input).getShape();
   int64_t rank = shape.size();
-  Type element = tensorType(input).getElementType();
   FailureOr<int64_t> padCount = vectorLength(node, 1, "the pads input");
   if (failed(padCount))
     return failure();
@@ -724,37 +812,25 @@ LogicalResult kiln::importPadAtRunTime(NodeImporter &node, Value input,
       mayPad[*d] = true;
     }
   }
-  Builder &b = node.getBuilder();
-  // The fill: constant_value (a constant or a run-time scalar), else 0.
-  Value fill = node.getInput(2);
-  if (fill && (tensorType(fill).getNumElements() != 1 ||
-               tensorType(fill).getElementType() != element))
-    return node.emitError()
-           << "constant_value must be one element of the input's type, got "
-           << fill.getType();
-  fill = fill ? node.createFolded<graph::ReshapeOp>(
-                    fill, b.getDenseI64ArrayAttr({}), b.getBoolAttr(true))
-              : import::createScalar(node, element, 0.0);
-  bool empty = tensorType(input).getNumElements() == 0;
-  if (empty && mode != "constant")
+  Value fill = padFill(node, input, 2);
+  if (!fill)
+    return failure();
+  if (tensorType(input).getNumElements() == 0 && mode != "constant")
     return node.emitError()
            << "cannot pad an empty input in mode '" << mode << "'";
   Sizes sizes(node);
   SmallVector<Value> named = namedAxes(sizes, axes, axisCount, rank);
-  SmallVector<int64_t> bounds;
-  SmallVector<Value> counts(rank), gathers(rank);
-  Value inside;
+  SmallVector<int64_t> bounds(shape);
+  SmallVector<Value> counts(rank), begins(rank), ends(rank);
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t size = shape[d];
-    if (!mayPad[d]) {
-      bounds.push_back(size);
+    if (!mayPad[d])
       continue;
-    }
+    int64_t size = shape[d];
     FailureOr<int64_t> bound =
         runTimeSizeBound(node, 0, d, std::nullopt, /*operand=*/1);
     if (failed(bound))
       return failure();
-    bounds.push_back(*bound);
+    bounds[d] = *bound;
     SmallVector<Value> hit;
     namings(sizes, named, d, 1, "number of axes naming " + dimension(d), &hit);
     // Each pad lies in [-size, bound], so that their sum cannot overflow.
@@ -766,68 +842,64 @@ LogicalResult kiln::importPadAtRunTime(NodeImporter &node, Value input,
       return sizes.check(sum, -size, *bound,
                          dimension(d) + "'s " + which.str() + " pad");
     };
-    Value begin = pad(0, "leading"), end = pad(axisCount, "trailing");
-    counts[d] =
-        sizes.check(sizes.add(sizes.constant(size), sizes.add(begin, end)), 0,
-                    *bound, dimension(d) + "'s size");
-    if (empty)
-      continue;
-    // As ONNX does: negative pads crop first, then the rest pads the
-    // cropped axis [low, low + length); `at` is the position in it.
-    Value zero = sizes.constant(0);
-    Value low = sizes.max(sizes.sub(zero, begin), zero);
-    Value length = sizes.sub(sizes.sub(sizes.constant(size), low),
-                             sizes.max(sizes.sub(zero, end), zero));
-    if (mode != "constant")
-      length = sizes.check(length, 1, size,
-                           dimension(d) + "'s length after the negative pads");
-    Value at = sizes.sub(
-        createI64Constant(node, {*bound},
-                          llvm::to_vector(llvm::seq<int64_t>(0, *bound))),
-        sizes.max(begin, zero));
-    Value last = sizes.sub(length, sizes.constant(1));
-    Value within;
-    if (mode == "wrap") {
-      within = node.create<graph::ModOp>(at, length, false);
-    } else if (mode == "reflect") {
-      // Mirrored about the first and last elements: period 2 (length - 1).
-      Value period = sizes.max(sizes.add(last, last), sizes.constant(1));
-      Value folded = node.create<graph::ModOp>(at, period, false);
-      within = sizes.select(sizes.less(folded, length), folded,
-                            sizes.sub(period, folded));
-    } else {
-      within = sizes.min(sizes.max(at, zero), last);
-    }
-    Value index = sizes.min(sizes.max(sizes.add(low, within), zero),
-                            sizes.constant(size - 1));
-    if (mode == "constant") {
-      SmallVector<int64_t> along(rank, 1);
-      along[d] = *bound;
-      Value valid = node.create<graph::AndOp>(
-          sizes.less(at, length), node.create<graph::GreaterEqualOp>(at, zero));
-      valid = node.createFolded<graph::ReshapeOp>(
-          valid, b.getDenseI64ArrayAttr(along), b.getBoolAttr(false));
-      inside = inside ? node.create<graph::AndOp>(inside, valid) : valid;
-    }
-    gathers[d] = index;
+    begins[d] = pad(0, "leading");
+    ends[d] = pad(axisCount, "trailing");
+    counts[d] = sizes.check(
+        sizes.add(sizes.constant(size), sizes.add(begins[d], ends[d])), 0,
+        *bound, dimension(d) + "'s size");
   }
   if (failed(checkPadded(node, bounds)))
     return failure();
-  Value result = input;
-  if (empty) {
-    result = node.createFolded<graph::ReshapeOp>(
-        fill, b.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 1)),
-        b.getBoolAttr(false));
-    result = node.createFolded<graph::ExpandOp>(result,
-                                                b.getDenseI64ArrayAttr(bounds));
-  } else {
-    for (auto [d, index] : llvm::enumerate(gathers))
-      if (index && result)
-        result = node.create<graph::GatherOp>(result, index, uint64_t(d));
-    if (inside && result)
-      result = node.create<graph::WhereOp>(inside, result, fill);
+  return finish(
+      node, sizes,
+      padAtRunTime(node, sizes, input, mode, fill, begins, ends, bounds),
+      counts, {});
+}
+
+LogicalResult kiln::importCenterCropPadAtRunTime(NodeImporter &node,
+                                                 Value input,
+                                                 ArrayRef<int64_t> axes) {
+  if (failed(staticInput(node, input)))
+    return failure();
+  FailureOr<int64_t> length = vectorLength(node, 1, "the shape input");
+  if (failed(length))
+    return failure();
+  if (*length != static_cast<int64_t>(axes.size()))
+    return node.emitError() << "the shape input has " << *length
+                            << " sizes for " << axes.size() << " axes";
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  int64_t rank = shape.size();
+  Sizes sizes(node);
+  SmallVector<int64_t> bounds(shape);
+  SmallVector<Value> counts(rank), begins(rank), ends(rank);
+  for (auto [k, d] : llvm::enumerate(axes)) {
+    FailureOr<int64_t> bound =
+        runTimeSizeBound(node, 0, d, std::nullopt, /*operand=*/1);
+    if (failed(bound))
+      return failure();
+    bounds[d] = *bound;
+    Value target = sizes.check(sizes.entry(node.getInput(1), k), 0, *bound,
+                               dimension(d) + "'s size");
+    // Centred: a crop starts at (size - target) / 2, a pad puts
+    // (target - size) / 2 before.
+    Value grow = sizes.sub(target, sizes.constant(shape[d]));
+    Value two = sizes.constant(2), zero = sizes.constant(0);
+    Value half =
+        sizes.select(sizes.less(grow, zero),
+                     sizes.sub(zero, sizes.div(sizes.sub(zero, grow), two)),
+                     sizes.div(grow, two));
+    begins[d] = half;
+    ends[d] = sizes.sub(grow, half);
+    counts[d] = target;
   }
-  return finish(node, sizes, result, counts, {});
+  if (failed(checkPadded(node, bounds)))
+    return failure();
+  Value fill =
+      import::createScalar(node, tensorType(input).getElementType(), 0.0);
+  return finish(
+      node, sizes,
+      padAtRunTime(node, sizes, input, "constant", fill, begins, ends, bounds),
+      counts, {});
 }
 
 LogicalResult kiln::importOneHotAtRunTime(NodeImporter &node, Value indices,

@@ -2,8 +2,8 @@
 //
 // Operators whose shape operand is a run-time value (a graph input, or data
 // computed from one): Reshape, Squeeze, Unsqueeze, Expand, Tile,
-// ConstantOfShape and Range, a Pad's pads and axes, OneHot's depth, and a
-// Slice's axes and steps. Each result
+// ConstantOfShape and Range, a Pad's pads and axes, CenterCropPad's shape,
+// OneHot's depth, and a Slice's axes and steps. Each result
 // dimension that the operand decides is a size the run decides
 // (NodeImporter::setDataDependent), within a bound known when compiling;
 // ImportShape.cpp calls these where the operand is neither a constant nor sizes
@@ -39,6 +39,11 @@ mlir::LogicalResult importRangeAtRunTime(NodeImporter &node);
 /// reflect, wrap).
 mlir::LogicalResult importPadAtRunTime(NodeImporter &node, mlir::Value input,
                                        llvm::StringRef mode);
+/// A CenterCropPad whose shape input is read at run time; `axes` are
+/// counted from the front.
+mlir::LogicalResult importCenterCropPadAtRunTime(NodeImporter &node,
+                                                 mlir::Value input,
+                                                 llvm::ArrayRef<int64_t> axes);
 /// A OneHot whose depth is read at run time; `indices` are integers and
 /// `axis` is counted from the front.
 mlir::LogicalResult importOneHotAtRunTime(NodeImporter &node,

@@ -1809,15 +1809,27 @@ static LogicalResult importCenterCropPad(NodeImporter &node) {
   RankedTensorType type = getType(input);
   if (!type.hasStaticShape())
     return node.emitError() << "needs a static input shape, got " << type;
-  auto sizes = getConstantInts(node, 1, "the shape input");
-  if (!sizes)
-    return failure();
   int64_t rank = type.getRank();
   SmallVector<int64_t> axes = node.getInts("axes");
   if (axes.empty())
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
   if (node.hasFailed())
+    return failure();
+  if (isRunTimeShapeOperand(node, 1)) {
+    SmallVector<int64_t> dims;
+    for (int64_t axis : axes) {
+      auto d = normalizeAxis(node, axis, rank);
+      if (!d)
+        return failure();
+      if (llvm::is_contained(dims, *d))
+        return node.emitError() << "axis " << axis << " is repeated";
+      dims.push_back(*d);
+    }
+    return importCenterCropPadAtRunTime(node, input, dims);
+  }
+  auto sizes = getConstantInts(node, 1, "the shape input");
+  if (!sizes)
     return failure();
   if (axes.size() != sizes->size())
     return node.emitError() << "the shape input has " << sizes->size()

@@ -258,3 +258,25 @@ def test_one_hot_run_time_depth(depth_type, tmp_path):
                            "of range \\[1, 12\\]"):
             loaded.run({"i": indices, "depth": np.array(bad, depth_type),
                         "v": values})
+
+
+def test_center_crop_pad_run_time_shape(tmp_path):
+    """Crops and pads centred, as the shape read at run time says; checked
+    against the ONNX reference (onnxruntime lacks CenterCropPad)."""
+    from onnx.reference import ReferenceEvaluator
+
+    x = rng.standard_normal((5, 6, 3)).astype(np.float32)
+    model = model_of([helper.make_node("CenterCropPad", ["x", "shape"], ["y"],
+                                       axes=[0, -2])],
+                     [("x", TensorProto.FLOAT, x.shape), ("shape", I64, [2])],
+                     [("y", TensorProto.FLOAT, [9, 9, 3])])
+    loaded = kiln.load(compile_model(model, tmp_path))
+    reference = ReferenceEvaluator(model)
+    for shape in ([5, 6], [3, 4], [8, 9], [2, 9], [9, 1], [0, 6]):
+        feeds = {"x": x, "shape": np.array(shape, np.int64)}
+        got = loaded.run(feeds)["y"]
+        (want,) = reference.run(None, feeds)
+        assert got.shape == want.shape, shape
+        np.testing.assert_array_equal(got, want, err_msg=str(shape))
+    with pytest.raises(kiln.InvalidInputError, match="dimension 1's size 10"):
+        loaded.run({"x": x, "shape": np.array([5, 10], np.int64)})
