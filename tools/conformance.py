@@ -70,8 +70,7 @@ SHAPE_OPERANDS = {
     "Upsample": (1,),
     "Col2Im": (1, 2),
     "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
-    "STFT": (1, 3), "HannWindow": (0,), "HammingWindow": (0,),
-    "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2, 3, 4),
+    "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
     # Positions in a sequence and the split of SplitToSequence decide which
     # tensors a sequence holds, which Kiln resolves at compile time.
     "SequenceAt": (1,), "SequenceInsert": (2,), "SequenceErase": (1,),
@@ -89,7 +88,8 @@ SHAPE_OPERANDS = {
 # input's size bounds theirs.
 BOUNDED_SHAPE_OPERANDS = {"Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
                           "Range": (0, 1, 2), "Pad": (1, 3), "OneHot": (1,),
-                          "CenterCropPad": (1,)}
+                          "CenterCropPad": (1,), "HannWindow": (0,),
+                          "HammingWindow": (0,), "BlackmanWindow": (0,)}
 
 # Float operands that still decide a shape (Resize's and Upsample's scales):
 # frozen like the integer ones; and a float operand of BOUNDED_SHAPE_OPERANDS

@@ -35,6 +35,7 @@
 #include "onnx/onnx_pb.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
@@ -950,4 +951,47 @@ LogicalResult kiln::importOneHotAtRunTime(NodeImporter &node, Value indices,
   SmallVector<Value> counts(shape.size());
   counts[axis] = count;
   return finish(node, sizes, result, counts, {});
+}
+
+LogicalResult kiln::importWindowAtRunTime(NodeImporter &node,
+                                          ArrayRef<double> terms, bool periodic,
+                                          Type element) {
+  Value size = node.getInput(0);
+  if (tensorType(size).getNumElements() != 1 ||
+      !isa<IntegerType>(tensorType(size).getElementType()))
+    return node.emitError()
+           << "size must be one integer, not " << size.getType();
+  FailureOr<int64_t> bound =
+      runTimeSizeBound(node, 0, 0, std::nullopt, /*operand=*/0);
+  if (failed(bound) || failed(checkPadded(node, {*bound})))
+    return failure();
+  Builder &b = node.getBuilder();
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  Sizes sizes(node);
+  Value count = sizes.check(
+      castTo(node,
+             node.createFolded<graph::ReshapeOp>(
+                 size, b.getDenseI64ArrayAttr({}), b.getBoolAttr(true)),
+             i64),
+      0, *bound, "size");
+  auto real = [&](double v) { return import::createScalar(node, f64, v); };
+  // sum_k terms[k] cos(2 pi k i / N), N the size (periodic) or the size
+  // less 1 (symmetric), in f64 as the constant windows are computed.
+  Value span = castTo(node, count, f64);
+  if (!periodic)
+    span = sizes.sub(span, real(1));
+  Value step = sizes.div(real(2.0 * M_PI), span);
+  Value angle = sizes.mul(
+      castTo(node,
+             createI64Constant(node, {*bound},
+                               llvm::to_vector(llvm::seq<int64_t>(0, *bound))),
+             f64),
+      step);
+  Value window = real(terms[0]);
+  for (size_t k = 1; k < terms.size(); ++k)
+    window =
+        sizes.add(window, sizes.mul(real(terms[k]),
+                                    node.create<graph::CosOp>(sizes.mul(
+                                        angle, real(static_cast<double>(k))))));
+  return finish(node, sizes, castTo(node, window, element), {count}, {});
 }

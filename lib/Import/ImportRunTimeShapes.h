@@ -3,8 +3,8 @@
 // Operators whose shape operand is a run-time value (a graph input, or data
 // computed from one): Reshape, Squeeze, Unsqueeze, Expand, Tile,
 // ConstantOfShape and Range, a Pad's pads and axes, CenterCropPad's shape,
-// OneHot's depth, and a Slice's axes and steps. Each result
-// dimension that the operand decides is a size the run decides
+// OneHot's depth, a window function's size, and a Slice's axes and steps. Each
+// result dimension that the operand decides is a size the run decides
 // (NodeImporter::setDataDependent), within a bound known when compiling;
 // ImportShape.cpp calls these where the operand is neither a constant nor sizes
 // of symbolic dimensions.
@@ -49,6 +49,11 @@ mlir::LogicalResult importCenterCropPadAtRunTime(NodeImporter &node,
 mlir::LogicalResult importOneHotAtRunTime(NodeImporter &node,
                                           mlir::Value indices,
                                           mlir::Value values, int64_t axis);
+/// A window function (HannWindow, HammingWindow, BlackmanWindow) whose size
+/// is read at run time: sum_k terms[k] cos(2 pi k i / N) in `element`.
+mlir::LogicalResult importWindowAtRunTime(NodeImporter &node,
+                                          llvm::ArrayRef<double> terms,
+                                          bool periodic, mlir::Type element);
 /// A Slice whose axes or steps are read at run time: every dimension of
 /// the input may be sliced, so each is a size the run decides.
 mlir::LogicalResult importSliceWithRunTimeAxes(NodeImporter &node,

@@ -1703,11 +1703,6 @@ static LogicalResult importEyeLike(NodeImporter &node) {
 /// (a constant) as a constant, a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N)
 /// with N = size (periodic) or size - 1, of `output_datatype` (float).
 template <int Kind> static LogicalResult importWindow(NodeImporter &node) {
-  auto size = getConstantInts(node, 0, "the size input");
-  if (!size)
-    return failure();
-  if (size->size() != 1 || size->front() < 0)
-    return node.emitError() << "size must be one non-negative integer";
   bool periodic = node.getInt("periodic", 1) != 0;
   Type element =
       attrElementType(node, "output_datatype", node.getBuilder().getF32Type());
@@ -1716,6 +1711,15 @@ template <int Kind> static LogicalResult importWindow(NodeImporter &node) {
   // Kind 0: Hann, 1: Hamming, 2: Blackman.
   const double a0[] = {0.5, 25.0 / 46.0, 0.42};
   const double a2[] = {0.0, 0.0, 0.08};
+  if (isRunTimeShapeOperand(node, 0))
+    return importWindowAtRunTime(
+        node, {a0[Kind], -(1.0 - a0[Kind] - a2[Kind]), a2[Kind]}, periodic,
+        element);
+  auto size = getConstantInts(node, 0, "the size input");
+  if (!size)
+    return failure();
+  if (size->size() != 1 || size->front() < 0)
+    return node.emitError() << "size must be one non-negative integer";
   int64_t n = size->front();
   double denominator = static_cast<double>(periodic ? n : n - 1);
   std::vector<double> values(n);

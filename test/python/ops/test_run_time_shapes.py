@@ -280,3 +280,15 @@ def test_center_crop_pad_run_time_shape(tmp_path):
         np.testing.assert_array_equal(got, want, err_msg=str(shape))
     with pytest.raises(kiln.InvalidInputError, match="dimension 1's size 10"):
         loaded.run({"x": x, "shape": np.array([5, 10], np.int64)})
+
+
+@pytest.mark.parametrize("op", ["HannWindow", "HammingWindow", "BlackmanWindow"])
+@pytest.mark.parametrize("periodic", [0, 1])
+def test_window_run_time_size(op, periodic, tmp_path):
+    model = model_of([helper.make_node(op, ["n"], ["y"], periodic=periodic)],
+                     [("n", I64, [])], [("y", TensorProto.FLOAT, [16])],
+                     opset=17)
+    loaded = check(model, [{"n": np.array(n, np.int64)} for n in (16, 2, 5, 0)],
+                   tmp_path)
+    with pytest.raises(kiln.InvalidInputError, match="size 17 is out of range"):
+        loaded.run({"n": np.array(17, np.int64)})
