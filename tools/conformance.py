@@ -66,8 +66,6 @@ COMPILE_FLAGS = []
 # Kiln compiles as constants (Resize's roi). An integer/bool graph input
 # feeding one of them is frozen into an initializer.
 SHAPE_OPERANDS = {
-    "Resize": (1, 2, 3),
-    "Upsample": (1,),
     "Col2Im": (1, 2),
     "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
     "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
@@ -89,12 +87,13 @@ SHAPE_OPERANDS = {
 BOUNDED_SHAPE_OPERANDS = {"Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
                           "Range": (0, 1, 2), "Pad": (1, 3), "OneHot": (1,),
                           "CenterCropPad": (1,), "HannWindow": (0,),
-                          "HammingWindow": (0,), "BlackmanWindow": (0,)}
+                          "HammingWindow": (0,), "BlackmanWindow": (0,),
+                          "Resize": (1, 2, 3), "Upsample": (1,)}
 
 # Float operands that still decide a shape (Resize's and Upsample's scales):
 # frozen like the integer ones; and a float operand of BOUNDED_SHAPE_OPERANDS
 # (Range's bounds, OneHot's depth) where the model declares no bound.
-FLOAT_SHAPE_OPERANDS = {"Resize": (1, 2), "Upsample": (1,),
+FLOAT_SHAPE_OPERANDS = {
                         # Compiled as constants, like Resize's roi.
                         "MelWeightMatrix": (3, 4)}
 

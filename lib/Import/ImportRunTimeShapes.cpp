@@ -98,17 +98,17 @@ private:
 
 std::string dimension(int64_t d) { return "dimension " + std::to_string(d); }
 
-/// Operand `i` as a 1-D integer tensor of a static length; an error names
-/// `what` otherwise.
-FailureOr<int64_t> vectorLength(NodeImporter &node, unsigned i,
-                                StringRef what) {
+/// Operand `i` as a 1-D integer (or, with `real`, float) tensor of a
+/// static length; an error names `what` otherwise.
+FailureOr<int64_t> vectorLength(NodeImporter &node, unsigned i, StringRef what,
+                                bool real = false) {
   RankedTensorType type = tensorType(node.getInput(i));
+  Type element = type.getElementType();
   if (type.getRank() != 1 || type.isDynamicDim(0) ||
-      !isa<IntegerType>(type.getElementType()))
-    return node.emitError() << what
-                            << " must be a 1-D integer tensor of a static "
-                               "length, not "
-                            << type;
+      !(isa<IntegerType>(element) || (real && isa<FloatType>(element))))
+    return node.emitError()
+           << what << " must be a 1-D " << (real ? "float" : "integer")
+           << " tensor of a static length, not " << type;
   return type.getDimSize(0);
 }
 
@@ -576,7 +576,8 @@ LogicalResult kiln::importRangeAtRunTime(NodeImporter &node) {
   Value steps = node.create<graph::CeilOp>(
       sizes.div(sizes.sub(scalar(limit, f64), first), step));
   steps = sizes.max(steps, real(0));
-  steps = sizes.min(steps, real(double(*bound) + 1));
+  steps = sizes.min(steps, real(0x1p53));
+  steps = sizes.select(sizes.equal(steps, steps), steps, real(-1)); // NaN
   steps = sizes.select(sizes.equal(step, real(0)), real(-1), steps);
   Value count =
       sizes.check(castTo(node, steps, i64), 0, *bound, "number of elements");
@@ -994,4 +995,290 @@ LogicalResult kiln::importWindowAtRunTime(NodeImporter &node,
                                     node.create<graph::CosOp>(sizes.mul(
                                         angle, real(static_cast<double>(k))))));
   return finish(node, sizes, castTo(node, window, element), {count}, {});
+}
+
+namespace {
+
+/// Keys' cubic kernel with coefficient `a`, or the triangle, at the
+/// distances `dist` (f64).
+Value resizeKernel(NodeImporter &node, Sizes &sizes, Value dist, bool cubic,
+                   double a) {
+  auto real = [&](double v) {
+    return import::createScalar(node, node.getBuilder().getF64Type(), v);
+  };
+  dist = node.create<graph::AbsOp>(dist);
+  if (!cubic)
+    return sizes.max(sizes.sub(real(1), dist), real(0));
+  // ((a + 2) d - (a + 3)) d^2 + 1 up to 1, ((a d - 5a) d + 8a) d - 4a up
+  // to 2, 0 beyond.
+  Value near = sizes.add(
+      sizes.mul(
+          sizes.mul(sizes.sub(sizes.mul(real(a + 2), dist), real(a + 3)), dist),
+          dist),
+      real(1));
+  Value far = sizes.sub(
+      sizes.mul(
+          sizes.add(
+              sizes.mul(sizes.sub(sizes.mul(real(a), dist), real(5 * a)), dist),
+              real(8 * a)),
+          dist),
+      real(4 * a));
+  return sizes.select(node.create<graph::LessEqualOp>(dist, real(1)), near,
+                      sizes.select(sizes.less(dist, real(2)), far, real(0)));
+}
+
+} // namespace
+
+LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
+                                          const RunTimeResize &resize) {
+  if (failed(staticInput(node, input)))
+    return failure();
+  RankedTensorType type = tensorType(input);
+  if (!isa<FloatType>(type.getElementType()))
+    return node.emitError() << "resizes by scales or sizes read at run time "
+                               "only float tensors, not "
+                            << type;
+  if (type.getNumElements() == 0)
+    return node.emitError() << "cannot resize an empty input by scales or "
+                               "sizes read at run time";
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rank = shape.size(), count = resize.axes.size();
+  if (resize.mode != "nearest" && resize.mode != "linear" &&
+      resize.mode != "cubic")
+    return node.emitError() << "mode '" << resize.mode << "' is not supported";
+  if (resize.policy != "stretch" && resize.policy != "not_larger" &&
+      resize.policy != "not_smaller")
+    return node.emitError() << "keep_aspect_ratio_policy '" << resize.policy
+                            << "' is not supported";
+  for (auto [k, d] : llvm::enumerate(resize.axes))
+    if (d < 0 || d >= rank ||
+        llvm::is_contained(ArrayRef(resize.axes).take_front(k), d))
+      return node.emitError() << "the axes must be distinct dimensions of a "
+                                 "tensor of rank "
+                              << rank;
+  FailureOr<int64_t> given =
+      resize.bySizes ? vectorLength(node, resize.operand, "the sizes input")
+                     : vectorLength(node, resize.operand, "the scales input",
+                                    /*real=*/true);
+  if (failed(given))
+    return failure();
+  if (*given != count)
+    return node.emitError()
+           << "expected " << count << (resize.bySizes ? " sizes" : " scales")
+           << ", got " << *given;
+  Builder &b = node.getBuilder();
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  auto real = [&](double v) { return import::createScalar(node, f64, v); };
+  Sizes sizes(node);
+  auto entryOf = [&](unsigned operand, int64_t i) {
+    Value values = castTo(node, node.getInput(operand), f64);
+    return node.create<graph::GatherOp>(values, sizes.constant(i), uint64_t(0));
+  };
+  auto floor = [&](Value v) { return node.create<graph::FloorOp>(v); };
+  // Each resized axis' scale and size (f64), as the static import computes
+  // them.
+  SmallVector<Value> scales, outSizes;
+  for (auto [k, d] : llvm::enumerate(resize.axes)) {
+    Value in = real(double(shape[d]));
+    if (!resize.bySizes) {
+      scales.push_back(entryOf(resize.operand, k));
+      outSizes.push_back(floor(sizes.mul(in, scales.back())));
+    } else {
+      outSizes.push_back(entryOf(resize.operand, k));
+      scales.push_back(sizes.div(outSizes.back(), in));
+    }
+  }
+  if (resize.bySizes && resize.policy != "stretch") {
+    // One scale, the smallest (not_larger) or the largest (not_smaller),
+    // and the sizes it makes, rounded half up.
+    Value scale = scales.front();
+    for (Value s : ArrayRef(scales).drop_front())
+      scale = resize.policy == "not_larger" ? sizes.min(scale, s)
+                                            : sizes.max(scale, s);
+    for (auto [k, d] : llvm::enumerate(resize.axes)) {
+      scales[k] = scale;
+      outSizes[k] =
+          floor(sizes.add(sizes.mul(scale, real(double(shape[d]))), real(0.5)));
+    }
+  }
+  // Upsample before opset 10 rounds nearest down when enlarging, up when
+  // shrinking (any scale below 1).
+  Value shrinks;
+  if (resize.nearestByShrink) {
+    shrinks = real(0);
+    for (Value s : scales)
+      shrinks = sizes.max(shrinks, castTo(node, sizes.less(s, real(1)), f64));
+  }
+  Value result = castTo(node, input, f64), outside;
+  SmallVector<Value> counts(rank);
+  SmallVector<int64_t> bounds(shape);
+  for (auto [k, d] : llvm::enumerate(resize.axes)) {
+    int64_t in = shape[d];
+    FailureOr<int64_t> bound =
+        runTimeSizeBound(node, 0, d, std::nullopt, resize.operand);
+    if (failed(bound))
+      return failure();
+    bounds[d] = *bound;
+    // The size, kept within [-1, 2^53] (NaN at -1) before it becomes an
+    // integer.
+    Value size = sizes.min(sizes.max(outSizes[k], real(-1)), real(0x1p53));
+    size = sizes.select(sizes.equal(size, size), size, real(-1));
+    counts[d] = sizes.check(castTo(node, size, i64), 0, *bound,
+                            dimension(d) + "'s size");
+    Value out = castTo(node, counts[d], f64), scale = scales[k];
+    // Each result position's coordinate in the input.
+    Value o = castTo(
+        node,
+        createI64Constant(node, {*bound},
+                          llvm::to_vector(llvm::seq<int64_t>(0, *bound))),
+        f64);
+    Value half =
+        sizes.sub(sizes.div(sizes.add(o, real(0.5)), scale), real(0.5));
+    Value x;
+    StringRef transform = resize.transform;
+    if (transform == "align_corners") {
+      Value length = sizes.mul(scale, real(double(in)));
+      x = sizes.select(sizes.equal(length, real(1)), real(0),
+                       sizes.mul(o, sizes.div(real(double(in - 1)),
+                                              sizes.sub(length, real(1)))));
+    } else if (transform == "asymmetric") {
+      x = sizes.div(o, scale);
+    } else if (transform == "tf_crop_and_resize") {
+      Value start = entryOf(resize.roi, k),
+            end = entryOf(resize.roi, k + count);
+      Value last = real(double(in - 1));
+      x = sizes.select(
+          sizes.equal(out, real(1)),
+          sizes.mul(sizes.mul(real(0.5), sizes.add(start, end)), last),
+          sizes.add(
+              sizes.mul(start, last),
+              sizes.mul(o, sizes.div(sizes.mul(sizes.sub(end, start), last),
+                                     sizes.sub(out, real(1))))));
+      SmallVector<int64_t> along(rank, 1);
+      along[d] = *bound;
+      Value out = node.create<graph::OrOp>(
+          sizes.less(x, real(0)),
+          node.create<graph::GreaterOp>(x, real(double(in - 1))));
+      out = node.createFolded<graph::ReshapeOp>(
+          out, b.getDenseI64ArrayAttr(along), b.getBoolAttr(false));
+      outside = outside ? node.create<graph::OrOp>(outside, out) : out;
+    } else if (transform == "pytorch_half_pixel") {
+      x = sizes.select(sizes.equal(out, real(1)), real(0), half);
+    } else if (transform == "half_pixel_symmetric") {
+      Value offset = sizes.mul(
+          real(double(in) / 2),
+          sizes.sub(real(1),
+                    sizes.div(out, sizes.mul(scale, real(double(in))))));
+      x = sizes.add(half, offset);
+    } else {
+      x = half;
+    }
+    // The weights W[o, i] of input position i in result position o.
+    Value positions =
+        castTo(node,
+               createI64Constant(node, {1, in},
+                                 llvm::to_vector(llvm::seq<int64_t>(0, in))),
+               f64);
+    Value column = node.createFolded<graph::ReshapeOp>(
+        x, b.getDenseI64ArrayAttr({*bound, 1}), b.getBoolAttr(false));
+    auto clampTo = [&](Value v) {
+      return sizes.min(sizes.max(v, real(0)), real(double(in - 1)));
+    };
+    auto oneHot = [&](Value at) {
+      return castTo(node, sizes.equal(at, positions), f64);
+    };
+    Value weights;
+    if (resize.mode == "nearest") {
+      auto round = [&](StringRef how) -> Value {
+        if (how == "floor")
+          return floor(column);
+        if (how == "ceil")
+          return node.create<graph::CeilOp>(column);
+        if (how == "round_prefer_ceil")
+          return floor(sizes.add(column, real(0.5)));
+        return node.create<graph::CeilOp>(sizes.sub(column, real(0.5)));
+      };
+      Value rounded = shrinks ? sizes.select(sizes.equal(shrinks, real(1)),
+                                             round("ceil"), round("floor"))
+                              : round(resize.nearestMode);
+      weights = oneHot(clampTo(rounded));
+    } else {
+      bool cubic = resize.mode == "cubic";
+      Value effective = resize.antialias ? sizes.min(scale, real(1)) : real(1);
+      // The two taps of x clamped into the input (linear at full scale).
+      Value clamped;
+      if (!cubic) {
+        Value at = clampTo(column), low = floor(at);
+        Value w = sizes.sub(at, low);
+        clamped =
+            sizes.add(sizes.mul(sizes.sub(real(1), w), oneHot(low)),
+                      sizes.mul(w, oneHot(clampTo(sizes.add(low, real(1))))));
+      }
+      if (!cubic && !resize.antialias) {
+        weights = clamped;
+      } else {
+        // The kernel at every position j the taps may reach (a scale
+        // makes at least one result: it is at least 1 / (2 in), so the
+        // kernel reaches at most 4 in beyond x), positions outside the
+        // input then added onto its edges, as the reference clamps them.
+        int64_t reach = 4 * in + 3;
+        if (failed(checkPadded(node, {*bound, in + 2 * reach})))
+          return failure();
+        SmallVector<int64_t> extended, fold;
+        for (int64_t j = -reach; j < in + reach; ++j) {
+          extended.push_back(j);
+          for (int64_t i = 0; i < in; ++i)
+            fold.push_back(std::clamp<int64_t>(j, 0, in - 1) == i);
+        }
+        int64_t width = extended.size();
+        Value js =
+            castTo(node, createI64Constant(node, {1, width}, extended), f64);
+        Value taps = resizeKernel(node, sizes,
+                                  sizes.mul(sizes.sub(js, column), effective),
+                                  cubic, resize.cubicCoeffA);
+        if (resize.excludeOutside)
+          taps = sizes.mul(
+              taps, castTo(node,
+                           node.create<graph::AndOp>(
+                               node.create<graph::GreaterEqualOp>(js, real(0)),
+                               sizes.less(js, real(double(in)))),
+                           f64));
+        if (resize.excludeOutside || resize.antialias)
+          taps = sizes.div(taps, node.create<graph::ReduceSumOp>(
+                                     taps, ArrayRef<int64_t>{1}, true));
+        weights = node.create<graph::MatMulOp>(
+            taps,
+            castTo(node, createI64Constant(node, {width, in}, fold), f64));
+        if (clamped)
+          weights =
+              sizes.select(sizes.equal(effective, real(1)), clamped, weights);
+      }
+    }
+    // result = W applied along d: d moved last, times W^T, moved back.
+    SmallVector<int64_t> perm;
+    for (int64_t e = 0; e < rank; ++e)
+      if (e != static_cast<int64_t>(d))
+        perm.push_back(e);
+    perm.push_back(d);
+    SmallVector<int64_t> inverse(rank);
+    for (int64_t e = 0; e < rank; ++e)
+      inverse[perm[e]] = e;
+    auto permute = [&](Value v, ArrayRef<int64_t> p) {
+      return node.createFolded<graph::TransposeOp>(v,
+                                                   b.getDenseI64ArrayAttr(p));
+    };
+    result = permute(
+        node.create<graph::MatMulOp>(permute(result, perm),
+                                     permute(weights, ArrayRef<int64_t>{1, 0})),
+        inverse);
+    if (!result)
+      return failure();
+  }
+  if (failed(checkPadded(node, bounds)))
+    return failure();
+  if (outside)
+    result = node.create<graph::WhereOp>(
+        outside, real(resize.extrapolationValue), result);
+  return finish(node, sizes, castTo(node, result, type.getElementType()),
+                counts, {});
 }

@@ -3,7 +3,8 @@
 // Operators whose shape operand is a run-time value (a graph input, or data
 // computed from one): Reshape, Squeeze, Unsqueeze, Expand, Tile,
 // ConstantOfShape and Range, a Pad's pads and axes, CenterCropPad's shape,
-// OneHot's depth, a window function's size, and a Slice's axes and steps. Each
+// OneHot's depth, a window function's size, Resize's scales and sizes, and a
+// Slice's axes and steps. Each
 // result dimension that the operand decides is a size the run decides
 // (NodeImporter::setDataDependent), within a bound known when compiling;
 // ImportShape.cpp calls these where the operand is neither a constant nor sizes
@@ -15,6 +16,8 @@
 #define KILN_LIB_IMPORT_IMPORTRUNTIMESHAPES_H
 
 #include "lib/Import/NodeImporter.h"
+
+#include <string>
 
 namespace kiln {
 
@@ -54,6 +57,25 @@ mlir::LogicalResult importOneHotAtRunTime(NodeImporter &node,
 mlir::LogicalResult importWindowAtRunTime(NodeImporter &node,
                                           llvm::ArrayRef<double> terms,
                                           bool periodic, mlir::Type element);
+/// A Resize (or Upsample) by scales or sizes read at run time: what the
+/// node says, its operands resolved to these.
+struct RunTimeResize {
+  /// The scales' or the sizes' operand, and the roi's (tf_crop_and_resize).
+  unsigned operand = 2, roi = 1;
+  bool bySizes = false;
+  /// The resized dimensions, counted from the front.
+  llvm::SmallVector<int64_t> axes;
+  std::string mode, transform, nearestMode, policy = "stretch";
+  double cubicCoeffA = -0.75, extrapolationValue = 0.0;
+  bool excludeOutside = false, antialias = false;
+  /// Upsample before opset 10: nearest rounds up where a scale shrinks.
+  bool nearestByShrink = false;
+};
+/// Each resized dimension's size is one the run decides; the result is the
+/// input times, along each resized dimension, a matrix of weights computed
+/// at run time (so its cost grows with the input's and result's sizes).
+mlir::LogicalResult importResizeAtRunTime(NodeImporter &node, mlir::Value input,
+                                          const RunTimeResize &resize);
 /// A Slice whose axes or steps are read at run time: every dimension of
 /// the input may be sliced, so each is a size the run decides.
 mlir::LogicalResult importSliceWithRunTimeAxes(NodeImporter &node,

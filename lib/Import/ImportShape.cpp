@@ -1513,6 +1513,17 @@ static LogicalResult importResizeScalesOnly(NodeImporter &node) {
   if (node.getOpType() == "Upsample" && node.getOpset() < 9) {
     for (float s : node.getFloats("scales"))
       scales.push_back(s);
+  } else if (isRunTimeShapeOperand(node, 1)) {
+    RunTimeResize resize;
+    resize.operand = 1;
+    resize.axes =
+        llvm::to_vector(llvm::seq<int64_t>(0, getType(input).getRank()));
+    resize.mode = node.getString("mode", "nearest");
+    if (resize.mode == "bilinear")
+      resize.mode = "linear";
+    resize.transform = "asymmetric";
+    resize.nearestByShrink = true;
+    return importResizeAtRunTime(node, input, resize);
   } else {
     auto values = getConstantDoubles(node, 1, "the scales input");
     if (!values)
@@ -1524,6 +1535,35 @@ static LogicalResult importResizeScalesOnly(NodeImporter &node) {
                      "asymmetric", shrinks ? "ceil" : "floor");
 }
 
+/// Whether a Resize's scales, sizes or roi are read at run time; if so,
+/// fills `resize` from the node.
+static bool runTimeResize(NodeImporter &node, RunTimeResize &resize) {
+  std::string transform =
+      node.getString("coordinate_transformation_mode", "half_pixel");
+  bool bySizes = node.getInput(3) != nullptr;
+  if (!isRunTimeShapeOperand(node, bySizes ? 3 : 2) &&
+      !(transform == "tf_crop_and_resize" && isRunTimeShapeOperand(node, 1)))
+    return false;
+  resize.operand = bySizes ? 3 : 2;
+  resize.bySizes = bySizes;
+  int64_t rank = getType(node.getInput(0)).getRank();
+  for (int64_t axis : node.getInts("axes"))
+    resize.axes.push_back(axis < 0 ? axis + rank : axis);
+  if (resize.axes.empty())
+    resize.axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  resize.mode = node.getString("mode", "nearest");
+  if (resize.mode == "bilinear")
+    resize.mode = "linear";
+  resize.transform = transform;
+  resize.nearestMode = node.getString("nearest_mode", "round_prefer_floor");
+  resize.policy = node.getString("keep_aspect_ratio_policy", "stretch");
+  resize.cubicCoeffA = node.getFloat("cubic_coeff_a", -0.75);
+  resize.extrapolationValue = node.getFloat("extrapolation_value", 0.0f);
+  resize.excludeOutside = node.getInt("exclude_outside", 0) != 0;
+  resize.antialias = node.getInt("antialias", 0) != 0;
+  return true;
+}
+
 static LogicalResult importResize(NodeImporter &node) {
   Value input = node.getInput(0);
   if (!input)
@@ -1532,6 +1572,8 @@ static LogicalResult importResize(NodeImporter &node) {
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
     return node.emitError()
            << "keep_aspect_ratio_policy '" << policy << "' is not supported";
+  if (RunTimeResize resize; runTimeResize(node, resize))
+    return importResizeAtRunTime(node, input, resize);
   SmallVector<double> scales;
   SmallVector<int64_t> sizes;
   if (node.getInput(3)) {

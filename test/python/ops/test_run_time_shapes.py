@@ -292,3 +292,43 @@ def test_window_run_time_size(op, periodic, tmp_path):
                    tmp_path)
     with pytest.raises(kiln.InvalidInputError, match="size 17 is out of range"):
         loaded.run({"n": np.array(17, np.int64)})
+
+
+@pytest.mark.parametrize("mode,transform,antialias", [
+    ("nearest", "asymmetric", 0), ("linear", "half_pixel", 0),
+    ("linear", "align_corners", 0), ("cubic", "half_pixel", 0),
+    ("linear", "half_pixel", 1), ("cubic", "pytorch_half_pixel", 1)])
+def test_resize_run_time_scales(mode, transform, antialias, tmp_path):
+    """One model serves every scale within the declared bounds: up, down,
+    and each axis its own way; against the ONNX reference."""
+    from onnx.reference import ReferenceEvaluator
+
+    x = rng.standard_normal((1, 2, 5, 6)).astype(np.float32)
+    model = model_of(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode,
+                          coordinate_transformation_mode=transform,
+                          antialias=antialias, axes=[2, 3])],
+        [("x", TensorProto.FLOAT, x.shape), ("scales", TensorProto.FLOAT, [2])],
+        [("y", TensorProto.FLOAT, [1, 2, 15, 18])])
+    loaded = kiln.load(compile_model(model, tmp_path))
+    reference = ReferenceEvaluator(model)
+    for scales in ([1.0, 1.0], [2.0, 3.0], [0.5, 0.4], [3.0, 0.7], [1.3, 2.5]):
+        feeds = {"x": x, "scales": np.array(scales, np.float32)}
+        got = loaded.run(feeds)["y"]
+        (want,) = reference.run(None, feeds)
+        assert got.shape == want.shape, scales
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
+                                   err_msg=str(scales))
+    with pytest.raises(kiln.InvalidInputError, match="dimension 2's size 20"):
+        loaded.run({"x": x, "scales": np.array([4.0, 1.0], np.float32)})
+
+
+def test_resize_run_time_sizes_keep_aspect_ratio(tmp_path):
+    x = rng.standard_normal((1, 1, 4, 6)).astype(np.float32)
+    model = model_of(
+        [helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear",
+                          keep_aspect_ratio_policy="not_larger", axes=[2, 3])],
+        [("x", TensorProto.FLOAT, x.shape), ("sizes", I64, [2])],
+        [("y", TensorProto.FLOAT, [1, 1, 12, 12])])
+    check(model, [{"x": x, "sizes": np.array(s, np.int64)}
+                  for s in ([4, 6], [8, 12], [2, 9], [12, 3])], tmp_path)
