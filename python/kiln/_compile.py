@@ -67,7 +67,10 @@ def compile(model, output=None, target=None, cpu=None, features=None,
         dimension of that name (the model's dim_param) symbolic within those
         bounds; {name: size} gives it a static size in every input. A
         symbolic batch that leads every input stays symbolic without it,
-        within 1..1024; other symbolic dimensions need a size (so far).
+        within 1..1024; another symbolic dimension needs a size or bounds.
+        A name may also be a size that a shape operand read at run time
+        decides, "<output>_<dimension>" ("y_1"): max bounds it
+        (docs/runtime.md, "Shape operands read at run time").
         kiln.load(...).symbols lists a model's symbolic dimensions.
       emit: the stage to write: "so" (a model for kiln.load, the default),
         "obj", "asm", "ptx" (nvptx: the kernels' PTX, each architecture's),

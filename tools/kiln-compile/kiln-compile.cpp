@@ -168,7 +168,9 @@ cl::list<std::string> dynamicDims(
              "that leads every input stays symbolic without it, within "
              "1..1024; another symbolic dimension (a sequence length) needs "
              "a size or bounds, and with bounds the code reads its size at "
-             "run time (the ops docs/runtime.md lists)"),
+             "run time (the ops docs/runtime.md lists). NAME may also be a "
+             "size that a shape operand read at run time decides, "
+             "<output>_<dimension> (y_1): MAX bounds it"),
     cl::value_desc("name=min..max,..."), cl::CommaSeparated, cl::cat(category));
 cl::opt<bool> noGraphOpt("no-graph-opt",
                          cl::desc("Skip the graph-level optimisations"),
