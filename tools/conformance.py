@@ -67,7 +67,7 @@ COMPILE_FLAGS = []
 # feeding one of them is frozen into an initializer.
 SHAPE_OPERANDS = {
     "Col2Im": (1, 2),
-    "MaxUnpool": (2,), "AffineGrid": (1,), "DFT": (1, 2),
+    "MaxUnpool": (2,), "DFT": (1, 2),
     "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
     # Positions in a sequence and the split of SplitToSequence decide which
     # tensors a sequence holds, which Kiln resolves at compile time.
@@ -88,7 +88,8 @@ BOUNDED_SHAPE_OPERANDS = {"Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
                           "Range": (0, 1, 2), "Pad": (1, 3), "OneHot": (1,),
                           "CenterCropPad": (1,), "HannWindow": (0,),
                           "HammingWindow": (0,), "BlackmanWindow": (0,),
-                          "Resize": (1, 2, 3), "Upsample": (1,)}
+                          "Resize": (1, 2, 3), "Upsample": (1,),
+                          "AffineGrid": (1,)}
 
 # Float operands that still decide a shape (Resize's and Upsample's scales):
 # frozen like the integer ones; and a float operand of BOUNDED_SHAPE_OPERANDS

@@ -1282,3 +1282,93 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
   return finish(node, sizes, castTo(node, result, type.getElementType()),
                 counts, {});
 }
+
+LogicalResult kiln::importAffineGridAtRunTime(NodeImporter &node,
+                                              bool alignCorners) {
+  Value theta = node.getInput(0);
+  RankedTensorType type = tensorType(theta);
+  FailureOr<int64_t> length = vectorLength(node, 1, "the size input");
+  if (failed(length))
+    return failure();
+  int64_t spatial = *length - 2;
+  if ((spatial != 2 && spatial != 3) || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()) || type.getRank() != 3 ||
+      type.getDimSize(1) != spatial || type.getDimSize(2) != spatial + 1)
+    return node.emitError() << "needs theta [N, r, r + 1] and a size [N, C, "
+                               "D...] of r = 2 or 3 spatial dimensions, got "
+                            << type << " and " << *length << " sizes";
+  Builder &b = node.getBuilder();
+  Type f64 = b.getF64Type();
+  auto real = [&](double v) { return import::createScalar(node, f64, v); };
+  Sizes sizes(node);
+  int64_t batch = type.getDimSize(0);
+  // The size's N must be theta's.
+  Value zero = sizes.sub(sizes.check(sizes.entry(node.getInput(1), 0), batch,
+                                     batch, "the size's batch"),
+                         sizes.constant(batch));
+  SmallVector<int64_t> bounds;
+  SmallVector<Value> counts(spatial + 2);
+  for (int64_t i = 0; i < spatial; ++i) {
+    FailureOr<int64_t> bound =
+        runTimeSizeBound(node, 0, i + 1, std::nullopt, /*operand=*/1);
+    if (failed(bound))
+      return failure();
+    bounds.push_back(*bound);
+    counts[i + 1] = sizes.check(sizes.entry(node.getInput(1), i + 2), 1, *bound,
+                                dimension(i + 1) + "'s size");
+  }
+  SmallVector<int64_t> full(bounds);
+  full.push_back(1);
+  if (failed(checkPadded(node, full)))
+    return failure();
+  // Each point's normalised coordinates, x (the last axis) first, then 1:
+  // [bounds..., r + 1].
+  SmallVector<Value> columns(spatial);
+  for (int64_t i = 0; i < spatial; ++i) {
+    Value n = castTo(node, counts[i + 1], f64);
+    Value at = castTo(
+        node,
+        createI64Constant(node, {bounds[i]},
+                          llvm::to_vector(llvm::seq<int64_t>(0, bounds[i]))),
+        f64);
+    Value c =
+        alignCorners
+            ? sizes.select(
+                  sizes.equal(n, real(1)), real(-1),
+                  sizes.add(real(-1), sizes.div(sizes.mul(real(2), at),
+                                                sizes.sub(n, real(1)))))
+            : sizes.add(
+                  real(-1),
+                  sizes.div(sizes.add(sizes.mul(real(2), at), real(1)), n));
+    SmallVector<int64_t> along(spatial + 1, 1);
+    along[i] = bounds[i];
+    c = node.createFolded<graph::ReshapeOp>(c, b.getDenseI64ArrayAttr(along),
+                                            b.getBoolAttr(false));
+    columns[spatial - 1 - i] =
+        node.createFolded<graph::ExpandOp>(c, b.getDenseI64ArrayAttr(full));
+  }
+  columns.push_back(node.createFolded<graph::ExpandOp>(
+      real(1), b.getDenseI64ArrayAttr(full)));
+  if (llvm::any_of(columns, [](Value v) { return !v; }))
+    return failure();
+  int64_t points = 1;
+  for (int64_t bound : bounds)
+    points *= bound;
+  Value grid =
+      node.createFolded<graph::ConcatOp>(columns, b.getI64IntegerAttr(spatial));
+  grid = castTo(node,
+                node.createFolded<graph::ReshapeOp>(
+                    grid, b.getDenseI64ArrayAttr({points, spatial + 1}),
+                    b.getBoolAttr(false)),
+                type.getElementType());
+  Value product = node.create<graph::MatMulOp>(
+      grid, node.createFolded<graph::TransposeOp>(
+                theta, b.getDenseI64ArrayAttr({0, 2, 1})));
+  SmallVector<int64_t> shape = {batch};
+  shape.append(bounds);
+  shape.push_back(spatial);
+  Value result = node.createFolded<graph::ReshapeOp>(
+      product, b.getDenseI64ArrayAttr(shape), b.getBoolAttr(false));
+  counts.resize(spatial + 2);
+  return finish(node, sizes, result, counts, {zero});
+}

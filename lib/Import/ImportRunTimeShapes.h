@@ -1,7 +1,7 @@
 //===- ImportRunTimeShapes.h - Shape operands read at run time --*- C++ -*-===//
 //
 // Operators whose shape operand is a run-time value (a graph input, or data
-// computed from one): Reshape, Squeeze, Unsqueeze, Expand, Tile,
+// computed from one): AffineGrid, Reshape, Squeeze, Unsqueeze, Expand, Tile,
 // ConstantOfShape and Range, a Pad's pads and axes, CenterCropPad's shape,
 // OneHot's depth, a window function's size, Resize's scales and sizes, and a
 // Slice's axes and steps. Each
@@ -42,6 +42,10 @@ mlir::LogicalResult importRangeAtRunTime(NodeImporter &node);
 /// reflect, wrap).
 mlir::LogicalResult importPadAtRunTime(NodeImporter &node, mlir::Value input,
                                        llvm::StringRef mode);
+/// An AffineGrid whose size is read at run time: each spatial size is one
+/// the run decides.
+mlir::LogicalResult importAffineGridAtRunTime(NodeImporter &node,
+                                              bool alignCorners);
 /// A CenterCropPad whose shape input is read at run time; `axes` are
 /// counted from the front.
 mlir::LogicalResult importCenterCropPadAtRunTime(NodeImporter &node,

@@ -2592,11 +2592,13 @@ static LogicalResult importAffineGrid(NodeImporter &node) {
   Value theta = node.getInput(0);
   if (!theta)
     return node.emitError() << "needs inputs theta and size";
-  auto size = getConstantInts(node, 1, "the size input");
-  if (!size)
-    return failure();
   bool alignCorners = node.getInt("align_corners", 0) != 0;
   if (node.hasFailed())
+    return failure();
+  if (isRunTimeShapeOperand(node, 1))
+    return importAffineGridAtRunTime(node, alignCorners);
+  auto size = getConstantInts(node, 1, "the size input");
+  if (!size)
     return failure();
   RankedTensorType type = getType(theta);
   int64_t spatial = static_cast<int64_t>(size->size()) - 2;

@@ -332,3 +332,27 @@ def test_resize_run_time_sizes_keep_aspect_ratio(tmp_path):
         [("y", TensorProto.FLOAT, [1, 1, 12, 12])])
     check(model, [{"x": x, "sizes": np.array(s, np.int64)}
                   for s in ([4, 6], [8, 12], [2, 9], [12, 3])], tmp_path)
+
+
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_affine_grid_run_time_size(align_corners, tmp_path):
+    from onnx.reference import ReferenceEvaluator
+
+    theta = rng.standard_normal((2, 2, 3)).astype(np.float32)
+    model = model_of(
+        [helper.make_node("AffineGrid", ["theta", "size"], ["grid"],
+                          align_corners=align_corners)],
+        [("theta", TensorProto.FLOAT, theta.shape), ("size", I64, [4])],
+        [("grid", TensorProto.FLOAT, [2, 6, 7, 2])], opset=20)
+    loaded = kiln.load(compile_model(model, tmp_path))
+    reference = ReferenceEvaluator(model)
+    for size in ([2, 3, 6, 7], [2, 1, 1, 5], [2, 3, 4, 1]):
+        feeds = {"theta": theta, "size": np.array(size, np.int64)}
+        got = loaded.run(feeds)["grid"]
+        (want,) = reference.run(None, feeds)
+        assert got.shape == want.shape, size
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    for bad, what in (([3, 3, 6, 7], "the size's batch 3"),
+                      ([2, 3, 8, 7], "dimension 1's size 8")):
+        with pytest.raises(kiln.InvalidInputError, match=what):
+            loaded.run({"theta": theta, "size": np.array(bad, np.int64)})
