@@ -2,6 +2,12 @@
 
 #include "codegen/Common/Passes.h"
 
+#include "dialects/Kiln/KilnAttributes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -53,11 +59,77 @@ bool intoElementwiseConsumer(OpOperand *operand, bool broadcasts) {
   return onlyHere || broadcast;
 }
 
+/// A tensor that a packed integer product reads as bytes
+/// (`kiln.to_bytes`, PackedForm::convertInput) and other ops read as f32
+/// (a residual block's output: the next convolution and the next residual
+/// sum) is written twice, in f32 and then converted, since its producer
+/// cannot fuse with the conversion while the others read it. Its values are
+/// the bytes' exactly, so the other readers, where each is a linalg.generic
+/// that takes it as an input, read the bytes instead and convert them in
+/// their body: the tensor then has one reader, and its producer writes the
+/// bytes alone (a quarter of the f32 traffic, for it and for each reader).
+void readBytesOnce(func::FuncOp func) {
+  SmallVector<linalg::GenericOp> conversions;
+  func.walk([&](linalg::GenericOp op) {
+    if (op->hasAttr(attr::kToBytes) && op.getNumDpsInputs() == 1 &&
+        op->getNumResults() == 1)
+      conversions.push_back(op);
+  });
+  for (linalg::GenericOp conversion : conversions) {
+    Value values = conversion.getDpsInputs()[0];
+    Value bytes = conversion->getResult(0);
+    auto valueType = dyn_cast<RankedTensorType>(values.getType());
+    auto byteType = dyn_cast<RankedTensorType>(bytes.getType());
+    if (!valueType || !byteType ||
+        valueType.getShape() != byteType.getShape() ||
+        !valueType.getElementType().isF32() ||
+        !byteType.getElementType().isInteger(8) ||
+        !llvm::all_of(conversion.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }))
+      continue;
+    int64_t low =
+        conversion->getAttrOfType<IntegerAttr>(attr::kToBytes).getInt();
+    // Every other reader must be a generic that takes it as an input only.
+    SmallVector<linalg::GenericOp> readers;
+    bool all = true;
+    for (Operation *user : values.getUsers()) {
+      if (user == conversion.getOperation())
+        continue;
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      all = all && generic &&
+            llvm::none_of(generic.getDpsInits(),
+                          [&](Value init) { return init == values; });
+      if (all && !llvm::is_contained(readers, generic))
+        readers.push_back(generic);
+    }
+    if (!all || readers.empty())
+      continue;
+    for (linalg::GenericOp reader : readers) {
+      Block &body = reader.getRegion().front();
+      OpBuilder b = OpBuilder::atBlockBegin(&body);
+      for (OpOperand *operand : reader.getDpsInputOperands()) {
+        if (operand->get() != values)
+          continue;
+        operand->set(bytes);
+        BlockArgument arg = body.getArgument(operand->getOperandNumber());
+        arg.setType(b.getI8Type());
+        Location loc = reader.getLoc();
+        auto widened = arith::UIToFPOp::create(b, loc, b.getF32Type(), arg);
+        Value x = arith::AddFOp::create(
+            b, loc, widened,
+            arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(low))));
+        arg.replaceAllUsesExcept(x, widened);
+      }
+    }
+  }
+}
+
 struct CodegenFuseElementwisePass
     : impl::CodegenFuseElementwiseBase<CodegenFuseElementwisePass> {
   using Base::Base;
 
   void runOnOperation() override {
+    readBytesOnce(getOperation());
     RewritePatternSet patterns(&getContext());
     populateFuseElementwisePatterns(patterns, broadcasts);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -252,6 +252,14 @@ def CodegenFuseElementwise : Pass<"kiln-codegen-fuse-elementwise", "mlir::func::
     with the broadcast read inside, LLVM vectorized the sum across the
     strided columns (gathers and scatters, 6x slower) instead of along the
     channel block.
+
+    First, a tensor that a packed integer product converts to bytes
+    (`kiln.to_bytes`: integers in [low, low + 255], so the bytes hold it
+    exactly) and that other generics read in f32 (a quantised residual
+    block's output, read by the next convolution and the next residual
+    sum) is read as those bytes by all of them, each converting in its
+    body (`uitofp` + low): the tensor keeps one reader, and its producer
+    fuses with the conversion and writes bytes only.
   }];
   let options = [
     Option<"broadcasts", "broadcasts", "bool", /*default=*/"true",

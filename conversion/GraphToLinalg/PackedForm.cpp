@@ -65,7 +65,7 @@ Value PackedForm::start(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 Value PackedForm::convertInput(OpBuilder &b, Location loc, Value input) const {
   RankedTensorType type = getTensorType(input);
   Value lowValue = createScalarConstant(b, loc, type.getElementType(), low);
-  return buildBroadcastElementwise(
+  Value converted = buildBroadcastElementwise(
       b, loc, type.clone(element), input,
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         if (!isInteger())
@@ -73,6 +73,13 @@ Value PackedForm::convertInput(OpBuilder &b, Location loc, Value input) const {
         Value shifted = arith::SubFOp::create(nb, nloc, args[0], lowValue);
         return arith::FPToUIOp::create(nb, nloc, element, shifted);
       });
+  // The bytes hold the input exactly (integers in [low, low + 255]), so
+  // the input's other readers may read them instead
+  // (kiln-codegen-fuse-elementwise).
+  if (Operation *op = converted.getDefiningOp();
+      isInteger() && op && op->getName().getStringRef() == "linalg.generic")
+    op->setAttr(attr::kToBytes, b.getI64IntegerAttr(low));
+  return converted;
 }
 
 Value PackedForm::zero(OpBuilder &b, Location loc) const {

@@ -64,6 +64,11 @@ constexpr llvm::StringLiteral kBlockedConv = "kiln.blocked_conv";
 /// [-128, 127]; the lowering computes it in 8-bit integers
 /// (kiln-graph-mark-integer-contractions proves it).
 constexpr llvm::StringLiteral kIntegerInput = "kiln.integer_input";
+/// On the linalg.generic that converts an integer-valued f32 tensor to the
+/// bytes x - low of a packed integer product (PackedForm::convertInput):
+/// `low` (an i64). kiln-codegen-fuse-elementwise lets the tensor's other
+/// readers read those bytes instead, since the values are the same.
+constexpr llvm::StringLiteral kToBytes = "kiln.to_bytes";
 /// On a graph.blocked_conv, graph.matmul or graph.fused_matmul: compute it
 /// with bf16 operands and f32 accumulators (a unit attribute;
 /// kiln-graph-mark-integer-contractions with bf16, --precision=bf16).

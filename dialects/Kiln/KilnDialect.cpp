@@ -357,6 +357,13 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
       return fail("two integers low <= 0 <= high at most 255 apart");
     return success();
   }
+  if (name == attr::kToBytes) {
+    auto low = dyn_cast<IntegerAttr>(value);
+    if (!low || low.getInt() > 0 || low.getInt() < -255 ||
+        op->getName().getStringRef() != "linalg.generic")
+      return fail("an integer low in [-255, 0] on a linalg.generic");
+    return success();
+  }
   if (name == attr::kBlockedConv) {
     if (!isa<BlockedConvAttr>(value))
       return fail("a #kiln.blocked_conv");
