@@ -602,6 +602,8 @@ LogicalResult kiln::importSliceWithRunTimeAxes(NodeImporter &node,
   FailureOr<int64_t> count = vectorLength(node, 1, "the starts input");
   if (failed(count))
     return failure();
+  if (tensorType(input).getRank() == 0)
+    return node.emitError() << "cannot slice a scalar";
   for (unsigned i = 2; i < 5; ++i)
     if (node.getInput(i) &&
         (failed(vectorLength(node, i, "each of ends, axes and steps")) ||
@@ -801,6 +803,8 @@ LogicalResult kiln::importPadAtRunTime(NodeImporter &node, Value input,
   if (*padCount != 2 * axisCount)
     return node.emitError() << "expected " << 2 * axisCount << " pads for "
                             << axisCount << " axes, got " << *padCount;
+  if (rank == 0)
+    return node.emitError() << "cannot pad a scalar";
   // Axes given as constants leave the other dimensions as they are.
   SmallVector<bool> mayPad(rank, true);
   if (auto constant = dyn_cast_or_null<DenseIntElementsAttr>(

@@ -50,6 +50,11 @@ static RankedTensorType getType(Value value) {
 /// and returns std::nullopt when the input is not a constant.
 static std::optional<SmallVector<int64_t>>
 getConstantInts(NodeImporter &node, unsigned i, StringRef what) {
+  // An empty input holds no value to read at run time.
+  if (Value value = node.getInput(i); value &&
+                                      getType(value).hasStaticShape() &&
+                                      getType(value).getNumElements() == 0)
+    return SmallVector<int64_t>();
   auto dense = dyn_cast_or_null<DenseIntElementsAttr>(node.getConstantInput(i));
   if (!dense) {
     node.emitError() << what

@@ -1083,6 +1083,15 @@ OwningOpRef<ModuleOp> ModelImporter::run(const onnx::ModelProto &model) {
       resultDims[i][size.dim] = k;
     }
   }
+  // The model ABI describes at most 64 symbols (the runtime's limit).
+  constexpr size_t kMaxSymbols = 64;
+  size_t inputSymbolCount = dimSymbols.size() + (batchSymbol.empty() ? 0 : 1);
+  if (inputSymbolCount + counts.size() > kMaxSymbols)
+    return fail(emitModelError()
+                << "the model has " << inputSymbolCount + counts.size()
+                << " symbolic sizes (" << counts.size()
+                << " of its outputs' decided by the run), more than the "
+                << kMaxSymbols << " a compiled model can describe");
   size_t numOutputs = results.size();
   results.append(counts.begin(), counts.end());
   func::ReturnOp::create(builder, fileLoc, results);

@@ -356,3 +356,19 @@ def test_affine_grid_run_time_size(align_corners, tmp_path):
                       ([2, 3, 8, 7], "dimension 1's size 8")):
         with pytest.raises(kiln.InvalidInputError, match=what):
             loaded.run({"theta": theta, "size": np.array(bad, np.int64)})
+
+
+def test_hostile_shape_operands_are_refused_when_compiling(tmp_path):
+    """A run-time shape of 100 entries would make 100 sizes the run
+    decides, more than a model can describe; a scalar cannot be sliced."""
+    reshape = model_of([helper.make_node("Reshape", ["x", "shape"], ["y"])],
+                       [("x", TensorProto.FLOAT, [1]), ("shape", I64, [100])],
+                       [("y", TensorProto.FLOAT, None)])
+    with pytest.raises(KilnError, match="100 symbolic sizes .* more than the 64"):
+        compile_model(reshape, tmp_path / "reshape")
+    sliced = model_of([helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])],
+                      [("x", TensorProto.FLOAT, []), ("s", I64, [1]),
+                       ("e", I64, [1]), ("a", I64, [1])],
+                      [("y", TensorProto.FLOAT, None)])
+    with pytest.raises(KilnError, match="cannot slice a scalar"):
+        compile_model(sliced, tmp_path / "slice")
