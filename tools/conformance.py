@@ -67,7 +67,7 @@ COMPILE_FLAGS = []
 # feeding one of them is frozen into an initializer.
 SHAPE_OPERANDS = {
     "Col2Im": (1, 2),
-    "MaxUnpool": (2,), "DFT": (1, 2),
+    "MaxUnpool": (2,), "DFT": (1,),
     "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
     # Positions in a sequence and the split of SplitToSequence decide which
     # tensors a sequence holds, which Kiln resolves at compile time.

@@ -52,47 +52,64 @@ namespace {
 /// The most elements that a result padded to its bounds may hold.
 constexpr int64_t kMaxPaddedElements = int64_t(1) << 24;
 
-/// The scalar arithmetic of sizes read at run time, on 0-D i64 tensors.
+/// The scalar arithmetic of sizes read at run time, on 0-D i64 tensors. A
+/// null operand (an op that failed, its error reported at the node) gives
+/// a null result.
 class Sizes {
 public:
   explicit Sizes(NodeImporter &node) : node(node) {}
 
   Value constant(int64_t value) { return createI64Constant(node, {}, {value}); }
-  Value add(Value a, Value b) { return node.create<graph::AddOp>(a, b); }
-  Value sub(Value a, Value b) { return node.create<graph::SubOp>(a, b); }
-  Value mul(Value a, Value b) { return node.create<graph::MulOp>(a, b); }
-  Value div(Value a, Value b) { return node.create<graph::DivOp>(a, b); }
+  Value add(Value a, Value b) { return make<graph::AddOp>(a, b); }
+  Value sub(Value a, Value b) { return make<graph::SubOp>(a, b); }
+  Value mul(Value a, Value b) { return make<graph::MulOp>(a, b); }
+  Value div(Value a, Value b) { return make<graph::DivOp>(a, b); }
   Value min(Value a, Value b) {
-    return node.create<graph::MinOp>(ValueRange{a, b});
+    return a && b ? node.create<graph::MinOp>(ValueRange{a, b}) : Value();
   }
   Value max(Value a, Value b) {
-    return node.create<graph::MaxOp>(ValueRange{a, b});
+    return a && b ? node.create<graph::MaxOp>(ValueRange{a, b}) : Value();
   }
   Value select(Value condition, Value a, Value b) {
-    return node.create<graph::WhereOp>(condition, a, b);
+    return condition && a && b ? node.create<graph::WhereOp>(condition, a, b)
+                               : Value();
   }
-  Value equal(Value a, Value b) { return node.create<graph::EqualOp>(a, b); }
-  Value less(Value a, Value b) { return node.create<graph::LessOp>(a, b); }
+  Value equal(Value a, Value b) { return make<graph::EqualOp>(a, b); }
+  Value less(Value a, Value b) { return make<graph::LessOp>(a, b); }
   /// 1 where `condition` holds, else 0.
   Value ones(Value condition) {
     return castTo(node, condition, node.getBuilder().getI64Type());
   }
-  /// Entry `i` of the 1-D run-time vector `values`, as i64.
+  /// Entry `i` of the run-time vector `values` (a scalar is one entry), as
+  /// i64.
   Value entry(Value values, int64_t i) {
-    return node.create<graph::GatherOp>(
-        castTo(node, values, node.getBuilder().getI64Type()), constant(i),
-        uint64_t(0));
+    if (!values)
+      return {};
+    Builder &b = node.getBuilder();
+    if (tensorType(values).getRank() == 0)
+      values = node.createFolded<graph::ReshapeOp>(
+          values, b.getDenseI64ArrayAttr({1}), b.getBoolAttr(true));
+    return make<graph::GatherOp>(castTo(node, values, b.getI64Type()),
+                                 constant(i), uint64_t(0));
   }
   /// `size`, checked against [low, high] when the model runs and clamped
   /// into it; `what` names it in the run's error.
   Value check(Value size, int64_t low, int64_t high, const std::string &what) {
     Builder &b = node.getBuilder();
-    return node.create<graph::CheckSizeOp>(size, b.getI64IntegerAttr(low),
-                                           b.getI64IntegerAttr(high),
-                                           b.getStringAttr(what));
+    return size
+               ? node.create<graph::CheckSizeOp>(size, b.getI64IntegerAttr(low),
+                                                 b.getI64IntegerAttr(high),
+                                                 b.getStringAttr(what))
+               : Value();
   }
 
 private:
+  template <typename Op, typename... Args>
+  Value make(Value a, Value b, Args &&...args) {
+    return a && b ? node.create<Op>(a, b, std::forward<Args>(args)...)
+                  : Value();
+  }
+
   NodeImporter &node;
 };
 
@@ -1375,4 +1392,76 @@ LogicalResult kiln::importAffineGridAtRunTime(NodeImporter &node,
       product, b.getDenseI64ArrayAttr(shape), b.getBoolAttr(false));
   counts.resize(spatial + 2);
   return finish(node, sizes, result, counts, {zero});
+}
+
+Value kiln::runTimeAxis(NodeImporter &node, unsigned operand, int64_t rank,
+                        int64_t last, ArrayRef<int64_t> excluded) {
+  Sizes sizes(node);
+  Value axis = sizes.check(sizes.entry(node.getInput(operand), 0), -rank,
+                           rank - 1, "axis");
+  axis = sizes.select(sizes.less(axis, sizes.constant(0)),
+                      sizes.add(axis, sizes.constant(rank)), axis);
+  axis = sizes.check(axis, 0, last, "axis (counted from the front)");
+  if (excluded.empty())
+    return axis;
+  // 0 unless the axis is one of `excluded`, added so that the check stays.
+  Value named = sizes.constant(0);
+  for (int64_t d : excluded)
+    named = sizes.add(named, sizes.ones(sizes.equal(axis, sizes.constant(d))));
+  return sizes.add(
+      axis,
+      sizes.check(named, 0, 0, "use of an axis the operator cannot take"));
+}
+
+LogicalResult kiln::selectAtRunTime(NodeImporter &node, Value index,
+                                    ArrayRef<Value> candidates) {
+  if (candidates.empty() ||
+      llvm::any_of(candidates, [](Value v) { return !v; }))
+    return failure();
+  RankedTensorType first = tensorType(candidates.front());
+  int64_t rank = first.getRank();
+  SmallVector<int64_t> bounds(first.getShape());
+  for (Value candidate : candidates) {
+    RankedTensorType type = tensorType(candidate);
+    if (type.getRank() != rank ||
+        type.getElementType() != first.getElementType() ||
+        !type.hasStaticShape())
+      return node.emitError() << "cannot choose at run time between results "
+                                 "of different ranks or types";
+    for (int64_t d = 0; d < rank; ++d)
+      bounds[d] = std::max(bounds[d], type.getDimSize(d));
+  }
+  if (failed(checkPadded(node, bounds)))
+    return failure();
+  Sizes sizes(node);
+  Builder &b = node.getBuilder();
+  Value result;
+  SmallVector<Value> counts(rank);
+  for (auto [i, candidate] : llvm::enumerate(candidates)) {
+    ArrayRef<int64_t> shape = tensorType(candidate).getShape();
+    SmallVector<int64_t> pads(rank, 0);
+    for (int64_t d = 0; d < rank; ++d)
+      pads.push_back(bounds[d] - shape[d]);
+    Value padded = candidate;
+    if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+      padded = node.create<graph::PadOp>(
+          candidate, b.getDenseI64ArrayAttr(pads), b.getStringAttr("constant"),
+          b.getF64FloatAttr(0.0));
+    if (!padded)
+      return failure();
+    Value chosen = sizes.equal(index, sizes.constant(i));
+    result =
+        result ? node.create<graph::WhereOp>(chosen, padded, result) : padded;
+    // The sizes that differ between the candidates are the run's.
+    for (int64_t d = 0; d < rank; ++d) {
+      bool differs = llvm::any_of(candidates, [&](Value other) {
+        return tensorType(other).getDimSize(d) != shape[d];
+      });
+      if (!differs)
+        continue;
+      Value size = sizes.constant(shape[d]);
+      counts[d] = counts[d] ? sizes.select(chosen, size, counts[d]) : size;
+    }
+  }
+  return finish(node, sizes, result, counts, {});
 }

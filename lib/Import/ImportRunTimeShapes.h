@@ -80,6 +80,17 @@ struct RunTimeResize {
 /// at run time (so its cost grows with the input's and result's sizes).
 mlir::LogicalResult importResizeAtRunTime(NodeImporter &node, mlir::Value input,
                                           const RunTimeResize &resize);
+/// Operand `operand`'s one entry, an axis of a tensor of `rank`
+/// dimensions, counted from the front and checked when the model runs to
+/// lie in [0, last] and not to be one of `excluded`.
+mlir::Value runTimeAxis(NodeImporter &node, unsigned operand, int64_t rank,
+                        int64_t last, llvm::ArrayRef<int64_t> excluded = {});
+/// Binds the node's result to candidate `index` (a 0-D i64 read at run
+/// time, within range), each candidate padded to the largest shape; the
+/// sizes that differ between them are ones the run decides. (An operator
+/// whose axis is read at run time: DFT.)
+mlir::LogicalResult selectAtRunTime(NodeImporter &node, mlir::Value index,
+                                    llvm::ArrayRef<mlir::Value> candidates);
 /// A Slice whose axes or steps are read at run time: every dimension of
 /// the input may be sliced, so each is a size the run decides.
 mlir::LogicalResult importSliceWithRunTimeAxes(NodeImporter &node,

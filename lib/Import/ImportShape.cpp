@@ -2841,6 +2841,48 @@ static LogicalResult importDFT(NodeImporter &node) {
                                "[..., 2] (complex), got "
                             << type;
   int64_t axisValue = node.getOpset() >= 20 ? -2 : node.getInt("axis", 1);
+  if (node.getOpset() >= 20 && isRunTimeShapeOperand(node, 2)) {
+    // The axis read at run time: the transform along every axis it may
+    // name, the run choosing one.
+    bool inverse = node.getInt("inverse", 0) != 0;
+    bool onesided = node.getInt("onesided", 0) != 0;
+    std::optional<int64_t> given;
+    if (node.getInput(1)) {
+      auto values = getConstantInts(node, 1, "dft_length");
+      if (!values)
+        return failure();
+      if (values->size() != 1 || values->front() <= 0)
+        return node.emitError() << "dft_length must be one positive integer";
+      given = values->front();
+    }
+    if (node.hasFailed())
+      return failure();
+    if (getType(node.getInput(2)).getNumElements() != 1)
+      return node.emitError() << "axis must be one integer";
+    // An axis too short for the transform (an inverse one-sided one of a
+    // single point) fails the run; its place holds another candidate.
+    SmallVector<Value> candidates;
+    SmallVector<int64_t> excluded;
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      int64_t n = type.getDimSize(d);
+      int64_t length = given ? *given : inverse && onesided ? 2 * (n - 1) : n;
+      if (length <= 0)
+        excluded.push_back(d);
+      candidates.push_back(length > 0
+                               ? dft(node, input, d, length, inverse, onesided)
+                               : Value());
+    }
+    Value placeholder = *llvm::find_if(candidates, [](Value v) { return v; });
+    if (!placeholder)
+      return node.emitError()
+             << "no axis of " << type << " is long enough for the transform";
+    for (Value &candidate : candidates)
+      candidate = candidate ? candidate : placeholder;
+    Value axis = runTimeAxis(node, 2, rank, rank - 2, excluded);
+    if (!axis)
+      return failure();
+    return selectAtRunTime(node, axis, candidates);
+  }
   if (node.getOpset() >= 20 && node.getInput(2)) {
     auto axis = getConstantInts(node, 2, "the axis input");
     if (!axis)

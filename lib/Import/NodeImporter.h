@@ -167,6 +167,14 @@ public:
   mlir::Operation *createOp(Args &&...args) {
     mlir::OperationState state(loc, OpTy::getOperationName());
     OpTy::build(builder, state, mlir::TypeRange(), std::forward<Args>(args)...);
+    // An operand that an earlier op failed to make (its error reported):
+    // no op, rather than a null operand that inference would read.
+    if (llvm::any_of(state.operands, [](mlir::Value v) { return !v; })) {
+      if (!failedFlag)
+        emitError() << "an operand of " << OpTy::getOperationName()
+                    << " could not be made";
+      return nullptr;
+    }
     llvm::SmallVector<mlir::Type> types;
     if (mlir::failed(inferTypes([&](mlir::Location inferLoc) {
           return OpTy::inferReturnTypes(

@@ -372,3 +372,28 @@ def test_hostile_shape_operands_are_refused_when_compiling(tmp_path):
                       [("y", TensorProto.FLOAT, None)])
     with pytest.raises(KilnError, match="cannot slice a scalar"):
         compile_model(sliced, tmp_path / "slice")
+
+
+@pytest.mark.parametrize("onesided", [0, 1])
+def test_dft_run_time_axis(onesided, tmp_path):
+    """The transform along every axis the input read at run time may name,
+    the run choosing one; a one-sided result's shortened axis is a size the
+    run decides."""
+    from onnx.reference import ReferenceEvaluator
+
+    x = rng.standard_normal((3, 6, 1)).astype(np.float32)
+    model = model_of([helper.make_node("DFT", ["x", "", "axis"], ["y"],
+                                       onesided=onesided)],
+                     [("x", TensorProto.FLOAT, x.shape), ("axis", I64, [])],
+                     [("y", TensorProto.FLOAT, None)], opset=20)
+    loaded = kiln.load(compile_model(model, tmp_path))
+    reference = ReferenceEvaluator(model)
+    for axis in (0, 1, -2, -3):
+        feeds = {"x": x, "axis": np.array(axis, np.int64)}
+        got = loaded.run(feeds)["y"]
+        (want,) = reference.run(None, feeds)
+        assert got.shape == want.shape, axis
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    with pytest.raises(kiln.InvalidInputError, match="axis \\(counted from "
+                       "the front\\) 2 is out of range \\[0, 1\\]"):
+        loaded.run({"x": x, "axis": np.array(-1, np.int64)})
