@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Dominance.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -69,6 +70,7 @@ bool intoElementwiseConsumer(OpOperand *operand, bool broadcasts) {
 /// their body: the tensor then has one reader, and its producer writes the
 /// bytes alone (a quarter of the f32 traffic, for it and for each reader).
 void readBytesOnce(func::FuncOp func) {
+  DominanceInfo dominance(func);
   SmallVector<linalg::GenericOp> conversions;
   func.walk([&](linalg::GenericOp op) {
     if (op->hasAttr(attr::kToBytes) && op.getNumDpsInputs() == 1 &&
@@ -95,8 +97,10 @@ void readBytesOnce(func::FuncOp func) {
     for (Operation *user : values.getUsers()) {
       if (user == conversion.getOperation())
         continue;
+      // (A reader before the conversion keeps the f32 value.)
       auto generic = dyn_cast<linalg::GenericOp>(user);
       all = all && generic &&
+            dominance.properlyDominates(conversion.getOperation(), generic) &&
             llvm::none_of(generic.getDpsInits(),
                           [&](Value init) { return init == values; });
       if (all && !llvm::is_contained(readers, generic))

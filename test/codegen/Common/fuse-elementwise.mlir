@@ -128,3 +128,36 @@ func.func @bytes_read_once(%a: tensor<4x16xf32>, %r: tensor<4x16xf32>) -> (tenso
   } -> tensor<4x16xf32>
   return %bytes, %sum : tensor<4x16xi8>, tensor<4x16xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A reader that comes before the conversion keeps reading the f32 value:
+// the bytes do not exist yet there.
+// CHECK-LABEL: func.func @bytes_after_a_reader
+// CHECK: %[[Q:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<4x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[Q]] : tensor<4x16xf32>, tensor<4x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[Q]] : tensor<4x16xf32>) outs(%{{.+}} : tensor<4x16xi8>)
+func.func @bytes_after_a_reader(%a: tensor<4x16xf32>, %r: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xi8>) {
+  %low = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %e8 = tensor.empty() : tensor<4x16xi8>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %v = math.roundeven %x : f32
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%r, %q : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %bytes = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%q : tensor<4x16xf32>) outs(%e8 : tensor<4x16xi8>) attrs = {kiln.to_bytes = 0 : i64} {
+  ^bb0(%x: f32, %o: i8):
+    %s = arith.subf %x, %low : f32
+    %b = arith.fptoui %s : f32 to i8
+    linalg.yield %b : i8
+  } -> tensor<4x16xi8>
+  return %sum, %bytes : tensor<4x16xf32>, tensor<4x16xi8>
+}
