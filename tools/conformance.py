@@ -15,11 +15,13 @@ Classes:
   crash        kiln-compile or kiln-run died from a signal, timed out, or
                exited without a clean error line: always a bug
 
-Kiln compiles static shapes only. An integer or bool graph input (or a float
-scale of Resize or Upsample) that feeds a
-shape-determining operand (Reshape's shape, Slice's starts, a Reduce's axes,
-see SHAPE_OPERANDS) is frozen into an initializer holding the test's own
-value; the summary says how many tests ran that way.
+Kiln reads most shape-determining operands at run time, within bounds
+known when compiling (docs/runtime.md). A graph input that feeds one Kiln
+compiles as structure (a Loop's trip count, a sequence position, Col2Im's
+shapes: SHAPE_OPERANDS), or a bounded one whose output the model declares
+no static shape for (BOUNDED_SHAPE_OPERANDS), is frozen into an
+initializer holding the test's own value; the summary says how many tests
+ran that way.
 
 Usage (with the venv's python):
   tools/conformance.py                         # all node tests, 2 processes

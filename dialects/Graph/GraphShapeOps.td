@@ -4,7 +4,8 @@
 // concatenation, slicing, gathers, padding, tiling and resizing. Operands
 // whose values decide the result shape in ONNX (Reshape's shape, Slice's
 // starts...) are attributes here: Kiln compiles static shapes, and the
-// importer reads them from constant inputs.
+// importer reads them from constant inputs (a run-time one it builds from
+// gathers and graph.check_size, its result padded to a bound).
 //
 //===----------------------------------------------------------------------===//
 

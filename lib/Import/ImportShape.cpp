@@ -1,9 +1,10 @@
 //===- ImportShape.cpp - Shape and data-movement operators ----------------===//
 //
 // Reshape, Transpose, Concat, Slice, Gather and their kin. Inputs that
-// decide a result's shape (Reshape's shape, Slice's starts...) must be
-// constants and become attributes; a node whose such input is computed at
-// run time is refused, since Kiln compiles static shapes. Ops are built
+// decide a result's shape (Reshape's shape, Slice's starts...) become
+// attributes where they are constants (or sizes of symbolic dimensions,
+// ImportShapeValues.cpp); where they are run-time values, the result's
+// sizes are ones the run decides (ImportRunTimeShapes.cpp). Ops are built
 // through `createFolded`, which folds them when their operands are
 // constants: exporters compute shapes with Shape -> Gather -> Concat, and
 // folding turns that arithmetic into the constant a later Reshape needs.
