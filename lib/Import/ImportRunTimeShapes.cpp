@@ -52,30 +52,13 @@ namespace {
 /// The most elements that a result padded to its bounds may hold.
 constexpr int64_t kMaxPaddedElements = int64_t(1) << 24;
 
-/// The scalar arithmetic of sizes read at run time, on 0-D i64 tensors. A
-/// null operand (an op that failed, its error reported at the node) gives
-/// a null result.
-class Sizes {
+/// The scalar arithmetic of sizes read at run time, on 0-D i64 tensors,
+/// null-safe as NullSafe is.
+class Sizes : public import::NullSafe {
 public:
-  explicit Sizes(NodeImporter &node) : node(node) {}
+  explicit Sizes(NodeImporter &node) : NullSafe{node} {}
 
   Value constant(int64_t value) { return createI64Constant(node, {}, {value}); }
-  Value add(Value a, Value b) { return make<graph::AddOp>(a, b); }
-  Value sub(Value a, Value b) { return make<graph::SubOp>(a, b); }
-  Value mul(Value a, Value b) { return make<graph::MulOp>(a, b); }
-  Value div(Value a, Value b) { return make<graph::DivOp>(a, b); }
-  Value min(Value a, Value b) {
-    return a && b ? node.create<graph::MinOp>(ValueRange{a, b}) : Value();
-  }
-  Value max(Value a, Value b) {
-    return a && b ? node.create<graph::MaxOp>(ValueRange{a, b}) : Value();
-  }
-  Value select(Value condition, Value a, Value b) {
-    return condition && a && b ? node.create<graph::WhereOp>(condition, a, b)
-                               : Value();
-  }
-  Value equal(Value a, Value b) { return make<graph::EqualOp>(a, b); }
-  Value less(Value a, Value b) { return make<graph::LessOp>(a, b); }
   /// 1 where `condition` holds, else 0.
   Value ones(Value condition) {
     return castTo(node, condition, node.getBuilder().getI64Type());
@@ -89,8 +72,10 @@ public:
     if (tensorType(values).getRank() == 0)
       values = node.createFolded<graph::ReshapeOp>(
           values, b.getDenseI64ArrayAttr({1}), b.getBoolAttr(true));
-    return make<graph::GatherOp>(castTo(node, values, b.getI64Type()),
-                                 constant(i), uint64_t(0));
+    values = castTo(node, values, b.getI64Type());
+    return values
+               ? node.create<graph::GatherOp>(values, constant(i), uint64_t(0))
+               : Value();
   }
   /// `size`, checked against [low, high] when the model runs and clamped
   /// into it; `what` names it in the run's error.
@@ -102,15 +87,6 @@ public:
                                                  b.getStringAttr(what))
                : Value();
   }
-
-private:
-  template <typename Op, typename... Args>
-  Value make(Value a, Value b, Args &&...args) {
-    return a && b ? node.create<Op>(a, b, std::forward<Args>(args)...)
-                  : Value();
-  }
-
-  NodeImporter &node;
 };
 
 std::string dimension(int64_t d) { return "dimension " + std::to_string(d); }
@@ -291,8 +267,8 @@ SmallVector<Value> namedAxes(Sizes &sizes, Value axes, int64_t count,
   SmallVector<Value> named;
   for (int64_t j = 0; j < count; ++j) {
     Value axis = sizes.check(sizes.entry(axes, j), -rank, rank - 1, "axis");
-    named.push_back(sizes.select(sizes.less(axis, sizes.constant(0)),
-                                 sizes.add(axis, sizes.constant(rank)), axis));
+    named.push_back(sizes.where(sizes.less(axis, sizes.constant(0)),
+                                sizes.add(axis, sizes.constant(rank)), axis));
   }
   return named;
 }
@@ -388,21 +364,21 @@ LogicalResult kiln::importReshapeAtRunTime(NodeImporter &node, Value input,
     Value size = sizes.entry(node.getInput(1), k);
     // A 0 copies the input's size (unless allowzero).
     if (!allowZero && k < type.getRank())
-      size = sizes.select(sizes.equal(size, sizes.constant(0)),
-                          sizes.constant(type.getDimSize(k)), size);
+      size = sizes.where(sizes.equal(size, sizes.constant(0)),
+                         sizes.constant(type.getDimSize(k)), size);
     raw.push_back(size);
   }
   // A -1 is what the element count leaves.
   Value known = sizes.constant(1);
   for (Value size : raw)
-    known = sizes.mul(known, sizes.select(sizes.equal(size, sizes.constant(-1)),
-                                          sizes.constant(1), size));
+    known = sizes.mul(known, sizes.where(sizes.equal(size, sizes.constant(-1)),
+                                         sizes.constant(1), size));
   Value left =
       sizes.div(sizes.constant(count), sizes.max(known, sizes.constant(1)));
   SmallVector<Value> runSizes;
   for (Value size : raw)
     runSizes.push_back(
-        sizes.select(sizes.equal(size, sizes.constant(-1)), left, size));
+        sizes.where(sizes.equal(size, sizes.constant(-1)), left, size));
   // The run's sizes must hold the input's elements.
   Value total = sizes.constant(1);
   for (Value size : runSizes)
@@ -475,8 +451,8 @@ LogicalResult kiln::importExpandAtRunTime(NodeImporter &node, Value input) {
       // The shape's entry must be 1 or the input's size.
       target.push_back(size);
       Value checked = sizes.check(
-          sizes.select(sizes.equal(entry, sizes.constant(1)),
-                       sizes.constant(size), entry),
+          sizes.where(sizes.equal(entry, sizes.constant(1)),
+                      sizes.constant(size), entry),
           size, size, "entry " + std::to_string(s) + " of the shape");
       zeros.push_back(sizes.sub(checked, sizes.constant(size)));
       continue;
@@ -594,8 +570,8 @@ LogicalResult kiln::importRangeAtRunTime(NodeImporter &node) {
       sizes.div(sizes.sub(scalar(limit, f64), first), step));
   steps = sizes.max(steps, real(0));
   steps = sizes.min(steps, real(0x1p53));
-  steps = sizes.select(sizes.equal(steps, steps), steps, real(-1)); // NaN
-  steps = sizes.select(sizes.equal(step, real(0)), real(-1), steps);
+  steps = sizes.where(sizes.equal(steps, steps), steps, real(-1)); // NaN
+  steps = sizes.where(sizes.equal(step, real(0)), real(-1), steps);
   Value count =
       sizes.check(castTo(node, steps, i64), 0, *bound, "number of elements");
   // start + i * delta, in f64 for floats (then rounded) and i64 for
@@ -650,8 +626,8 @@ LogicalResult kiln::importSliceWithRunTimeAxes(NodeImporter &node,
       Value sum = sizes.constant(0);
       for (auto [j, h] : llvm::enumerate(hit))
         sum = sizes.add(sum, sizes.mul(h, sizes.entry(values, j)));
-      return sizes.select(sizes.equal(hits, sizes.constant(1)), sum,
-                          sizes.constant(absent));
+      return sizes.where(sizes.equal(hits, sizes.constant(1)), sum,
+                         sizes.constant(absent));
     };
     Value start = pick(node.getInput(1), 0);
     Value end = pick(node.getInput(2), std::numeric_limits<int64_t>::max());
@@ -660,7 +636,7 @@ LogicalResult kiln::importSliceWithRunTimeAxes(NodeImporter &node,
                     std::numeric_limits<int64_t>::max(), "step");
     Value negative = sizes.less(step, sizes.constant(0));
     Value magnitude = sizes.check(
-        sizes.select(negative, sizes.sub(sizes.constant(0), step), step), 1,
+        sizes.where(negative, sizes.sub(sizes.constant(0), step), step), 1,
         std::numeric_limits<int64_t>::max(), "magnitude of the step");
     if (size == 0) {
       counts[d] = sizes.mul(magnitude, sizes.constant(0));
@@ -668,11 +644,11 @@ LogicalResult kiln::importSliceWithRunTimeAxes(NodeImporter &node,
     }
     // A step longer than the axis takes one element, as one of size + 1.
     magnitude = sizes.min(magnitude, sizes.constant(size + 1));
-    step = sizes.select(negative, sizes.sub(sizes.constant(0), magnitude),
-                        magnitude);
+    step = sizes.where(negative, sizes.sub(sizes.constant(0), magnitude),
+                       magnitude);
     auto wrap = [&](Value v) {
-      return sizes.select(sizes.less(v, sizes.constant(0)),
-                          sizes.add(v, sizes.constant(size)), v);
+      return sizes.where(sizes.less(v, sizes.constant(0)),
+                         sizes.add(v, sizes.constant(size)), v);
     };
     auto clamp = [&](Value v, int64_t low, int64_t high) {
       return sizes.min(sizes.max(wrap(v), sizes.constant(low)),
@@ -680,14 +656,14 @@ LogicalResult kiln::importSliceWithRunTimeAxes(NodeImporter &node,
     };
     // Forwards: [start, end) in [0, size]; backwards: (end, start] in
     // [-1, size - 1].
-    Value first = sizes.select(negative, clamp(start, 0, size - 1),
-                               clamp(start, 0, size));
+    Value first =
+        sizes.where(negative, clamp(start, 0, size - 1), clamp(start, 0, size));
     Value last =
-        sizes.select(negative, clamp(end, -1, size - 1), clamp(end, 0, size));
+        sizes.where(negative, clamp(end, -1, size - 1), clamp(end, 0, size));
     Value span =
-        sizes.select(negative, sizes.sub(first, last), sizes.sub(last, first));
+        sizes.where(negative, sizes.sub(first, last), sizes.sub(last, first));
     // ceil(span / magnitude) without overflow; none where span <= 0.
-    Value taken = sizes.select(
+    Value taken = sizes.where(
         sizes.less(sizes.constant(0), span),
         sizes.add(sizes.div(sizes.sub(span, sizes.constant(1)), magnitude),
                   sizes.constant(1)),
@@ -753,8 +729,8 @@ static Value padAtRunTime(NodeImporter &node, Sizes &sizes, Value input,
       // Mirrored about the first and last elements: period 2 (length - 1).
       Value period = sizes.max(sizes.add(last, last), sizes.constant(1));
       Value folded = node.create<graph::ModOp>(at, period, false);
-      within = sizes.select(sizes.less(folded, length), folded,
-                            sizes.sub(period, folded));
+      within = sizes.where(sizes.less(folded, length), folded,
+                           sizes.sub(period, folded));
     } else {
       within = sizes.min(sizes.max(at, zero), last);
     }
@@ -908,9 +884,9 @@ LogicalResult kiln::importCenterCropPadAtRunTime(NodeImporter &node,
     Value grow = sizes.sub(target, sizes.constant(shape[d]));
     Value two = sizes.constant(2), zero = sizes.constant(0);
     Value half =
-        sizes.select(sizes.less(grow, zero),
-                     sizes.sub(zero, sizes.div(sizes.sub(zero, grow), two)),
-                     sizes.div(grow, two));
+        sizes.where(sizes.less(grow, zero),
+                    sizes.sub(zero, sizes.div(sizes.sub(zero, grow), two)),
+                    sizes.div(grow, two));
     begins[d] = half;
     ends[d] = sizes.sub(grow, half);
     counts[d] = target;
@@ -952,8 +928,8 @@ LogicalResult kiln::importOneHotAtRunTime(NodeImporter &node, Value indices,
   // index is `on`, the others (all of them for an index out of range) are
   // `off`.
   indices = castTo(node, indices, i64);
-  indices = sizes.select(sizes.less(indices, sizes.constant(0)),
-                         sizes.add(indices, count), indices);
+  indices = sizes.where(sizes.less(indices, sizes.constant(0)),
+                        sizes.add(indices, count), indices);
   SmallVector<int64_t> shape(tensorType(indices).getShape());
   shape.insert(shape.begin() + axis, 1);
   indices = node.createFolded<graph::ReshapeOp>(
@@ -1044,8 +1020,8 @@ Value resizeKernel(NodeImporter &node, Sizes &sizes, Value dist, bool cubic,
               real(8 * a)),
           dist),
       real(4 * a));
-  return sizes.select(node.create<graph::LessEqualOp>(dist, real(1)), near,
-                      sizes.select(sizes.less(dist, real(2)), far, real(0)));
+  return sizes.where(node.create<graph::LessEqualOp>(dist, real(1)), near,
+                     sizes.where(sizes.less(dist, real(2)), far, real(0)));
 }
 
 } // namespace
@@ -1143,7 +1119,7 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
     // The size, kept within [-1, 2^53] (NaN at -1) before it becomes an
     // integer.
     Value size = sizes.min(sizes.max(outSizes[k], real(-1)), real(0x1p53));
-    size = sizes.select(sizes.equal(size, size), size, real(-1));
+    size = sizes.where(sizes.equal(size, size), size, real(-1));
     counts[d] = sizes.check(castTo(node, size, i64), 0, *bound,
                             dimension(d) + "'s size");
     Value out = castTo(node, counts[d], f64), scale = scales[k];
@@ -1159,16 +1135,16 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
     StringRef transform = resize.transform;
     if (transform == "align_corners") {
       Value length = sizes.mul(scale, real(double(in)));
-      x = sizes.select(sizes.equal(length, real(1)), real(0),
-                       sizes.mul(o, sizes.div(real(double(in - 1)),
-                                              sizes.sub(length, real(1)))));
+      x = sizes.where(sizes.equal(length, real(1)), real(0),
+                      sizes.mul(o, sizes.div(real(double(in - 1)),
+                                             sizes.sub(length, real(1)))));
     } else if (transform == "asymmetric") {
       x = sizes.div(o, scale);
     } else if (transform == "tf_crop_and_resize") {
       Value start = entryOf(resize.roi, k),
             end = entryOf(resize.roi, k + count);
       Value last = real(double(in - 1));
-      x = sizes.select(
+      x = sizes.where(
           sizes.equal(out, real(1)),
           sizes.mul(sizes.mul(real(0.5), sizes.add(start, end)), last),
           sizes.add(
@@ -1184,7 +1160,7 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
           out, b.getDenseI64ArrayAttr(along), b.getBoolAttr(false));
       outside = outside ? node.create<graph::OrOp>(outside, out) : out;
     } else if (transform == "pytorch_half_pixel") {
-      x = sizes.select(sizes.equal(out, real(1)), real(0), half);
+      x = sizes.where(sizes.equal(out, real(1)), real(0), half);
     } else if (transform == "half_pixel_symmetric") {
       Value offset = sizes.mul(
           real(double(in) / 2),
@@ -1219,8 +1195,8 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
           return floor(sizes.add(column, real(0.5)));
         return node.create<graph::CeilOp>(sizes.sub(column, real(0.5)));
       };
-      Value rounded = shrinks ? sizes.select(sizes.equal(shrinks, real(1)),
-                                             round("ceil"), round("floor"))
+      Value rounded = shrinks ? sizes.where(sizes.equal(shrinks, real(1)),
+                                            round("ceil"), round("floor"))
                               : round(resize.nearestMode);
       weights = oneHot(clampTo(rounded));
     } else {
@@ -1272,7 +1248,7 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
             castTo(node, createI64Constant(node, {width, in}, fold), f64));
         if (clamped)
           weights =
-              sizes.select(sizes.equal(effective, real(1)), clamped, weights);
+              sizes.where(sizes.equal(effective, real(1)), clamped, weights);
       }
     }
     // result = W applied along d: d moved last, times W^T, moved back.
@@ -1354,10 +1330,9 @@ LogicalResult kiln::importAffineGridAtRunTime(NodeImporter &node,
         f64);
     Value c =
         alignCorners
-            ? sizes.select(
-                  sizes.equal(n, real(1)), real(-1),
-                  sizes.add(real(-1), sizes.div(sizes.mul(real(2), at),
-                                                sizes.sub(n, real(1)))))
+            ? sizes.where(sizes.equal(n, real(1)), real(-1),
+                          sizes.add(real(-1), sizes.div(sizes.mul(real(2), at),
+                                                        sizes.sub(n, real(1)))))
             : sizes.add(
                   real(-1),
                   sizes.div(sizes.add(sizes.mul(real(2), at), real(1)), n));
@@ -1399,8 +1374,8 @@ Value kiln::runTimeAxis(NodeImporter &node, unsigned operand, int64_t rank,
   Sizes sizes(node);
   Value axis = sizes.check(sizes.entry(node.getInput(operand), 0), -rank,
                            rank - 1, "axis");
-  axis = sizes.select(sizes.less(axis, sizes.constant(0)),
-                      sizes.add(axis, sizes.constant(rank)), axis);
+  axis = sizes.where(sizes.less(axis, sizes.constant(0)),
+                     sizes.add(axis, sizes.constant(rank)), axis);
   axis = sizes.check(axis, 0, last, "axis (counted from the front)");
   if (excluded.empty())
     return axis;
@@ -1460,7 +1435,7 @@ LogicalResult kiln::selectAtRunTime(NodeImporter &node, Value index,
       if (!differs)
         continue;
       Value size = sizes.constant(shape[d]);
-      counts[d] = counts[d] ? sizes.select(chosen, size, counts[d]) : size;
+      counts[d] = counts[d] ? sizes.where(chosen, size, counts[d]) : size;
     }
   }
   return finish(node, sizes, result, counts, {});

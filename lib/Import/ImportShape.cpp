@@ -1984,46 +1984,7 @@ static LogicalResult importReverseSequence(NodeImporter &node) {
 // GridSample: gathers at computed indices
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Elementwise graph ops on values that may be null (after an error):
-/// a null operand gives a null result, checked once at the end.
-struct NullSafe {
-  NodeImporter &node;
-
-  Value scalar(double v, Type element) {
-    return createConstantFromDoubles(node, RankedTensorType::get({}, element),
-                                     {v});
-  }
-  template <typename OpTy> Value binary(Value a, Value b) {
-    return a && b ? node.create<OpTy>(a, b) : Value();
-  }
-  template <typename OpTy> Value unary(Value a) {
-    return a ? node.create<OpTy>(a) : Value();
-  }
-  Value add(Value a, Value b) { return binary<graph::AddOp>(a, b); }
-  Value sub(Value a, Value b) { return binary<graph::SubOp>(a, b); }
-  Value mul(Value a, Value b) { return binary<graph::MulOp>(a, b); }
-  Value div(Value a, Value b) { return binary<graph::DivOp>(a, b); }
-  Value less(Value a, Value b) { return binary<graph::LessOp>(a, b); }
-  Value greater(Value a, Value b) { return binary<graph::GreaterOp>(a, b); }
-  Value logicalOr(Value a, Value b) { return binary<graph::OrOp>(a, b); }
-  Value max(Value a, Value b) {
-    return a && b ? node.create<graph::MaxOp>(ValueRange{a, b}) : Value();
-  }
-  Value min(Value a, Value b) {
-    return a && b ? node.create<graph::MinOp>(ValueRange{a, b}) : Value();
-  }
-  Value floor(Value a) { return unary<graph::FloorOp>(a); }
-  Value where(Value c, Value a, Value b) {
-    return c && a && b ? node.create<graph::WhereOp>(c, a, b) : Value();
-  }
-  Value cast(Value a, Type element) {
-    return a ? graph::CastOp::create(node.getBuilder(), node.getLoc(),
-                                     getType(a).clone(element), a)
-             : Value();
-  }
-};
-} // namespace
+using kiln::import::NullSafe;
 
 /// GridSample (opset 16; opset 20 adds N-D and renames the modes): Y[n, c,
 /// o...] samples X[n, c] at the point grid[n, o...] gives (x, y, z...,

@@ -1,7 +1,8 @@
 //===- ImportUtils.h - Small helpers of the importers ----------*- C++ -*-===//
 //
 // Helpers shared by the importers that build an operator from several graph
-// ops (ImportComposite.cpp, ImportQuantized.cpp).
+// ops (ImportComposite.cpp, ImportQuantized.cpp, ImportShape.cpp,
+// ImportRunTimeShapes.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,6 +77,62 @@ inline mlir::FailureOr<int64_t> normalizeAxis(NodeImporter &node, int64_t axis,
   }
   return axis < 0 ? axis + rank : axis;
 }
+
+/// Elementwise graph ops on values that may be null (after an error,
+/// reported at the node): a null operand gives a null result, checked once
+/// at the end.
+struct NullSafe {
+  NodeImporter &node;
+
+  mlir::Value scalar(double v, mlir::Type element) {
+    return createScalar(node, element, v);
+  }
+  template <typename OpTy> mlir::Value binary(mlir::Value a, mlir::Value b) {
+    return a && b ? node.create<OpTy>(a, b) : mlir::Value();
+  }
+  template <typename OpTy> mlir::Value unary(mlir::Value a) {
+    return a ? node.create<OpTy>(a) : mlir::Value();
+  }
+  mlir::Value add(mlir::Value a, mlir::Value b) {
+    return binary<graph::AddOp>(a, b);
+  }
+  mlir::Value sub(mlir::Value a, mlir::Value b) {
+    return binary<graph::SubOp>(a, b);
+  }
+  mlir::Value mul(mlir::Value a, mlir::Value b) {
+    return binary<graph::MulOp>(a, b);
+  }
+  mlir::Value div(mlir::Value a, mlir::Value b) {
+    return binary<graph::DivOp>(a, b);
+  }
+  mlir::Value equal(mlir::Value a, mlir::Value b) {
+    return binary<graph::EqualOp>(a, b);
+  }
+  mlir::Value less(mlir::Value a, mlir::Value b) {
+    return binary<graph::LessOp>(a, b);
+  }
+  mlir::Value greater(mlir::Value a, mlir::Value b) {
+    return binary<graph::GreaterOp>(a, b);
+  }
+  mlir::Value logicalOr(mlir::Value a, mlir::Value b) {
+    return binary<graph::OrOp>(a, b);
+  }
+  mlir::Value max(mlir::Value a, mlir::Value b) {
+    return a && b ? node.create<graph::MaxOp>(mlir::ValueRange{a, b})
+                  : mlir::Value();
+  }
+  mlir::Value min(mlir::Value a, mlir::Value b) {
+    return a && b ? node.create<graph::MinOp>(mlir::ValueRange{a, b})
+                  : mlir::Value();
+  }
+  mlir::Value floor(mlir::Value a) { return unary<graph::FloorOp>(a); }
+  mlir::Value where(mlir::Value c, mlir::Value a, mlir::Value b) {
+    return c && a && b ? node.create<graph::WhereOp>(c, a, b) : mlir::Value();
+  }
+  mlir::Value cast(mlir::Value a, mlir::Type element) {
+    return castTo(node, a, element);
+  }
+};
 
 } // namespace kiln::import
 
