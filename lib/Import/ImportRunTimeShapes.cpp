@@ -59,6 +59,9 @@ public:
   explicit Sizes(NodeImporter &node) : NullSafe{node} {}
 
   Value constant(int64_t value) { return createI64Constant(node, {}, {value}); }
+  Value real(double value) {
+    return scalar(value, node.getBuilder().getF64Type());
+  }
   /// 1 where `condition` holds, else 0.
   Value ones(Value condition) {
     return castTo(node, condition, node.getBuilder().getI64Type());
@@ -288,19 +291,6 @@ Value namings(Sizes &sizes, ArrayRef<Value> named, int64_t d, int64_t most,
   return sizes.check(hits, 0, most, what);
 }
 
-/// For the axes of operand 1 (`count` of them): how many name each
-/// dimension d < rank, checked to be at most `most(d)`.
-SmallVector<Value> axisHits(NodeImporter &node, Sizes &sizes, int64_t count,
-                            int64_t rank,
-                            llvm::function_ref<int64_t(int64_t)> most,
-                            llvm::function_ref<std::string(int64_t)> what) {
-  SmallVector<Value> named = namedAxes(sizes, node.getInput(1), count, rank);
-  SmallVector<Value> hits;
-  for (int64_t d = 0; d < rank; ++d)
-    hits.push_back(namings(sizes, named, d, most(d), what(d)));
-  return hits;
-}
-
 /// The sizes of `rank` dimensions of which those with `hits[d] == 1` are 1
 /// (inserted) or dropped (`drop`), the others taking `shape`'s sizes in
 /// order.
@@ -392,40 +382,31 @@ LogicalResult kiln::importReshapeAtRunTime(NodeImporter &node, Value input,
   return reshapeTo(node, sizes, input, runSizes, derived, {zero});
 }
 
-LogicalResult kiln::importSqueezeAtRunTime(NodeImporter &node, Value input) {
+LogicalResult kiln::importSqueezeOrUnsqueezeAtRunTime(NodeImporter &node,
+                                                      Value input, bool drop) {
   FailureOr<int64_t> count = vectorLength(node, 1, "the axes input");
   if (failed(count) || failed(staticInput(node, input)))
     return failure();
   ArrayRef<int64_t> shape = tensorType(input).getShape();
-  int64_t rank = shape.size();
-  if (*count > rank)
-    return node.emitError()
-           << "squeezes " << *count << " axes of a tensor of rank " << rank;
+  int64_t inputRank = shape.size();
+  if (drop && *count > inputRank)
+    return node.emitError() << "squeezes " << *count
+                            << " axes of a tensor of rank " << inputRank;
+  // The axes index the input's dimensions (Squeeze) or the result's
+  // (Unsqueeze); each dimension may be named once, and dropped only where
+  // its size is 1.
+  int64_t rank = drop ? inputRank : inputRank + *count;
   Sizes sizes(node);
-  // A dimension may be named once, and only where its size is 1.
-  SmallVector<Value> hits = axisHits(
-      node, sizes, *count, rank, [&](int64_t d) { return shape[d] == 1; },
-      [&](int64_t d) {
-        return "number of axes naming " + dimension(d) + " (of size " +
-               std::to_string(shape[d]) + ")";
-      });
+  SmallVector<Value> named = namedAxes(sizes, node.getInput(1), *count, rank);
+  SmallVector<Value> hits;
+  for (int64_t d = 0; d < rank; ++d) {
+    std::string what = "number of axes naming " + dimension(d);
+    if (drop)
+      what += " (of size " + std::to_string(shape[d]) + ")";
+    hits.push_back(namings(sizes, named, d, drop ? shape[d] == 1 : 1, what));
+  }
   SmallVector<Value> runSizes =
-      keptSizes(sizes, hits, shape, rank - *count, /*drop=*/true);
-  return reshapeTo(node, sizes, input, runSizes, largestSize(input), {});
-}
-
-LogicalResult kiln::importUnsqueezeAtRunTime(NodeImporter &node, Value input) {
-  FailureOr<int64_t> count = vectorLength(node, 1, "the axes input");
-  if (failed(count) || failed(staticInput(node, input)))
-    return failure();
-  ArrayRef<int64_t> shape = tensorType(input).getShape();
-  int64_t rank = shape.size() + *count;
-  Sizes sizes(node);
-  SmallVector<Value> hits = axisHits(
-      node, sizes, *count, rank, [](int64_t) { return 1; },
-      [](int64_t d) { return "number of axes naming " + dimension(d); });
-  SmallVector<Value> runSizes =
-      keptSizes(sizes, hits, shape, rank, /*drop=*/false);
+      keptSizes(sizes, hits, shape, drop ? rank - *count : rank, drop);
   return reshapeTo(node, sizes, input, runSizes, largestSize(input), {});
 }
 
@@ -561,17 +542,16 @@ LogicalResult kiln::importRangeAtRunTime(NodeImporter &node) {
                       v, b.getDenseI64ArrayAttr({}), b.getBoolAttr(true)),
                   type);
   };
-  auto real = [&](double v) { return import::createScalar(node, f64, v); };
   Sizes sizes(node);
   // ceil((limit - start) / delta) elements, computed in f64 as ONNX says;
   // a delta of 0 counts -1, which fails the check.
   Value first = scalar(start, f64), step = scalar(delta, f64);
   Value steps = node.create<graph::CeilOp>(
       sizes.div(sizes.sub(scalar(limit, f64), first), step));
-  steps = sizes.max(steps, real(0));
-  steps = sizes.min(steps, real(0x1p53));
-  steps = sizes.where(sizes.equal(steps, steps), steps, real(-1)); // NaN
-  steps = sizes.where(sizes.equal(step, real(0)), real(-1), steps);
+  steps = sizes.max(steps, sizes.real(0));
+  steps = sizes.min(steps, sizes.real(0x1p53));
+  steps = sizes.where(sizes.equal(steps, steps), steps, sizes.real(-1)); // NaN
+  steps = sizes.where(sizes.equal(step, sizes.real(0)), sizes.real(-1), steps);
   Value count =
       sizes.check(castTo(node, steps, i64), 0, *bound, "number of elements");
   // start + i * delta, in f64 for floats (then rounded) and i64 for
@@ -972,25 +952,24 @@ LogicalResult kiln::importWindowAtRunTime(NodeImporter &node,
                  size, b.getDenseI64ArrayAttr({}), b.getBoolAttr(true)),
              i64),
       0, *bound, "size");
-  auto real = [&](double v) { return import::createScalar(node, f64, v); };
   // sum_k terms[k] cos(2 pi k i / N), N the size (periodic) or the size
   // less 1 (symmetric), in f64 as the constant windows are computed.
   Value span = castTo(node, count, f64);
   if (!periodic)
-    span = sizes.sub(span, real(1));
-  Value step = sizes.div(real(2.0 * M_PI), span);
+    span = sizes.sub(span, sizes.real(1));
+  Value step = sizes.div(sizes.real(2.0 * M_PI), span);
   Value angle = sizes.mul(
       castTo(node,
              createI64Constant(node, {*bound},
                                llvm::to_vector(llvm::seq<int64_t>(0, *bound))),
              f64),
       step);
-  Value window = real(terms[0]);
+  Value window = sizes.real(terms[0]);
   for (size_t k = 1; k < terms.size(); ++k)
-    window =
-        sizes.add(window, sizes.mul(real(terms[k]),
-                                    node.create<graph::CosOp>(sizes.mul(
-                                        angle, real(static_cast<double>(k))))));
+    window = sizes.add(
+        window, sizes.mul(sizes.real(terms[k]),
+                          node.create<graph::CosOp>(sizes.mul(
+                              angle, sizes.real(static_cast<double>(k))))));
   return finish(node, sizes, castTo(node, window, element), {count}, {});
 }
 
@@ -1000,28 +979,27 @@ namespace {
 /// distances `dist` (f64).
 Value resizeKernel(NodeImporter &node, Sizes &sizes, Value dist, bool cubic,
                    double a) {
-  auto real = [&](double v) {
-    return import::createScalar(node, node.getBuilder().getF64Type(), v);
-  };
   dist = node.create<graph::AbsOp>(dist);
   if (!cubic)
-    return sizes.max(sizes.sub(real(1), dist), real(0));
+    return sizes.max(sizes.sub(sizes.real(1), dist), sizes.real(0));
   // ((a + 2) d - (a + 3)) d^2 + 1 up to 1, ((a d - 5a) d + 8a) d - 4a up
   // to 2, 0 beyond.
   Value near = sizes.add(
-      sizes.mul(
-          sizes.mul(sizes.sub(sizes.mul(real(a + 2), dist), real(a + 3)), dist),
-          dist),
-      real(1));
+      sizes.mul(sizes.mul(sizes.sub(sizes.mul(sizes.real(a + 2), dist),
+                                    sizes.real(a + 3)),
+                          dist),
+                dist),
+      sizes.real(1));
   Value far = sizes.sub(
-      sizes.mul(
-          sizes.add(
-              sizes.mul(sizes.sub(sizes.mul(real(a), dist), real(5 * a)), dist),
-              real(8 * a)),
-          dist),
-      real(4 * a));
-  return sizes.where(node.create<graph::LessEqualOp>(dist, real(1)), near,
-                     sizes.where(sizes.less(dist, real(2)), far, real(0)));
+      sizes.mul(sizes.add(sizes.mul(sizes.sub(sizes.mul(sizes.real(a), dist),
+                                              sizes.real(5 * a)),
+                                    dist),
+                          sizes.real(8 * a)),
+                dist),
+      sizes.real(4 * a));
+  return sizes.where(
+      node.create<graph::LessEqualOp>(dist, sizes.real(1)), near,
+      sizes.where(sizes.less(dist, sizes.real(2)), far, sizes.real(0)));
 }
 
 } // namespace
@@ -1065,7 +1043,6 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
            << ", got " << *given;
   Builder &b = node.getBuilder();
   Type f64 = b.getF64Type(), i64 = b.getI64Type();
-  auto real = [&](double v) { return import::createScalar(node, f64, v); };
   Sizes sizes(node);
   auto entryOf = [&](unsigned operand, int64_t i) {
     Value values = castTo(node, node.getInput(operand), f64);
@@ -1076,7 +1053,7 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
   // them.
   SmallVector<Value> scales, outSizes;
   for (auto [k, d] : llvm::enumerate(resize.axes)) {
-    Value in = real(double(shape[d]));
+    Value in = sizes.real(double(shape[d]));
     if (!resize.bySizes) {
       scales.push_back(entryOf(resize.operand, k));
       outSizes.push_back(floor(sizes.mul(in, scales.back())));
@@ -1094,17 +1071,18 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
                                             : sizes.max(scale, s);
     for (auto [k, d] : llvm::enumerate(resize.axes)) {
       scales[k] = scale;
-      outSizes[k] =
-          floor(sizes.add(sizes.mul(scale, real(double(shape[d]))), real(0.5)));
+      outSizes[k] = floor(sizes.add(
+          sizes.mul(scale, sizes.real(double(shape[d]))), sizes.real(0.5)));
     }
   }
   // Upsample before opset 10 rounds nearest down when enlarging, up when
   // shrinking (any scale below 1).
   Value shrinks;
   if (resize.nearestByShrink) {
-    shrinks = real(0);
+    shrinks = sizes.real(0);
     for (Value s : scales)
-      shrinks = sizes.max(shrinks, castTo(node, sizes.less(s, real(1)), f64));
+      shrinks =
+          sizes.max(shrinks, castTo(node, sizes.less(s, sizes.real(1)), f64));
   }
   Value result = castTo(node, input, f64), outside;
   SmallVector<Value> counts(rank);
@@ -1118,8 +1096,9 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
     bounds[d] = *bound;
     // The size, kept within [-1, 2^53] (NaN at -1) before it becomes an
     // integer.
-    Value size = sizes.min(sizes.max(outSizes[k], real(-1)), real(0x1p53));
-    size = sizes.where(sizes.equal(size, size), size, real(-1));
+    Value size =
+        sizes.min(sizes.max(outSizes[k], sizes.real(-1)), sizes.real(0x1p53));
+    size = sizes.where(sizes.equal(size, size), size, sizes.real(-1));
     counts[d] = sizes.check(castTo(node, size, i64), 0, *bound,
                             dimension(d) + "'s size");
     Value out = castTo(node, counts[d], f64), scale = scales[k];
@@ -1129,43 +1108,44 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
         createI64Constant(node, {*bound},
                           llvm::to_vector(llvm::seq<int64_t>(0, *bound))),
         f64);
-    Value half =
-        sizes.sub(sizes.div(sizes.add(o, real(0.5)), scale), real(0.5));
+    Value half = sizes.sub(sizes.div(sizes.add(o, sizes.real(0.5)), scale),
+                           sizes.real(0.5));
     Value x;
     StringRef transform = resize.transform;
     if (transform == "align_corners") {
-      Value length = sizes.mul(scale, real(double(in)));
-      x = sizes.where(sizes.equal(length, real(1)), real(0),
-                      sizes.mul(o, sizes.div(real(double(in - 1)),
-                                             sizes.sub(length, real(1)))));
+      Value length = sizes.mul(scale, sizes.real(double(in)));
+      x = sizes.where(
+          sizes.equal(length, sizes.real(1)), sizes.real(0),
+          sizes.mul(o, sizes.div(sizes.real(double(in - 1)),
+                                 sizes.sub(length, sizes.real(1)))));
     } else if (transform == "asymmetric") {
       x = sizes.div(o, scale);
     } else if (transform == "tf_crop_and_resize") {
       Value start = entryOf(resize.roi, k),
             end = entryOf(resize.roi, k + count);
-      Value last = real(double(in - 1));
+      Value last = sizes.real(double(in - 1));
       x = sizes.where(
-          sizes.equal(out, real(1)),
-          sizes.mul(sizes.mul(real(0.5), sizes.add(start, end)), last),
+          sizes.equal(out, sizes.real(1)),
+          sizes.mul(sizes.mul(sizes.real(0.5), sizes.add(start, end)), last),
           sizes.add(
               sizes.mul(start, last),
               sizes.mul(o, sizes.div(sizes.mul(sizes.sub(end, start), last),
-                                     sizes.sub(out, real(1))))));
+                                     sizes.sub(out, sizes.real(1))))));
       SmallVector<int64_t> along(rank, 1);
       along[d] = *bound;
       Value out = node.create<graph::OrOp>(
-          sizes.less(x, real(0)),
-          node.create<graph::GreaterOp>(x, real(double(in - 1))));
+          sizes.less(x, sizes.real(0)),
+          node.create<graph::GreaterOp>(x, sizes.real(double(in - 1))));
       out = node.createFolded<graph::ReshapeOp>(
           out, b.getDenseI64ArrayAttr(along), b.getBoolAttr(false));
       outside = outside ? node.create<graph::OrOp>(outside, out) : out;
     } else if (transform == "pytorch_half_pixel") {
-      x = sizes.where(sizes.equal(out, real(1)), real(0), half);
+      x = sizes.where(sizes.equal(out, sizes.real(1)), sizes.real(0), half);
     } else if (transform == "half_pixel_symmetric") {
       Value offset = sizes.mul(
-          real(double(in) / 2),
-          sizes.sub(real(1),
-                    sizes.div(out, sizes.mul(scale, real(double(in))))));
+          sizes.real(double(in) / 2),
+          sizes.sub(sizes.real(1),
+                    sizes.div(out, sizes.mul(scale, sizes.real(double(in))))));
       x = sizes.add(half, offset);
     } else {
       x = half;
@@ -1179,7 +1159,7 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
     Value column = node.createFolded<graph::ReshapeOp>(
         x, b.getDenseI64ArrayAttr({*bound, 1}), b.getBoolAttr(false));
     auto clampTo = [&](Value v) {
-      return sizes.min(sizes.max(v, real(0)), real(double(in - 1)));
+      return sizes.min(sizes.max(v, sizes.real(0)), sizes.real(double(in - 1)));
     };
     auto oneHot = [&](Value at) {
       return castTo(node, sizes.equal(at, positions), f64);
@@ -1192,24 +1172,25 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
         if (how == "ceil")
           return node.create<graph::CeilOp>(column);
         if (how == "round_prefer_ceil")
-          return floor(sizes.add(column, real(0.5)));
-        return node.create<graph::CeilOp>(sizes.sub(column, real(0.5)));
+          return floor(sizes.add(column, sizes.real(0.5)));
+        return node.create<graph::CeilOp>(sizes.sub(column, sizes.real(0.5)));
       };
-      Value rounded = shrinks ? sizes.where(sizes.equal(shrinks, real(1)),
+      Value rounded = shrinks ? sizes.where(sizes.equal(shrinks, sizes.real(1)),
                                             round("ceil"), round("floor"))
                               : round(resize.nearestMode);
       weights = oneHot(clampTo(rounded));
     } else {
       bool cubic = resize.mode == "cubic";
-      Value effective = resize.antialias ? sizes.min(scale, real(1)) : real(1);
+      Value effective =
+          resize.antialias ? sizes.min(scale, sizes.real(1)) : sizes.real(1);
       // The two taps of x clamped into the input (linear at full scale).
       Value clamped;
       if (!cubic) {
         Value at = clampTo(column), low = floor(at);
         Value w = sizes.sub(at, low);
-        clamped =
-            sizes.add(sizes.mul(sizes.sub(real(1), w), oneHot(low)),
-                      sizes.mul(w, oneHot(clampTo(sizes.add(low, real(1))))));
+        clamped = sizes.add(
+            sizes.mul(sizes.sub(sizes.real(1), w), oneHot(low)),
+            sizes.mul(w, oneHot(clampTo(sizes.add(low, sizes.real(1))))));
       }
       if (!cubic && !resize.antialias) {
         weights = clamped;
@@ -1235,11 +1216,12 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
                                   cubic, resize.cubicCoeffA);
         if (resize.excludeOutside)
           taps = sizes.mul(
-              taps, castTo(node,
-                           node.create<graph::AndOp>(
-                               node.create<graph::GreaterEqualOp>(js, real(0)),
-                               sizes.less(js, real(double(in)))),
-                           f64));
+              taps,
+              castTo(node,
+                     node.create<graph::AndOp>(
+                         node.create<graph::GreaterEqualOp>(js, sizes.real(0)),
+                         sizes.less(js, sizes.real(double(in)))),
+                     f64));
         if (resize.excludeOutside || resize.antialias)
           taps = sizes.div(taps, node.create<graph::ReduceSumOp>(
                                      taps, ArrayRef<int64_t>{1}, true));
@@ -1247,8 +1229,8 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
             taps,
             castTo(node, createI64Constant(node, {width, in}, fold), f64));
         if (clamped)
-          weights =
-              sizes.where(sizes.equal(effective, real(1)), clamped, weights);
+          weights = sizes.where(sizes.equal(effective, sizes.real(1)), clamped,
+                                weights);
       }
     }
     // result = W applied along d: d moved last, times W^T, moved back.
@@ -1275,7 +1257,7 @@ LogicalResult kiln::importResizeAtRunTime(NodeImporter &node, Value input,
     return failure();
   if (outside)
     result = node.create<graph::WhereOp>(
-        outside, real(resize.extrapolationValue), result);
+        outside, sizes.real(resize.extrapolationValue), result);
   return finish(node, sizes, castTo(node, result, type.getElementType()),
                 counts, {});
 }
@@ -1296,7 +1278,6 @@ LogicalResult kiln::importAffineGridAtRunTime(NodeImporter &node,
                             << type << " and " << *length << " sizes";
   Builder &b = node.getBuilder();
   Type f64 = b.getF64Type();
-  auto real = [&](double v) { return import::createScalar(node, f64, v); };
   Sizes sizes(node);
   int64_t batch = type.getDimSize(0);
   // The size's N must be theta's.
@@ -1330,12 +1311,14 @@ LogicalResult kiln::importAffineGridAtRunTime(NodeImporter &node,
         f64);
     Value c =
         alignCorners
-            ? sizes.where(sizes.equal(n, real(1)), real(-1),
-                          sizes.add(real(-1), sizes.div(sizes.mul(real(2), at),
-                                                        sizes.sub(n, real(1)))))
-            : sizes.add(
-                  real(-1),
-                  sizes.div(sizes.add(sizes.mul(real(2), at), real(1)), n));
+            ? sizes.where(sizes.equal(n, sizes.real(1)), sizes.real(-1),
+                          sizes.add(sizes.real(-1),
+                                    sizes.div(sizes.mul(sizes.real(2), at),
+                                              sizes.sub(n, sizes.real(1)))))
+            : sizes.add(sizes.real(-1),
+                        sizes.div(sizes.add(sizes.mul(sizes.real(2), at),
+                                            sizes.real(1)),
+                                  n));
     SmallVector<int64_t> along(spatial + 1, 1);
     along[i] = bounds[i];
     c = node.createFolded<graph::ReshapeOp>(c, b.getDenseI64ArrayAttr(along),
@@ -1344,7 +1327,7 @@ LogicalResult kiln::importAffineGridAtRunTime(NodeImporter &node,
         node.createFolded<graph::ExpandOp>(c, b.getDenseI64ArrayAttr(full));
   }
   columns.push_back(node.createFolded<graph::ExpandOp>(
-      real(1), b.getDenseI64ArrayAttr(full)));
+      sizes.real(1), b.getDenseI64ArrayAttr(full)));
   if (llvm::any_of(columns, [](Value v) { return !v; }))
     return failure();
   int64_t points = 1;

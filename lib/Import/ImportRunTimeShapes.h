@@ -28,10 +28,10 @@ bool isRunTimeShapeOperand(NodeImporter &node, unsigned i);
 
 mlir::LogicalResult importReshapeAtRunTime(NodeImporter &node,
                                            mlir::Value input, bool allowZero);
-mlir::LogicalResult importSqueezeAtRunTime(NodeImporter &node,
-                                           mlir::Value input);
-mlir::LogicalResult importUnsqueezeAtRunTime(NodeImporter &node,
-                                             mlir::Value input);
+/// Squeeze (`drop`) or Unsqueeze by axes read at run time.
+mlir::LogicalResult importSqueezeOrUnsqueezeAtRunTime(NodeImporter &node,
+                                                      mlir::Value input,
+                                                      bool drop);
 mlir::LogicalResult importExpandAtRunTime(NodeImporter &node,
                                           mlir::Value input);
 mlir::LogicalResult importTileAtRunTime(NodeImporter &node, mlir::Value input);

@@ -270,7 +270,7 @@ static LogicalResult importSqueeze(NodeImporter &node) {
   if (node.getOpset() < 13) {
     axes = node.getInts("axes");
   } else if (isRunTimeShapeOperand(node, 1)) {
-    return importSqueezeAtRunTime(node, input);
+    return importSqueezeOrUnsqueezeAtRunTime(node, input, /*drop=*/true);
   } else if (node.getInput(1)) {
     auto values = getConstantInts(node, 1, "the axes input");
     if (!values)
@@ -321,7 +321,7 @@ static LogicalResult importUnsqueeze(NodeImporter &node) {
   if (node.getOpset() < 13) {
     axes = node.getInts("axes");
   } else if (isRunTimeShapeOperand(node, 1)) {
-    return importUnsqueezeAtRunTime(node, input);
+    return importSqueezeOrUnsqueezeAtRunTime(node, input, /*drop=*/false);
   } else {
     auto values = getConstantInts(node, 1, "the axes input");
     if (!values)
@@ -2802,23 +2802,27 @@ static LogicalResult importDFT(NodeImporter &node) {
     return node.emitError() << "needs a static f32 signal [..., 1] (real) or "
                                "[..., 2] (complex), got "
                             << type;
+  bool inverse = node.getInt("inverse", 0) != 0;
+  bool onesided = node.getInt("onesided", 0) != 0;
+  std::optional<int64_t> given;
+  if (node.getInput(1)) {
+    auto values = getConstantInts(node, 1, "dft_length");
+    if (!values)
+      return failure();
+    if (values->size() != 1)
+      return node.emitError() << "dft_length must be one integer";
+    given = values->front();
+  }
+  if (node.hasFailed())
+    return failure();
+  // The transform's length along an axis of n points.
+  auto lengthOf = [&](int64_t n) {
+    return given ? *given : inverse && onesided ? 2 * (n - 1) : n;
+  };
   int64_t axisValue = node.getOpset() >= 20 ? -2 : node.getInt("axis", 1);
   if (node.getOpset() >= 20 && isRunTimeShapeOperand(node, 2)) {
     // The axis read at run time: the transform along every axis it may
     // name, the run choosing one.
-    bool inverse = node.getInt("inverse", 0) != 0;
-    bool onesided = node.getInt("onesided", 0) != 0;
-    std::optional<int64_t> given;
-    if (node.getInput(1)) {
-      auto values = getConstantInts(node, 1, "dft_length");
-      if (!values)
-        return failure();
-      if (values->size() != 1 || values->front() <= 0)
-        return node.emitError() << "dft_length must be one positive integer";
-      given = values->front();
-    }
-    if (node.hasFailed())
-      return failure();
     if (getType(node.getInput(2)).getNumElements() != 1)
       return node.emitError() << "axis must be one integer";
     // An axis too short for the transform (an inverse one-sided one of a
@@ -2826,8 +2830,7 @@ static LogicalResult importDFT(NodeImporter &node) {
     SmallVector<Value> candidates;
     SmallVector<int64_t> excluded;
     for (int64_t d = 0; d + 1 < rank; ++d) {
-      int64_t n = type.getDimSize(d);
-      int64_t length = given ? *given : inverse && onesided ? 2 * (n - 1) : n;
+      int64_t length = lengthOf(type.getDimSize(d));
       if (length <= 0)
         excluded.push_back(d);
       candidates.push_back(length > 0
@@ -2853,27 +2856,13 @@ static LogicalResult importDFT(NodeImporter &node) {
       return node.emitError() << "axis must be one integer";
     axisValue = axis->front();
   }
-  bool inverse = node.getInt("inverse", 0) != 0;
-  bool onesided = node.getInt("onesided", 0) != 0;
-  if (node.hasFailed())
-    return failure();
   auto axis = normalizeAxis(node, axisValue, rank);
   if (!axis)
     return failure();
   if (*axis == rank - 1)
     return node.emitError() << "the axis must not be the last (the real and "
                                "imaginary parts)";
-  int64_t n = type.getDimSize(*axis);
-  bool irfft = inverse && onesided;
-  int64_t length = irfft ? 2 * (n - 1) : n;
-  if (node.getInput(1)) {
-    auto given = getConstantInts(node, 1, "dft_length");
-    if (!given)
-      return failure();
-    if (given->size() != 1)
-      return node.emitError() << "dft_length must be one integer";
-    length = given->front();
-  }
+  int64_t length = lengthOf(type.getDimSize(*axis));
   if (length <= 0)
     return node.emitError()
            << "the transform length must be positive, got " << length;
