@@ -87,7 +87,7 @@ def Graph_SplitOp : Graph_InferOp<"split"> {
   let hasFolder = 1;
 }
 
-def Graph_SliceOp : Graph_InferOp<"slice"> {
+def Graph_SliceOp : Graph_InferOp<"slice", [Graph_OwnSampleRule]> {
   let summary = "strided slice of every dimension (ONNX Slice)";
   let description = [{
     ONNX `Slice` with one entry per dimension and the indices normalised and

@@ -151,6 +151,15 @@ bool TransposeOp::treatsSamplesApart(Carries) { return getPerm()[0] == 0; }
 /// their own.
 bool ReshapeOp::treatsSamplesApart(Carries) { return !getShape().empty(); }
 
+/// A slice that keeps the whole batch (kiln-graph-split-batch makes its
+/// end one sample's; the operand may already be one sample's then, its
+/// producer retyped first).
+bool SliceOp::treatsSamplesApart(Carries) {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  return type.getRank() > 0 && !type.isDynamicDim(0) && getStarts()[0] == 0 &&
+         getSteps()[0] == 1 && getEnds()[0] >= type.getDimSize(0);
+}
+
 bool GatherOp::treatsSamplesApart(Carries carries) {
   return carries(getIndices()) ? !carries(getData()) && getAxis() == 0
                                : getAxis() != 0;

@@ -180,7 +180,9 @@ typedef struct kiln_abi_symbol {
    * KILN_ABI_SYMBOL_DIM (since version 8): the caller, through the inputs;
    * the model's code reads the size (a sequence length), anywhere in the
    * shapes. Each input and output that names it is dense at the run's
-   * size; the workspace is sized for `max`. */
+   * size; the workspace is sized for `max`. Beside a REPEAT symbol, a
+   * sample's size is that of the run's sizes (the same layout: a dense
+   * tensor of all the samples). */
   int32_t kind;
   int32_t reserved; /* zero */
 } kiln_abi_symbol;

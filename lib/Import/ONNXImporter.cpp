@@ -436,17 +436,29 @@ LogicalResult ModelImporter::resolveSymbols(const onnx::GraphProto &graph) {
     if (name != batchSymbol)
       dimSymbols.push_back({name, bounds});
   }
-  if (auto it = options.symbolBounds.find(batchSymbol);
-      it != options.symbolBounds.end()) {
-    batchBounds = it->second;
-    // Beside other symbols that the code reads, a batch given bounds is
-    // read the same way (its default bounds would size the workspace for
-    // 1024 samples: without bounds, the compiler asks for a size).
-    if (!dimSymbols.empty()) {
-      dimSymbols.insert(dimSymbols.begin(), {batchSymbol, batchBounds});
-      batchAsDim = batchSymbol;
-      batchSymbol.clear();
-    }
+  auto given = options.symbolBounds.find(batchSymbol);
+  if (given != options.symbolBounds.end())
+    batchBounds = given->second;
+  // Beside other symbols that the code reads, the batch is split as
+  // anywhere (the entry takes one sample and reads the others' sizes),
+  // unless the compiler asks for it to be read the same way as they are
+  // (its default bounds would then size the workspace for 1024 samples:
+  // without bounds, the compiler asks for a size).
+  if (!batchSymbol.empty() && !dimSymbols.empty() &&
+      options.readBatchAtRunTime) {
+    if (given == options.symbolBounds.end())
+      return emitModelError()
+             << "the batch '" << batchSymbol
+             << "' and the symbolic dimensions given bounds ('"
+             << dimSymbols.front().first
+             << "', ...) cannot both stay symbolic with the batch's default "
+                "bounds (the workspace would hold 1024 samples): give the "
+                "batch a size with --dynamic-dims "
+             << batchSymbol << "=SIZE, or bounds with --dynamic-dims "
+             << batchSymbol << "=MIN..MAX";
+    dimSymbols.insert(dimSymbols.begin(), {batchSymbol, batchBounds});
+    batchAsDim = batchSymbol;
+    batchSymbol.clear();
   }
   return success();
 }

@@ -48,6 +48,11 @@ struct ImportOptions {
   /// unusual number, so that a reshape target's batch is told from its other
   /// sizes.
   int64_t batchProbe = 97;
+  /// Beside other symbolic dimensions that the code reads (a sequence),
+  /// read the batch's size at run time too instead of running the entry
+  /// once per sample: the compiler's fallback where the model cannot run
+  /// its samples apart.
+  bool readBatchAtRunTime = false;
   /// Check the whole model instead of stopping at its first problem: every
   /// node whose inputs are known is imported, and each failure reported.
   bool keepGoing = false;

@@ -95,6 +95,7 @@ public:
 
   std::string text() const { return llvm::join(lines, "\n"); }
   const std::vector<std::string> &messages() const { return lines; }
+  void clear() { lines.clear(); }
 
 private:
   /// "node_name (OpType): " for an imported node; "file:line:col: " for text.
@@ -219,10 +220,6 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
   // after the batch's symbol; the entry takes their memrefs' sizes.
   size_t firstDimSymbol = signature.symbols.size();
   if (auto dims = entry->getAttrOfType<ArrayAttr>(attr::kDimSymbols)) {
-    if (!dims.empty() && firstDimSymbol > 0)
-      return entry->emitError()
-             << "a symbolic batch beside the symbolic dimensions that the "
-                "code reads, which Kiln does not combine (yet)";
     for (Attribute item : dims) {
       auto fields = cast<DictionaryAttr>(item);
       signature.symbols.push_back({fields.getAs<StringAttr>("name").str(),
@@ -314,11 +311,15 @@ FailureOr<ModelSignature> readModelSignature(Operation *entry) {
                                      "symbol";
       }
       if (signature.repeat > 1 && tensor.passed) {
-        // The batch is split: the entry takes one sample of each tensor.
+        // The batch is split: the entry takes one sample of each tensor,
+        // whose bytes are these times the run's sizes of its `?`
+        // dimensions.
         uint64_t bytes =
-            ranked.getNumElements() *
             std::max<int64_t>(1, ranked.getElementTypeBitWidth() / 8);
-        tensor.sampleBytes = bytes / signature.repeat;
+        for (int64_t size : ranked.getShape().drop_front())
+          if (!ShapedType::isDynamic(size))
+            bytes *= size;
+        tensor.sampleBytes = bytes;
       }
       // Every tensor leads with the batch where it is symbolic.
       if (signature.repeatSymbol >= 0 && !tensor.shape.empty())
@@ -591,8 +592,28 @@ public:
                     const std::string &outputPath) {
     if (!module)
       return fail();
-    if (failed(compile(*module, outputPath)))
-      return fail();
+    if (failed(compile(*module, outputPath))) {
+      // A symbolic batch beside sizes that the code reads runs once per
+      // sample where its samples run apart; elsewhere its size is read at
+      // run time like theirs, from a second import.
+      if (readBatchBecause.empty() || !reimport)
+        return fail(readBatchBecause.empty()
+                        ? ""
+                        : "the batch cannot stay symbolic: " +
+                              readBatchBecause);
+      std::string because = std::move(readBatchBecause);
+      readBatchBecause.clear();
+      diagnostics.clear();
+      result = CompileResult();
+      ImportOptions reading = importOptions(options);
+      reading.readBatchAtRunTime = true;
+      OwningOpRef<ModuleOp> again = reimport(reading);
+      if (!again || failed(compile(*again, outputPath)))
+        return fail();
+      if (options.report)
+        result.report +=
+            "batch: read at run time (not split: " + because + ")\n";
+    }
     result.ok = true;
     return result;
   }
@@ -601,6 +622,9 @@ public:
   /// Imports the model again with other import options; empty for a model
   /// given as MLIR.
   std::function<OwningOpRef<ModuleOp>(const ImportOptions &)> reimport;
+  /// Why a symbolic batch beside sizes that the code reads was not split:
+  /// run() then imports the model again, reading the batch's size too.
+  std::string readBatchBecause;
 
   /// The error messages so far, one each.
   const std::vector<std::string> &errorMessages() const {
@@ -642,6 +666,8 @@ private:
     auto symbols = entry->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr);
     if (!symbols || symbols.empty() || !reimport)
       return success();
+    StringRef name =
+        cast<DictionaryAttr>(symbols[0]).getAs<StringAttr>("name").getValue();
     ImportOptions second = importOptions(options);
     second.batchProbe = kSecondBatchProbe;
     OwningOpRef<ModuleOp> other = reimport(second);
@@ -654,14 +680,31 @@ private:
     Operation *differs = firstDifference(entry, otherEntry);
     if (!differs)
       return success();
-    StringRef name =
-        cast<DictionaryAttr>(symbols[0]).getAs<StringAttr>("name").getValue();
+    // Beside sizes that the code reads, the batch's is read too (run()).
+    if (auto dims = entry->getAttrOfType<ArrayAttr>(attr::kDimSymbols);
+        dims && !dims.empty()) {
+      readBatchBecause = "the model computes with the batch's size (" +
+                         differs->getName().getStringRef().str() + ")";
+      return failure();
+    }
     return differs->emitError()
            << "the model computes with the size of the batch '" << name
            << "' here (" << differs->getName()
            << "), so the batch cannot stay symbolic; give it a size with "
               "--dynamic-dims "
            << name << "=SIZE (or --input-shape)";
+  }
+
+  /// Where kiln-graph-split-batch kept a symbolic batch whole beside sizes
+  /// that the code reads (it failed without an error): why, for run().
+  void noteBatchKeptWhole(Operation *entry) {
+    if (!entry || entry->hasAttr(graph::kBatchRepeatAttr))
+      return;
+    auto symbols = entry->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr);
+    auto dims = entry->getAttrOfType<ArrayAttr>(attr::kDimSymbols);
+    auto reason = entry->getAttrOfType<StringAttr>(graph::kBatchSplitAttr);
+    if (symbols && !symbols.empty() && dims && !dims.empty() && reason)
+      readBatchBecause = "the model is kept " + reason.str();
   }
 
   /// The last stage of the pass pipeline that `emit` needs.
@@ -684,24 +727,6 @@ private:
       return module.emitError("the model has no function @main");
     if (failed(checkElementTypes(main)) || failed(checkTensorSizes(module)))
       return failure();
-    // A symbolic batch and sizes that the code reads: not combined (yet).
-    if (auto symbols = main->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr),
-        dims = main->getAttrOfType<ArrayAttr>(attr::kDimSymbols);
-        symbols && !symbols.empty() && dims && !dims.empty()) {
-      StringRef name =
-          cast<DictionaryAttr>(symbols[0]).getAs<StringAttr>("name").getValue();
-      return mlir::emitError(main.getLoc())
-             << "the batch '" << name
-             << "' and the symbolic dimensions given bounds ('"
-             << cast<DictionaryAttr>(dims[0])
-                    .getAs<StringAttr>("name")
-                    .getValue()
-             << "', ...) cannot both stay symbolic with the batch's default "
-                "bounds (the workspace would hold 1024 samples): give the "
-                "batch a size with --dynamic-dims "
-             << name << "=SIZE, or bounds with --dynamic-dims " << name
-             << "=MIN..MAX";
-    }
     // A symbolic batch runs one sample at a time, which a GPU model does
     // not do (yet): it runs its batch whole.
     if (auto symbols = main->getAttrOfType<ArrayAttr>(graph::kSymbolsAttr);
@@ -771,8 +796,10 @@ private:
     if (options.emit == EmitStage::Graph)
       return writeText(outputPath, printModule(module));
 
-    if (failed(runStage(module, PipelineStage::Linalg)))
+    if (failed(runStage(module, PipelineStage::Linalg))) {
+      noteBatchKeptWhole(module.lookupSymbol(kEntryName));
       return failure();
+    }
     Operation *entry = module.lookupSymbol(kEntryName);
     if (!entry)
       return module.emitError("the pipeline lost the entry function");

@@ -27,6 +27,14 @@ uint64_t alignedSlot(uint64_t bytes, const ModelSignature &signature) {
   return alignTo(bytes, std::max<uint64_t>(signature.workspaceAlign, 64));
 }
 
+/// Whether the entry reads sizes at run time: a symbol of kind
+/// KILN_ABI_SYMBOL_DIM, which takes memref descriptors.
+bool readsSizes(const ModelSignature &signature) {
+  return llvm::any_of(signature.symbols, [](const SymbolSignature &symbol) {
+    return symbol.kind == KILN_ABI_SYMBOL_DIM;
+  });
+}
+
 class ABIEmitter {
 public:
   ABIEmitter(Module &module)
@@ -381,14 +389,6 @@ public:
         ConstantInt::get(i64Ty, signature.constantsSize)};
   }
 
-  /// Whether the entry reads sizes at run time: a symbol of kind
-  /// KILN_ABI_SYMBOL_DIM, which takes memref descriptors.
-  static bool readsSizes(const ModelSignature &signature) {
-    return llvm::any_of(signature.symbols, [](const SymbolSignature &symbol) {
-      return symbol.kind == KILN_ABI_SYMBOL_DIM;
-    });
-  }
-
   Error emit(const std::string &entryName, const ModelSignature &signature,
              const TargetInfo &target) {
     Function *entry = module.getFunction(entryName);
@@ -400,12 +400,13 @@ public:
     // static memrefs only, and converts a function with any other to
     // descriptors whole (the workspace's too).
     bool descriptors = readsSizes(signature);
-    if (descriptors && (signature.repeat > 1 || signature.repeatSymbol >= 0 ||
-                        !signature.resultArgs.empty() ||
-                        signature.device == KILN_ABI_DEVICE_CUDA))
+    bool repeats = signature.repeat > 1 || signature.repeatSymbol >= 0;
+    if (descriptors &&
+        (!signature.resultArgs.empty() ||
+         signature.device == KILN_ABI_DEVICE_CUDA || signature.sampleSlots > 1))
       return createStringError(
-          "sizes that the code reads, in a model that repeats its entry, "
-          "returns sizes that the data decides or runs on a GPU");
+          "sizes that the code reads, in a model that returns sizes that the "
+          "data decides, runs on a GPU or runs samples side by side");
     auto countPassed = [&](const std::vector<TensorSignature> &list) {
       size_t count = 0;
       for (const TensorSignature &t : list)
@@ -564,7 +565,11 @@ public:
     Value *inputs = b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 2));
     Value *outputs = b.CreateLoad(ptrTy, b.CreateStructGEP(runArgsTy, args, 3));
     SmallVector<Value *> callArgs;
+    // A split batch's: each passed tensor's bytes per sample, and the
+    // arguments that the next sample advances by them (its pointer, or a
+    // descriptor's two).
     SmallVector<uint64_t> strides;
+    SmallVector<std::pair<size_t, Value *>> advanced;
     // The run's sizes of the symbols that the code reads (the runtime
     // checked them against the bounds; one out of them is refused all the
     // same, since the workspace holds the largest).
@@ -608,10 +613,24 @@ public:
       callArgs.append(steps.begin(), steps.end());
     };
     auto pass = [&](const TensorSignature &tensor, Value *pointer) {
+      // The entry takes one sample of a split batch, whose bytes are the
+      // static ones times the run's sizes of its other symbols.
       strides.push_back(tensor.sampleBytes);
       SmallVector<Value *> dims;
-      for (int64_t d : tensor.shape)
-        dims.push_back(d >= 0 ? ConstantInt::get(i64Ty, d) : sizes[-1 - d]);
+      Value *stride = ConstantInt::get(i64Ty, tensor.sampleBytes);
+      for (auto [d, size] : llvm::enumerate(tensor.shape)) {
+        if (repeats && d == 0) {
+          dims.push_back(ConstantInt::get(i64Ty, 1));
+          continue;
+        }
+        dims.push_back(size >= 0 ? ConstantInt::get(i64Ty, size)
+                                 : sizes[-1 - size]);
+        if (size < 0)
+          stride = b.CreateMul(stride, dims.back());
+      }
+      advanced.push_back({callArgs.size(), stride});
+      if (descriptors)
+        advanced.push_back({callArgs.size() + 1, stride});
       passMemRef(pointer, dims);
     };
     for (size_t i = 0; i < signature.inputs.size(); ++i)
@@ -699,10 +718,9 @@ public:
     PHINode *sample = b.CreatePHI(i64Ty, 2, "sample");
     sample->addIncoming(first, before);
     SmallVector<Value *> sampleArgs(callArgs);
-    for (auto [arg, stride] : llvm::zip(sampleArgs, strides))
-      arg = b.CreateInBoundsGEP(
-          b.getInt8Ty(), arg,
-          b.CreateMul(sample, ConstantInt::get(i64Ty, stride)));
+    for (auto [i, stride] : advanced)
+      sampleArgs[i] = b.CreateInBoundsGEP(b.getInt8Ty(), callArgs[i],
+                                          b.CreateMul(sample, stride));
     b.CreateCall(entry, sampleArgs);
     Value *next = b.CreateAdd(sample, ConstantInt::get(i64Ty, 1));
     sample->addIncoming(next, loop);
@@ -858,7 +876,8 @@ int64_t chooseSampleSlots(const ModelSignature &signature,
                         ? signature.symbols[signature.repeatSymbol].max
                         : signature.repeat;
   if (samples <= 1 || !signature.usesOpenMP ||
-      signature.device != KILN_ABI_DEVICE_CPU || !signature.checks.empty())
+      signature.device != KILN_ABI_DEVICE_CPU || !signature.checks.empty() ||
+      readsSizes(signature))
     return 1;
   for (const GlobalVariable &global : module.globals())
     if (!global.isConstant())

@@ -25,7 +25,8 @@ struct TensorSignature {
   /// no elements holds no data: the model neither reads nor writes it.
   bool passed = true;
   /// Bytes of one sample, where the entry runs once per sample
-  /// (ModelSignature::repeat above 1).
+  /// (ModelSignature::repeat above 1): times the run's sizes of the
+  /// symbolic dimensions after the first, where the entry reads them.
   uint64_t sampleBytes = 0;
 };
 

@@ -282,8 +282,8 @@ def test_kiln_run_any_sequence(tmp_path):
 
 def test_sequence_errors(tmp_path):
     """Sizes outside the bounds and inputs that disagree fail the run;
-    ops without a rule for symbolic sizes, the GPU target and a symbolic
-    batch beside a sequence are refused when compiling, with the way out."""
+    ops without a rule for symbolic sizes and the GPU target are refused
+    when compiling, with the way out."""
     model = attention_block()
     loaded = kiln.load(kiln.compile(model, tmp_path / "att.so",
                                     dynamic_dims={"seq": (2, 8)}))
@@ -323,15 +323,57 @@ def test_sequence_errors(tmp_path):
 
     both = small_model([helper.make_node("Relu", ["x"], ["y"])],
                        [("x", ["batch", "seq", 4])], [("y", ["batch", "seq", 4])])
-    with pytest.raises(kiln.CompileError,
-                       match=r"the batch 'batch' and the symbolic dimensions "
-                             r"given bounds \('seq', \.\.\.\) cannot both stay "
-                             r"symbolic with the batch's default bounds"):
-        kiln.compile(both, tmp_path / "b.so", dynamic_dims={"seq": (1, 8)})
     one = kiln.load(kiln.compile(both, tmp_path / "b.so",
                                  dynamic_dims={"seq": (1, 8), "batch": 2}))
     x = rng.standard_normal((2, 5, 4)).astype(np.float32)
     np.testing.assert_array_equal(one.run({"x": x})["y"], np.maximum(x, 0))
+
+
+def test_batch_beside_sequence(tmp_path):
+    """A symbolic batch beside a sequence runs the entry once per sample,
+    the code reading the sequence (the batch's default bounds need no
+    workspace of their own); where the samples do not run apart, the code
+    reads the batch's size too, which needs bounds for it."""
+    both = small_model([helper.make_node("Relu", ["x"], ["y"])],
+                       [("x", ["batch", "seq", 4])], [("y", ["batch", "seq", 4])])
+    onnx.save(both, tmp_path / "both.onnx")
+    proc = subprocess.run([KILN_COMPILE, tmp_path / "both.onnx", "-o",
+                           tmp_path / "both.so", "--report",
+                           "--dynamic-dims", "seq=1..8"],
+                          capture_output=True, text=True, check=True)
+    assert "batch: symbolic 'batch', run once per sample" in proc.stderr
+    loaded = kiln.load(str(tmp_path / "both.so"))
+    assert loaded.symbols == [kiln.SymbolInfo("batch", 1, 1024),
+                              kiln.SymbolInfo("seq", 1, 8)]
+    for batch, seq in [(1, 1), (2, 5), (7, 8), (33, 3)]:
+        x = rng.standard_normal((batch, seq, 4)).astype(np.float32)
+        np.testing.assert_array_equal(loaded.run({"x": x})["y"], np.maximum(x, 0))
+    with pytest.raises(kiln.InvalidInputError, match=r"'seq'\) is 9"):
+        loaded.run({"x": np.zeros((2, 9, 4), np.float32)})
+
+    # An output that does not lead with the batch: the batch is read.
+    mixes = small_model([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0, 2])],
+                        [("x", ["batch", "seq", 4])], [("y", ["seq", "batch", 4])])
+    with pytest.raises(kiln.CompileError,
+                       match=r"the batch 'batch' and the symbolic dimensions "
+                             r"given bounds \('seq', \.\.\.\) cannot both stay "
+                             r"symbolic with the batch's default bounds.*"
+                             r"--dynamic-dims batch=MIN\.\.MAX"):
+        kiln.compile(mixes, tmp_path / "m.so", dynamic_dims={"seq": (1, 8)})
+    onnx.save(mixes, tmp_path / "mixes.onnx")
+    proc = subprocess.run([KILN_COMPILE, tmp_path / "mixes.onnx", "-o",
+                           tmp_path / "mixes.so", "--report",
+                           "--dynamic-dims", "batch=1..6,seq=1..8"],
+                          capture_output=True, text=True, check=True)
+    assert ("batch: read at run time (not split: the model is kept whole "
+            "(no batch above 1 leads every input and output))") in proc.stderr
+    loaded = kiln.load(str(tmp_path / "mixes.so"))
+    assert loaded.symbols == [kiln.SymbolInfo("batch", 1, 6),
+                              kiln.SymbolInfo("seq", 1, 8)]
+    for batch, seq in [(1, 1), (2, 5), (6, 8)]:
+        x = rng.standard_normal((batch, seq, 4)).astype(np.float32)
+        np.testing.assert_array_equal(loaded.run({"x": x})["y"],
+                                      x.transpose(1, 0, 2))
 
 
 def encoder_any_sequence(max_seq=64, layers=2):
@@ -355,9 +397,8 @@ def test_encoder_any_sequence_matches_onnxruntime(tmp_path):
 
 
 def test_encoder_any_batch_and_sequence(tmp_path):
-    """The batch beside the sequence: given bounds, the code reads both
-    (without bounds the compiler asks for them: its default, 1..1024, would
-    size the workspace for 1024 samples)."""
+    """The batch beside the sequence: the entry runs once per sample and
+    reads the sequence's size."""
     model = encoder_any_sequence(layers=1)
     dims = model.graph.input[0].type.tensor_type.shape.dim
     dims[0].Clear()
@@ -365,13 +406,6 @@ def test_encoder_any_batch_and_sequence(tmp_path):
     out = model.graph.output[0].type.tensor_type.shape.dim
     out[0].Clear()
     out[0].dim_param = "batch"
-    with pytest.raises(kiln.CompileError,
-                       match=r"the batch 'batch' and the symbolic dimensions "
-                             r"given bounds \('seq', \.\.\.\) cannot both stay "
-                             r"symbolic with the batch's default bounds.*"
-                             r"--dynamic-dims batch=MIN\.\.MAX"):
-        kiln.compile(model, tmp_path / "default.so",
-                     dynamic_dims={"seq": (1, 64)})
     compiled = kiln.compile(model, tmp_path / "bert.so",
                             dynamic_dims={"batch": (1, 8), "seq": (1, 64)})
     loaded = kiln.load(compiled)

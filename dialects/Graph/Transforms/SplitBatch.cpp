@@ -19,6 +19,7 @@
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Graph/Transforms/Passes.h"
+#include "dialects/Kiln/KilnAttributes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -49,10 +50,21 @@ struct BatchSplit {
   std::string reason;
 };
 
+/// The bytes of a tensor, a `?` dimension (a size the code reads at run
+/// time) counted as 1.
 int64_t byteSize(Type type) {
   auto tensor = cast<RankedTensorType>(type);
-  return tensor.getNumElements() *
-         std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+  int64_t bytes = std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+  for (int64_t size : tensor.getShape())
+    if (!ShapedType::isDynamic(size))
+      bytes *= size;
+  return bytes;
+}
+
+/// Whether `type` is ranked and leads with a static size, the batch.
+bool leadsWithStatic(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() > 0 && !tensor.isDynamicDim(0);
 }
 
 RankedTensorType withBatch(RankedTensorType type, int64_t batch) {
@@ -98,6 +110,30 @@ LogicalResult retype(func::FuncOp func, int64_t batch, int64_t &activations,
         }
       break;
     }
+    // A value that does not depend on the batch, broadcast to it: each
+    // sample gets one copy.
+    if (auto expand = dyn_cast<graph::ExpandOp>(op);
+        expand && !batched.contains(expand.getInput()) &&
+        static_cast<int64_t>(expand.getShape().size()) ==
+            cast<RankedTensorType>(expand.getType()).getRank() &&
+        expand.getShape()[0] == batch && leadsWithStatic(expand.getType()) &&
+        cast<RankedTensorType>(expand.getType()).getDimSize(0) == batch) {
+      SmallVector<int64_t> shape(expand.getShape());
+      shape[0] = 1;
+      expand.setShape(shape);
+      auto type = withBatch(cast<RankedTensorType>(expand.getType()), 1);
+      expand.getResult().setType(type);
+      batched.insert(expand.getResult());
+      activations += byteSize(type);
+      largest = std::max(largest, byteSize(type));
+      continue;
+    }
+    // The first entries of a value that does not depend on the batch, as
+    // many as a sample's size along another axis: the same for each.
+    if (auto prefix = dyn_cast<graph::PrefixOp>(op);
+        prefix && !batched.contains(prefix.getInput()) &&
+        prefix.getLikeAxis() != 0)
+      continue;
     if (llvm::none_of(op.getOperands(),
                       [&](Value v) { return batched.contains(v); }))
       continue;
@@ -109,8 +145,7 @@ LogicalResult retype(func::FuncOp func, int64_t batch, int64_t &activations,
     SmallVector<RankedTensorType> expected;
     for (Value result : op.getResults()) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
-      if (!type || !type.hasStaticShape() || type.getRank() == 0 ||
-          type.getDimSize(0) != batch) {
+      if (!leadsWithStatic(type) || type.getDimSize(0) != batch) {
         reason = describe(&op) + " has a result without the batch first";
         return failure();
       }
@@ -124,6 +159,11 @@ LogicalResult retype(func::FuncOp func, int64_t batch, int64_t &activations,
         shape[0] = 1;
         reshape.setShape(shape);
       }
+    }
+    if (auto slice = dyn_cast<graph::SliceOp>(op)) {
+      SmallVector<int64_t> ends(slice.getEnds());
+      ends[0] = 1;
+      slice.setEnds(ends);
     }
     SmallVector<Type> inferred;
     if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
@@ -186,8 +226,10 @@ BatchSplit splitBatch(func::FuncOp main, BatchSplitMode mode,
                                             main.getResultTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     // Sub-byte elements pack several to a byte: a sample need not start on
-    // one.
-    if (!tensor || tensor.getRank() == 0 || !tensor.hasStaticShape() ||
+    // one. Sizes that the code reads at run time (a sequence beside the
+    // batch) may follow the batch where it is symbolic.
+    if (!leadsWithStatic(tensor) ||
+        (!tensor.hasStaticShape() && mode != BatchSplitMode::On) ||
         (tensor.getElementTypeBitWidth() % 8 != 0 &&
          tensor.getElementTypeBitWidth() != 1)) {
       leads = false;
@@ -217,7 +259,13 @@ BatchSplit splitBatch(func::FuncOp main, BatchSplitMode mode,
   auto megabytes = [](int64_t bytes) {
     return llvm::formatv("{0:f1} MB", double(bytes) / 1e6).str();
   };
-  std::string sizes = "largest activation " + megabytes(largest) +
+  bool dynamic = llvm::any_of(main.getArgumentTypes(), [](Type type) {
+    return !cast<RankedTensorType>(type).hasStaticShape();
+  });
+  std::string sizes = std::string(dynamic ? "at a size of 1 for each size "
+                                            "read at run time, "
+                                          : "") +
+                      "largest activation " + megabytes(largest) +
                       " a sample, activations " + megabytes(activations) +
                       " a sample, weights " + megabytes(weights);
   if (mode == BatchSplitMode::Auto &&
@@ -270,6 +318,19 @@ struct GraphSplitBatchPass : impl::GraphSplitBatchBase<GraphSplitBatchPass> {
     if (symbolic) {
       StringRef name =
           cast<DictionaryAttr>(symbols[0]).getAs<StringAttr>("name");
+      // Beside sizes that the code reads, the compiler can read the
+      // batch's too, from a second import: the pass fails with a remark,
+      // the function saying why in its kiln.batch_split, without a repeat.
+      auto dims = func->getAttrOfType<ArrayAttr>(attr::kDimSymbols);
+      if (split.repeat <= 1 && dims && !dims.empty()) {
+        func->setAttr(kBatchSplitAttr, builder.getStringAttr(split.reason));
+        func->removeAttr(kBatchRepeatAttr);
+        func.emitRemark() << "the batch '" << name
+                          << "' is not split: the model is kept "
+                          << split.reason
+                          << "; its size is to be read at run time";
+        return signalPassFailure();
+      }
       if (split.repeat <= 1) {
         func.emitError() << "the batch '" << name
                          << "' cannot stay symbolic: the model is kept "
