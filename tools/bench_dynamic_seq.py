@@ -12,6 +12,12 @@ rounds; prints each one's median of its rounds' medians and the ratios.
     .venv/bin/python tools/bench_dynamic_seq.py --hidden 256 --layers 2 --seq 128
     .venv/bin/python tools/bench_dynamic_seq.py --model exported --bert-base \
         --seq 128 384
+    .venv/bin/python tools/bench_dynamic_seq.py --model exported --bert-base \
+        --seq 128 --batch 2 8
+
+With --batch (the exported model only), the dynamic build also takes the
+batch at run time (`batch=1..MAX_BATCH`) and each batch size is measured
+against a static build of that batch and sequence length.
 
 Needs the build's Python module (build/python) on PYTHONPATH."""
 
@@ -49,6 +55,10 @@ def main():
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--seq", type=int, nargs="+", default=[128])
     parser.add_argument("--max-seq", type=int, default=512)
+    parser.add_argument("--batch", type=int, nargs="+", default=None,
+                        help="batch sizes (exported model): the dynamic build "
+                             "reads the batch too")
+    parser.add_argument("--max-batch", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--work", type=Path, default=Path("/tmp/kiln-bench-dynamic-seq"))
@@ -66,14 +76,16 @@ def main():
         model = exported_encoder.build(layers=args.layers, hidden=args.hidden,
                                        heads=heads, vocab=1000,
                                        positions=args.max_seq)
-        dims = {"batch": 1}
+        dims = {"batch": (1, args.max_batch) if args.batch else 1}
     else:
+        if args.batch:
+            parser.error("--batch needs --model exported")
         model = transformer_encoder.any_sequence_length(transformer_encoder.build(
             seq=args.max_seq, layers=args.layers, hidden=args.hidden,
             heads=heads, vocab=1000))
         dims = {}
     onnx.save(model, args.work / "encoder.onnx")
-    print(f"compiling the dynamic build (seq=1..{args.max_seq})", flush=True)
+    print(f"compiling the dynamic build ({dims}, seq=1..{args.max_seq})", flush=True)
     dynamic = kiln.load(kiln.compile(model, args.work / "dynamic.so",
                                      dynamic_dims={**dims, "seq": (1, args.max_seq)}),
                         num_threads=1)
@@ -81,15 +93,17 @@ def main():
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(str(args.work / "encoder.onnx"), options)
     rng = np.random.default_rng(0)
-    print("| tokens | dynamic (ms) | static (ms) | onnxruntime (ms) "
+    print("| batch x tokens | dynamic (ms) | static (ms) | onnxruntime (ms) "
           "| dynamic / static | dynamic / onnxruntime |")
     print("|---|---|---|---|---|---|")
-    for seq in args.seq:
-        static = kiln.load(kiln.compile(model, args.work / f"static{seq}.so",
-                                        dynamic_dims={**dims, "seq": seq}),
+    for batch, seq in [(b, s) for b in (args.batch or [1]) for s in args.seq]:
+        static = kiln.load(kiln.compile(model, args.work / f"static{batch}x{seq}.so",
+                                        dynamic_dims={**dims, "batch": batch, "seq": seq}
+                                        if args.model == "exported"
+                                        else {"seq": seq}),
                            num_threads=1)
         if args.model == "exported":
-            feeds = exported_encoder.feeds(model, seed=seq, seq=seq)
+            feeds = exported_encoder.feeds(model, seed=seq, batch=batch, seq=seq)
         else:
             feeds = {"input_ids": rng.integers(0, 1000, (1, seq)).astype(np.int64),
                      "position_ids": np.arange(seq, dtype=np.int64)[None]}
@@ -102,7 +116,7 @@ def main():
             times["static"].append(median_ms(lambda: static.run(feeds), args.repeat))
             times["ort"].append(median_ms(lambda: session.run(None, feeds), args.repeat))
         d, s, o = (statistics.median(times[k]) for k in ("dynamic", "static", "ort"))
-        print(f"| {seq} | {d:.3f} | {s:.3f} | {o:.3f} | {d / s:.2f} | {d / o:.2f} |",
+        print(f"| {batch} x {seq} | {d:.3f} | {s:.3f} | {o:.3f} | {d / s:.2f} | {d / o:.2f} |",
               flush=True)
 
 
