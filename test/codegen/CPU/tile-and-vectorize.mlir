@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize=vector-width=8 | FileCheck %s --check-prefix=AVX2
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize=parallel=true | FileCheck %s --check-prefix=PAR
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="parallel=true cached-weight-bytes=32768" | FileCheck %s --check-prefix=CHUNK
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="parallel=true cached-weight-bytes=131072" | FileCheck %s --check-prefix=WINDOW
 
 // A matmul becomes 8x32 register blocks: N tiles outside M tiles, the output
 // tile read once before the reduction loop and written once after it, and
@@ -761,6 +762,36 @@ func.func @chunked_reduction(%x: tensor<1x16x8x8x16xf32>, %w: tensor<8x16x1x1x16
     linalg.yield %1 : f32
   } -> tensor<1x8x8x8x16xf32>
   return %y : tensor<1x8x8x8x16xf32>
+}
+
+// -----
+
+// A convolution dilated by 8 on an 8x8 map padded by 8, over 16 input
+// channel blocks: its taps 0 and 2 read only padding in every row and
+// column, so the tiles read the 8x8 map, not the 24x24 padded input. Per
+// channel block, 18 KB of weights for a column of two output blocks and 4
+// KB of the map (36 KB of the padded input): with 128 KB cached, chunks of
+// 4 blocks (2 from the padded size).
+// WINDOW-LABEL: func.func @dilated_chunks
+// WINDOW: scf.for %{{.+}} = %c0 to %c16 step %c4 iter_args
+// WINDOW: scf.forall
+#in = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d2 + d6 * 8, d3 + d7 * 8, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d5, d6, d7, d8, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @dilated_chunks(%x: tensor<1x16x8x8x16xf32>, %w: tensor<8x16x3x3x16x16xf32>) -> tensor<1x8x8x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x24x24x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x24x24x16xf32>) -> tensor<1x16x24x24x16xf32>
+  %p = tensor.insert_slice %x into %f[0, 0, 8, 8, 0] [1, 16, 8, 8, 16] [1, 1, 1, 1, 1] : tensor<1x16x8x8x16xf32> into tensor<1x16x24x24x16xf32>
+  %o = tensor.empty() : tensor<1x8x8x8x16xf32>
+  %of = linalg.fill ins(%zero : f32) outs(%o : tensor<1x8x8x8x16xf32>) -> tensor<1x8x8x8x16xf32>
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%p, %w : tensor<1x16x24x24x16xf32>, tensor<8x16x3x3x16x16xf32>) outs(%of : tensor<1x8x8x8x16xf32>) attrs = {kiln.blocked_conv = #kiln.blocked_conv<strides = [1, 1], dilations = [8, 8]>} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x8x8x16xf32>
+  return %0 : tensor<1x8x8x8x16xf32>
 }
 
 // -----
