@@ -1074,41 +1074,47 @@ std::optional<int64_t> reductionChunk(linalg::LinalgOp op,
   int64_t column = tileSizes[1] * out[4];
   int64_t weightPerBlock = column * in[4] * conv->kernelHeight() *
                            conv->kernelWidth() * int64_t(sizeof(float));
-  // The input rows and columns that the tiles read: the padded input's,
-  // or where the tap loops skip most taps as reading only padding
-  // (liveTaps: a convolution dilated beyond its map's size, DeepLabV3's
-  // ASPP dilated by 24 on 28x28), the part that holds data. (Its 2048
-  // input channels in chunks of 4 blocks: 12.5 -> 9.2-10.2 ms. Dilated by
-  // 12, with a third of the taps skipped, chunks of 2 from the padded size
-  // stay the best: 21.6-22.6 ms, 22.9-24.4 in chunks of 4.)
-  int64_t rows = in[2], columns = in[3];
-  if (std::optional<DataWindow> window = zeroPaddedWindow(conv->input)) {
-    bool skips = false;
-    for (int k = 0; k < 2; ++k)
-      skips |= conv->weightShape[2 + k] > 1 &&
-               deadTapShare(*window, k, in[2 + k], tileSizes[2 + k],
-                            conv->strides[k], conv->dilations[k],
-                            conv->weightShape[2 + k]) >= 0.5;
-    if (skips) {
-      rows = window->end[0] - window->begin[0];
-      columns = window->end[1] - window->begin[1];
-    }
-  }
-  int64_t inputPerBlock =
-      in[0] * rows * columns * in[4] * int64_t(sizeof(float));
   int64_t outputPerColumn =
       out[0] * out[2] * out[3] * column * int64_t(sizeof(float));
-  int64_t perBlock = weightPerBlock + inputPerBlock;
   int64_t outputColumns = out[1] / std::max<int64_t>(1, tileSizes[1]);
   if (outputColumns < kMinChunkedColumns ||
-      outputPerColumn > cachedWeightBytes / 2 ||
-      channelBlocks * perBlock <= 2 * cachedWeightBytes)
+      outputPerColumn > cachedWeightBytes / 2)
     return std::nullopt;
-  int64_t chunk = largestDivisor(
-      channelBlocks, std::max<int64_t>(1, cachedWeightBytes / perBlock));
-  if (chunk < 2 || chunk == channelBlocks)
+  // Chunks of the channel blocks whose weights and input, `rows` x
+  // `columns` of it, stay in cache; none where they all do, or not two.
+  auto chunkFor = [&](int64_t rows, int64_t columns) -> std::optional<int64_t> {
+    int64_t perBlock = weightPerBlock +
+                       in[0] * rows * columns * in[4] * int64_t(sizeof(float));
+    if (channelBlocks * perBlock <= 2 * cachedWeightBytes)
+      return std::nullopt;
+    int64_t chunk = largestDivisor(
+        channelBlocks, std::max<int64_t>(1, cachedWeightBytes / perBlock));
+    if (chunk < 2 || chunk == channelBlocks)
+      return std::nullopt;
+    return chunk;
+  };
+  if (std::optional<int64_t> chunk = chunkFor(in[2], in[3]))
+    return chunk;
+  // Where the padded input leaves no chunk and the tap loops skip most taps
+  // as reading only padding (liveTaps: a convolution dilated beyond its
+  // map's size, DeepLabV3-ResNet50's ASPP dilated by 24 on 28x28 over 2048
+  // channels), the tiles read the part that holds data: chunks sized by it
+  // (there 12.5 -> 9.2-10.2 ms). Only there: where the padded size gives
+  // chunks, larger ones from the data's were slower (DeepLabV3-MobileNetV3's
+  // ASPP dilated by 12 on 14x14: 1.16 ms in chunks of 4, 1.33 in 15).
+  std::optional<DataWindow> window = zeroPaddedWindow(conv->input);
+  if (!window)
     return std::nullopt;
-  return chunk;
+  bool skips = false;
+  for (int k = 0; k < 2; ++k)
+    skips |=
+        conv->weightShape[2 + k] > 1 &&
+        deadTapShare(*window, k, in[2 + k], tileSizes[2 + k], conv->strides[k],
+                     conv->dilations[k], conv->weightShape[2 + k]) >= 0.5;
+  if (!skips)
+    return std::nullopt;
+  return chunkFor(window->end[0] - window->begin[0],
+                  window->end[1] - window->begin[1]);
 }
 
 /// `op` with its loop `loop` tiled by `size` in an scf.for; returns the op
