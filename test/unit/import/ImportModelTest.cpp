@@ -111,21 +111,37 @@ TEST_F(ImportModelTest, DynamicDimsByName) {
               "--dynamic-dims names 'sq', which no input of the model has "
               "(its symbolic dimensions: 'B', 'seq')");
   // Bounds keep another dimension `?`, named in kiln.dim_symbols; beside
-  // it, the batch given bounds is read by the code too (both `?`).
+  // it, the batch stays the repeated one (its probe, in kiln.symbols).
   options.dimSizes.clear();
   options.symbolBounds["seq"] = {1, 64};
   ImportResult bounded = importModel(context, bytes, "", options);
   ASSERT_TRUE(bounded.module) << bounded.allErrors();
-  EXPECT_NE(bounded.ir.find("(%arg0: tensor<?x?xf32>"), std::string::npos)
+  EXPECT_NE(bounded.ir.find("(%arg0: tensor<97x?xf32>"), std::string::npos)
       << bounded.ir;
-  EXPECT_NE(bounded.ir.find("kiln.dim_symbols = [{max = 8 : i64, min = 2 : "
-                            "i64, name = \"B\"}, {max = 64 : i64, min = 1 : "
-                            "i64, name = \"seq\"}]"),
+  EXPECT_NE(bounded.ir.find("kiln.dim_symbols = [{max = 64 : i64, min = 1 : "
+                            "i64, name = \"seq\"}], kiln.symbols = [{max = "
+                            "8 : i64, min = 2 : i64, name = \"B\"}]"),
             std::string::npos)
       << bounded.ir;
-  // Without the batch's bounds it stays the repeated batch (the compiler
-  // then asks for them).
+  // Where the compiler asks for the batch to be read at run time (its
+  // samples do not run apart), it is `?` and the first of dim_symbols.
+  options.readBatchAtRunTime = true;
+  ImportResult read = importModel(context, bytes, "", options);
+  ASSERT_TRUE(read.module) << read.allErrors();
+  EXPECT_NE(read.ir.find("(%arg0: tensor<?x?xf32>"), std::string::npos)
+      << read.ir;
+  EXPECT_NE(read.ir.find("kiln.dim_symbols = [{max = 8 : i64, min = 2 : "
+                         "i64, name = \"B\"}, {max = 64 : i64, min = 1 : "
+                         "i64, name = \"seq\"}]"),
+            std::string::npos)
+      << read.ir;
+  // So read, the batch needs bounds of its own (its default would size the
+  // workspace for 1024 samples); without the option it does not.
   options.symbolBounds.erase("B");
+  expectError(importModel(context, bytes, "", options),
+              "the batch 'B' and the symbolic dimensions given bounds ('seq', "
+              "...) cannot both stay symbolic with the batch's default bounds");
+  options.readBatchAtRunTime = false;
   ImportResult repeated = importModel(context, bytes, "", options);
   ASSERT_TRUE(repeated.module) << repeated.allErrors();
   EXPECT_NE(repeated.ir.find("(%arg0: tensor<97x?xf32>"), std::string::npos)
