@@ -625,7 +625,9 @@ public:
         }
         dims.push_back(size >= 0 ? ConstantInt::get(i64Ty, size)
                                  : sizes[-1 - size]);
-        if (size < 0)
+        // (Only the sizes the entry reads are loaded: a size the data
+        // decides is not, and is never in a repeated model's tensors.)
+        if (repeats && dims.back() && size < 0)
           stride = b.CreateMul(stride, dims.back());
       }
       advanced.push_back({callArgs.size(), stride});
