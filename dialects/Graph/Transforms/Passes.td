@@ -569,7 +569,13 @@ def GraphSplitBatch : Pass<"kiln-graph-split-batch", "mlir::func::FuncOp"> {
     A function with `kiln.symbols` has a symbolic batch (the importer types
     it as a probe size): it is split whatever the mode, and where its ops do
     not allow that, the pass fails, saying why and how to give the batch a
-    size.
+    size. Its samples may keep `?` sizes that the code reads
+    (`kiln.dim_symbols`, a sequence); where such a function cannot be
+    split, the pass fails with a remark and the reason in
+    `kiln.batch_split`, and the compiler imports the model again reading
+    the batch's size too. Slices that keep the whole batch, an expand of a
+    value without the batch to it and a `graph.prefix` sized by another
+    axis of a sample take one sample as well.
 
     Before (mode=on):
     ```mlir
