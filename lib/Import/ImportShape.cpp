@@ -71,6 +71,20 @@ getConstantInts(NodeImporter &node, unsigned i, StringRef what) {
   return values;
 }
 
+/// The one integer of constant input `i` (a length, an axis), or
+/// std::nullopt after an error naming `what`.
+static std::optional<int64_t> getConstantInt(NodeImporter &node, unsigned i,
+                                             StringRef what) {
+  auto values = getConstantInts(node, i, what);
+  if (!values)
+    return std::nullopt;
+  if (values->size() != 1) {
+    node.emitError() << what << " must be one integer";
+    return std::nullopt;
+  }
+  return values->front();
+}
+
 /// The values of a constant float or integer input as doubles.
 static std::optional<SmallVector<double>>
 getConstantDoubles(NodeImporter &node, unsigned i, StringRef what) {
@@ -2805,14 +2819,8 @@ static LogicalResult importDFT(NodeImporter &node) {
   bool inverse = node.getInt("inverse", 0) != 0;
   bool onesided = node.getInt("onesided", 0) != 0;
   std::optional<int64_t> given;
-  if (node.getInput(1)) {
-    auto values = getConstantInts(node, 1, "dft_length");
-    if (!values)
-      return failure();
-    if (values->size() != 1)
-      return node.emitError() << "dft_length must be one integer";
-    given = values->front();
-  }
+  if (node.getInput(1) && !(given = getConstantInt(node, 1, "dft_length")))
+    return failure();
   if (node.hasFailed())
     return failure();
   // The transform's length along an axis of n points.
@@ -2849,12 +2857,10 @@ static LogicalResult importDFT(NodeImporter &node) {
     return selectAtRunTime(node, axis, candidates);
   }
   if (node.getOpset() >= 20 && node.getInput(2)) {
-    auto axis = getConstantInts(node, 2, "the axis input");
+    std::optional<int64_t> axis = getConstantInt(node, 2, "axis");
     if (!axis)
       return failure();
-    if (axis->size() != 1)
-      return node.emitError() << "axis must be one integer";
-    axisValue = axis->front();
+    axisValue = *axis;
   }
   auto axis = normalizeAxis(node, axisValue, rank);
   if (!axis)
@@ -2987,12 +2993,10 @@ static LogicalResult importSTFT(NodeImporter &node) {
     windowLength = getType(window).getDimSize(0);
   }
   if (node.getInput(3)) {
-    auto given = getConstantInts(node, 3, "frame_length");
+    std::optional<int64_t> given = getConstantInt(node, 3, "frame_length");
     if (!given)
       return failure();
-    if (given->size() != 1)
-      return node.emitError() << "frame_length must be one integer";
-    frameLength = given->front();
+    frameLength = *given;
   }
   if (frameLength < 0)
     frameLength = windowLength >= 0 ? windowLength : samples;
