@@ -152,7 +152,7 @@ static std::optional<SmallVector<int64_t>> reshapeOfSymbols(NodeImporter &node,
                                                             Value input) {
   SmallVector<ShapeEntry> entries =
       node.getState().shapeValues.lookup(node.getInput(1));
-  std::optional<SmallVector<int64_t>> symbols =
+  std::optional<SmallVector<ShapeEntry>> symbols =
       traceSymbols(node, input, "the input");
   if (!symbols)
     return std::nullopt;
@@ -170,7 +170,7 @@ static std::optional<SmallVector<int64_t>> reshapeOfSymbols(NodeImporter &node,
       shape.push_back(entry.value);
       continue;
     }
-    if (!allowZero && at < rank && (*symbols)[at] == entry.symbol) {
+    if (!allowZero && at < rank && (*symbols)[at].sameSize(entry)) {
       copied[at] = true;
       shape.push_back(0);
       continue;
@@ -190,14 +190,18 @@ static std::optional<SmallVector<int64_t>> reshapeOfSymbols(NodeImporter &node,
   }
   if (left < 0)
     return shape;
-  // The `-1` must come out as the entry's symbol: the input's uncopied
-  // dimensions hold it once, and the same static sizes as the shape.
-  int64_t symbol = entries[left].symbol, inStatic = 1, outStatic = 1, met = 0;
+  // The `-1` must come out as the entry's size: the input's uncopied
+  // dimensions hold its symbol once, and static sizes that make up the
+  // rest of the shape and the entry's factor (S x 97 from S, 388 x 16 when
+  // the shape's other size is 64).
+  const ShapeEntry &want = entries[left];
+  int64_t symbol = want.symbol, inStatic = 1, outStatic = 1, met = 0,
+          inScale = 1;
   for (int64_t d = 0; d < rank; ++d) {
     if (copied[d])
       continue;
-    if ((*symbols)[d] == symbol && type.isDynamicDim(d))
-      ++met;
+    if ((*symbols)[d].symbol == symbol && type.isDynamicDim(d))
+      ++met, inScale = (*symbols)[d].scale;
     else if (!type.isDynamicDim(d))
       inStatic *= type.getDimSize(d);
     else
@@ -206,7 +210,10 @@ static std::optional<SmallVector<int64_t>> reshapeOfSymbols(NodeImporter &node,
   for (auto [i, size] : llvm::enumerate(shape))
     if (int64_t(i) != left && !(size == 0 && !allowZero))
       outStatic *= size;
-  if (met != 1 || inStatic != outStatic) {
+  int64_t inTotal, outTotal;
+  if (met != 1 || llvm::MulOverflow(inStatic, inScale, inTotal) ||
+      llvm::MulOverflow(outStatic, want.scale, outTotal) ||
+      inTotal != outTotal) {
     node.emitError() << "the shape, computed from the sizes of symbolic "
                         "dimensions, merges or splits the symbolic dimension '"
                      << symbolName(node, symbol) << "' with other sizes";
@@ -640,17 +647,22 @@ static LogicalResult importSliceToSymbols(NodeImporter &node, Value input) {
     if (!d)
       return failure();
     int64_t size = type.getDimSize(*d);
+    if (end.isSymbolic() && (end.isScaled() || !end.source))
+      return node.emitError()
+             << "axis " << axis << " ends at " << end.scale << " times the "
+             << "symbolic size '" << symbolName(node, end.symbol)
+             << "', which Kiln does not slice to";
     if (end.isSymbolic()) {
       std::string name = symbolName(node, end.symbol);
       if (start != 0 || step != 1)
         return node.emitError()
                << "axis " << axis << " ends at the symbolic size '" << name
                << "': it must start at 0 with a step of 1";
-      std::optional<SmallVector<int64_t>> symbols =
+      std::optional<SmallVector<ShapeEntry>> symbols =
           traceSymbols(node, input, "the data");
       if (!symbols)
         return failure();
-      if (ShapedType::isDynamic(size) && (*symbols)[*d] == end.symbol)
+      if (ShapedType::isDynamic(size) && (*symbols)[*d].sameSize(end))
         continue;
       int64_t bound = symbolBound(node, end.symbol);
       if (ShapedType::isDynamic(size) || bound > size)
@@ -966,14 +978,12 @@ static LogicalResult importShape(NodeImporter &node) {
         createI64Constant(node, {static_cast<int64_t>(taken.size())}, taken));
   // Sizes of symbolic dimensions: read at run time, and followed by the
   // importer entry by entry (ImportShapeValues.cpp).
-  std::optional<SmallVector<int64_t>> symbols =
+  std::optional<SmallVector<ShapeEntry>> symbols =
       traceSymbols(node, input, "the input");
   if (!symbols)
     return failure();
-  SmallVector<ShapeEntry> entries;
-  for (int64_t d = start; d < end; ++d)
-    entries.push_back(ShapeEntry{ShapedType::isDynamic(shape[d]) ? 0 : shape[d],
-                                 (*symbols)[d], input, d});
+  SmallVector<ShapeEntry> entries(symbols->begin() + start,
+                                  symbols->begin() + end);
   Builder &b = node.getBuilder();
   Value sizes = node.create<graph::ShapeOp>(input);
   if (sizes && (start != 0 || end != rank))
@@ -1032,6 +1042,11 @@ static std::optional<int64_t> sizeOf(double value) {
 /// range as long as n's bound.
 static LogicalResult importRangeOfSymbol(NodeImporter &node,
                                          const ShapeEntry &limit) {
+  if (limit.isScaled() || !limit.source)
+    return node.emitError()
+           << "a range up to " << limit.scale << " times the symbolic size '"
+           << symbolName(node, limit.symbol)
+           << "' is not one Kiln compiles (only up to the size itself)";
   auto start = getShapeEntries(node, 0), delta = getShapeEntries(node, 2);
   if (!start || !delta || start->size() != 1 || delta->size() != 1 ||
       start->front().isSymbolic() || delta->front().isSymbolic() ||
@@ -1120,7 +1135,7 @@ expandOfSymbols(NodeImporter &node, Value input,
                 SmallVectorImpl<std::pair<int64_t, ShapeEntry>> &broadcasts) {
   SmallVector<ShapeEntry> entries =
       node.getState().shapeValues.lookup(node.getInput(1));
-  std::optional<SmallVector<int64_t>> symbols =
+  std::optional<SmallVector<ShapeEntry>> symbols =
       traceSymbols(node, input, "the input");
   if (!symbols)
     return std::nullopt;
@@ -1135,8 +1150,15 @@ expandOfSymbols(NodeImporter &node, Value input,
       continue;
     }
     shape.push_back(1);
-    if (at >= 0 && (*symbols)[at] == entry.symbol)
+    if (at >= 0 && (*symbols)[at].sameSize(entry))
       continue;
+    if (entry.isScaled() || !entry.source) {
+      node.emitError() << "the shape, computed from the sizes of symbolic "
+                          "dimensions, expands to "
+                       << entry.scale << " times the symbolic size '"
+                       << symbolName(node, entry.symbol) << "'";
+      return std::nullopt;
+    }
     if (at >= 0 && (type.isDynamicDim(at) || type.getDimSize(at) != 1)) {
       node.emitError() << "the shape, computed from the sizes of symbolic "
                           "dimensions, broadcasts dimension "

@@ -37,6 +37,10 @@ namespace {
 /// (a shape has one per dimension).
 constexpr int64_t kMaxEntries = 64;
 
+/// The largest factor on a symbol that the rules follow (a batch's bound
+/// times heads, say).
+constexpr int64_t kMaxScale = int64_t(1) << 20;
+
 ShapeEntry number(int64_t value) { return ShapeEntry{value, -1, {}, 0}; }
 
 bool allNumbers(ArrayRef<ShapeEntry> entries) {
@@ -81,9 +85,30 @@ std::optional<ShapeEntry> combine(StringRef op, const ShapeEntry &l,
     return r;
   if (op == "Mul" && (is(l, 0) || is(r, 0)))
     return number(0);
-  if ((op == "Max" || op == "Min") && l.isSymbolic() && r.isSymbolic() &&
-      l.symbol == r.symbol)
+  if ((op == "Max" || op == "Min") && l.sameSize(r))
     return l;
+  // A symbol times a static size (the sequence times the batch, which the
+  // split makes 1), and back.
+  auto scale = [](const ShapeEntry &e,
+                  int64_t by) -> std::optional<ShapeEntry> {
+    int64_t product;
+    if (by < 1 || llvm::MulOverflow(e.scale, by, product) ||
+        product > kMaxScale)
+      return std::nullopt;
+    ShapeEntry result = e;
+    result.scale = product;
+    return result;
+  };
+  if (op == "Mul" && l.isSymbolic() && !r.isSymbolic())
+    return scale(l, r.value);
+  if (op == "Mul" && r.isSymbolic() && !l.isSymbolic())
+    return scale(r, l.value);
+  if (op == "Div" && l.isSymbolic() && !r.isSymbolic() && r.value > 0 &&
+      l.scale % r.value == 0) {
+    ShapeEntry result = l;
+    result.scale /= r.value;
+    return result;
+  }
   return std::nullopt;
 }
 
@@ -276,10 +301,13 @@ void recordShapeValue(NodeImporter &node, ArrayRef<ShapeEntry> entries) {
       cast<TypedAttr>(DenseElementsAttr::get(type, values)));
 }
 
-std::optional<SmallVector<int64_t>> traceSymbols(NodeImporter &node,
-                                                 Value value, StringRef what) {
+std::optional<SmallVector<ShapeEntry>>
+traceSymbols(NodeImporter &node, Value value, StringRef what) {
   auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> symbols(type.getRank(), -1);
+  SmallVector<ShapeEntry> symbols;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    symbols.push_back(ShapeEntry{type.isDynamicDim(d) ? 0 : type.getDimSize(d),
+                                 -1, value, d});
   if (type.hasStaticShape())
     return symbols;
   auto func = node.getBuilder()
@@ -304,7 +332,11 @@ std::optional<SmallVector<int64_t>> traceSymbols(NodeImporter &node,
                           "rule for them)";
       return std::nullopt;
     }
-    symbols[d] = *symbol;
+    symbols[d].symbol = *symbol;
+    if (*symbol >= 0)
+      symbols[d].scale = traced->scaleOf(value, d);
+    if (symbols[d].isScaled())
+      symbols[d].source = {};
   }
   return symbols;
 }

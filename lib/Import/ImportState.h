@@ -76,14 +76,24 @@ struct DataDependentSize {
 };
 
 /// One entry of a small integer tensor computed from the sizes of a tensor
-/// with symbolic (`?`) dimensions (kiln.dim_symbols): a number, or the size
-/// of dimension `dim` of `source`, which is symbol `symbol`.
+/// with symbolic (`?`) dimensions (kiln.dim_symbols): a number, or `scale`
+/// times symbol `symbol` (a scale above 1 where a size was multiplied by a
+/// static one: the sequence times a batch that kiln-graph-split-batch makes
+/// 1). `source` and `dim` name a dimension whose size is the symbol alone,
+/// where one is known (a graph.prefix as long as it is cut there).
 struct ShapeEntry {
   int64_t value = 0;
   int64_t symbol = -1;
   mlir::Value source;
   int64_t dim = 0;
+  int64_t scale = 1;
   bool isSymbolic() const { return symbol >= 0; }
+  /// A symbol times a static size above 1.
+  bool isScaled() const { return isSymbolic() && scale != 1; }
+  /// Whether two symbolic entries are the same size.
+  bool sameSize(const ShapeEntry &other) const {
+    return isSymbolic() && symbol == other.symbol && scale == other.scale;
+  }
 };
 
 struct GraphImportState {
@@ -164,10 +174,11 @@ void recordShapeValue(NodeImporter &node, llvm::ArrayRef<ShapeEntry> entries);
 /// GraphImportState::shapeValues knows; nullopt otherwise.
 std::optional<llvm::SmallVector<ShapeEntry>> getShapeEntries(NodeImporter &node,
                                                              unsigned i);
-/// The symbol (of kiln.dim_symbols) of each dimension of `value`, -1 for a
-/// static one, traced through the ops imported so far; nullopt (after an
-/// error naming `what`) where a `?` size has no symbol that Kiln can tell.
-std::optional<llvm::SmallVector<int64_t>>
+/// Each dimension of `value` as a ShapeEntry (its `source` and `dim`): its
+/// static size, or the symbol (of kiln.dim_symbols) and factor traced
+/// through the ops imported so far; nullopt (after an error naming `what`)
+/// where a `?` size has no symbol that Kiln can tell.
+std::optional<llvm::SmallVector<ShapeEntry>>
 traceSymbols(NodeImporter &node, mlir::Value value, llvm::StringRef what);
 /// The largest value symbol `symbol` may take (its --dynamic-dims bound).
 int64_t symbolBound(NodeImporter &node, int64_t symbol);

@@ -250,14 +250,18 @@ struct GemmToFusedMatMul : OpRewritePattern<GemmOp> {
   LogicalResult matchAndRewrite(GemmOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
-    if (!type.hasStaticShape() || type.getRank() != 2 ||
+    // Rows that the run decides (a sequence): the Gemm lowering takes
+    // static shapes only, a fused_matmul takes these.
+    bool runTimeRows =
+        type.getRank() == 2 && type.isDynamicDim(0) && !type.isDynamicDim(1);
+    if ((!type.hasStaticShape() && !runTimeRows) || type.getRank() != 2 ||
         !isa<FloatType>(type.getElementType()) || op.getTransA())
-      return rewriter.notifyMatchFailure(op, "needs a static float Gemm "
-                                             "without trans_a");
-    if (!op.getResult().hasOneUse() ||
-        !isa<AddOp, ReluOp, LeakyReluOp, SigmoidOp, TanhOp, HardSigmoidOp,
-             HardSwishOp, GeluOp, MaxOp, MinOp>(
-            *op.getResult().getUsers().begin()))
+      return rewriter.notifyMatchFailure(op, "needs a float Gemm with static "
+                                             "columns, without trans_a");
+    if (!runTimeRows && (!op.getResult().hasOneUse() ||
+                         !isa<AddOp, ReluOp, LeakyReluOp, SigmoidOp, TanhOp,
+                              HardSigmoidOp, HardSwishOp, GeluOp, MaxOp, MinOp>(
+                             *op.getResult().getUsers().begin())))
       return rewriter.notifyMatchFailure(op, "no epilogue op to fuse");
     auto bType = cast<RankedTensorType>(op.getB().getType());
     std::optional<SmallVector<double>> b = getFloatElements(op.getB());

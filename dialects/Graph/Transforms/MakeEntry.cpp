@@ -43,9 +43,10 @@ struct GraphMakeEntryPass : impl::GraphMakeEntryBase<GraphMakeEntryPass> {
     if (failed(symbolic))
       return signalPassFailure();
     // One dictionary per tensor; fails on a tensor the ABI cannot describe.
-    auto describe = [&](Type type, StringAttr name, StringRef kind,
+    auto describe = [&](Value value, StringAttr name, StringRef kind,
                         unsigned index, ArrayRef<int64_t> symbols,
                         SmallVectorImpl<Attribute> &list) -> LogicalResult {
+      Type type = value.getType();
       std::string text = name ? name.str() : kind.str() + std::to_string(index);
       auto ranked = dyn_cast<RankedTensorType>(type);
       if (!ranked)
@@ -57,6 +58,12 @@ struct GraphMakeEntryPass : impl::GraphMakeEntryBase<GraphMakeEntryPass> {
       fields.set("passed", builder.getBoolAttr(true));
       if (!ranked.hasStaticShape())
         fields.set("symbol_dims", builder.getDenseI64ArrayAttr(symbols));
+      for (int64_t d = 0; d < ranked.getRank(); ++d)
+        if (int64_t scale = symbolic->scaleOf(value, d); scale != 1)
+          return main.emitError()
+                 << kind << " '" << text << "' dimension " << d << " is "
+                 << scale << " x '" << symbolic->names()[symbols[d]]
+                 << "', which the model's interface cannot describe";
       list.push_back(fields.getDictionary(&getContext()));
       return success();
     };
@@ -66,13 +73,13 @@ struct GraphMakeEntryPass : impl::GraphMakeEntryBase<GraphMakeEntryPass> {
     });
     SmallVector<Attribute> inputs, outputs;
     for (unsigned i = 0; i < main.getNumArguments(); ++i)
-      if (failed(describe(main.getArgument(i).getType(),
+      if (failed(describe(main.getArgument(i),
                           main.getArgAttrOfType<StringAttr>(i, kNameAttr),
                           "input", i, symbolic->of(main.getArgument(i)),
                           inputs)))
         return signalPassFailure();
     for (unsigned i = 0; i < main.getNumResults(); ++i) {
-      if (failed(describe(main.getResultTypes()[i],
+      if (failed(describe(returned[i],
                           main.getResultAttrOfType<StringAttr>(i, kNameAttr),
                           "output", i, symbolic->of(returned[i]), outputs)))
         return signalPassFailure();

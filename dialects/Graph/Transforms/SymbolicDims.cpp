@@ -18,6 +18,20 @@ namespace {
 
 constexpr int64_t kStatic = -1;
 
+/// Inside the tracer, a `?` size is a static multiple of a symbol (a
+/// sequence's length times a batch that the split pass makes 1, where a
+/// reshape merged the two): symbol + (scale - 1) x kScaleStride, so that
+/// two sizes are equal where their numbers are.
+constexpr int64_t kScaleStride = int64_t(1) << 20;
+
+int64_t symbolPart(int64_t size) { return size % kScaleStride; }
+int64_t scalePart(int64_t size) { return size / kScaleStride + 1; }
+std::optional<int64_t> scaled(int64_t symbol, int64_t scale) {
+  if (scale < 1 || scale > (INT64_MAX / kScaleStride) - 1)
+    return std::nullopt;
+  return symbol + (scale - 1) * kScaleStride;
+}
+
 /// A name for `op` in an error: its ONNX node where the importer kept it.
 std::string nodeName(Operation *op) {
   if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
@@ -31,6 +45,14 @@ public:
   Tracer(llvm::DenseMap<Value, SmallVector<int64_t>> &dims,
          ArrayRef<std::string> names)
       : dims(dims), names(names) {}
+
+  /// A symbol's name in a reason, with its factor where it has one.
+  std::string name(int64_t size) const {
+    std::string text = names[symbolPart(size)];
+    return scalePart(size) == 1
+               ? text
+               : std::to_string(scalePart(size)) + " x " + text;
+  }
 
   SmallVector<int64_t> of(Value value) const {
     auto it = dims.find(value);
@@ -79,7 +101,7 @@ public:
           for (int64_t d = op.getAxis(); d < int64_t(input.size()); ++d)
             if (input[d] != kStatic) {
               why = "normalizes over the symbolic dimension '" +
-                    names[input[d]] + "'";
+                    name(input[d]) + "'";
               return failure();
             }
           return one(input);
@@ -110,7 +132,7 @@ public:
             if (symbol != kStatic &&
                 (op.getStarts()[d] != 0 || op.getSteps()[d] != 1 ||
                  !ShapedType::isDynamic(op.getEnds()[d]))) {
-              why = "slices the symbolic dimension '" + names[symbol] + "'";
+              why = "slices the symbolic dimension '" + name(symbol) + "'";
               return failure();
             }
           return one(input);
@@ -119,7 +141,7 @@ public:
           SmallVector<int64_t> input = of(op.getInput());
           if (input[op.getAxis()] != kStatic) {
             why = "splits the symbolic dimension '" +
-                  names[input[op.getAxis()]] + "'";
+                  name(input[op.getAxis()]) + "'";
             return failure();
           }
           return SmallVector<SmallVector<int64_t>>(op.getNumResults(), input);
@@ -134,7 +156,7 @@ public:
             int64_t at = d + rank - input.size();
             int64_t s = at - (rank - int64_t(shape.size()));
             if (symbol != kStatic && s >= 0 && shape[s] != 1) {
-              why = "expands the symbolic dimension '" + names[symbol] +
+              why = "expands the symbolic dimension '" + name(symbol) +
                     "' to a static size";
               return failure();
             }
@@ -176,6 +198,36 @@ public:
             return failure();
           return one(*dims);
         })
+        .Case<GemmOp>([&](GemmOp op) -> Result {
+          // M from A, N from B; the reduced sizes must agree, C broadcasts.
+          SmallVector<int64_t> a = of(op.getA()), b = of(op.getB());
+          if (a.size() != 2 || b.size() != 2) {
+            why = "multiplies operands that are not matrices";
+            return failure();
+          }
+          if (op.getTransA())
+            std::swap(a[0], a[1]);
+          if (op.getTransB())
+            std::swap(b[0], b[1]);
+          if (a[1] != b[0]) {
+            why = "reduces over dimensions that are not one symbol";
+            return failure();
+          }
+          SmallVector<int64_t> dims = {a[0], b[1]};
+          if (Value c = op.getC()) {
+            auto type = cast<RankedTensorType>(c.getType());
+            SmallVector<int64_t> s = of(c);
+            for (int64_t at = 0; at < type.getRank(); ++at) {
+              int64_t d = at + 2 - type.getRank();
+              if (s[at] != dims[d] &&
+                  !(s[at] == kStatic && type.getDimSize(at) == 1)) {
+                why = "adds a tensor whose dimensions are not the product's";
+                return failure();
+              }
+            }
+          }
+          return one(dims);
+        })
         .Default([&](Operation *) -> Result {
           why = "";
           return failure();
@@ -187,8 +239,8 @@ private:
   /// until one is met) takes `s`; two different ones fail.
   LogicalResult meet(int64_t &symbol, int64_t s, std::string &why) {
     if (symbol != kStatic && symbol != s) {
-      why = "broadcasts the symbolic dimensions '" + names[symbol] + "' and '" +
-            names[s] + "' together";
+      why = "broadcasts the symbolic dimensions '" + name(symbol) + "' and '" +
+            name(s) + "' together";
       return failure();
     }
     symbol = s;
@@ -221,7 +273,7 @@ private:
           return failure();
       }
       if (symbol != kStatic && size != 1) {
-        why = "broadcasts the symbolic dimension '" + names[symbol] +
+        why = "broadcasts the symbolic dimension '" + name(symbol) +
               "' with the size " + std::to_string(size);
         return failure();
       }
@@ -232,8 +284,8 @@ private:
 
   /// A reshape keeps a symbol where its shape copies the input's size at
   /// the same index (a `0`), or where its `-1` stands for the one symbol
-  /// that no `0` copies (the static sizes left agree); anything else (a
-  /// symbol split or merged with other sizes) is refused.
+  /// that no `0` copies, times what the static sizes left leave; anything
+  /// else (a symbol split, or merged with another) is refused.
   FailureOr<SmallVector<int64_t>> reshape(ReshapeOp op, std::string &why) {
     SmallVector<int64_t> input = of(op.getInput());
     auto inType = op.getInput().getType();
@@ -262,11 +314,18 @@ private:
     }
     if (uncopiedCount == 0)
       return result;
-    if (uncopiedCount == 1 && inferred >= 0 && inStatic == outStatic) {
-      result[inferred] = uncopied;
-      return result;
+    // The `-1` is the symbol times what the static sizes leave (the
+    // batch that kiln-graph-split-batch makes 1, merged with a sequence).
+    if (uncopiedCount == 1 && inferred >= 0 && outStatic > 0 &&
+        (scalePart(uncopied) * inStatic) % outStatic == 0) {
+      if (std::optional<int64_t> size =
+              scaled(symbolPart(uncopied),
+                     scalePart(uncopied) * inStatic / outStatic)) {
+        result[inferred] = *size;
+        return result;
+      }
     }
-    why = "merges or splits the symbolic dimension '" + names[uncopied] +
+    why = "merges or splits the symbolic dimension '" + name(uncopied) +
           "' with other sizes";
     return failure();
   }
@@ -347,7 +406,15 @@ std::optional<int64_t> SymbolicDims::symbolOf(Value value, int64_t dim) const {
   auto it = dims.find(value);
   if (it == dims.end() || it->second[dim] == kStatic)
     return std::nullopt;
-  return it->second[dim];
+  return symbolPart(it->second[dim]);
+}
+
+int64_t SymbolicDims::scaleOf(Value value, int64_t dim) const {
+  auto it = dims.find(value);
+  if (it == dims.end() || dim < 0 || dim >= int64_t(it->second.size()) ||
+      it->second[dim] == kStatic)
+    return 1;
+  return scalePart(it->second[dim]);
 }
 
 FailureOr<SymbolicDims> SymbolicDims::trace(func::FuncOp func, bool report) {
@@ -477,7 +544,9 @@ FailureOr<SymbolicDims> SymbolicDims::trace(func::FuncOp func, bool report) {
 SmallVector<int64_t> SymbolicDims::of(Value value) const {
   auto it = dims.find(value);
   if (it != dims.end())
-    return it->second;
+    return llvm::map_to_vector(it->second, [](int64_t size) {
+      return size == kStatic ? kStatic : symbolPart(size);
+    });
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return SmallVector<int64_t>(type ? type.getRank() : 0, kStatic);
 }

@@ -37,7 +37,13 @@ public:
   /// nullopt for a `?` size that was not traced.
   std::optional<int64_t> symbolOf(mlir::Value value, int64_t dim) const;
 
-  /// `value`'s symbols, one per dimension (all -1 for a static tensor).
+  /// The factor of dimension `dim` of `value` on its symbol: 1 but where a
+  /// reshape merged a symbol with static sizes (a sequence with the batch
+  /// that kiln-graph-split-batch makes 1); 1 for a static size.
+  int64_t scaleOf(mlir::Value value, int64_t dim) const;
+
+  /// `value`'s symbols, one per dimension (all -1 for a static tensor),
+  /// without their factors (scaleOf).
   llvm::SmallVector<int64_t> of(mlir::Value value) const;
 
   /// The names of the symbols, in kiln.dim_symbols' order.

@@ -115,11 +115,35 @@ func.func @main(%x: tensor<1x?xf32> {kiln.name = "x", kiln.dims = ["", "seq"]}) 
 
 // -----
 
-// A reshape that merges the symbol with another size is refused.
-// expected-error @+1 {{graph.reshape (1: 'graph.reshape'; it merges or splits the symbolic dimension 'seq' with other sizes)}}
+// A reshape that merges the symbol with static sizes makes a multiple of
+// it, which may be computed on (a product's rows) and reshaped back; an
+// output of that size is refused, the interface naming symbols alone.
+// CHECK-LABEL: func.func @kiln_model_main
+// CHECK-SAME: kiln.outputs = [{name = "y", passed = true, symbol_dims = array<i64: -1, 0, -1>, type = tensor<1x?x8xf32>}]
+func.func @main(%x: tensor<1x?x8xf32> {kiln.name = "x", kiln.dims = ["", "seq", ""]}) -> (tensor<1x?x8xf32> {kiln.name = "y"}) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
+  %m = graph.reshape %x {shape = array<i64: -1, 4>, allow_zero = false} : (tensor<1x?x8xf32>) -> tensor<?x4xf32>
+  %w = graph.constant dense<1.0> : tensor<4x4xf32>
+  %p = graph.matmul %m, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %y = graph.reshape %p {shape = array<i64: 1, -1, 8>, allow_zero = false} : (tensor<?x4xf32>) -> tensor<1x?x8xf32>
+  return %y : tensor<1x?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{output 'y' dimension 0 is 8 x 'seq', which the model's interface cannot describe}}
 func.func @main(%x: tensor<1x?x8xf32> {kiln.name = "x", kiln.dims = ["", "seq", ""]}) -> (tensor<?xf32> {kiln.name = "y"}) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
   %y = graph.reshape %x {shape = array<i64: -1>, allow_zero = false} : (tensor<1x?x8xf32>) -> tensor<?xf32>
   return %y : tensor<?xf32>
+}
+
+// -----
+
+// A reshape that splits the symbol, or merges two, is refused.
+// expected-error @+1 {{graph.reshape (2: 'graph.reshape', ...; it merges or splits the symbolic dimension 'seq' with other sizes)}}
+func.func @main(%x: tensor<1x?x8xf32> {kiln.name = "x", kiln.dims = ["", "seq", ""]}, %z: tensor<?x?xf32> {kiln.name = "z", kiln.dims = ["seq", "seq"]}) -> (tensor<?x16xf32> {kiln.name = "y"}, tensor<?xf32> {kiln.name = "w"}) attributes {kiln.dim_symbols = [{name = "seq", min = 1 : i64, max = 64 : i64}]} {
+  %y = graph.reshape %x {shape = array<i64: -1, 16>, allow_zero = false} : (tensor<1x?x8xf32>) -> tensor<?x16xf32>
+  %w = graph.reshape %z {shape = array<i64: -1>, allow_zero = false} : (tensor<?x?xf32>) -> tensor<?xf32>
+  return %y, %w : tensor<?x16xf32>, tensor<?xf32>
 }
 
 // -----
