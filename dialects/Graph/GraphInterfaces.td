@@ -33,13 +33,22 @@ def Graph_SampleWiseOpInterface : OpInterface<"SampleWiseOpInterface"> {
       /*defaultImplementation=*/[{
         return ::kiln::graph::isElementwiseSampleWise($_op.getOperation(),
                                                       carriesBatch);
-      }]>
+      }]>,
+    InterfaceMethod<[{
+        Whether the op's rule is the elementwise one, the default:
+        kiln-graph-split-batch then also follows a batch that lies in
+        another dimension than the first (moved by a transpose, merged with
+        another size by a reshape) through the op.
+      }],
+      "bool", "hasElementwiseSampleRule", (ins), /*methodBody=*/[{}],
+      /*defaultImplementation=*/[{ return true; }]>
   ];
 }
 
 // The op overrides the elementwise rule with its own.
 def Graph_OwnSampleRule
     : DeclareOpInterfaceMethods<Graph_SampleWiseOpInterface,
-                                ["treatsSamplesApart"]>;
+                                ["treatsSamplesApart",
+                                 "hasElementwiseSampleRule"]>;
 
 #endif // KILN_GRAPH_INTERFACES

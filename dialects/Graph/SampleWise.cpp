@@ -171,6 +171,38 @@ bool LogSoftmaxOp::treatsSamplesApart(Carries) {
 }
 bool HardmaxOp::treatsSamplesApart(Carries) { return excludesBatch(getAxes()); }
 
+// The ops above have rules of their own, not the elementwise one.
+#define KILN_OWN_RULE(OP)                                                      \
+  bool OP::hasElementwiseSampleRule() { return false; }
+KILN_OWN_RULE(MaxPoolOp)
+KILN_OWN_RULE(AveragePoolOp)
+KILN_OWN_RULE(GlobalAveragePoolOp)
+KILN_OWN_RULE(GlobalMaxPoolOp)
+KILN_OWN_RULE(LRNOp)
+KILN_OWN_RULE(ToBlockedOp)
+KILN_OWN_RULE(FromBlockedOp)
+KILN_OWN_RULE(BlockedMaxPoolOp)
+KILN_OWN_RULE(BlockedAveragePoolOp)
+KILN_OWN_RULE(ConvOp)
+KILN_OWN_RULE(BatchNormOp)
+KILN_OWN_RULE(InstanceNormOp)
+KILN_OWN_RULE(BlockedDepthwiseConvOp)
+KILN_OWN_RULE(LayerNormOp)
+KILN_OWN_RULE(BlockedConvOp)
+KILN_OWN_RULE(FusedConvOp)
+KILN_OWN_RULE(MatMulOp)
+KILN_OWN_RULE(FusedMatMulOp)
+KILN_OWN_RULE(GemmOp)
+KILN_OWN_RULE(ConcatOp)
+KILN_OWN_RULE(TransposeOp)
+KILN_OWN_RULE(ReshapeOp)
+KILN_OWN_RULE(SliceOp)
+KILN_OWN_RULE(GatherOp)
+KILN_OWN_RULE(SoftmaxOp)
+KILN_OWN_RULE(LogSoftmaxOp)
+KILN_OWN_RULE(HardmaxOp)
+#undef KILN_OWN_RULE
+
 } // namespace kiln::graph
 
 #include "dialects/Graph/GraphInterfaces.cpp.inc"

@@ -609,7 +609,9 @@ public:
       reading.readBatchAtRunTime = true;
       OwningOpRef<ModuleOp> again = reimport(reading);
       if (!again || failed(compile(*again, outputPath)))
-        return fail();
+        return fail("(there the batch's size is read at run time, as it is "
+                    "not run once per sample: " +
+                    because + ")");
       if (options.report)
         result.report +=
             "batch: read at run time (not split: " + because + ")\n";

@@ -474,6 +474,36 @@ def test_exported_encoder_any_batch_and_sequence(tmp_path):
                                        err_msg=f"batch {batch}, seq {seq}")
 
 
+def test_multihead_attention_any_batch_and_sequence(tmp_path):
+    """The attention of torch.nn.TransformerEncoderLayer as torch.onnx
+    exports it with dynamic axes: the sequence moved first and the batch
+    merged with the heads ([seq, batch * heads, d]), the rows [seq * batch,
+    hidden] for a Gemm, the mask expanded to the heads. The batch is still
+    run once per sample, the split following it through the transposes and
+    reshapes, and the rows are a multiple of `seq` in between."""
+    model = exported_encoder.build(layers=2, hidden=32, heads=4, vocab=100,
+                                   positions=64, mha=True)
+    onnx.save(model, tmp_path / "mha.onnx")
+    report = subprocess.run(
+        [KILN_COMPILE, tmp_path / "mha.onnx", "-o", tmp_path / "r.so", "--report",
+         "--dynamic-dims", "batch=1..8,seq=1..64"],
+        capture_output=True, text=True, check=True).stderr
+    assert "batch: symbolic 'batch', run once per sample" in report
+    both = kiln.load(kiln.compile(model, tmp_path / "both.so",
+                                  dynamic_dims={"batch": (1, 8), "seq": (1, 64)}))
+    batches = kiln.load(kiln.compile(model, tmp_path / "batches.so",
+                                     dynamic_dims={"batch": (1, 8), "seq": 7}))
+    sizes = [(1, s) for s in SIZES] + [(2, 3), (3, 33), (7, 16), (8, 64), (8, 1)]
+    for batch, seq in sizes + [(b, 7) for b in (1, 2, 3, 8)]:
+        feeds = exported_encoder.feeds(model, seed=seq, batch=batch, seq=seq)
+        want = run_onnxruntime(model, feeds)["last_hidden_state"]
+        for loaded in [both] + ([batches] if seq == 7 else []):
+            got = loaded.run(feeds)["last_hidden_state"]
+            assert got.shape == (batch, seq, 32)
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4,
+                                       err_msg=f"batch {batch}, seq {seq}")
+
+
 def test_sizes_read_at_run_time(tmp_path):
     """A Shape whose values are data (an output, a product of two sizes)
     is read at run time."""

@@ -19,6 +19,7 @@
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Graph/Transforms/Passes.h"
+#include "dialects/Graph/Transforms/SymbolicDims.h"
 #include "dialects/Kiln/KilnAttributes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -26,6 +27,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace kiln::graph {
@@ -73,11 +75,77 @@ RankedTensorType withBatch(RankedTensorType type, int64_t batch) {
   return type.clone(shape);
 }
 
+/// A size as a number times symbols of kiln.dim_symbols (sorted): what a
+/// sample's block of entries is made of where sizes are read at run time.
+struct Product {
+  int64_t number = 1;
+  SmallVector<int64_t, 2> symbols;
+
+  bool operator==(const Product &o) const {
+    return number == o.number && symbols == o.symbols;
+  }
+  bool operator!=(const Product &o) const { return !(*this == o); }
+  bool isOne() const { return number == 1 && symbols.empty(); }
+
+  std::optional<Product> times(const Product &o) const {
+    Product result = *this;
+    if (llvm::MulOverflow(number, o.number, result.number))
+      return std::nullopt;
+    llvm::append_range(result.symbols, o.symbols);
+    llvm::sort(result.symbols);
+    return result;
+  }
+  /// This over `o`, where `o` divides it.
+  std::optional<Product> over(const Product &o) const {
+    if (o.number <= 0 || number % o.number != 0)
+      return std::nullopt;
+    Product result{number / o.number, {}};
+    SmallVector<int64_t, 2> left(symbols);
+    for (int64_t symbol : o.symbols) {
+      auto *it = llvm::find(left, symbol);
+      if (it == left.end())
+        return std::nullopt;
+      left.erase(it);
+    }
+    result.symbols = left;
+    return result;
+  }
+};
+
+/// Where the batch lies in a value that carries it: dimension `axis` holds
+/// outer x batch x inner entries, sample b the `inner` consecutive ones at
+/// b x inner in each of the outer blocks; one sample's own tensor has
+/// outer x inner there. The model's inputs and outputs have it first and
+/// alone (axis 0, inner 1, that dimension of the batch's size): what a
+/// transpose moves, or a reshape merges with other sizes (an attention that
+/// puts the batch beside its heads, `[seq, batch * heads, d]`; rows of
+/// batch x seq tokens), is followed op by op to where it comes back.
+struct BatchAt {
+  int64_t axis = 0;
+  Product inner;
+  /// Whether the dimension is the batch's size (first and alone).
+  bool alone = true;
+  bool operator==(const BatchAt &o) const {
+    return axis == o.axis && inner == o.inner;
+  }
+  bool operator!=(const BatchAt &o) const { return !(*this == o); }
+};
+
+using Batched = llvm::DenseMap<Value, BatchAt>;
+
+/// One sample's type of a value of type `type` with the batch at `at`.
+RankedTensorType oneSample(RankedTensorType type, BatchAt at, int64_t batch) {
+  SmallVector<int64_t> shape(type.getShape());
+  if (!ShapedType::isDynamic(shape[at.axis]))
+    shape[at.axis] /= batch;
+  return type.clone(shape);
+}
+
 /// Whether `op` computes each sample of its batch from that sample alone,
-/// given which of its operands carry the batch: the op's own answer
+/// given which of its operands carry the batch, first: the op's own answer
 /// (SampleWiseOpInterface); an op without the interface keeps the batch
 /// whole.
-bool perSample(Operation *op, const llvm::DenseSet<Value> &batched) {
+bool perSample(Operation *op, const Batched &batched) {
   auto sampleWise = dyn_cast<SampleWiseOpInterface>(op);
   return sampleWise && sampleWise.treatsSamplesApart([&](Value value) {
     return batched.contains(value);
@@ -92,22 +160,290 @@ std::string describe(Operation *op) {
   return op->getName().getStringRef().str();
 }
 
-/// Retypes `func` (a copy) to batch 1; fails with the reason.
-LogicalResult retype(func::FuncOp func, int64_t batch, int64_t &activations,
-                     int64_t &largest, std::string &reason) {
-  llvm::DenseSet<Value> batched;
+/// Follows the batch through `op`, where it lies elsewhere than first and
+/// alone in an operand, or a result does not have it so: where it lies in
+/// each result, or failure where a sample's result would read other
+/// samples. Makes the op's sizes one sample's (a reshape's target, a
+/// slice's ends) as it goes; the caller checks the types. Sizes are the
+/// whole batch's (`types`, taken before any value was retyped), `?` sizes
+/// the symbols that `symbols` traced there.
+class MovedBatch {
+public:
+  MovedBatch(const Batched &batched, int64_t batch,
+             const llvm::DenseMap<Value, RankedTensorType> &types,
+             const SymbolicDims &symbols)
+      : batched(batched), batch(batch), types(types), symbols(symbols) {}
+
+  FailureOr<SmallVector<BatchAt>> follow(Operation *op) {
+    auto one = [](BatchAt at) { return SmallVector<BatchAt>{at}; };
+    FailureOr<BatchAt> at = failure();
+    auto sampleWise = dyn_cast<SampleWiseOpInterface>(op);
+    if (sampleWise && sampleWise.hasElementwiseSampleRule()) {
+      if (op->getNumResults() != 1)
+        return failure();
+      at = broadcast(op->getResult(0), op->getOperands(), std::nullopt);
+    } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      BatchAt in = batched.lookup(transpose.getInput());
+      ArrayRef<int64_t> perm = transpose.getPerm();
+      const int64_t *it = llvm::find(perm, in.axis);
+      if (it != perm.end())
+        at = BatchAt{it - perm.begin(), in.inner};
+    } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      at = this->reshape(reshape);
+    } else if (isa<MatMulOp, FusedMatMulOp>(op)) {
+      at = matmul(op);
+    } else if (auto gemm = dyn_cast<GemmOp>(op)) {
+      // The rows of A; B and C the same for each sample.
+      Value c = gemm.getC();
+      auto a = batched.find(gemm.getA());
+      if (a != batched.end() && !batched.contains(gemm.getB()) &&
+          a->second.axis == (gemm.getTransA() ? 1 : 0) &&
+          (!c || (!batched.contains(c) && broadcastsAlong(c, 2, 0))))
+        at = BatchAt{0, a->second.inner};
+    } else if (isa<SoftmaxOp, LogSoftmaxOp, HardmaxOp>(op)) {
+      BatchAt in = batched.lookup(op->getOperand(0));
+      ArrayRef<int64_t> axes = TypeSwitch<Operation *, ArrayRef<int64_t>>(op)
+                                   .Case<SoftmaxOp, LogSoftmaxOp, HardmaxOp>(
+                                       [](auto op) { return op.getAxes(); });
+      if (op->getNumOperands() == 1 && !llvm::is_contained(axes, in.axis))
+        at = in;
+    } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
+      BatchAt in = batched.lookup(norm.getInput());
+      if (batched.contains(norm.getInput()) &&
+          llvm::none_of(op->getOperands().drop_front(),
+                        [&](Value v) { return batched.contains(v); }) &&
+          static_cast<int64_t>(norm.getAxis()) > in.axis)
+        at = in;
+    } else if (auto expand = dyn_cast<ExpandOp>(op)) {
+      // Broadcast along other dimensions than the batch's (a mask to the
+      // heads); the target names one sample's size there.
+      BatchAt in = batched.lookup(expand.getInput());
+      int64_t rank = expand.getType().getRank();
+      int64_t axis = in.axis + rank - whole(expand.getInput()).getRank();
+      SmallVector<int64_t> shape(expand.getShape());
+      int64_t s = axis - (rank - int64_t(shape.size()));
+      std::optional<Product> size = sizeOf(expand.getInput(), in.axis);
+      if (size && size == sizeOf(expand.getResult(), axis)) {
+        if (s >= 0 && shape[s] > 1)
+          shape[s] /= batch;
+        expand.setShape(shape);
+        at = BatchAt{axis, in.inner};
+      }
+    } else if (auto slice = dyn_cast<SliceOp>(op)) {
+      // The batch's dimension taken whole.
+      BatchAt in = batched.lookup(slice.getInput());
+      int64_t d = in.axis;
+      std::optional<Product> size = sizeOf(slice.getInput(), d);
+      if (slice.getStarts()[d] == 0 && slice.getSteps()[d] == 1 && size &&
+          size == sizeOf(slice.getResult(), d)) {
+        SmallVector<int64_t> ends(slice.getEnds());
+        if (!ShapedType::isDynamic(ends[d]))
+          ends[d] = whole(slice.getResult()).getDimSize(d) / batch;
+        slice.setEnds(ends);
+        at = in;
+      }
+    }
+    if (failed(at))
+      return failure();
+    return one(*at);
+  }
+
+private:
+  /// `value`'s type for the whole batch.
+  RankedTensorType whole(Value value) const {
+    auto it = types.find(value);
+    return it != types.end() ? it->second
+                             : cast<RankedTensorType>(value.getType());
+  }
+
+  /// Dimension `d` of `value` for the whole batch, as a product; nullopt
+  /// for a `?` size that names no symbol.
+  std::optional<Product> sizeOf(Value value, int64_t d) const {
+    RankedTensorType type = whole(value);
+    if (!type.isDynamicDim(d))
+      return Product{type.getDimSize(d), {}};
+    std::optional<int64_t> symbol = symbols.symbolOf(value, d);
+    if (!symbol || *symbol < 0)
+      return std::nullopt;
+    return Product{symbols.scaleOf(value, d), {*symbol}};
+  }
+
+  /// Whether `value`, broadcast against a result of rank `rank`, is the
+  /// same for each sample along the result's dimension `axis` (a size of
+  /// 1 there, or no such dimension).
+  bool broadcastsAlong(Value value, int64_t rank, int64_t axis) const {
+    RankedTensorType type = whole(value);
+    int64_t at = axis - (rank - type.getRank());
+    return at < 0 || type.getDimSize(at) == 1;
+  }
+
+  /// Numpy broadcasting of `operands` to `result`: those that carry the
+  /// batch have it at one place and size, the others broadcast along it.
+  /// `known` is where it already lies in the result, if anywhere.
+  FailureOr<BatchAt> broadcast(Value result, ValueRange operands,
+                               std::optional<BatchAt> known) {
+    int64_t rank = whole(result).getRank();
+    std::optional<BatchAt> common = known;
+    for (Value operand : operands) {
+      auto it = operand ? batched.find(operand) : batched.end();
+      if (it == batched.end())
+        continue;
+      BatchAt at{it->second.axis + rank - whole(operand).getRank(),
+                 it->second.inner};
+      std::optional<Product> size = sizeOf(operand, it->second.axis);
+      if ((common && *common != at) || !size || size != sizeOf(result, at.axis))
+        return failure();
+      common = at;
+    }
+    if (!common)
+      return failure();
+    for (Value operand : operands)
+      if (operand && !batched.contains(operand) &&
+          !broadcastsAlong(operand, rank, common->axis))
+        return failure();
+    return *common;
+  }
+
+  /// A product: the batch in dimensions that both sides have or one side
+  /// broadcasts, in the left side's rows or in the right side's columns,
+  /// never in the sizes it sums over; the bias and residual are added.
+  FailureOr<BatchAt> matmul(Operation *op) {
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    Value result = op->getResult(0);
+    int64_t rank = whole(result).getRank();
+    auto rankOf = [&](Value v) { return whole(v).getRank(); };
+    if (rankOf(lhs) < 2 || rankOf(rhs) < 2)
+      return failure();
+    auto l = batched.find(lhs), r = batched.find(rhs);
+    bool inL = l != batched.end(), inR = r != batched.end();
+    std::optional<BatchAt> at;
+    if (inL && l->second.axis == rankOf(lhs) - 2) {
+      if (!inR)
+        at = BatchAt{rank - 2, l->second.inner};
+    } else if (inR && r->second.axis == rankOf(rhs) - 1) {
+      if (!inL)
+        at = BatchAt{rank - 1, r->second.inner};
+    } else if ((!inL || l->second.axis < rankOf(lhs) - 2) &&
+               (!inR || r->second.axis < rankOf(rhs) - 2)) {
+      FailureOr<BatchAt> common = broadcast(result, {lhs, rhs}, std::nullopt);
+      if (succeeded(common))
+        at = *common;
+    }
+    if (!at)
+      return failure();
+    if (auto fused = dyn_cast<FusedMatMulOp>(op)) {
+      SmallVector<Value> addends;
+      for (Value v : {fused.getBias(), fused.getResidual()})
+        if (v)
+          addends.push_back(v);
+      if (failed(broadcast(result, addends, at)))
+        return failure();
+    }
+    return *at;
+  }
+
+  /// A reshape keeps each sample's entries together where the block of
+  /// one sample's `inner` entries (with the sizes after it) is made of
+  /// whole rows of the result's sizes after some dimension, and that
+  /// dimension holds whole groups of the batch's blocks: sample b's
+  /// entries are then the block / rows consecutive ones at b x that in
+  /// each group.
+  FailureOr<BatchAt> reshape(ReshapeOp op) {
+    BatchAt in = batched.lookup(op.getInput());
+    RankedTensorType inType = whole(op.getInput());
+    RankedTensorType outType = whole(op.getResult());
+    // A sample's block, in entries.
+    std::optional<Product> block = in.inner;
+    for (int64_t d = in.axis + 1; d < inType.getRank() && block; ++d) {
+      std::optional<Product> size = sizeOf(op.getInput(), d);
+      block = size ? block->times(*size) : std::nullopt;
+    }
+    if (!block)
+      return failure();
+    Product after;
+    std::optional<BatchAt> at;
+    for (int64_t c = outType.getRank() - 1; c >= 0; --c) {
+      std::optional<Product> inner = block->over(after);
+      std::optional<Product> size = sizeOf(op.getResult(), c);
+      if (!inner || !size)
+        return failure();
+      std::optional<Product> group = inner->times(Product{batch, {}});
+      if (group && size->over(*group)) {
+        at = BatchAt{c, *inner};
+        break;
+      }
+      std::optional<Product> next = after.times(*size);
+      if (!next)
+        return failure();
+      after = *next;
+    }
+    if (!at)
+      return failure();
+    // The target names one sample's sizes: the batch's dimension divided,
+    // a copy (`0`) only of the input's batch at the same place.
+    SmallVector<int64_t> shape(op.getShape());
+    for (auto [c, size] : llvm::enumerate(shape)) {
+      bool copy = size == 0 && !op.getAllowZero();
+      if (copy && int64_t(c) == in.axis && int64_t(c) != at->axis)
+        return failure();
+      if (int64_t(c) != at->axis)
+        continue;
+      if (copy) {
+        if (in.axis != at->axis)
+          return failure();
+      } else if (size > 0) {
+        shape[c] = size / batch;
+      }
+    }
+    op.setShape(shape);
+    return *at;
+  }
+
+  const Batched &batched;
+  int64_t batch;
+  const llvm::DenseMap<Value, RankedTensorType> &types;
+  const SymbolicDims &symbols;
+};
+
+/// Retypes `func` (a copy) to batch 1; fails with the reason. With
+/// `probe` (a symbolic batch, typed as the importer's probe size), a splat
+/// constant of the batch's size first is taken as one copy per sample (an
+/// exporter's buffer of zeros expanded to [batch, seq] and folded).
+LogicalResult retype(func::FuncOp func, int64_t batch, bool probe,
+                     int64_t &activations, int64_t &largest,
+                     std::string &reason) {
+  Batched batched;
   Block &entry = func.getBody().front();
+  // The whole batch's types and symbols, before any value is retyped.
+  llvm::DenseMap<Value, RankedTensorType> types;
+  func.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (auto type = dyn_cast<RankedTensorType>(v.getType()))
+        types[v] = type;
+  });
+  for (BlockArgument arg : entry.getArguments())
+    types[arg] = cast<RankedTensorType>(arg.getType());
+  SymbolicDims symbols = SymbolicDims::traceSoFar(func);
   for (BlockArgument arg : entry.getArguments()) {
     arg.setType(withBatch(cast<RankedTensorType>(arg.getType()), 1));
-    batched.insert(arg);
+    batched[arg] = BatchAt{};
   }
+  auto leads = [&](Value value) {
+    auto it = batched.find(value);
+    return it != batched.end() && it->second.alone;
+  };
   for (Operation &op : entry) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (Value value : ret.getOperands())
+      for (Value value : ret.getOperands()) {
         if (!batched.contains(value)) {
           reason = "an output does not depend on the inputs' batch";
           return failure();
         }
+        if (!leads(value)) {
+          reason = "an output does not have the batch first";
+          return failure();
+        }
+      }
       break;
     }
     // A value that does not depend on the batch, broadcast to it: each
@@ -123,10 +459,22 @@ LogicalResult retype(func::FuncOp func, int64_t batch, int64_t &activations,
       expand.setShape(shape);
       auto type = withBatch(cast<RankedTensorType>(expand.getType()), 1);
       expand.getResult().setType(type);
-      batched.insert(expand.getResult());
+      batched[expand.getResult()] = BatchAt{};
       activations += byteSize(type);
       largest = std::max(largest, byteSize(type));
       continue;
+    }
+    if (auto constant = dyn_cast<graph::ConstantOp>(op); probe && constant) {
+      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+      auto type = cast<RankedTensorType>(constant.getType());
+      if (dense && dense.isSplat() && leadsWithStatic(type) &&
+          type.getDimSize(0) == batch) {
+        RankedTensorType one = withBatch(type, 1);
+        constant.setValueAttr(dense.resizeSplat(one));
+        constant.getResult().setType(one);
+        batched[constant.getResult()] = BatchAt{};
+        continue;
+      }
     }
     // The first entries of a value that does not depend on the batch, as
     // many as a sample's size along another axis: the same for each.
@@ -137,33 +485,58 @@ LogicalResult retype(func::FuncOp func, int64_t batch, int64_t &activations,
     if (llvm::none_of(op.getOperands(),
                       [&](Value v) { return batched.contains(v); }))
       continue;
-    if (op.getNumRegions() != 0 || !perSample(&op, batched)) {
+    if (op.getNumRegions() != 0) {
       reason = describe(&op) + " does not treat the samples apart";
       return failure();
     }
-    // The batch-1 types, before a reshape's target takes batch 1.
-    SmallVector<RankedTensorType> expected;
-    for (Value result : op.getResults()) {
-      auto type = dyn_cast<RankedTensorType>(result.getType());
-      if (!leadsWithStatic(type) || type.getDimSize(0) != batch) {
-        reason = describe(&op) + " has a result without the batch first";
+    // The batch first and alone in every operand and result, by the op's
+    // own rule; else followed where it lies.
+    bool first =
+        llvm::all_of(
+            op.getOperands(),
+            [&](Value v) { return !batched.contains(v) || leads(v); }) &&
+        llvm::all_of(op.getResults(),
+                     [&](Value v) {
+                       auto type = dyn_cast<RankedTensorType>(v.getType());
+                       return leadsWithStatic(type) &&
+                              type.getDimSize(0) == batch;
+                     }) &&
+        perSample(&op, batched);
+    SmallVector<BatchAt> layouts(op.getNumResults(), BatchAt{});
+    if (!first) {
+      FailureOr<SmallVector<BatchAt>> moved =
+          MovedBatch(batched, batch, types, symbols).follow(&op);
+      if (failed(moved)) {
+        reason = describe(&op) + " does not treat the samples apart";
         return failure();
       }
-      expected.push_back(withBatch(type, 1));
+      layouts = *moved;
     }
-    // A reshape's target that names the batch names one sample instead
-    // (0, a copy of the input's size, and -1 follow on their own).
-    if (auto reshape = dyn_cast<graph::ReshapeOp>(op)) {
-      SmallVector<int64_t> shape(reshape.getShape());
-      if (shape[0] == batch) {
-        shape[0] = 1;
-        reshape.setShape(shape);
+    // One sample's types, before a reshape's target takes batch 1.
+    SmallVector<RankedTensorType> expected;
+    for (auto [result, at] : llvm::zip_equal(op.getResults(), layouts)) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type || type.getRank() <= at.axis) {
+        reason = describe(&op) + " has a result without the batch";
+        return failure();
       }
+      expected.push_back(oneSample(type, at, batch));
     }
-    if (auto slice = dyn_cast<graph::SliceOp>(op)) {
-      SmallVector<int64_t> ends(slice.getEnds());
-      ends[0] = 1;
-      slice.setEnds(ends);
+    if (first) {
+      // A reshape's target that names the batch names one sample instead
+      // (0, a copy of the input's size, and -1 follow on their own).
+      if (auto reshape = dyn_cast<graph::ReshapeOp>(op)) {
+        SmallVector<int64_t> shape(reshape.getShape());
+        if (shape[0] == batch) {
+          shape[0] = 1;
+          reshape.setShape(shape);
+        }
+      }
+      if (auto slice = dyn_cast<graph::SliceOp>(op)) {
+        SmallVector<int64_t> ends(slice.getEnds());
+        ends[0] = 1;
+        slice.setEnds(ends);
+      }
     }
     SmallVector<Type> inferred;
     if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
@@ -179,15 +552,18 @@ LogicalResult retype(func::FuncOp func, int64_t batch, int64_t &activations,
       // (the function is verified below).
       inferred.assign(expected.begin(), expected.end());
     }
-    for (auto [result, type, want] :
-         llvm::zip(op.getResults(), inferred, expected)) {
+    for (auto [result, type, want, at] :
+         llvm::zip(op.getResults(), inferred, expected, layouts)) {
       if (failed(verifyCompatibleShape(type, want)) ||
           cast<ShapedType>(type).getElementType() != want.getElementType()) {
-        reason = describe(&op) + " does not keep the batch first";
+        reason = describe(&op) + " does not keep the batch in place";
         return failure();
       }
+      auto original = cast<RankedTensorType>(result.getType());
+      at.alone = at.axis == 0 && at.inner.isOne() &&
+                 leadsWithStatic(original) && original.getDimSize(0) == batch;
       result.setType(want);
-      batched.insert(result);
+      batched[result] = at;
       activations += byteSize(want);
       largest = std::max(largest, byteSize(want));
     }
@@ -211,9 +587,9 @@ LogicalResult retype(func::FuncOp func, int64_t batch, int64_t &activations,
 /// 1, take one sample instead where each of its ops treats the samples of a
 /// batch apart; Auto does so where the activations of the whole batch
 /// outgrow `cacheBytes` and outweigh the weights. `main` is left as it was
-/// where the result's repeat is 1.
+/// where the result's repeat is 1. `probe`: the batch is symbolic (retype).
 BatchSplit splitBatch(func::FuncOp main, BatchSplitMode mode,
-                      int64_t cacheBytes) {
+                      int64_t cacheBytes, bool probe) {
   BatchSplit split;
   if (mode == BatchSplitMode::Off) {
     split.reason = "whole (--batch-split=off)";
@@ -247,7 +623,7 @@ BatchSplit splitBatch(func::FuncOp main, BatchSplitMode mode,
   func::FuncOp copy = main.clone();
   int64_t activations = 0, largest = 0;
   std::string reason;
-  if (failed(retype(copy, batch, activations, largest, reason))) {
+  if (failed(retype(copy, batch, probe, activations, largest, reason))) {
     copy.erase();
     split.reason = "whole (" + reason + ")";
     return split;
@@ -313,7 +689,7 @@ struct GraphSplitBatchPass : impl::GraphSplitBatchBase<GraphSplitBatchPass> {
     auto symbols = func->getAttrOfType<ArrayAttr>(kSymbolsAttr);
     bool symbolic = symbols && !symbols.empty();
     BatchSplit split = splitBatch(
-        func, symbolic ? BatchSplitMode::On : parsedMode, cacheBytes);
+        func, symbolic ? BatchSplitMode::On : parsedMode, cacheBytes, symbolic);
     Builder builder(func.getContext());
     if (symbolic) {
       StringRef name =

@@ -82,3 +82,69 @@ func.func @reduction(%x: tensor<4x6xf32>) -> tensor<4x1xf32> {
 }
 
 // BAD: kiln-graph-split-batch: unknown mode 'maybe' (expected auto, on or off)
+
+// -----
+
+// torch.nn.MultiheadAttention's export: the batch moved behind the
+// sequence and merged with the heads ([seq, batch * heads, d] and
+// [batch * heads, seq, d] for the products), the rows [seq * batch, e] for
+// the output projection, then back to [batch, seq, e]. Each op keeps a
+// sample's entries apart wherever the batch lies: the function takes one
+// sample, the reshapes' targets name one sample's sizes.
+// ON-LABEL: func.func @merged_heads
+// ON-SAME: (%{{.+}}: tensor<1x5x8xf32>) -> tensor<1x5x8xf32>
+// ON-SAME: kiln.batch_repeat = 3 : i64
+// ON: graph.transpose {{.*}} -> tensor<5x1x8xf32>
+// ON: graph.matmul {{.*}} -> tensor<5x1x8xf32>
+// ON: graph.reshape {{.*}}shape = array<i64: 5, 2, 4>{{.*}} -> tensor<5x2x4xf32>
+// ON: graph.transpose {{.*}} -> tensor<2x5x4xf32>
+// ON: graph.matmul {{.*}} -> tensor<2x5x5xf32>
+// ON: graph.softmax {{.*}} : tensor<2x5x5xf32>
+// ON: graph.matmul {{.*}} -> tensor<2x5x4xf32>
+// ON: graph.transpose {{.*}} -> tensor<5x2x4xf32>
+// ON: graph.reshape {{.*}}shape = array<i64: 5, 8>{{.*}} -> tensor<5x8xf32>
+// ON: graph.gemm {{.*}} -> tensor<5x8xf32>
+// ON: graph.reshape {{.*}}shape = array<i64: 5, 1, 8>{{.*}} -> tensor<5x1x8xf32>
+// ON: graph.transpose {{.*}} -> tensor<1x5x8xf32>
+func.func @merged_heads(%x: tensor<3x5x8xf32>) -> tensor<3x5x8xf32> {
+  %w = graph.constant dense<0.5> : tensor<8x8xf32>
+  %t = graph.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<3x5x8xf32>) -> tensor<5x3x8xf32>
+  %p = graph.matmul %t, %w : (tensor<5x3x8xf32>, tensor<8x8xf32>) -> tensor<5x3x8xf32>
+  %h = graph.reshape %p {shape = array<i64: 5, 6, 4>, allow_zero = false} : (tensor<5x3x8xf32>) -> tensor<5x6x4xf32>
+  %q = graph.transpose %h {perm = array<i64: 1, 0, 2>} : (tensor<5x6x4xf32>) -> tensor<6x5x4xf32>
+  %k = graph.transpose %h {perm = array<i64: 1, 2, 0>} : (tensor<5x6x4xf32>) -> tensor<6x4x5xf32>
+  %s = graph.matmul %q, %k : (tensor<6x5x4xf32>, tensor<6x4x5xf32>) -> tensor<6x5x5xf32>
+  %a = graph.softmax %s {axes = array<i64: 2>} : tensor<6x5x5xf32>
+  %c = graph.matmul %a, %q : (tensor<6x5x5xf32>, tensor<6x5x4xf32>) -> tensor<6x5x4xf32>
+  %ct = graph.transpose %c {perm = array<i64: 1, 0, 2>} : (tensor<6x5x4xf32>) -> tensor<5x6x4xf32>
+  %r = graph.reshape %ct {shape = array<i64: 15, 8>, allow_zero = false} : (tensor<5x6x4xf32>) -> tensor<15x8xf32>
+  %o = graph.gemm %r, %w {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true} : (tensor<15x8xf32>, tensor<8x8xf32>) -> tensor<15x8xf32>
+  %b = graph.reshape %o {shape = array<i64: 5, 3, 8>, allow_zero = false} : (tensor<15x8xf32>) -> tensor<5x3x8xf32>
+  %y = graph.transpose %b {perm = array<i64: 1, 0, 2>} : (tensor<5x3x8xf32>) -> tensor<3x5x8xf32>
+  return %y : tensor<3x5x8xf32>
+}
+
+// -----
+
+// Where the batch is moved, an op that reads across it, or a reshape that
+// interleaves the samples' entries, keeps the batch whole, named.
+// ON-LABEL: func.func @moved_across
+// ON-NOT: kiln.batch_repeat
+// ON-SAME: kiln.batch_split = "whole (graph.softmax does not treat the samples apart)"
+func.func @moved_across(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  %t = graph.transpose %x {perm = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+  %s = graph.softmax %t {axes = array<i64: 1>} : tensor<5x3xf32>
+  %y = graph.transpose %s {perm = array<i64: 1, 0>} : (tensor<5x3xf32>) -> tensor<3x5xf32>
+  return %y : tensor<3x5xf32>
+}
+
+// -----
+
+// ON-LABEL: func.func @interleaved
+// ON-NOT: kiln.batch_repeat
+// ON-SAME: kiln.batch_split = "whole (graph.reshape does not treat the samples apart)"
+func.func @interleaved(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  %t = graph.transpose %x {perm = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+  %y = graph.reshape %t {shape = array<i64: 3, 5>, allow_zero = false} : (tensor<5x3xf32>) -> tensor<3x5xf32>
+  return %y : tensor<3x5xf32>
+}
