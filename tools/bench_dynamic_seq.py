@@ -14,6 +14,12 @@ rounds; prints each one's median of its rounds' medians and the ratios.
         --seq 128 384
     .venv/bin/python tools/bench_dynamic_seq.py --model exported --bert-base \
         --seq 128 --batch 2 8
+    .venv/bin/python tools/bench_dynamic_seq.py --model exported --mha \
+        --bert-base --seq 128 --batch 1 4
+
+With --mha (the exported model only), the attention is
+torch.nn.MultiheadAttention's export (exported_encoder.py --mha: the batch
+merged with the heads behind the sequence).
 
 With --batch (the exported model only), the dynamic build also takes the
 batch at run time (`batch=1..MAX_BATCH`) and each batch size is measured
@@ -61,8 +67,13 @@ def main():
     parser.add_argument("--max-batch", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--mha", action="store_true",
+                        help="torch.nn.MultiheadAttention's export of the attention "
+                             "(--model exported)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kiln-bench-dynamic-seq"))
     args = parser.parse_args()
+    if args.mha and args.model != "exported":
+        parser.error("--mha needs --model exported")
 
     import kiln
     import onnx
@@ -75,7 +86,7 @@ def main():
     if args.model == "exported":
         model = exported_encoder.build(layers=args.layers, hidden=args.hidden,
                                        heads=heads, vocab=1000,
-                                       positions=args.max_seq)
+                                       positions=args.max_seq, mha=args.mha)
         dims = {"batch": (1, args.max_batch) if args.batch else 1}
     else:
         if args.batch:

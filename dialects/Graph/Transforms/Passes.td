@@ -559,6 +559,18 @@ def GraphSplitBatch : Pass<"kiln-graph-split-batch", "mlir::func::FuncOp"> {
     model ABI's run function then calls it N times, each time on the next
     sample of every input and output.
 
+    The batch need not stay first on the way: each value records the
+    dimension that holds it, as outer x N x inner entries. Transposes move
+    it; a reshape keeps the samples apart where one sample's block is whole
+    rows of the result's sizes after a dimension that holds whole groups of
+    the batch's blocks (`[seq, N, 768] -> [seq, N * 12, 64]`, `[seq, N,
+    768] -> [seq * N, 768]`, with the factors of `?` sizes that
+    `SymbolicDims` traces); matmuls take it in their batch dimensions, the
+    left side's rows or the right side's columns; elementwise ops,
+    softmaxes, layer norms, slices and expands along other dimensions keep
+    it; reshape targets, slice ends and expand shapes are made one
+    sample's. This is torch.nn.MultiheadAttention's export.
+
     `mode=auto` splits where the batch's largest activation outgrows
     `cache-bytes` and its activations outweigh the weights (a model whose
     weights dominate, as VGG-19's classifier does, reads them once per
@@ -574,8 +586,9 @@ def GraphSplitBatch : Pass<"kiln-graph-split-batch", "mlir::func::FuncOp"> {
     split, the pass fails with a remark and the reason in
     `kiln.batch_split`, and the compiler imports the model again reading
     the batch's size too. Slices that keep the whole batch, an expand of a
-    value without the batch to it and a `graph.prefix` sized by another
-    axis of a sample take one sample as well.
+    value without the batch to it, a splat constant of the batch's size
+    first and a `graph.prefix` sized by another axis of a sample take one
+    sample as well.
 
     Before (mode=on):
     ```mlir
