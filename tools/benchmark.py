@@ -279,15 +279,18 @@ def has_batch(model, batch):
 
 
 def rebatch(model, batch):
-    """`model` with batch `batch` instead of 1: every graph input's first
+    """`model` with batch `batch` instead of 1 or a symbolic one (a model
+    exported with a dynamic batch axis): every graph input's first
     dimension, the first entry of constant Reshape targets that is 1, and
     the shapes inferred again."""
     import onnx
     from onnx import numpy_helper, shape_inference
     graph = model.graph
+    weights = {t.name for t in graph.initializer}
     for value in graph.input:
         dims = value.type.tensor_type.shape.dim
-        if dims and dims[0].dim_value == 1:
+        if value.name not in weights and dims and (
+                dims[0].dim_value == 1 or not dims[0].HasField("dim_value")):
             dims[0].dim_value = batch
     inits = {t.name: t for t in graph.initializer}
     for node in graph.node:

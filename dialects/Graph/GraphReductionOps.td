@@ -22,7 +22,7 @@ include "dialects/Graph/GraphBase.td"
 // square of ReduceSumSquare, the log of ReduceLogSum...).
 class Graph_ReduceOp<string mnemonic, string onnxName, string formula,
                      Type elementConstraint = Graph_Tensor>
-    : Graph_InferOp<mnemonic> {
+    : Graph_InferOp<mnemonic, [Graph_OwnSampleRule]> {
   let summary = formula # " over the given axes (ONNX " # onnxName # ")";
   let description = [{
     ONNX `}] # onnxName # [{`: computes `}] # formula # [{` over the

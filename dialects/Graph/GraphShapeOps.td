@@ -324,7 +324,7 @@ def Graph_TileOp : Graph_InferOp<"tile"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_PadOp : Graph_InferOp<"pad"> {
+def Graph_PadOp : Graph_InferOp<"pad", [Graph_OwnSampleRule]> {
   let summary = "pad or crop every dimension (ONNX Pad)";
   let description = [{
     ONNX `Pad` with `pads` giving, for every dimension, the entries added
@@ -391,7 +391,7 @@ def Graph_OneHotOp : Graph_InferOp<"one_hot"> {
       "$indices `,` $values attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_ResizeOp : Graph_InferOp<"resize"> {
+def Graph_ResizeOp : Graph_InferOp<"resize", [Graph_OwnSampleRule]> {
   let summary = "nearest, linear or cubic resampling (ONNX Resize, Upsample)";
   let description = [{
     ONNX `Resize` with the output sizes and scales resolved by the importer:

@@ -160,6 +160,34 @@ bool SliceOp::treatsSamplesApart(Carries) {
          getSteps()[0] == 1 && getEnds()[0] >= type.getDimSize(0);
 }
 
+// Reductions over other dimensions than the batch (an empty list reduces
+// nothing).
+#define KILN_REDUCE_RULE(OP)                                                   \
+  bool OP::treatsSamplesApart(Carries) { return excludesBatch(getAxes()); }
+KILN_REDUCE_RULE(ReduceSumOp)
+KILN_REDUCE_RULE(ReduceMeanOp)
+KILN_REDUCE_RULE(ReduceMaxOp)
+KILN_REDUCE_RULE(ReduceMinOp)
+KILN_REDUCE_RULE(ReduceProdOp)
+KILN_REDUCE_RULE(ReduceL1Op)
+KILN_REDUCE_RULE(ReduceL2Op)
+KILN_REDUCE_RULE(ReduceLogSumOp)
+KILN_REDUCE_RULE(ReduceLogSumExpOp)
+KILN_REDUCE_RULE(ReduceSumSquareOp)
+#undef KILN_REDUCE_RULE
+
+/// A resize that keeps the batch's size (kiln-graph-split-batch makes its
+/// target one sample's).
+bool ResizeOp::treatsSamplesApart(Carries) {
+  return !getScales().empty() && getScales()[0] == 1.0;
+}
+
+/// Padding along other dimensions than the batch.
+bool PadOp::treatsSamplesApart(Carries) {
+  int64_t rank = cast<RankedTensorType>(getInput().getType()).getRank();
+  return rank > 0 && getPads()[0] == 0 && getPads()[rank] == 0;
+}
+
 bool GatherOp::treatsSamplesApart(Carries carries) {
   return carries(getIndices()) ? !carries(getData()) && getAxis() == 0
                                : getAxis() != 0;
@@ -198,6 +226,18 @@ KILN_OWN_RULE(TransposeOp)
 KILN_OWN_RULE(ReshapeOp)
 KILN_OWN_RULE(SliceOp)
 KILN_OWN_RULE(GatherOp)
+KILN_OWN_RULE(PadOp)
+KILN_OWN_RULE(ReduceSumOp)
+KILN_OWN_RULE(ReduceMeanOp)
+KILN_OWN_RULE(ReduceMaxOp)
+KILN_OWN_RULE(ReduceMinOp)
+KILN_OWN_RULE(ReduceProdOp)
+KILN_OWN_RULE(ReduceL1Op)
+KILN_OWN_RULE(ReduceL2Op)
+KILN_OWN_RULE(ReduceLogSumOp)
+KILN_OWN_RULE(ReduceLogSumExpOp)
+KILN_OWN_RULE(ReduceSumSquareOp)
+KILN_OWN_RULE(ResizeOp)
 KILN_OWN_RULE(SoftmaxOp)
 KILN_OWN_RULE(LogSoftmaxOp)
 KILN_OWN_RULE(HardmaxOp)

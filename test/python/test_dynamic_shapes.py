@@ -504,6 +504,65 @@ def test_multihead_attention_any_batch_and_sequence(tmp_path):
                                        err_msg=f"batch {batch}, seq {seq}")
 
 
+def test_recurrence_and_resize_any_batch(tmp_path):
+    """A symbolic batch through the ops that exporters wrap around it: an
+    LSTM behind a batch_first Transpose (the batch second, [seq, batch,
+    input]) with zero initial states made for the batch (ConstantOfShape
+    of [1, batch, hidden]), a mean over the sequence; and a convolution
+    with explicit padding, a Resize and a global mean. Each sample runs
+    alone."""
+    n = helper.make_node
+    hidden, steps, features = 6, 5, 4
+    w = rng.standard_normal((1, 4 * hidden, features)).astype(np.float32) * 0.5
+    r = rng.standard_normal((1, 4 * hidden, hidden)).astype(np.float32) * 0.5
+    k = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    inits = [numpy_helper.from_array(v, name) for name, v in [
+        ("w", w), ("r", r), ("k", k), ("zero", np.array(0, np.int64)),
+        ("one", np.array([1], np.int64)), ("h", np.array([hidden], np.int64)),
+        ("axis0", np.array([0], np.int64)), ("axis1", np.array([1], np.int64)),
+        ("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)),
+        ("scales", np.array([1, 1, 2, 2], np.float32))]]
+    nodes = [n("Shape", ["x"], ["sx"]), n("Gather", ["sx", "zero"], ["b"], axis=0),
+             n("Unsqueeze", ["b", "axis0"], ["b1"]),
+             n("Concat", ["one", "b1", "h"], ["state_shape"], axis=0),
+             n("ConstantOfShape", ["state_shape"], ["h0"]),
+             n("Transpose", ["x"], ["xt"], perm=[1, 0, 2]),
+             n("LSTM", ["xt", "w", "r", "", "", "h0", "h0"], ["y4", "yh"],
+               hidden_size=hidden),
+             n("Squeeze", ["y4", "axis1"], ["y3"]),
+             n("Transpose", ["y3"], ["y"], perm=[1, 0, 2]),
+             n("ReduceMean", ["y"], ["pooled"], axes=[1], keepdims=0),
+             n("Pad", ["img", "pads"], ["padded"]),
+             n("Conv", ["padded", "k"], ["c"]),
+             n("Resize", ["c", "", "scales"], ["up"], mode="linear"),
+             n("ReduceMean", ["up"], ["g"], axes=[2, 3], keepdims=1)]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", steps, features]),
+         helper.make_tensor_value_info("img", TensorProto.FLOAT, ["batch", 2, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", steps, hidden]),
+         helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", hidden]),
+         helper.make_tensor_value_info("g", TensorProto.FLOAT, ["batch", 3, 1, 1])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    onnx.save(model, tmp_path / "m.onnx")
+    report = subprocess.run(
+        [KILN_COMPILE, tmp_path / "m.onnx", "-o", tmp_path / "m.so", "--report",
+         "--dynamic-dims", "batch=1..64"],
+        capture_output=True, text=True, check=True).stderr
+    assert "batch: symbolic 'batch', run once per sample" in report
+    loaded = kiln.load(str(tmp_path / "m.so"))
+    for batch in SIZES:
+        feeds = {"x": rng.standard_normal((batch, steps, features)).astype(np.float32),
+                 "img": rng.standard_normal((batch, 2, 6, 6)).astype(np.float32)}
+        want = run_onnxruntime(model, feeds)
+        got = loaded.run(feeds)
+        for name in ("y", "pooled", "g"):
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{name}, batch {batch}")
+
+
 def test_sizes_read_at_run_time(tmp_path):
     """A Shape whose values are data (an output, a product of two sizes)
     is read at run time."""
