@@ -258,10 +258,8 @@ def build_model(name, batch, workdir):
             raise RuntimeError(one_line(proc.stderr))
         if name in BATCHED_BUILDERS:
             return path
-    if batch == 1:
-        return path
     model = onnx.load(str(path))
-    if has_batch(model, batch):
+    if has_batch(model, batch) or (batch == 1 and not symbolic_first(model)):
         return path
     model = rebatch(model, batch)
     out = workdir / f"{stem}_b{batch}.onnx"
@@ -276,6 +274,15 @@ def has_batch(model, batch):
     dims = [value.type.tensor_type.shape.dim for value in model.graph.input
             if value.name not in weights]
     return all(d and d[0].dim_value == batch for d in dims)
+
+
+def symbolic_first(model):
+    """Whether an input of `model` leads with a symbolic size (a model
+    exported with a dynamic batch axis)."""
+    weights = {t.name for t in model.graph.initializer}
+    return any(d and not d[0].HasField("dim_value")
+               for d in (value.type.tensor_type.shape.dim
+                         for value in model.graph.input if value.name not in weights))
 
 
 def rebatch(model, batch):
