@@ -474,6 +474,15 @@ def test_exported_encoder_any_batch_and_sequence(tmp_path):
                                        err_msg=f"batch {batch}, seq {seq}")
 
 
+def compile_once_per_sample(model_path, out, dims):
+    """kiln-compile --report with --dynamic-dims `dims`: the symbolic batch
+    must run once per sample (not be read at run time)."""
+    report = subprocess.run(
+        [KILN_COMPILE, model_path, "-o", out, "--report", "--dynamic-dims", dims],
+        capture_output=True, text=True, check=True).stderr
+    assert "batch: symbolic 'batch', run once per sample" in report
+
+
 def test_multihead_attention_any_batch_and_sequence(tmp_path):
     """The attention of torch.nn.TransformerEncoderLayer as torch.onnx
     exports it with dynamic axes: the sequence moved first and the batch
@@ -484,11 +493,8 @@ def test_multihead_attention_any_batch_and_sequence(tmp_path):
     model = exported_encoder.build(layers=2, hidden=32, heads=4, vocab=100,
                                    positions=64, mha=True)
     onnx.save(model, tmp_path / "mha.onnx")
-    report = subprocess.run(
-        [KILN_COMPILE, tmp_path / "mha.onnx", "-o", tmp_path / "r.so", "--report",
-         "--dynamic-dims", "batch=1..8,seq=1..64"],
-        capture_output=True, text=True, check=True).stderr
-    assert "batch: symbolic 'batch', run once per sample" in report
+    compile_once_per_sample(tmp_path / "mha.onnx", tmp_path / "r.so",
+                            "batch=1..8,seq=1..64")
     both = kiln.load(kiln.compile(model, tmp_path / "both.so",
                                   dynamic_dims={"batch": (1, 8), "seq": (1, 64)}))
     batches = kiln.load(kiln.compile(model, tmp_path / "batches.so",
@@ -547,11 +553,7 @@ def test_recurrence_and_resize_any_batch(tmp_path):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                               ir_version=8)
     onnx.save(model, tmp_path / "m.onnx")
-    report = subprocess.run(
-        [KILN_COMPILE, tmp_path / "m.onnx", "-o", tmp_path / "m.so", "--report",
-         "--dynamic-dims", "batch=1..64"],
-        capture_output=True, text=True, check=True).stderr
-    assert "batch: symbolic 'batch', run once per sample" in report
+    compile_once_per_sample(tmp_path / "m.onnx", tmp_path / "m.so", "batch=1..64")
     loaded = kiln.load(str(tmp_path / "m.so"))
     for batch in SIZES:
         feeds = {"x": rng.standard_normal((batch, steps, features)).astype(np.float32),
