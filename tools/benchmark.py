@@ -267,22 +267,23 @@ def build_model(name, batch, workdir):
     return out
 
 
+def input_dims(model):
+    """The shape (its dims) of each graph input that is not a weight."""
+    weights = {t.name for t in model.graph.initializer}
+    return [value.type.tensor_type.shape.dim for value in model.graph.input
+            if value.name not in weights]
+
+
 def has_batch(model, batch):
     """Whether every input of `model` already leads with `batch` (a file
     exported at that batch, as tools/models/zoo.py --batch writes)."""
-    weights = {t.name for t in model.graph.initializer}
-    dims = [value.type.tensor_type.shape.dim for value in model.graph.input
-            if value.name not in weights]
-    return all(d and d[0].dim_value == batch for d in dims)
+    return all(d and d[0].dim_value == batch for d in input_dims(model))
 
 
 def symbolic_first(model):
     """Whether an input of `model` leads with a symbolic size (a model
     exported with a dynamic batch axis)."""
-    weights = {t.name for t in model.graph.initializer}
-    return any(d and not d[0].HasField("dim_value")
-               for d in (value.type.tensor_type.shape.dim
-                         for value in model.graph.input if value.name not in weights))
+    return any(d and not d[0].HasField("dim_value") for d in input_dims(model))
 
 
 def rebatch(model, batch):
@@ -293,11 +294,8 @@ def rebatch(model, batch):
     import onnx
     from onnx import numpy_helper, shape_inference
     graph = model.graph
-    weights = {t.name for t in graph.initializer}
-    for value in graph.input:
-        dims = value.type.tensor_type.shape.dim
-        if value.name not in weights and dims and (
-                dims[0].dim_value == 1 or not dims[0].HasField("dim_value")):
+    for dims in input_dims(model):
+        if dims and (dims[0].dim_value == 1 or not dims[0].HasField("dim_value")):
             dims[0].dim_value = batch
     inits = {t.name: t for t in graph.initializer}
     for node in graph.node:

@@ -44,9 +44,10 @@ struct GraphMakeEntryPass : impl::GraphMakeEntryBase<GraphMakeEntryPass> {
       return signalPassFailure();
     // One dictionary per tensor; fails on a tensor the ABI cannot describe.
     auto describe = [&](Value value, StringAttr name, StringRef kind,
-                        unsigned index, ArrayRef<int64_t> symbols,
+                        unsigned index,
                         SmallVectorImpl<Attribute> &list) -> LogicalResult {
       Type type = value.getType();
+      SmallVector<int64_t> symbols = symbolic->of(value);
       std::string text = name ? name.str() : kind.str() + std::to_string(index);
       auto ranked = dyn_cast<RankedTensorType>(type);
       if (!ranked)
@@ -75,13 +76,12 @@ struct GraphMakeEntryPass : impl::GraphMakeEntryBase<GraphMakeEntryPass> {
     for (unsigned i = 0; i < main.getNumArguments(); ++i)
       if (failed(describe(main.getArgument(i),
                           main.getArgAttrOfType<StringAttr>(i, kNameAttr),
-                          "input", i, symbolic->of(main.getArgument(i)),
-                          inputs)))
+                          "input", i, inputs)))
         return signalPassFailure();
     for (unsigned i = 0; i < main.getNumResults(); ++i) {
       if (failed(describe(returned[i],
                           main.getResultAttrOfType<StringAttr>(i, kNameAttr),
-                          "output", i, symbolic->of(returned[i]), outputs)))
+                          "output", i, outputs)))
         return signalPassFailure();
       // The sizes that the data decides (the importer's result attributes).
       NamedAttrList fields(cast<DictionaryAttr>(outputs.back()));

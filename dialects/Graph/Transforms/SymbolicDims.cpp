@@ -214,18 +214,11 @@ public:
             return failure();
           }
           SmallVector<int64_t> dims = {a[0], b[1]};
-          if (Value c = op.getC()) {
-            auto type = cast<RankedTensorType>(c.getType());
-            SmallVector<int64_t> s = of(c);
-            for (int64_t at = 0; at < type.getRank(); ++at) {
-              int64_t d = at + 2 - type.getRank();
-              if (s[at] != dims[d] &&
-                  !(s[at] == kStatic && type.getDimSize(at) == 1)) {
-                why = "adds a tensor whose dimensions are not the product's";
-                return failure();
-              }
-            }
-          }
+          SmallVector<Value> addends;
+          if (op.getC())
+            addends.push_back(op.getC());
+          if (failed(added(dims, addends, why)))
+            return failure();
           return one(dims);
         })
         .Default([&](Operation *) -> Result {
@@ -368,6 +361,17 @@ private:
     dims[rank - 2] = a[a.size() - 2];
     dims[rank - 1] = b.back();
     // Bias and residual broadcast against the product.
+    if (failed(added(dims, addends, why)))
+      return failure();
+    return dims;
+  }
+
+  /// `addends` (a bias, a residual, Gemm's C) broadcast against a product
+  /// whose dimensions are `dims`: each of their dimensions is the
+  /// product's, or a static 1.
+  LogicalResult added(ArrayRef<int64_t> dims, ValueRange addends,
+                      std::string &why) {
+    int64_t rank = dims.size();
     for (Value addend : addends) {
       auto type = cast<RankedTensorType>(addend.getType());
       SmallVector<int64_t> s = of(addend);
@@ -380,7 +384,7 @@ private:
         }
       }
     }
-    return dims;
+    return success();
   }
 
   llvm::DenseMap<Value, SmallVector<int64_t>> &dims;

@@ -114,27 +114,25 @@ TEST_F(ImportModelTest, DynamicDimsByName) {
   // it, the batch stays the repeated one (its probe, in kiln.symbols).
   options.dimSizes.clear();
   options.symbolBounds["seq"] = {1, 64};
-  ImportResult bounded = importModel(context, bytes, "", options);
-  ASSERT_TRUE(bounded.module) << bounded.allErrors();
-  EXPECT_NE(bounded.ir.find("(%arg0: tensor<97x?xf32>"), std::string::npos)
-      << bounded.ir;
-  EXPECT_NE(bounded.ir.find("kiln.dim_symbols = [{max = 64 : i64, min = 1 : "
-                            "i64, name = \"seq\"}], kiln.symbols = [{max = "
-                            "8 : i64, min = 2 : i64, name = \"B\"}]"),
-            std::string::npos)
-      << bounded.ir;
+  // Imports with `options`: the first argument's type and the function's
+  // symbol attributes.
+  auto expectImported = [&](const std::string &argument,
+                            const std::string &symbols) {
+    ImportResult r = importModel(context, bytes, "", options);
+    ASSERT_TRUE(r.module) << r.allErrors();
+    EXPECT_NE(r.ir.find(argument), std::string::npos) << r.ir;
+    EXPECT_NE(r.ir.find(symbols), std::string::npos) << r.ir;
+  };
+  expectImported("(%arg0: tensor<97x?xf32>",
+                 "kiln.dim_symbols = [{max = 64 : i64, min = 1 : i64, name = "
+                 "\"seq\"}], kiln.symbols = [{max = 8 : i64, min = 2 : i64, "
+                 "name = \"B\"}]");
   // Where the compiler asks for the batch to be read at run time (its
   // samples do not run apart), it is `?` and the first of dim_symbols.
   options.readBatchAtRunTime = true;
-  ImportResult read = importModel(context, bytes, "", options);
-  ASSERT_TRUE(read.module) << read.allErrors();
-  EXPECT_NE(read.ir.find("(%arg0: tensor<?x?xf32>"), std::string::npos)
-      << read.ir;
-  EXPECT_NE(read.ir.find("kiln.dim_symbols = [{max = 8 : i64, min = 2 : "
-                         "i64, name = \"B\"}, {max = 64 : i64, min = 1 : "
-                         "i64, name = \"seq\"}]"),
-            std::string::npos)
-      << read.ir;
+  expectImported("(%arg0: tensor<?x?xf32>",
+                 "kiln.dim_symbols = [{max = 8 : i64, min = 2 : i64, name = "
+                 "\"B\"}, {max = 64 : i64, min = 1 : i64, name = \"seq\"}]");
   // So read, the batch needs bounds of its own (its default would size the
   // workspace for 1024 samples); without the option it does not.
   options.symbolBounds.erase("B");
