@@ -92,6 +92,12 @@ static void addLowerToLLVMPasses(OpPassManager &pm, bool parallel) {
   ConvertFuncToLLVMPassOptions funcToLLVM;
   funcToLLVM.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  // A function of run-time sizes (a dynamic model's entry) keeps its memref
+  // descriptors: the bare-pointer convention has no place for the sizes.
+  // With OpenMP, convert-openmp-to-llvm converts it so; without, nothing
+  // did, and the model failed to translate.
+  if (!parallel)
+    pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   if (parallel)
     pm.addPass(createConvertOpenMPToLLVMPass());
