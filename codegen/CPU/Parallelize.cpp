@@ -12,6 +12,7 @@
 #include "codegen/CPU/Passes.h"
 #include "codegen/Common/KernelConfig.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 
@@ -56,16 +57,24 @@ bool readsForward(linalg::LinalgOp op) {
   return true;
 }
 
+/// What a loop of a run-time size (a sequence length) counts for in an
+/// op's iterations, against `min-iterations`: a short sequence's.
+constexpr int64_t kRunTimeRange = 64;
+
 /// Tile sizes that cut the leading parallel loops of `op` into at least
 /// `minTiles` tiles where they can (0: a loop left whole), or an empty vector
-/// when `op` should stay sequential. A kernel configuration (kiln.tune)
-/// overrides both thresholds: `parallel = false` keeps the op sequential,
-/// `parallel = true` puts it on threads whatever its size, `tiles` sets
-/// `minTiles`.
+/// when `op` should stay sequential. A loop of a run-time size is cut into
+/// `parts[i]` tiles of a size computed at run time (sizes[i] is then
+/// ShapedType::kDynamic): an attention's softmax over `[1, 12, ?, ?]` or a
+/// layer norm over `[1, ?, 768]` ran on one thread. A kernel configuration
+/// (kiln.tune) overrides both thresholds: `parallel = false` keeps the op
+/// sequential, `parallel = true` puts it on threads whatever its size,
+/// `tiles` sets `minTiles`.
 SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t minTiles,
-                                     int64_t minIterations) {
+                                     int64_t minIterations,
+                                     SmallVectorImpl<int64_t> &parts) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ranges.empty() || ShapedType::isDynamicShape(ranges))
+  if (ranges.empty())
     return {};
   KernelConfigAttr config = KernelConfigAttr::of(op);
   if (std::optional<bool> parallel = config.getParallel()) {
@@ -78,11 +87,12 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t minTiles,
   // transform writes a whole tile's).
   int64_t iterations = op.getNumDpsInits();
   for (int64_t range : ranges)
-    iterations *= range;
+    iterations *= ShapedType::isDynamic(range) ? kRunTimeRange : range;
   if (iterations < minIterations || !readsForward(op))
     return {};
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> sizes(ranges.size(), 0);
+  parts.assign(ranges.size(), 0);
   int64_t tiles = 1;
   for (auto [i, range] : llvm::enumerate(ranges)) {
     if (iterators[i] != utils::IteratorType::parallel || tiles >= minTiles)
@@ -90,6 +100,12 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t minTiles,
     if (range == 1)
       continue;
     int64_t wanted = llvm::divideCeil(minTiles, tiles);
+    if (ShapedType::isDynamic(range)) {
+      sizes[i] = ShapedType::kDynamic;
+      parts[i] = wanted;
+      tiles *= wanted;
+      continue;
+    }
     sizes[i] = range <= wanted ? 1 : largestDivisor(range, range / wanted);
     tiles *= range / sizes[i];
   }
@@ -105,7 +121,11 @@ struct CPUParallelizePass : impl::CPUParallelizeBase<CPUParallelizePass> {
     func::FuncOp func = getOperation();
     // Only ops at the top of the function: those inside a loop already are
     // a contraction's tiles, in their own scf.forall.
-    SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> work;
+    struct Work {
+      linalg::LinalgOp op;
+      SmallVector<int64_t> sizes, parts;
+    };
+    SmallVector<Work> work;
     for (Block &block : func.getBody())
       for (Operation &op : block)
         // A padded tensor's fill keeps its form for the passes that know a
@@ -114,28 +134,50 @@ struct CPUParallelizePass : impl::CPUParallelizeBase<CPUParallelizePass> {
         if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
             linalgOp && linalgOp.hasPureTensorSemantics() &&
             !op.hasAttr(attr::kPadInterior))
-          if (SmallVector<int64_t> sizes =
-                  chooseTileSizes(linalgOp, minTiles, minIterations);
+          if (SmallVector<int64_t> parts,
+              sizes = chooseTileSizes(linalgOp, minTiles, minIterations, parts);
               !sizes.empty())
-            work.emplace_back(linalgOp, std::move(sizes));
+            work.push_back({linalgOp, std::move(sizes), std::move(parts)});
 
     // A fill that only initialises another op's accumulator (a Winograd
     // transform's zeros) is fused into that op's tiles rather than run as a
     // loop nest of its own: a forall that fills a tensor and another that
     // accumulates into it made bufferization copy the filled tensor.
     llvm::SmallPtrSet<Operation *, 8> fusedFills;
-    for (auto &[op, sizes] : work)
-      for (Value init : op.getDpsInits())
+    for (Work &item : work)
+      for (Value init : item.op.getDpsInits())
         if (auto fill = init.getDefiningOp<linalg::FillOp>();
             fill && init.hasOneUse())
           fusedFills.insert(fill);
 
     IRRewriter rewriter(&getContext());
-    for (auto &[op, sizes] : work) {
+    for (auto &[op, sizes, parts] : work) {
       if (fusedFills.contains(op.getOperation()))
         continue;
+      rewriter.setInsertionPoint(op);
+      SmallVector<OpFoldResult> tileSizes =
+          getAsIndexOpFoldResult(&getContext(), sizes);
+      SmallVector<Range> domain;
+      for (auto [i, size] : llvm::enumerate(sizes)) {
+        if (!ShapedType::isDynamic(size))
+          continue;
+        // ceil(range / parts), at least 1 (an empty range's loop still
+        // divides by its step).
+        if (domain.empty())
+          domain = cast<TilingInterface>(op.getOperation())
+                       .getIterationDomain(rewriter);
+        AffineExpr range;
+        bindSymbols(&getContext(), range);
+        tileSizes[i] = affine::makeComposedFoldedAffineMax(
+            rewriter, op.getLoc(),
+            AffineMap::get(0, 1,
+                           {range.ceilDiv(parts[i]),
+                            getAffineConstantExpr(1, &getContext())},
+                           &getContext()),
+            {domain[i].size});
+      }
       scf::SCFTilingOptions tiling;
-      tiling.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
+      tiling.setTileSizes(tileSizes);
       tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
       scf::SCFTileAndFuseOptions options;
       options.setTilingOptions(tiling);

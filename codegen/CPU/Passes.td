@@ -146,9 +146,12 @@ def CPUParallelize : Pass<"kiln-cpu-parallelize", "mlir::func::FuncOp"> {
     dimension, fills): their leading parallel loops are tiled into an
     `scf.forall` of at least `min-tiles` tiles (tile sizes that divide the
     loop, so that every tile has a static shape), and the loops inside each
-    tile are the op's own, for LLVM to vectorize as before. An op with fewer
+    tile are the op's own, for LLVM to vectorize as before. A leading loop
+    of a run-time size is cut into as many tiles as the threads want, of a
+    size computed at run time (the last one shorter). An op with fewer
     than `min-iterations` iterations in all (times its results: a Winograd
-    transform writes a whole tile per iteration), or whose first loop is a
+    transform writes a whole tile per iteration; a loop of a run-time size,
+    a sequence length, counts as 64), or whose first loop is a
     reduction, stays sequential: a parallel region costs a few microseconds
     to start. So does an op that reads an operand through an index that
     does not grow with its loops (a ConvTranspose's flipped kernel,
@@ -179,6 +182,7 @@ def CPUParallelize : Pass<"kiln-cpu-parallelize", "mlir::func::FuncOp"> {
            "iterations an op needs to run in parallel">,
   ];
   let dependentDialects = ["::kiln::KilnDialect", "mlir::scf::SCFDialect",
+                           "mlir::affine::AffineDialect",
                            "mlir::tensor::TensorDialect"];
 }
 

@@ -135,3 +135,38 @@ func.func @configured(%x: tensor<1x4x56x56x16xf32>, %s: tensor<64x64xf32>) -> (t
   } -> tensor<64x64xf32>
   return %y, %z : tensor<1x4x56x56x16xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// A loop of a run-time size (a sequence length) counts as 64 iterations:
+// attention's softmax over [1, 12, ?, ?] is cut along its 12 heads and then
+// its run-time rows, into ceil(rows / 3) of them a tile (at least one), 36
+// tiles; a layer norm's [?, 768] rows into 32 tiles of a size computed at
+// run time.
+// CHECK-DAG: #[[THIRD:.+]] = affine_map<()[s0] -> (s0 ceildiv 3, 1)>
+// CHECK-DAG: #[[PART:.+]] = affine_map<()[s0] -> (s0 ceildiv 32, 1)>
+// CHECK-LABEL: func.func @run_time_rows
+// CHECK: %[[ROWS:.+]] = tensor.dim %{{.+}}, %c2
+// CHECK: %[[STEP:.+]] = affine.max #[[THIRD]]()[%[[ROWS]]]
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (12, %{{.+}}) step (1, %[[STEP]]) shared_outs
+// CHECK: linalg.generic {{.*}} ins(%{{.+}} : tensor<1x1x?x?xf32>) outs(%{{.+}} : tensor<1x1x?xf32>)
+// CHECK: %[[N:.+]] = tensor.dim %{{.+}}, %c0
+// CHECK: %[[TILE:.+]] = affine.max #[[PART]]()[%[[N]]]
+// CHECK: scf.forall (%{{.+}}) = (0) to (%{{.+}}) step (%[[TILE]]) shared_outs
+// CHECK: linalg.generic {{.*}} ins(%{{.+}} : tensor<?x768xf32>) outs(%{{.+}} : tensor<?x768xf32>)
+#in4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#out4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#in2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @run_time_rows(%x: tensor<1x12x?x?xf32>, %init: tensor<1x12x?xf32>, %y: tensor<?x768xf32>, %o: tensor<?x768xf32>) -> (tensor<1x12x?xf32>, tensor<?x768xf32>) {
+  %m = linalg.generic {indexing_maps = [#in4, #out4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x : tensor<1x12x?x?xf32>) outs(%init : tensor<1x12x?xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.maximumf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x12x?xf32>
+  %n = linalg.generic {indexing_maps = [#in2, #in2], iterator_types = ["parallel", "parallel"]} ins(%y : tensor<?x768xf32>) outs(%o : tensor<?x768xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?x768xf32>
+  return %m, %n : tensor<1x12x?xf32>, tensor<?x768xf32>
+}
