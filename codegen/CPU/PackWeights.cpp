@@ -23,6 +23,8 @@
 #include "codegen/Common/KernelConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -119,6 +121,30 @@ void replaceByPanels(PatternRewriter &rewriter, Operation *op, Value result3,
       op, cType, result3, SmallVector<ReassociationIndices>{{0}, {1, 2}});
 }
 
+/// Whether `value` is a multiple of `factor`: a constant, or the induction
+/// variable of a loop from a multiple by a multiple (a loop over panels).
+bool isMultipleOf(OpFoldResult value, int64_t factor) {
+  if (std::optional<int64_t> constant = getConstantIntValue(value))
+    return *constant % factor == 0;
+  auto arg = dyn_cast<BlockArgument>(cast<Value>(value));
+  if (!arg)
+    return false;
+  auto multiple = [&](OpFoldResult bound) {
+    std::optional<int64_t> constant = getConstantIntValue(bound);
+    return constant && *constant % factor == 0;
+  };
+  Operation *loop = arg.getOwner()->getParentOp();
+  if (auto forall = dyn_cast<scf::ForallOp>(loop)) {
+    unsigned i = arg.getArgNumber();
+    return i < forall.getRank() && multiple(forall.getMixedLowerBound()[i]) &&
+           multiple(forall.getMixedStep()[i]);
+  }
+  if (auto forOp = dyn_cast<scf::ForOp>(loop))
+    return arg == forOp.getInductionVar() && multiple(forOp.getLowerBound()) &&
+           multiple(forOp.getStep());
+  return false;
+}
+
 /// The panels made of one weight, by the weight's constant and the panel
 /// width: the products of one weight in blocks of rows
 /// (kiln-cpu-tile-symbolic-rows: 64, 8 and 1 rows of a sequence) share
@@ -190,6 +216,12 @@ struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
     int64_t nb = width * config.getVectors().value_or(2);
     if (cols % nb != 0 && cols % width == 0)
       nb = width;
+    // One panel of a larger constant weight, at a column that a loop over
+    // the weight's panels chooses (kiln-cpu-tile-symbolic-rows): B becomes
+    // that panel of the whole weight's packing, one contiguous stream.
+    if (auto slice = b.getDefiningOp<tensor::ExtractSliceOp>();
+        slice && !transposed && cols == nb)
+      return packPanelSlice(rewriter, op, slice, nb);
     if (cols <= nb)
       return rewriter.notifyMatchFailure(op, "N is one panel");
     // A ragged N (a classifier's 1000 classes) is padded with zero columns
@@ -197,44 +229,9 @@ struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
     int64_t panels = llvm::divideCeil(cols, nb);
     int64_t paddedCols = panels * nb;
     Location loc = op.getLoc();
-    Operation *weightOp = b.getDefiningOp();
-    Value &packed = packedWeights[{weightOp, transposed ? -nb : nb}];
-    // Shared where it is defined before the product.
-    auto dominates = [&](Operation *def) {
-      Operation *ancestor = def->getBlock()->findAncestorOpInBlock(*op);
-      return ancestor && def->isBeforeInBlock(ancestor);
-    };
-    if (!weightOp || (packed && !dominates(packed.getDefiningOp())))
-      packed = Value();
-    if (!packed) {
-      std::optional<SmallVector<double>> weights = constantValues(b);
-      if (!weights)
-        return rewriter.notifyMatchFailure(op, "B is not a constant");
-      auto packedType =
-          RankedTensorType::get({panels, depth, nb}, rewriter.getF32Type());
-      AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
-          panels * depth * nb * sizeof(float), alignof(float));
-      auto *data = reinterpret_cast<float *>(blob.getMutableData().data());
-      for (int64_t p = 0; p < panels; ++p)
-        for (int64_t kk = 0; kk < depth; ++kk)
-          for (int64_t j = 0; j < nb; ++j) {
-            int64_t col = p * nb + j;
-            data[(p * depth + kk) * nb + j] =
-                col >= cols ? 0.0f
-                            : static_cast<float>(
-                                  (*weights)[transposed ? col * depth + kk
-                                                        : kk * cols + col]);
-          }
-      // A product in a loop (a block of rows) has it beside the weight,
-      // where it dominates the other blocks' products.
-      OpBuilder::InsertionGuard guard(rewriter);
-      if (weightOp && weightOp->getBlock() != op->getBlock())
-        rewriter.setInsertionPointAfter(weightOp);
-      packed =
-          arith::ConstantOp::create(rewriter, loc,
-                                    DenseResourceElementsAttr::get(
-                                        packedType, "packed", std::move(blob)));
-    }
+    Value packed = packedWeight(rewriter, op, b, transposed, nb, depth, cols);
+    if (!packed)
+      return rewriter.notifyMatchFailure(op, "B is not a constant");
 
     auto resultType =
         RankedTensorType::get({rows, panels, nb}, rewriter.getF32Type());
@@ -292,6 +289,96 @@ struct PackConstantWeight : OpInterfaceRewritePattern<linalg::LinalgOp> {
       return success();
     }
     replaceByPanels(rewriter, op, result3, nb);
+    return success();
+  }
+
+  /// `weight` ([depth, cols], or [cols, depth] where `transposed`) laid
+  /// out as panels of nb columns, [ceil(cols / nb), depth, nb] (ragged
+  /// columns zero), for the product `op`: one constant per weight and
+  /// width, shared by the products it dominates; null where the weight is
+  /// not a constant.
+  Value packedWeight(PatternRewriter &rewriter, Operation *op, Value weight,
+                     bool transposed, int64_t nb, int64_t depth,
+                     int64_t cols) const {
+    int64_t panels = llvm::divideCeil(cols, nb);
+    Operation *weightOp = weight.getDefiningOp();
+    Value &packed = packedWeights[{weightOp, transposed ? -nb : nb}];
+    // Shared where it is defined before the product.
+    auto dominates = [&](Operation *def) {
+      Operation *ancestor = def->getBlock()->findAncestorOpInBlock(*op);
+      return ancestor && def->isBeforeInBlock(ancestor);
+    };
+    if (!weightOp || (packed && !dominates(packed.getDefiningOp())))
+      packed = Value();
+    if (packed)
+      return packed;
+    std::optional<SmallVector<double>> weights = constantValues(weight);
+    if (!weights)
+      return {};
+    auto packedType =
+        RankedTensorType::get({panels, depth, nb}, rewriter.getF32Type());
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+        panels * depth * nb * sizeof(float), alignof(float));
+    auto *data = reinterpret_cast<float *>(blob.getMutableData().data());
+    for (int64_t p = 0; p < panels; ++p)
+      for (int64_t kk = 0; kk < depth; ++kk)
+        for (int64_t j = 0; j < nb; ++j) {
+          int64_t col = p * nb + j;
+          data[(p * depth + kk) * nb + j] =
+              col >= cols ? 0.0f
+                          : static_cast<float>(
+                                (*weights)[transposed ? col * depth + kk
+                                                      : kk * cols + col]);
+        }
+    // A product in a loop (a block of rows) has it beside the weight,
+    // where it dominates the other blocks' products.
+    OpBuilder::InsertionGuard guard(rewriter);
+    if (weightOp && weightOp->getBlock() != op->getBlock())
+      rewriter.setInsertionPointAfter(weightOp);
+    packed = arith::ConstantOp::create(
+        rewriter, op->getLoc(),
+        DenseResourceElementsAttr::get(packedType, "packed", std::move(blob)));
+    return packed;
+  }
+
+  /// `op` reading its B as `slice`, nb columns of a constant [K, N] weight
+  /// at a multiple of nb: B becomes the same panel of the weight's packing
+  /// ([K, nb], contiguous), the product unchanged otherwise.
+  LogicalResult packPanelSlice(PatternRewriter &rewriter, linalg::LinalgOp op,
+                               tensor::ExtractSliceOp slice, int64_t nb) const {
+    auto type = dyn_cast<RankedTensorType>(slice.getSourceType());
+    if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
+        !slice.hasUnitStride() || slice.getType().getRank() != 2)
+      return rewriter.notifyMatchFailure(op, "B is not a 2-D slice");
+    int64_t depth = type.getDimSize(0), cols = type.getDimSize(1);
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    if (slice.getType().getDimSize(0) != depth ||
+        !isConstantIntValue(offsets[0], 0) || cols % nb != 0 ||
+        !isMultipleOf(offsets[1], nb))
+      return rewriter.notifyMatchFailure(op, "B is not a panel of a weight");
+    Value packed = packedWeight(rewriter, op, slice.getSource(),
+                                /*transposed=*/false, nb, depth, cols);
+    if (!packed)
+      return rewriter.notifyMatchFailure(op, "B is not a constant");
+    Location loc = slice.getLoc();
+    OpFoldResult panel;
+    if (std::optional<int64_t> column = getConstantIntValue(offsets[1]))
+      panel = rewriter.getIndexAttr(*column / nb);
+    else
+      panel = arith::DivUIOp::create(
+                  rewriter, loc, cast<Value>(offsets[1]),
+                  arith::ConstantIndexOp::create(rewriter, loc, nb))
+                  .getResult();
+    Value view = tensor::ExtractSliceOp::create(
+        rewriter, loc,
+        RankedTensorType::get({depth, nb}, type.getElementType()), packed,
+        ArrayRef<OpFoldResult>{panel, rewriter.getIndexAttr(0),
+                               rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                               rewriter.getIndexAttr(depth),
+                               rewriter.getIndexAttr(nb)},
+        SmallVector<OpFoldResult>(3, rewriter.getIndexAttr(1)));
+    rewriter.modifyOpInPlace(op, [&] { op.getDpsInputOperand(1)->set(view); });
     return success();
   }
 

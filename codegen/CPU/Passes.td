@@ -59,6 +59,30 @@ def CPUTileSymbolicRows
     into the same result, its last terms one op of a run-time size.
     Elementwise ops and row reductions keep the loop path.
 
+    A product whose right-hand side is a constant weight larger than
+    `panel-weight-bytes` (a layer's projection) would read the whole weight
+    again for every block of rows, from beyond L2: BERT-base's 9.4 MB
+    feed-forward weights three times at 384 tokens in blocks of 128. With
+    `panel-columns`, its rows in blocks of `panel-rows` (one register
+    block) run inside a loop over the weight's panels of that many columns
+    (an scf.forall with `parallel`, the blocks' tiles sequential inside),
+    as a static build orders its tiles: each panel (3072 x 32 floats, 384
+    KB) stays in cache while every block of rows passes over it, and the
+    weight is read once whatever the rows. Fewer rows than `panel-rows` (a
+    sequence of a few tokens) take the whole weight after the panels, in
+    blocks of half as many, then single rows.
+
+    The rows after the last whole block of the level before single rows,
+    and inside a panel the rows after its last whole block (fewer than a
+    block, but at least a block in all), are the block that ends at the
+    last row, a static op computed before the whole blocks, which compute
+    the rows it shares with them again; single rows only run where there
+    are fewer rows than that block. Single rows each
+    read the whole weight: the last seven rows of a sequence cost seven
+    passes over it. Only where the tiled op does not read its destinations
+    (a product with its bias or residual; not one that accumulates into
+    them), since those rows are computed twice.
+
     Before:
     ```mlir
     %c = linalg.matmul ins(%a, %w : tensor<?x64xf32>, tensor<64x64xf32>) outs(%z : tensor<?x64xf32>)
@@ -77,8 +101,21 @@ def CPUTileSymbolicRows
     ListOption<"blocks", "blocks", "int64_t",
                "Rows per block, largest first (a last level of single "
                "rows is added where the list does not end in 1)">,
+    Option<"panelColumns", "panel-columns", "int64_t", /*default=*/"0",
+           "columns of a large constant weight's panel, run outside the "
+           "row blocks (the register block's width; 0: none)">,
+    Option<"panelRows", "panel-rows", "int64_t", /*default=*/"8",
+           "rows per block inside a weight's panel; fewer rows keep the "
+           "whole weight">,
+    Option<"panelWeightBytes", "panel-weight-bytes", "int64_t",
+           /*default=*/"524288",
+           "weights of at most this many bytes stay in cache (the target's "
+           "L2 share) and keep the row blocks outside">,
+    Option<"parallel", "parallel", "bool", /*default=*/"false",
+           "make the loop over a weight's panels an scf.forall">,
   ];
-  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::affine::AffineDialect",
+  let dependentDialects = ["::kiln::KilnDialect",
+                           "mlir::scf::SCFDialect", "mlir::affine::AffineDialect",
                            "mlir::tensor::TensorDialect"];
 }
 
@@ -125,6 +162,13 @@ def CPUPackWeights : Pass<"kiln-cpu-pack-weights", "mlir::func::FuncOp"> {
     made again in the panels' shape, so that the tiles still fuse it, and
     `kiln-cpu-tile-and-vectorize` runs the epilogue after the collapse_shape
     on the panels' shape, fused into the tiles.
+
+    One panel of a constant weight read at a column a loop chooses (a
+    product inside `kiln-cpu-tile-symbolic-rows`' loop over a large
+    weight's panels: `B = extract_slice W[0, j] [K, nb]`, j a multiple of
+    nb) reads the same panel of the whole weight's packing instead,
+    `extract_slice Wp[j / nb, 0, 0] [1, K, nb]`: one contiguous stream,
+    where the slice read nb floats in every N.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",

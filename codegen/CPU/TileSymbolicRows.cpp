@@ -12,11 +12,14 @@
 // tile at static sizes; the loops' bounds are computed up front
 // (upstream's tiling and then loop peeling left the second level's blocks
 // of run-time size: peeling proves the outer loop's iterations full, not
-// those of a loop inside its last one).
+// those of a loop inside its last one). A product of a large constant
+// weight first runs its large blocks inside a loop over the weight's
+// panels, so that the weight is read once whatever the rows.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/Passes.h"
+#include "codegen/Common/KernelConfig.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -137,10 +140,14 @@ linalg::GenericOp elementwiseConsumer(linalg::LinalgOp contraction,
 /// `extract` takes of it, or of its expansion `expand` (then expanded the
 /// same way), computed in place of the slice; its accumulators filled in
 /// the block where the product's are a fill.
-LogicalResult fuseProducerBlock(RewriterBase &rewriter, OpBuilder &b,
-                                linalg::LinalgOp producer,
-                                tensor::ExpandShapeOp expand,
-                                tensor::ExtractSliceOp extract) {
+/// With `runTimeRows`, the block may have a run-time number of rows (a
+/// panel's columns over all the rows of its blocks: panelsOutside); its
+/// ops are added to `tiledOps` where given.
+LogicalResult
+fuseProducerBlock(RewriterBase &rewriter, OpBuilder &b,
+                  linalg::LinalgOp producer, tensor::ExpandShapeOp expand,
+                  tensor::ExtractSliceOp extract, bool runTimeRows = false,
+                  SmallVectorImpl<Operation *> *tiledOps = nullptr) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(extract);
   SmallVector<OpFoldResult> offsets = extract.getMixedOffsets(),
@@ -171,7 +178,7 @@ LogicalResult fuseProducerBlock(RewriterBase &rewriter, OpBuilder &b,
       auto slice = init.get().getDefiningOp<tensor::ExtractSliceOp>();
       auto fill = slice ? slice.getSource().getDefiningOp<linalg::FillOp>()
                         : linalg::FillOp();
-      if (!fill || !slice.getType().hasStaticShape())
+      if (!fill || (!runTimeRows && !slice.getType().hasStaticShape()))
         continue;
       // The same block of the fill's own (empty) destination, filled: a
       // view of one buffer outside the loops, not an allocation per block.
@@ -187,8 +194,10 @@ LogicalResult fuseProducerBlock(RewriterBase &rewriter, OpBuilder &b,
     }
   Value value = block->tiledValues[0];
   auto blockType = dyn_cast<RankedTensorType>(value.getType());
-  if (!blockType || !blockType.hasStaticShape())
+  if (!blockType || (!runTimeRows && !blockType.hasStaticShape()))
     return failure();
+  if (tiledOps)
+    llvm::append_range(*tiledOps, block->tiledOps);
   if (expand)
     value =
         tensor::ExpandShapeOp::create(b, extract.getLoc(), extract.getType(),
@@ -204,44 +213,93 @@ LogicalResult fuseProducerBlock(RewriterBase &rewriter, OpBuilder &b,
 /// given, the block of its result that the tile reads is computed in the
 /// tile (fuseProducerBlock). Returns the destinations with the tile's
 /// results in them, and the tile's ops in `tiledOps`.
+/// A tile's results and where each goes in its destination.
+struct Tile {
+  SmallVector<Value> values;
+  SmallVector<SmallVector<OpFoldResult>> offsets, sizes;
+  /// The tile's ops, and the producer's block's where it was fused.
+  SmallVector<Operation *> ops, producerOps;
+};
+
+/// `op` on `destinations`, tiled at `offsets` and `sizes`
+/// (TilingInterface); where `producer` is given, the block of its result
+/// that the tile reads is computed in the tile (fuseProducerBlock, of a
+/// run-time number of rows with `runTimeRows`).
+FailureOr<Tile>
+tileValues(RewriterBase &rewriter, OpBuilder &b, linalg::LinalgOp op,
+           ValueRange destinations, ArrayRef<OpFoldResult> offsets,
+           ArrayRef<OpFoldResult> sizes, linalg::LinalgOp producer,
+           tensor::ExpandShapeOp expand, bool runTimeRows = false) {
+  // The op on the destinations, tiled, then dropped.
+  IRMapping mapping;
+  for (auto [init, dest] : llvm::zip_equal(op.getDpsInits(), destinations))
+    mapping.map(init, dest);
+  auto clone = cast<TilingInterface>(b.clone(*op, mapping));
+  llvm::scope_exit dropClone([&] { rewriter.eraseOp(clone); });
+  FailureOr<TilingResult> tiled =
+      clone.getTiledImplementation(b, offsets, sizes);
+  if (failed(tiled))
+    return failure();
+  Tile tile;
+  if (producer) {
+    Value read = expand ? Value(expand.getResult()) : producer->getResult(0);
+    for (Operation *slice : tiled->generatedSlices) {
+      auto extract = dyn_cast<tensor::ExtractSliceOp>(slice);
+      if (extract && extract.getSource() == read &&
+          failed(fuseProducerBlock(rewriter, b, producer, expand, extract,
+                                   runTimeRows, &tile.producerOps)))
+        return failure();
+    }
+  }
+  for (auto [i, value] : llvm::enumerate(tiled->tiledValues)) {
+    SmallVector<OpFoldResult> resultOffsets, resultSizes;
+    if (failed(clone.getResultTilePosition(b, i, offsets, sizes, resultOffsets,
+                                           resultSizes)))
+      return failure();
+    tile.values.push_back(value);
+    tile.offsets.push_back(resultOffsets);
+    tile.sizes.push_back(resultSizes);
+  }
+  tile.ops = tiled->tiledOps;
+  return tile;
+}
+
+/// `op` on `destinations`, tiled at `offsets` and `sizes` (tileValues), its
+/// results inserted into them. Returns the destinations with the tile's
+/// results in them, and the tile's ops in `tiledOps`.
 FailureOr<SmallVector<Value>>
 tileInto(RewriterBase &rewriter, OpBuilder &b, Location loc,
          linalg::LinalgOp op, ValueRange destinations,
          ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
          linalg::LinalgOp producer, tensor::ExpandShapeOp expand,
          SmallVectorImpl<Operation *> *tiledOps = nullptr) {
-  // The op on the destinations, tiled, then dropped.
-  IRMapping mapping;
-  for (auto [init, dest] : llvm::zip_equal(op.getDpsInits(), destinations))
-    mapping.map(init, dest);
-  auto clone = cast<TilingInterface>(b.clone(*op, mapping));
-  auto dropClone = llvm::make_scope_exit([&] { rewriter.eraseOp(clone); });
-  FailureOr<TilingResult> tiled =
-      clone.getTiledImplementation(b, offsets, sizes);
-  if (failed(tiled))
+  FailureOr<Tile> tile = tileValues(rewriter, b, op, destinations, offsets,
+                                    sizes, producer, expand);
+  if (failed(tile))
     return failure();
-  if (producer) {
-    Value read = expand ? Value(expand.getResult()) : producer->getResult(0);
-    for (Operation *slice : tiled->generatedSlices) {
-      auto extract = dyn_cast<tensor::ExtractSliceOp>(slice);
-      if (extract && extract.getSource() == read &&
-          failed(fuseProducerBlock(rewriter, b, producer, expand, extract)))
-        return failure();
-    }
-  }
   SmallVector<Value> results;
-  for (auto [i, value] : llvm::enumerate(tiled->tiledValues)) {
-    SmallVector<OpFoldResult> resultOffsets, resultSizes;
-    if (failed(clone.getResultTilePosition(b, i, offsets, sizes, resultOffsets,
-                                           resultSizes)))
-      return failure();
-    SmallVector<OpFoldResult> strides(resultOffsets.size(), b.getIndexAttr(1));
+  for (auto [i, value] : llvm::enumerate(tile->values)) {
+    SmallVector<OpFoldResult> strides(tile->offsets[i].size(),
+                                      b.getIndexAttr(1));
     results.push_back(tensor::InsertSliceOp::create(
-        b, loc, value, destinations[i], resultOffsets, resultSizes, strides));
+        b, loc, value, destinations[i], tile->offsets[i], tile->sizes[i],
+        strides));
   }
-  if (tiledOps)
-    llvm::append_range(*tiledOps, tiled->tiledOps);
+  if (tiledOps) {
+    llvm::append_range(*tiledOps, tile->ops);
+    llvm::append_range(*tiledOps, tile->producerOps);
+  }
   return results;
+}
+
+/// Whether the last iterations of `op`'s loop, fewer than a block, may be
+/// computed as the block that ends at the loop's end (overlapRows): `op`
+/// does not read what its destinations held (an epilogue's sum of its
+/// inputs does; a product accumulating into its fill does not qualify).
+bool overlapsRows(linalg::LinalgOp op) {
+  return llvm::none_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+    return op.payloadUsesValueFromOperand(&init);
+  });
 }
 
 /// Iterations [lower, upper) of `op`'s loop `loop`, `size` at a time
@@ -253,7 +311,8 @@ FailureOr<SmallVector<Value>>
 tileRange(RewriterBase &rewriter, linalg::LinalgOp op, unsigned loop,
           Value lower, Value upper, int64_t size, ValueRange destinations,
           ArrayRef<Range> domain, linalg::LinalgOp producer,
-          tensor::ExpandShapeOp expand) {
+          tensor::ExpandShapeOp expand,
+          SmallVectorImpl<Operation *> *tiledOps = nullptr) {
   Location loc = op.getLoc();
   Value step = arith::ConstantIndexOp::create(rewriter, loc, size);
   bool failedTile = false;
@@ -262,11 +321,12 @@ tileRange(RewriterBase &rewriter, linalg::LinalgOp op, unsigned loop,
       [&](OpBuilder &b, Location nloc, Value row, ValueRange carried) {
         SmallVector<OpFoldResult> offsets, sizes;
         for (auto [i, range] : llvm::enumerate(domain)) {
-          offsets.push_back(i == loop ? OpFoldResult(row) : b.getIndexAttr(0));
+          offsets.push_back(i == loop ? OpFoldResult(row) : range.offset);
           sizes.push_back(i == loop ? b.getIndexAttr(size) : range.size);
         }
-        FailureOr<SmallVector<Value>> yielded = tileInto(
-            rewriter, b, nloc, op, carried, offsets, sizes, producer, expand);
+        FailureOr<SmallVector<Value>> yielded =
+            tileInto(rewriter, b, nloc, op, carried, offsets, sizes, producer,
+                     expand, tiledOps);
         failedTile |= failed(yielded);
         scf::YieldOp::create(b, nloc,
                              succeeded(yielded) ? ValueRange(*yielded)
@@ -279,9 +339,307 @@ tileRange(RewriterBase &rewriter, linalg::LinalgOp op, unsigned loop,
   return SmallVector<Value>(forOp.getResults());
 }
 
+/// The last iterations of `op`'s loop `row` after its whole blocks of
+/// `size`, where there are some and at least `size` iterations in all: the
+/// block of `size` that ends at `rows` (a static op) computed into
+/// `destinations`, before the whole blocks are (which compute the
+/// iterations it shares with them again, from the same inputs: `op` does
+/// not read its destinations, overlapsRows). A block of eight rows so
+/// replaces up to seven single rows, each of which read the whole weight.
+/// It is a loop of one iteration or none, as the blocks' loops are (an
+/// scf.if of it cost bufferization's analysis a third more on BERT-base).
+/// `domain` gives the other loops' ranges. Returns the destinations with
+/// the block in them; the block's ops in `tiledOps`.
+FailureOr<SmallVector<Value>>
+overlapRows(RewriterBase &rewriter, OpBuilder &b, Location loc,
+            linalg::LinalgOp op, unsigned row, Value rows, int64_t size,
+            ValueRange destinations, ArrayRef<Range> domain,
+            linalg::LinalgOp producer, tensor::ExpandShapeOp expand,
+            SmallVectorImpl<Operation *> *tiledOps = nullptr) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
+  Value block = arith::ConstantIndexOp::create(rewriter, loc, size);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value cond = arith::AndIOp::create(
+      rewriter, loc,
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, rows,
+                            block),
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                            arith::RemUIOp::create(rewriter, loc, rows, block),
+                            zero));
+  Value start = arith::SelectOp::create(
+      rewriter, loc, cond, arith::SubIOp::create(rewriter, loc, rows, block),
+      rows);
+  FailureOr<SmallVector<Value>> results =
+      tileRange(rewriter, op, row, start, rows, size, destinations, domain,
+                producer, expand, tiledOps);
+  b.setInsertionPoint(rewriter.getInsertionBlock(),
+                      rewriter.getInsertionPoint());
+  return results;
+}
+
 /// Marks the remainder of a second run-time loop (tileLoop), which the
 /// next round leaves as it is.
 constexpr llvm::StringLiteral kRemainder = "kiln.symbolic_remainder";
+
+/// The blocks of rows an op takes where they are not all of the pass's
+/// (panelsOutside: the large ones inside a weight's panels, the small ones
+/// after them), largest first.
+constexpr llvm::StringLiteral kBlocks = "kiln.symbolic_blocks";
+
+/// What still reads a fused producer's whole result reads only its sizes
+/// (tensor.dim): they are its destination's, and the product goes (the
+/// next round would tile it again, computed for nothing).
+void dropProducer(RewriterBase &rewriter, linalg::LinalgOp producer,
+                  tensor::ExpandShapeOp expand) {
+  Value init = producer.getDpsInits()[0];
+  if (expand) {
+    if (expand->use_empty())
+      rewriter.eraseOp(expand);
+    else
+      rewriter.modifyOpInPlace(expand,
+                               [&] { expand.getSrcMutable().assign(init); });
+  }
+  rewriter.replaceAllUsesWith(producer->getResult(0), init);
+  rewriter.eraseOp(producer);
+}
+
+/// The column loop of `op`, a product [rows, K] x [K, N] over its run-time
+/// loop `row` whose right-hand side is a constant f32 weight of more than
+/// `minBytes` and N a multiple of `columns`, two panels or more; none
+/// otherwise.
+std::optional<unsigned> weightColumns(linalg::LinalgOp op, unsigned row,
+                                      int64_t columns, int64_t minBytes) {
+  if (op.getNumLoops() != 3 || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
+      op.getNumReductionLoops() != 1)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto dim = [&](AffineMap map, unsigned i) -> int {
+    auto expr = dyn_cast<AffineDimExpr>(map.getResult(i));
+    return expr ? static_cast<int>(expr.getPosition()) : -1;
+  };
+  for (AffineMap map : maps)
+    if (map.getNumResults() != 2)
+      return std::nullopt;
+  int m = dim(maps[2], 0), n = dim(maps[2], 1), k = dim(maps[0], 1);
+  if (m != static_cast<int>(row) || dim(maps[0], 0) != m || n < 0 || k < 0 ||
+      n == k || n == m || dim(maps[1], 0) != k || dim(maps[1], 1) != n ||
+      op.getIteratorTypesArray()[k] != utils::IteratorType::reduction)
+    return std::nullopt;
+  Value weight = op.getDpsInputs()[1];
+  auto type = dyn_cast<RankedTensorType>(weight.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
+      !isa_and_nonnull<arith::ConstantOp>(weight.getDefiningOp()))
+    return std::nullopt;
+  int64_t cols = type.getDimSize(1);
+  if (cols % columns != 0 || cols / columns < 2 ||
+      type.getNumElements() * 4 <= minBytes)
+    return std::nullopt;
+  return n;
+}
+
+/// `op` (weightColumns: a product of a large constant weight, its loop
+/// `column` N) over its run-time rows `row`: the rows in whole blocks of
+/// blocks' last size run inside a loop over the weight's panels of
+/// `columns` columns (an scf.forall with `parallel`, its tiles then
+/// sequential), and take `blocks`; the rows after them take all the
+/// weight's columns and `rest`. Each part's product is marked with its
+/// blocks (kBlocks), for the rounds of row blocks. The product's
+/// elementwise reader (elementwiseConsumer) is tiled with it.
+LogicalResult panelsOutside(RewriterBase &rewriter, linalg::LinalgOp op,
+                            unsigned row, unsigned column, int64_t columns,
+                            ArrayRef<int64_t> blocks, ArrayRef<int64_t> rest,
+                            bool parallel) {
+  linalg::LinalgOp producer, tiled = op;
+  tensor::ExpandShapeOp expand;
+  int64_t cols =
+      cast<RankedTensorType>(op->getResult(0).getType()).getDimSize(1);
+  if (linalg::GenericOp consumer = elementwiseConsumer(op, row, expand)) {
+    // Its columns are the last dimension of its result, as the product's
+    // are (identity maps, through unit dimensions).
+    producer = op;
+    tiled = consumer;
+    row = symbolicLoops(consumer).front();
+    column = consumer.getNumLoops() - 1;
+  }
+  if (tiled.getStaticLoopRanges()[column] != cols)
+    return failure();
+  Location loc = op.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(tiled);
+  SmallVector<Range> domain =
+      cast<TilingInterface>(tiled.getOperation()).getIterationDomain(rewriter);
+  Value rows = getValueOrCreateConstantIndexOp(rewriter, loc, domain[row].size);
+  AffineExpr r;
+  bindSymbols(rewriter.getContext(), r);
+  Value whole = affine::AffineApplyOp::create(
+      rewriter, loc,
+      AffineMap::get(0, 1, r.floorDiv(blocks.back()) * blocks.back()),
+      ValueRange{rows});
+  // A tile of `tiled`: rows [lower, lower + count), columns [at, at + width).
+  auto tileAt = [&](OpBuilder &b, ValueRange destinations, OpFoldResult lower,
+                    OpFoldResult count, OpFoldResult at, int64_t width) {
+    SmallVector<OpFoldResult> offsets, sizes;
+    for (auto [i, range] : llvm::enumerate(domain)) {
+      offsets.push_back(i == row      ? lower
+                        : i == column ? at
+                                      : b.getIndexAttr(0));
+      sizes.push_back(i == row      ? count
+                      : i == column ? b.getIndexAttr(width)
+                                    : range.size);
+    }
+    return tileValues(rewriter, b, tiled, destinations, offsets, sizes,
+                      producer, expand, /*runTimeRows=*/true);
+  };
+  // The products among a part's ops: their blocks (none: static), and
+  // sequential tiles inside a parallel loop over the panels.
+  auto mark = [&](ArrayRef<Operation *> ops, ArrayRef<int64_t> sizes,
+                  bool serial) {
+    for (Operation *tiledOp : ops) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(tiledOp);
+      if (!linalgOp || !linalg::isaContractionOpInterface(linalgOp))
+        continue;
+      if (!sizes.empty())
+        tiledOp->setAttr(kBlocks, rewriter.getDenseI64ArrayAttr(sizes));
+      if (serial) {
+        KernelConfigAttr config = KernelConfigAttr::of(tiledOp);
+        tiledOp->setAttr(
+            codegen::kKernelConfigAttrName,
+            KernelConfigAttr::get(rewriter.getContext(), config.getAlgorithm(),
+                                  config.getVectorWidth(), config.getVectors(),
+                                  config.getRows(), config.getReductionTile(),
+                                  /*parallel=*/false, config.getTiles()));
+      }
+    }
+  };
+  auto strides = [&](size_t rank) {
+    return SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1));
+  };
+
+  // A panel: the rows in whole blocks, then the last block ending at the
+  // last row (overlapRows), into `chain` (the destinations, or the panel
+  // loop's), rows and columns as in the whole op.
+  bool overlap = overlapsRows(tiled);
+  bool failedPanel = false;
+  auto panel = [&](OpBuilder &b, ValueRange chain,
+                   Value at) -> SmallVector<Value> {
+    SmallVector<Value> next(chain);
+    if (overlap) {
+      SmallVector<Range> ranges(domain);
+      ranges[column] = {at, b.getIndexAttr(columns), b.getIndexAttr(1)};
+      SmallVector<Operation *> lastOps;
+      FailureOr<SmallVector<Value>> last =
+          overlapRows(rewriter, b, loc, tiled, row, rows, blocks.back(), next,
+                      ranges, producer, expand, &lastOps);
+      if (failed(last)) {
+        failedPanel = true;
+        return next;
+      }
+      mark(lastOps, {}, parallel);
+      next = *last;
+    }
+    FailureOr<Tile> blocked =
+        tileAt(b, next, b.getIndexAttr(0), whole, at, columns);
+    if (failed(blocked)) {
+      failedPanel = true;
+      return next;
+    }
+    mark(blocked->ops, blocks, parallel);
+    mark(blocked->producerOps, blocks, parallel);
+    for (auto [i, value] : llvm::enumerate(blocked->values))
+      next[i] = tensor::InsertSliceOp::create(
+          b, loc, value, next[i], blocked->offsets[i], blocked->sizes[i],
+          strides(blocked->offsets[i].size()));
+    return next;
+  };
+
+  // The panels of the whole weight.
+  SmallVector<Value> destinations(tiled.getDpsInits());
+  Operation *loop;
+  if (parallel) {
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(cols)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(columns)}, destinations,
+        std::nullopt);
+    loop = forall;
+    OpBuilder b = OpBuilder::atBlockTerminator(forall.getBody());
+    Value at = forall.getInductionVars()[0];
+    ValueRange shared = forall.getRegionIterArgs();
+    SmallVector<Value> chain = panel(b, shared, at);
+    if (!failedPanel) {
+      // Each thread's panel: the columns [at, at + columns) of every row.
+      SmallVector<OpFoldResult> offsets, sizes;
+      for (auto [i, range] : llvm::enumerate(domain)) {
+        offsets.push_back(i == column ? OpFoldResult(at) : b.getIndexAttr(0));
+        sizes.push_back(i == column ? b.getIndexAttr(columns) : range.size);
+      }
+      SmallVector<SmallVector<OpFoldResult>> ats, counts;
+      for (unsigned i = 0; i < chain.size() && !failedPanel; ++i) {
+        SmallVector<OpFoldResult> resultAt, resultCount;
+        failedPanel |=
+            failed(cast<TilingInterface>(tiled.getOperation())
+                       .getResultTilePosition(b, i, offsets, sizes, resultAt,
+                                              resultCount));
+        ats.push_back(resultAt);
+        counts.push_back(resultCount);
+      }
+      SmallVector<Value> strips;
+      if (!failedPanel)
+        for (auto [i, value] : llvm::enumerate(chain))
+          strips.push_back(tensor::ExtractSliceOp::create(
+              b, loc, value, ats[i], counts[i], strides(ats[i].size())));
+      b.setInsertionPointToStart(forall.getTerminator().getBody());
+      for (auto [i, strip] : llvm::enumerate(strips))
+        tensor::ParallelInsertSliceOp::create(b, loc, strip, shared[i], ats[i],
+                                              counts[i],
+                                              strides(ats[i].size()));
+    }
+  } else {
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    loop = scf::ForOp::create(
+        rewriter, loc, zero,
+        arith::ConstantIndexOp::create(rewriter, loc, cols),
+        arith::ConstantIndexOp::create(rewriter, loc, columns), destinations,
+        [&](OpBuilder &b, Location nloc, Value at, ValueRange carried) {
+          scf::YieldOp::create(b, nloc, panel(b, carried, at));
+        });
+  }
+  if (failedPanel) {
+    rewriter.eraseOp(loop);
+    return failure();
+  }
+
+  // The rows after the whole blocks where the panels did not take them
+  // (fewer rows than a block, or an op that reads its destination): single
+  // rows, against the whole weight.
+  rewriter.setInsertionPointAfter(loop);
+  Value covered = whole;
+  if (overlap)
+    covered = arith::SelectOp::create(
+        rewriter, loc,
+        arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::sge, rows,
+            arith::ConstantIndexOp::create(rewriter, loc, blocks.back())),
+        rows, whole);
+  Value left = arith::SubIOp::create(rewriter, loc, rows, covered);
+  FailureOr<Tile> after = tileAt(rewriter, loop->getResults(), covered, left,
+                                 rewriter.getIndexAttr(0), cols);
+  if (failed(after))
+    return failure(); // the panels compute nothing used
+  mark(after->ops, rest, /*serial=*/false);
+  mark(after->producerOps, rest, /*serial=*/false);
+  SmallVector<Value> results;
+  for (auto [i, value] : llvm::enumerate(after->values))
+    results.push_back(tensor::InsertSliceOp::create(
+        rewriter, loc, value, loop->getResult(i), after->offsets[i],
+        after->sizes[i], strides(after->offsets[i].size())));
+  rewriter.replaceOp(tiled, results);
+  if (producer)
+    dropProducer(rewriter, producer, expand);
+  return success();
+}
 
 /// `op` over its run-time parallel loop `loop` as loops of static blocks:
 /// as many blocks of blocks[0] iterations as fit, then of blocks[1] in what
@@ -317,7 +675,27 @@ FailureOr<SmallVector<Value>> tileLoop(RewriterBase &rewriter,
       getValueOrCreateConstantIndexOp(rewriter, loc, domain[loop].size);
   Value lower = arith::ConstantIndexOp::create(rewriter, loc, 0);
   SmallVector<Value> destinations(op.getDpsInits());
+  // The rows after the last whole block of the size before single rows, as
+  // that block ending at the last row, where there are that many rows:
+  // single rows only below it.
+  int64_t overlap = 0;
+  if (!remainderWhole && levels.size() > 1 && levels.back() == 1 &&
+      overlapsRows(op)) {
+    overlap = levels[levels.size() - 2];
+    FailureOr<SmallVector<Value>> results =
+        overlapRows(rewriter, rewriter, loc, op, loop, rows, overlap,
+                    destinations, domain, producer, expand);
+    if (failed(results))
+      return failure();
+    destinations = *results;
+  }
   for (auto [level, size] : llvm::enumerate(levels)) {
+    if (overlap && level + 1 == levels.size()) {
+      Value enough = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sge, rows,
+          arith::ConstantIndexOp::create(rewriter, loc, overlap));
+      lower = arith::SelectOp::create(rewriter, loc, enough, rows, lower);
+    }
     Value upper = rows;
     if (level + 1 < levels.size() || remainderWhole) {
       // lower + ((rows - lower) floordiv size) * size
@@ -358,21 +736,8 @@ FailureOr<SmallVector<Value>> tileLoop(RewriterBase &rewriter,
     destinations = *results;
   }
   rewriter.replaceOp(op, destinations);
-  if (producer) {
-    // What still reads the product's whole result reads only its sizes
-    // (tensor.dim): they are its destination's, and the product goes (the
-    // next round would tile it again, computed for nothing).
-    Value init = producer.getDpsInits()[0];
-    if (expand) {
-      if (expand->use_empty())
-        rewriter.eraseOp(expand);
-      else
-        rewriter.modifyOpInPlace(expand,
-                                 [&] { expand.getSrcMutable().assign(init); });
-    }
-    rewriter.replaceAllUsesWith(producer->getResult(0), init);
-    rewriter.eraseOp(producer);
-  }
+  if (producer)
+    dropProducer(rewriter, producer, expand);
   return destinations;
 }
 
@@ -388,6 +753,38 @@ struct CPUTileSymbolicRowsPass
     // The last level takes whatever is left: single rows.
     if (sizes.back() != 1)
       sizes.push_back(1);
+    // Products of a large constant weight: their large blocks inside the
+    // weight's panels (panelsOutside).
+    if (panelColumns > 0 && panelRows > 1) {
+      // Inside a panel, one level: a panel stays in cache whatever the
+      // block, and every level is ops for bufferization to analyse. Fewer
+      // rows than that (a sequence of a few tokens) take the whole weight
+      // in blocks of half as many, each reading it once, the last ending at
+      // the last row (overlapRows), then single rows: seven rows read the
+      // weight twice, where seven single rows read it seven times.
+      SmallVector<int64_t> inside = {panelRows}, after;
+      if (panelRows / 2 > 1)
+        after.push_back(panelRows / 2);
+      after.push_back(1);
+      SmallVector<std::pair<linalg::LinalgOp, std::pair<unsigned, unsigned>>>
+          products;
+      if (!inside.empty() && !after.empty())
+        func.walk([&](linalg::LinalgOp op) {
+          if (!op.hasPureTensorSemantics() ||
+              !linalg::isaContractionOpInterface(op))
+            return;
+          SmallVector<unsigned> loops = symbolicLoops(op);
+          if (loops.size() != 1)
+            return;
+          if (std::optional<unsigned> column = weightColumns(
+                  op, loops.front(), panelColumns, panelWeightBytes))
+            products.push_back({op, {loops.front(), *column}});
+        });
+      IRRewriter rewriter(&getContext());
+      for (auto [op, loops] : products)
+        (void)panelsOutside(rewriter, op, loops.first, loops.second,
+                            panelColumns, inside, after, parallel);
+    }
     // One run-time loop per round, the outermost first: the blocks of a
     // product with two (attention's scores: rows and columns; its context:
     // rows and the reduction) are tiled again in the next round.
@@ -398,7 +795,14 @@ struct CPUTileSymbolicRowsPass
       // terms of its context, became matrix-vector products of a strided
       // view, which bufferization copied into buffers allocated in the
       // loop).
-      SmallVector<std::tuple<linalg::LinalgOp, unsigned, bool>> work;
+      SmallVector<
+          std::tuple<linalg::LinalgOp, unsigned, SmallVector<int64_t>, bool>>
+          work;
+      auto blocksOf = [&](Operation *op) {
+        if (auto marked = op->getAttrOfType<DenseI64ArrayAttr>(kBlocks))
+          return SmallVector<int64_t>(marked.asArrayRef());
+        return sizes;
+      };
       func.walk([&](linalg::LinalgOp op) {
         // Contractions only: the loop path runs elementwise ops and row
         // reductions in loops whose inner, static bounds LLVM vectorises,
@@ -413,7 +817,7 @@ struct CPUTileSymbolicRowsPass
         // parallel loops: its blocks accumulate into the same result.)
         SmallVector<unsigned> loops = symbolicLoops(op);
         if (!loops.empty() && !op->hasAttr(kRemainder))
-          work.emplace_back(op, loops.front(),
+          work.emplace_back(op, loops.front(), blocksOf(op),
                             round > 0 || loops.size() > 1 ||
                                 op.getIteratorTypesArray()[loops.front()] ==
                                     utils::IteratorType::reduction);
@@ -421,8 +825,8 @@ struct CPUTileSymbolicRowsPass
       if (work.empty())
         break;
       IRRewriter rewriter(&getContext());
-      for (auto [op, loop, remainderWhole] : work)
-        (void)tileLoop(rewriter, op, loop, sizes, remainderWhole);
+      for (auto [op, loop, blocks, remainderWhole] : work)
+        (void)tileLoop(rewriter, op, loop, blocks, remainderWhole);
       // Folds what the loops left (index arithmetic, slices of slices).
       RewritePatternSet patterns(&getContext());
       for (Dialect *dialect : getContext().getLoadedDialects())
@@ -433,7 +837,10 @@ struct CPUTileSymbolicRowsPass
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         return signalPassFailure();
     }
-    func.walk([](Operation *op) { op->removeAttr(kRemainder); });
+    func.walk([](Operation *op) {
+      op->removeAttr(kRemainder);
+      op->removeAttr(kBlocks);
+    });
   }
 };
 

@@ -158,13 +158,18 @@ void buildCPUCodegenPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenFuseElementwise(fuse));
   pm.addNestedPass<func::FuncOp>(codegen::createCodegenConvToIm2Col());
   // Ops over a run-time number of rows (a sequence length) in static
-  // blocks of rows, which the passes below take as static ops. Each block
-  // reads the whole weight (the column tiles go outside its row tiles): a
-  // first level of 128 rows reads BERT-base's 9.4 MB feed-forward weights
-  // once at 128 tokens, where blocks of 64 read them twice (2.83 against
-  // 2.62 ms a product; the static build's 2.64).
+  // blocks of rows, which the passes below take as static ops. A block
+  // reads the whole weight (the column tiles go outside its row tiles), so
+  // a product of a weight beyond the L2 share runs its blocks of 64 rows
+  // and more inside a loop over the weight's panels, each panel read once
+  // for all of them: BERT-base at 384 tokens read its 9.4 MB feed-forward
+  // weights three times in blocks of 128.
   cpu::CPUTileSymbolicRowsOptions symbolicRows;
   symbolicRows.blocks = {128, 64, 8, 1};
+  symbolicRows.panelColumns = 2 * options.vectorWidth;
+  symbolicRows.panelRows = options.rows;
+  symbolicRows.panelWeightBytes = options.cachedWeightBytes;
+  symbolicRows.parallel = options.parallel;
   pm.addNestedPass<func::FuncOp>(cpu::createCPUTileSymbolicRows(symbolicRows));
   // Register-blocked vector code for contractions (loops for the rest, below),
   // constant matmul weights first laid out as the blocks read them.

@@ -434,6 +434,48 @@ def test_encoder_any_batch_and_sequence(tmp_path):
                                    err_msg=f"batch {batch}, seq {seq}")
 
 
+def feed_forward_any_sequence(hidden=256, inner=1024):
+    """A transformer's feed-forward block over [1, seq, hidden]: its two
+    weights (1 MB each) are beyond a core's L2 share, so the sequence's rows
+    run inside loops over the weights' panels (kiln-cpu-tile-symbolic-rows)."""
+    w1 = numpy_helper.from_array(
+        (rng.standard_normal((hidden, inner)) * 0.05).astype(np.float32), "w1")
+    b1 = numpy_helper.from_array(rng.standard_normal(inner).astype(np.float32), "b1")
+    w2 = numpy_helper.from_array(
+        (rng.standard_normal((inner, hidden)) * 0.05).astype(np.float32), "w2")
+    b2 = numpy_helper.from_array(rng.standard_normal(hidden).astype(np.float32), "b2")
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["m1"], name="up"),
+             helper.make_node("Add", ["m1", "b1"], ["a1"]),
+             helper.make_node("Relu", ["a1"], ["r"]),
+             helper.make_node("MatMul", ["r", "w2"], ["m2"], name="down"),
+             helper.make_node("Add", ["m2", "b2"], ["a2"]),
+             helper.make_node("Add", ["a2", "x"], ["y"])]
+    return small_model(nodes, [("x", [1, "seq", hidden])], [("y", [1, "seq", hidden])],
+                       [w1, b1, w2, b2])
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_weight_panels_any_sequence(tmp_path, openmp):
+    """Products of weights beyond the L2 share: the rows in blocks of 8
+    inside loops over the weights' panels (each panel read once for all the
+    rows), the rows after the last block as the block of 8 that ends at the
+    last row, fewer than 8 rows against the whole weight in a block of 4
+    ending at the last row, then single rows. Every size from one row to
+    past several blocks, on one and two threads; without OpenMP too (a
+    function of run-time sizes failed to translate there before)."""
+    model = feed_forward_any_sequence()
+    compiled = kiln.compile(model, tmp_path / "ffn.so", dynamic_dims={"seq": (1, 300)},
+                            openmp=openmp)
+    for threads in (1, 2):
+        loaded = kiln.load(compiled, num_threads=threads)
+        for seq in [1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 63, 64, 65, 100, 129, 300]:
+            feeds = {"x": rng.standard_normal((1, seq, 256)).astype(np.float32)}
+            got = loaded.run(feeds)["y"]
+            want = run_onnxruntime(model, feeds)["y"]
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4,
+                                       err_msg=f"{seq} rows, {threads} threads")
+
+
 def test_exported_encoder_any_batch_and_sequence(tmp_path):
     """An encoder as torch.onnx exports one with dynamic axes: its sizes
     are read with Shape and computed with Gather, Concat, Div..., positions

@@ -246,3 +246,45 @@ func.func @row_blocks(%a: tensor<?x8xf32>, %init: tensor<?x64xf32>, %blocks: ind
   }
   return %1 : tensor<?x64xf32>
 }
+
+// -----
+
+// One panel of a constant weight at a column a loop over the panels
+// chooses (kiln-cpu-tile-symbolic-rows): B becomes the same panel of the
+// whole weight's packing (Bp[p, k, j] = B[k, 32 p + j] with B[k, n] =
+// 64 k + n), read contiguously; the product is otherwise unchanged. At a
+// column that is not a multiple of the panel width (steps of 16), B stays
+// a view of the weight.
+// CHECK-LABEL: func.func @panel
+// CHECK: %[[W:.+]] = arith.constant dense_resource<packed> : tensor<2x2x32xf32>
+// CHECK: scf.forall (%[[AT:.+]]) = (0) to (64) step (32)
+// CHECK: %[[P:.+]] = arith.divui %[[AT]], %c32
+// CHECK: %[[B:.+]] = tensor.extract_slice %[[W]][%[[P]], 0, 0] [1, 2, 32] [1, 1, 1] : tensor<2x2x32xf32> to tensor<2x32xf32>
+// CHECK: linalg.matmul ins(%{{.+}}, %[[B]] : tensor<8x2xf32>, tensor<2x32xf32>)
+// CHECK: scf.forall (%[[AT16:.+]]) = (0) to (48) step (16)
+// CHECK: %[[V:.+]] = tensor.extract_slice %{{.+}}[0, %[[AT16]]] [2, 32] [1, 1] : tensor<2x64xf32> to tensor<2x32xf32>
+// CHECK: linalg.matmul ins(%{{.+}}, %[[V]] : tensor<8x2xf32>, tensor<2x32xf32>)
+// CHECK: packed: "0x04000000000000000000803F00000040{{([0-9A-F]{8}){29}()}}00008042
+func.func @panel(%a: tensor<8x2xf32>, %o: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0, 40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0], [64.0, 65.0, 66.0, 67.0, 68.0, 69.0, 70.0, 71.0, 72.0, 73.0, 74.0, 75.0, 76.0, 77.0, 78.0, 79.0, 80.0, 81.0, 82.0, 83.0, 84.0, 85.0, 86.0, 87.0, 88.0, 89.0, 90.0, 91.0, 92.0, 93.0, 94.0, 95.0, 96.0, 97.0, 98.0, 99.0, 100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0, 108.0, 109.0, 110.0, 111.0, 112.0, 113.0, 114.0, 115.0, 116.0, 117.0, 118.0, 119.0, 120.0, 121.0, 122.0, 123.0, 124.0, 125.0, 126.0, 127.0]]> : tensor<2x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %r = scf.forall (%at) = (0) to (64) step (32) shared_outs(%out = %o) -> (tensor<8x64xf32>) {
+    %b = tensor.extract_slice %w[0, %at] [2, 32] [1, 1] : tensor<2x64xf32> to tensor<2x32xf32>
+    %e = tensor.empty() : tensor<8x32xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %m = linalg.matmul ins(%a, %b : tensor<8x2xf32>, tensor<2x32xf32>) outs(%f : tensor<8x32xf32>) -> tensor<8x32xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %out[0, %at] [8, 32] [1, 1] : tensor<8x32xf32> into tensor<8x64xf32>
+    }
+  }
+  %s = scf.forall (%at) = (0) to (48) step (16) shared_outs(%out = %o) -> (tensor<8x64xf32>) {
+    %b = tensor.extract_slice %w[0, %at] [2, 32] [1, 1] : tensor<2x64xf32> to tensor<2x32xf32>
+    %e = tensor.empty() : tensor<8x32xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %m = linalg.matmul ins(%a, %b : tensor<8x2xf32>, tensor<2x32xf32>) outs(%f : tensor<8x32xf32>) -> tensor<8x32xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %out[0, %at] [8, 32] [1, 1] : tensor<8x32xf32> into tensor<8x64xf32>
+    }
+  }
+  return %r, %s : tensor<8x64xf32>, tensor<8x64xf32>
+}
