@@ -69,8 +69,9 @@ def CPUTileSymbolicRows
     as a static build orders its tiles: each panel (3072 x 32 floats, 384
     KB) stays in cache while every block of rows passes over it, and the
     weight is read once whatever the rows. Fewer rows than `panel-rows` (a
-    sequence of a few tokens) take the whole weight after the panels, in
-    blocks of half as many, then single rows.
+    sequence of a few tokens) run inside the panels in blocks of half as
+    many, the last ending at the last row; fewer than half a block are
+    single rows against the whole weight.
 
     The rows after the last whole block of the level before single rows,
     and inside a panel the rows after its last whole block (fewer than a

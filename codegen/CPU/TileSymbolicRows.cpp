@@ -348,14 +348,16 @@ tileRange(RewriterBase &rewriter, linalg::LinalgOp op, unsigned loop,
 /// replaces up to seven single rows, each of which read the whole weight.
 /// It is a loop of one iteration or none, as the blocks' loops are (an
 /// scf.if of it cost bufferization's analysis a third more on BERT-base).
-/// `domain` gives the other loops' ranges. Returns the destinations with
-/// the block in them; the block's ops in `tiledOps`.
+/// `domain` gives the other loops' ranges; `when`, if given, must hold too.
+/// Returns the destinations with the block in them; the block's ops in
+/// `tiledOps`.
 FailureOr<SmallVector<Value>>
 overlapRows(RewriterBase &rewriter, OpBuilder &b, Location loc,
             linalg::LinalgOp op, unsigned row, Value rows, int64_t size,
             ValueRange destinations, ArrayRef<Range> domain,
             linalg::LinalgOp producer, tensor::ExpandShapeOp expand,
-            SmallVectorImpl<Operation *> *tiledOps = nullptr) {
+            SmallVectorImpl<Operation *> *tiledOps = nullptr,
+            Value when = nullptr) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
   Value block = arith::ConstantIndexOp::create(rewriter, loc, size);
@@ -367,6 +369,8 @@ overlapRows(RewriterBase &rewriter, OpBuilder &b, Location loc,
       arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
                             arith::RemUIOp::create(rewriter, loc, rows, block),
                             zero));
+  if (when)
+    cond = arith::AndIOp::create(rewriter, loc, cond, when);
   Value start = arith::SelectOp::create(
       rewriter, loc, cond, arith::SubIOp::create(rewriter, loc, rows, block),
       rows);
@@ -443,8 +447,10 @@ std::optional<unsigned> weightColumns(linalg::LinalgOp op, unsigned row,
 /// `column` N) over its run-time rows `row`: the rows in whole blocks of
 /// blocks' last size run inside a loop over the weight's panels of
 /// `columns` columns (an scf.forall with `parallel`, its tiles then
-/// sequential), and take `blocks`; the rows after them take all the
-/// weight's columns and `rest`. Each part's product is marked with its
+/// sequential), and take `blocks`; with fewer rows than a block, blocks of
+/// `rest`'s first size run there too where `rest` goes on to single rows;
+/// the rows left after them take all the weight's columns and the rest of
+/// `rest`. Each part's product is marked with its
 /// blocks (kBlocks), for the rounds of row blocks. The product's
 /// elementwise reader (elementwiseConsumer) is tiled with it.
 LogicalResult panelsOutside(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -522,22 +528,64 @@ LogicalResult panelsOutside(RewriterBase &rewriter, linalg::LinalgOp op,
   // loop's), rows and columns as in the whole op.
   bool overlap = overlapsRows(tiled);
   bool failedPanel = false;
+  // Fewer rows than a block but at least `half` run inside the panels too,
+  // in blocks of `half`, the last ending at the last row: seven tokens read
+  // each weight once, where against the whole weight they read it twice.
+  int64_t half = overlap && rest.size() > 1 ? rest.front() : 0;
   auto panel = [&](OpBuilder &b, ValueRange chain,
                    Value at) -> SmallVector<Value> {
     SmallVector<Value> next(chain);
     if (overlap) {
       SmallVector<Range> ranges(domain);
       ranges[column] = {at, b.getIndexAttr(columns), b.getIndexAttr(1)};
-      SmallVector<Operation *> lastOps;
-      FailureOr<SmallVector<Value>> last =
-          overlapRows(rewriter, b, loc, tiled, row, rows, blocks.back(), next,
-                      ranges, producer, expand, &lastOps);
-      if (failed(last)) {
-        failedPanel = true;
-        return next;
+      auto last = [&](int64_t size, Value when) {
+        SmallVector<Operation *> lastOps;
+        FailureOr<SmallVector<Value>> lastRows =
+            overlapRows(rewriter, b, loc, tiled, row, rows, size, next, ranges,
+                        producer, expand, &lastOps, when);
+        if (failed(lastRows)) {
+          failedPanel = true;
+          return;
+        }
+        mark(lastOps, {}, parallel);
+        next = *lastRows;
+      };
+      if (half) {
+        Value few = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, rows,
+            arith::ConstantIndexOp::create(b, loc, blocks.back()));
+        last(half, few);
+        if (failedPanel)
+          return next;
+        AffineExpr r;
+        bindSymbols(b.getContext(), r);
+        Value upper = arith::SelectOp::create(
+            b, loc, few,
+            affine::AffineApplyOp::create(
+                b, loc, AffineMap::get(0, 1, r.floorDiv(half) * half),
+                ValueRange{rows}),
+            arith::ConstantIndexOp::create(b, loc, 0));
+        SmallVector<Operation *> halfOps;
+        {
+          OpBuilder::InsertionGuard guard(rewriter);
+          rewriter.setInsertionPoint(b.getInsertionBlock(),
+                                     b.getInsertionPoint());
+          FailureOr<SmallVector<Value>> halves = tileRange(
+              rewriter, tiled, row, arith::ConstantIndexOp::create(b, loc, 0),
+              upper, half, next, ranges, producer, expand, &halfOps);
+          b.setInsertionPoint(rewriter.getInsertionBlock(),
+                              rewriter.getInsertionPoint());
+          if (failed(halves)) {
+            failedPanel = true;
+            return next;
+          }
+          next = *halves;
+        }
+        mark(halfOps, {}, parallel);
       }
-      mark(lastOps, {}, parallel);
-      next = *last;
+      last(blocks.back(), nullptr);
+      if (failedPanel)
+        return next;
     }
     FailureOr<Tile> blocked =
         tileAt(b, next, b.getIndexAttr(0), whole, at, columns);
@@ -619,10 +667,12 @@ LogicalResult panelsOutside(RewriterBase &rewriter, linalg::LinalgOp op,
   if (overlap)
     covered = arith::SelectOp::create(
         rewriter, loc,
-        arith::CmpIOp::create(
-            rewriter, loc, arith::CmpIPredicate::sge, rows,
-            arith::ConstantIndexOp::create(rewriter, loc, blocks.back())),
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, rows,
+                              arith::ConstantIndexOp::create(
+                                  rewriter, loc, half ? half : blocks.back())),
         rows, whole);
+  if (half)
+    rest = rest.drop_front();
   Value left = arith::SubIOp::create(rewriter, loc, rows, covered);
   FailureOr<Tile> after = tileAt(rewriter, loop->getResults(), covered, left,
                                  rewriter.getIndexAttr(0), cols);
@@ -758,10 +808,10 @@ struct CPUTileSymbolicRowsPass
     if (panelColumns > 0 && panelRows > 1) {
       // Inside a panel, one level: a panel stays in cache whatever the
       // block, and every level is ops for bufferization to analyse. Fewer
-      // rows than that (a sequence of a few tokens) take the whole weight
-      // in blocks of half as many, each reading it once, the last ending at
-      // the last row (overlapRows), then single rows: seven rows read the
-      // weight twice, where seven single rows read it seven times.
+      // rows than that (a sequence of a few tokens) run in blocks of half
+      // as many, the last ending at the last row (overlapRows), inside the
+      // panels too; fewer than half a block are single rows against the
+      // whole weight (the packed matrix-vector product).
       SmallVector<int64_t> inside = {panelRows}, after;
       if (panelRows / 2 > 1)
         after.push_back(panelRows / 2);

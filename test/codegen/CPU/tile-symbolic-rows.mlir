@@ -140,12 +140,18 @@ func.func @accumulates(%a: tensor<?x16xf32>, %w: tensor<16x32xf32>, %acc: tensor
 // floats, 512 bytes): its rows in blocks of 8 run inside an scf.forall over
 // the weight's panels of 32 columns (each block one panel's [8, 2] x
 // [2, 32], its tiles sequential), the last rows as the block of 8 that
-// ends at the last row; fewer than 8 rows take the whole weight after the
-// panels, in a block of 4 ending at the last row, then single rows.
+// ends at the last row; fewer than 8 rows in blocks of 4 there too (the
+// last ending at the last row); fewer than 4 rows take the whole weight
+// after the panels, single rows.
 // PANEL-LABEL: func.func @panels
 // PANEL: %[[ROWS:.+]] = tensor.dim %{{.+}}, %c1 : tensor<1x?x64xf32>
 // PANEL: scf.forall (%[[AT:.+]]) = (0) to (64) step (32) shared_outs(%[[OUT:.+]] = %{{.+}})
-// PANEL: scf.for %{{.+}} = %{{.+}} to %[[ROWS]] step %c8 iter_args(%{{.+}} = %[[OUT]])
+// PANEL: %[[FEW:.+]] = arith.cmpi slt, %[[ROWS]], %c8
+// PANEL: %[[LAST4:.+]] = scf.for %{{.+}} = %{{.+}} to %[[ROWS]] step %c4 iter_args(%{{.+}} = %[[OUT]])
+// PANEL: linalg.matmul {kiln.kernel_config = #kiln.kernel_config<parallel = false>} ins(%{{.+}}, %{{.+}} : tensor<4x2xf32>, tensor<2x32xf32>)
+// PANEL: %[[UP4:.+]] = arith.select %[[FEW]], %{{.+}}, %c0
+// PANEL: %[[FOURS:.+]] = scf.for %{{.+}} = %c0 to %[[UP4]] step %c4 iter_args(%{{.+}} = %[[LAST4]])
+// PANEL: %[[LAST8:.+]] = scf.for %{{.+}} = %{{.+}} to %[[ROWS]] step %c8 iter_args(%{{.+}} = %[[FOURS]])
 // PANEL: %[[PANEL:.+]] = tensor.extract_slice %{{.+}}[0, %[[AT]]] [2, 32] [1, 1] : tensor<2x64xf32> to tensor<2x32xf32>
 // PANEL: linalg.matmul {kiln.kernel_config = #kiln.kernel_config<parallel = false>} ins(%{{.+}}, %[[PANEL]] : tensor<8x2xf32>, tensor<2x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
 // PANEL: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<1x8x32xf32>, tensor<32xf32>)
@@ -153,8 +159,7 @@ func.func @accumulates(%a: tensor<?x16xf32>, %w: tensor<16x32xf32>, %acc: tensor
 // PANEL: linalg.matmul {kiln.kernel_config = #kiln.kernel_config<parallel = false>} ins(%{{.+}}, %{{.+}} : tensor<8x2xf32>, tensor<2x32xf32>)
 // PANEL: scf.forall.in_parallel
 // PANEL: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, 0, %[[AT]]] [1, %[[ROWS]], 32]
-// PANEL: scf.for %{{.+}} step %c4
-// PANEL: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x2xf32>, tensor<2x64xf32>)
+// PANEL-NOT: step %c4
 // PANEL: scf.for %{{.+}} step %c1
 // PANEL: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x2xf32>, tensor<2x64xf32>)
 // PANEL-NOT: kiln.symbolic_blocks
