@@ -308,16 +308,16 @@ bool overlapsRows(linalg::LinalgOp op) {
 /// the destinations it carries; `domain` is `op`'s loop sizes (the other
 /// run-time loops stay whole). Returns the loop's results.
 FailureOr<SmallVector<Value>>
-tileRange(RewriterBase &rewriter, linalg::LinalgOp op, unsigned loop,
-          Value lower, Value upper, int64_t size, ValueRange destinations,
-          ArrayRef<Range> domain, linalg::LinalgOp producer,
-          tensor::ExpandShapeOp expand,
+tileRange(RewriterBase &rewriter, OpBuilder &builder, linalg::LinalgOp op,
+          unsigned loop, Value lower, Value upper, int64_t size,
+          ValueRange destinations, ArrayRef<Range> domain,
+          linalg::LinalgOp producer, tensor::ExpandShapeOp expand,
           SmallVectorImpl<Operation *> *tiledOps = nullptr) {
   Location loc = op.getLoc();
-  Value step = arith::ConstantIndexOp::create(rewriter, loc, size);
+  Value step = arith::ConstantIndexOp::create(builder, loc, size);
   bool failedTile = false;
   auto forOp = scf::ForOp::create(
-      rewriter, loc, lower, upper, step, destinations,
+      builder, loc, lower, upper, step, destinations,
       [&](OpBuilder &b, Location nloc, Value row, ValueRange carried) {
         SmallVector<OpFoldResult> offsets, sizes;
         for (auto [i, range] : llvm::enumerate(domain)) {
@@ -358,28 +358,19 @@ overlapRows(RewriterBase &rewriter, OpBuilder &b, Location loc,
             linalg::LinalgOp producer, tensor::ExpandShapeOp expand,
             SmallVectorImpl<Operation *> *tiledOps = nullptr,
             Value when = nullptr) {
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
-  Value block = arith::ConstantIndexOp::create(rewriter, loc, size);
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value block = arith::ConstantIndexOp::create(b, loc, size);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value cond = arith::AndIOp::create(
-      rewriter, loc,
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, rows,
-                            block),
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
-                            arith::RemUIOp::create(rewriter, loc, rows, block),
-                            zero));
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, rows, block),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                            arith::RemUIOp::create(b, loc, rows, block), zero));
   if (when)
-    cond = arith::AndIOp::create(rewriter, loc, cond, when);
+    cond = arith::AndIOp::create(b, loc, cond, when);
   Value start = arith::SelectOp::create(
-      rewriter, loc, cond, arith::SubIOp::create(rewriter, loc, rows, block),
-      rows);
-  FailureOr<SmallVector<Value>> results =
-      tileRange(rewriter, op, row, start, rows, size, destinations, domain,
-                producer, expand, tiledOps);
-  b.setInsertionPoint(rewriter.getInsertionBlock(),
-                      rewriter.getInsertionPoint());
-  return results;
+      b, loc, cond, arith::SubIOp::create(b, loc, rows, block), rows);
+  return tileRange(rewriter, b, op, row, start, rows, size, destinations,
+                   domain, producer, expand, tiledOps);
 }
 
 /// Marks the remainder of a second run-time loop (tileLoop), which the
@@ -528,6 +519,12 @@ LogicalResult panelsOutside(RewriterBase &rewriter, linalg::LinalgOp op,
   // loop's), rows and columns as in the whole op.
   bool overlap = overlapsRows(tiled);
   bool failedPanel = false;
+  // The whole op's loops, the columns one panel's, at `at`.
+  auto panelRanges = [&](OpBuilder &b, Value at) {
+    SmallVector<Range> ranges(domain);
+    ranges[column] = {at, b.getIndexAttr(columns), b.getIndexAttr(1)};
+    return ranges;
+  };
   // Fewer rows than a block but at least `half` run inside the panels too,
   // in blocks of `half`, the last ending at the last row: seven tokens read
   // each weight once, where against the whole weight they read it twice.
@@ -536,8 +533,7 @@ LogicalResult panelsOutside(RewriterBase &rewriter, linalg::LinalgOp op,
                    Value at) -> SmallVector<Value> {
     SmallVector<Value> next(chain);
     if (overlap) {
-      SmallVector<Range> ranges(domain);
-      ranges[column] = {at, b.getIndexAttr(columns), b.getIndexAttr(1)};
+      SmallVector<Range> ranges = panelRanges(b, at);
       auto last = [&](int64_t size, Value when) {
         SmallVector<Operation *> lastOps;
         FailureOr<SmallVector<Value>> lastRows =
@@ -566,21 +562,14 @@ LogicalResult panelsOutside(RewriterBase &rewriter, linalg::LinalgOp op,
                 ValueRange{rows}),
             arith::ConstantIndexOp::create(b, loc, 0));
         SmallVector<Operation *> halfOps;
-        {
-          OpBuilder::InsertionGuard guard(rewriter);
-          rewriter.setInsertionPoint(b.getInsertionBlock(),
-                                     b.getInsertionPoint());
-          FailureOr<SmallVector<Value>> halves = tileRange(
-              rewriter, tiled, row, arith::ConstantIndexOp::create(b, loc, 0),
-              upper, half, next, ranges, producer, expand, &halfOps);
-          b.setInsertionPoint(rewriter.getInsertionBlock(),
-                              rewriter.getInsertionPoint());
-          if (failed(halves)) {
-            failedPanel = true;
-            return next;
-          }
-          next = *halves;
+        FailureOr<SmallVector<Value>> halves = tileRange(
+            rewriter, b, tiled, row, arith::ConstantIndexOp::create(b, loc, 0),
+            upper, half, next, ranges, producer, expand, &halfOps);
+        if (failed(halves)) {
+          failedPanel = true;
+          return next;
         }
+        next = *halves;
         mark(halfOps, {}, parallel);
       }
       last(blocks.back(), nullptr);
@@ -619,9 +608,9 @@ LogicalResult panelsOutside(RewriterBase &rewriter, linalg::LinalgOp op,
     if (!failedPanel) {
       // Each thread's panel: the columns [at, at + columns) of every row.
       SmallVector<OpFoldResult> offsets, sizes;
-      for (auto [i, range] : llvm::enumerate(domain)) {
-        offsets.push_back(i == column ? OpFoldResult(at) : b.getIndexAttr(0));
-        sizes.push_back(i == column ? b.getIndexAttr(columns) : range.size);
+      for (Range range : panelRanges(b, at)) {
+        offsets.push_back(range.offset);
+        sizes.push_back(range.size);
       }
       SmallVector<SmallVector<OpFoldResult>> ats, counts;
       for (unsigned i = 0; i < chain.size() && !failedPanel; ++i) {
@@ -757,8 +746,8 @@ FailureOr<SmallVector<Value>> tileLoop(RewriterBase &rewriter,
           ValueRange{lower, rows});
     }
     FailureOr<SmallVector<Value>> results =
-        tileRange(rewriter, op, loop, lower, upper, size, destinations, domain,
-                  producer, expand);
+        tileRange(rewriter, rewriter, op, loop, lower, upper, size,
+                  destinations, domain, producer, expand);
     if (failed(results))
       return failure(); // the loops made so far compute nothing used
     destinations = *results;
